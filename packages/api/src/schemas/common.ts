@@ -1,0 +1,87 @@
+import { arr, bool, immutable, int, map, obj, str, type JSONSchemaProps } from './json-schema.js';
+
+/** RFC 1123 subdomain (a Kubernetes object name). */
+export const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+/** RFC 1123 label (a ConfigMap name is a subdomain, but label is safer across tools). */
+export const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+
+export const providerConfigRefSchema = obj(
+  'ProviderConfig (cluster-scoped) holding the cloud, region or account and credentials to use. Defaulted from the namespace annotation k8or.io/provider-config, else the ProviderConfig named "default".',
+  {
+    name: str('Name of the ProviderConfig.', { minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN }),
+  },
+  { required: ['name'] },
+);
+
+export const externalNameSchema = (kindRules: string): JSONSchemaProps =>
+  str(
+    `Name of the resource in the cloud (the external name). Defaulted from the namespace and object name when empty; immutable once set, since renaming would mean a new cloud resource. ${kindRules}`,
+    { minLength: 1, maxLength: 255, 'x-kubernetes-validations': [immutable('name')] },
+  );
+
+export const labelsSchema = map(
+  'Labels written to the cloud resource as tags (AWS, Azure) or labels (GCP), next to k8or\'s own owner tags. Keys and values must satisfy the strictest target cloud: keys start with a lowercase letter and use lowercase letters, digits, "_" and "-"; at most 63 characters each.',
+  str('Label value.', { maxLength: 63, pattern: '^[a-z0-9_-]*$' }),
+  {
+    maxProperties: 40,
+    'x-kubernetes-validations': [
+      {
+        rule: "self.all(k, k.size() <= 63 && k.matches('^[a-z][a-z0-9_-]*$') && !k.startsWith('k8or'))",
+        message: 'label keys must be 1-63 characters of lowercase letters, digits, "_" or "-", start with a letter, and not start with "k8or" (reserved for owner tags)',
+      },
+    ],
+  },
+);
+
+export const deletionPolicySchema = str(
+  'What happens to the cloud resource when this object is deleted: Delete removes it, Retain leaves it in the cloud. Defaulted from the annotation k8or.io/deletion-policy on the object, then on its namespace, then the operator\'s default.',
+  { enum: ['Delete', 'Retain'] },
+);
+
+export const managementPolicySchema = str(
+  'Manage (default) creates, updates and deletes the cloud resource. ObserveOnly only reads it and reports status and drift, never writing to the cloud: the safe way to import an existing resource.',
+  { enum: ['Manage', 'ObserveOnly'], default: 'Manage' },
+);
+
+export const writeOutputsToSchema = obj(
+  'A ConfigMap in the same namespace that k8or keeps filled with the external name, location, URL and ID, for applications to consume. Owned by this object and deleted with it.',
+  { name: str('Name of the ConfigMap.', { minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN }) },
+  { required: ['name'] },
+);
+
+const conditionSchema = obj(
+  'A condition in metav1.Condition shape.',
+  {
+    type: str('Type of condition: Ready or Synced.', { maxLength: 316 }),
+    status: str('True, False or Unknown.', { enum: ['True', 'False', 'Unknown'] }),
+    reason: str('Machine-readable CamelCase reason for the last transition.', { maxLength: 1024 }),
+    message: str('Human-readable detail of the last transition.', { maxLength: 32768 }),
+    lastTransitionTime: str('When the condition last changed status.', { format: 'date-time' }),
+    observedGeneration: int('The .metadata.generation the condition was set from.', { minimum: 0 }),
+  },
+  { required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'] },
+);
+
+export const conditionsSchema = arr('Current state of the resource: Ready (the cloud resource exists and is usable) and Synced (the last reconcile succeeded).', conditionSchema, {
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['type'],
+});
+
+export const managedStatusSchema = obj('Observed state, written by the operator.', {
+  conditions: conditionsSchema,
+  observedGeneration: int('The .metadata.generation the operator last reconciled.', { minimum: 0 }),
+  provider: str('The cloud the resource lives in: aws, gcp or azure.'),
+  atProvider: obj('What the provider last observed in the cloud.', {
+    id: str('Cloud identifier: ARN (AWS), resource path (GCP) or resource URL (Azure).'),
+    url: str('Endpoint URL of the resource.'),
+    location: str('Region or location where the resource lives.'),
+    createdTime: str('When the cloud resource was created.', { format: 'date-time' }),
+    state: str('Cloud-side lifecycle state, such as ACTIVE or CREATING.'),
+    itemCount: int('Approximate number of items (tables; refreshed by the cloud periodically).', { minimum: 0 }),
+  }),
+});
+
+export const forceDeleteSchema = bool(
+  'Delete the bucket even when it still holds objects (all objects and versions are deleted first). Without it, deleting a non-empty bucket stops with a condition and nothing is lost.',
+  { default: false },
+);

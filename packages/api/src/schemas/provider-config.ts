@@ -1,0 +1,69 @@
+import { immutable, int, obj, str, type JSONSchemaProps } from './json-schema.js';
+import { conditionsSchema, DNS_SUBDOMAIN } from './common.js';
+
+const url = (description: string): JSONSchemaProps => str(description, { pattern: '^https?://[^\\s]+$', maxLength: 2048 });
+
+export const providerConfigSpecSchema: JSONSchemaProps = obj(
+  'Which cloud to talk to, where, and with which credentials.',
+  {
+    provider: str('The cloud: aws, gcp or azure. Immutable: resources already created there would be orphaned.', {
+      enum: ['aws', 'gcp', 'azure'],
+      'x-kubernetes-validations': [immutable('provider')],
+    }),
+    region: str('AWS region (required for aws), also the default location for buckets that name none.', { pattern: '^[a-z0-9-]+$', maxLength: 64 }),
+    project: str('GCP project ID (required for gcp).', { pattern: '^[a-z][a-z0-9-]{4,28}[a-z0-9]$' }),
+    storageAccount: str('Azure storage account name (required for azure).', { pattern: '^[a-z0-9]{3,24}$' }),
+    bigtableInstance: str('Bigtable instance ID that holds Tables (gcp only).', { pattern: '^[a-z][a-z0-9-]{4,31}[a-z0-9]$' }),
+    endpoint: url('Override of the cloud API endpoint for every service (emulators, MinIO, LocalStack, sovereign clouds).'),
+    endpoints: obj('Per-kind endpoint overrides, for emulators that serve buckets and tables on different addresses. Win over endpoint.', {
+      bucket: url('Endpoint for Bucket calls (S3, GCS or Blob service).'),
+      table: url('Endpoint for Table calls (DynamoDB, Bigtable emulator host:port as http://host:port, or Table service).'),
+    }),
+    credentials: obj(
+      'Where the provider finds credentials.',
+      {
+        source: str(
+          'Secret reads keys from secretRef; InjectedIdentity uses the workload identity the pod was given (IRSA, EKS Pod Identity, GKE Workload Identity, Azure Workload Identity); Environment uses the SDK\'s default chain.',
+          { enum: ['Secret', 'InjectedIdentity', 'Environment'], default: 'Environment' },
+        ),
+        secretRef: obj(
+          'The Secret holding credentials, in a namespace the operator can read. Keys per cloud: aws accessKeyId, secretAccessKey, sessionToken; gcp credentials.json; azure accountKey or connectionString.',
+          {
+            namespace: str('Namespace of the Secret.', { minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN }),
+            name: str('Name of the Secret.', { minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN }),
+          },
+          { required: ['namespace', 'name'] },
+        ),
+      },
+      {
+        'x-kubernetes-validations': [
+          { rule: "self.source == 'Secret' ? has(self.secretRef) : !has(self.secretRef)", message: 'credentials.secretRef is required with source Secret and not allowed otherwise' },
+        ],
+      },
+    ),
+  },
+  {
+    required: ['provider'],
+    'x-kubernetes-validations': [
+      { rule: "self.provider != 'aws' || has(self.region)", message: 'spec.region is required for provider aws' },
+      { rule: "self.provider != 'gcp' || has(self.project)", message: 'spec.project is required for provider gcp' },
+      { rule: "self.provider != 'azure' || has(self.storageAccount)", message: 'spec.storageAccount is required for provider azure' },
+      { rule: "self.provider == 'gcp' || !has(self.bigtableInstance)", message: 'spec.bigtableInstance is only valid for provider gcp' },
+    ],
+  },
+);
+
+export const providerConfigSchema: JSONSchemaProps = obj(
+  'A ProviderConfig tells k8or how to reach one cloud account: the provider, its region, project or storage account, and credentials. The one named "default" is used by resources that name none.',
+  {
+    apiVersion: str('APIVersion defines the versioned schema of this representation of an object.'),
+    kind: str('Kind is a string value representing the REST resource this object represents.'),
+    metadata: { type: 'object', description: 'Standard object metadata.' },
+    spec: providerConfigSpecSchema,
+    status: obj('Observed state, written by the operator.', {
+      conditions: conditionsSchema,
+      observedGeneration: int('The .metadata.generation the operator last saw.', { minimum: 0 }),
+    }),
+  },
+  { required: ['spec'] },
+);

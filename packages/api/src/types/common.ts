@@ -1,0 +1,52 @@
+import type { Condition } from './meta.js';
+
+/** Names the ProviderConfig (cluster-scoped) a resource uses. */
+export interface ProviderConfigReference {
+  name: string;
+}
+
+/** What happens to the cloud resource when the Kubernetes object is deleted. */
+export type DeletionPolicy = 'Delete' | 'Retain';
+export const DELETION_POLICIES: readonly DeletionPolicy[] = ['Delete', 'Retain'];
+
+/** `Manage` reads and writes the cloud; `ObserveOnly` only reads and reports. */
+export type ManagementPolicy = 'Manage' | 'ObserveOnly';
+export const MANAGEMENT_POLICIES: readonly ManagementPolicy[] = ['Manage', 'ObserveOnly'];
+
+/** Names a ConfigMap, in the resource's namespace, that the engine keeps filled with outputs. */
+export interface OutputsReference {
+  name: string;
+}
+
+/** Spec fields shared by every managed kind. */
+export interface ManagedSpec {
+  providerConfigRef?: ProviderConfigReference;
+  /** External (cloud) name. Defaulted when empty, immutable once set. */
+  name?: string;
+  labels?: Record<string, string>;
+  deletionPolicy?: DeletionPolicy;
+  managementPolicy?: ManagementPolicy;
+  writeOutputsTo?: OutputsReference;
+}
+
+/** What the provider last observed in the cloud. */
+export interface AtProvider {
+  /** Cloud identifier: ARN, resource path or URL. */
+  id?: string;
+  url?: string;
+  location?: string;
+  createdTime?: string;
+  /** Cloud-side lifecycle state, such as `ACTIVE` or `CREATING`. */
+  state?: string;
+  /** Approximate item count (tables). */
+  itemCount?: number;
+}
+
+/** Status shared by every managed kind. */
+export interface ManagedStatus {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  /** The cloud (`aws`, `gcp`, `azure`) the resource lives in. */
+  provider?: string;
+  atProvider?: AtProvider;
+}

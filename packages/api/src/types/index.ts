@@ -1,0 +1,11 @@
+export * from './meta.js';
+export * from './common.js';
+export * from './bucket.js';
+export * from './table.js';
+export * from './provider-config.js';
+
+import type { Bucket } from './bucket.js';
+import type { Table } from './table.js';
+
+/** Any resource that stands for a cloud resource. */
+export type ManagedResource = Bucket | Table;

@@ -1,0 +1,46 @@
+/**
+ * Errors a provider throws. The engine decides what to do from the class alone:
+ * retryable errors back off and retry; terminal errors set a condition and wait
+ * for the spec (or the world) to change, without hot-looping.
+ */
+export class ProviderError extends Error {
+  /** The cloud's own error code (`AccessDenied`, `ThrottlingException`...), shown in the condition message. */
+  readonly code: string | undefined;
+  readonly retryable: boolean;
+
+  constructor(message: string, options: { code?: string; retryable: boolean; cause?: unknown }) {
+    super(message, { cause: options.cause });
+    this.name = new.target.name;
+    this.code = options.code;
+    this.retryable = options.retryable;
+  }
+}
+
+/** Throttling, 5xx, network: try again with backoff. */
+export class RetryableError extends ProviderError {
+  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(message, { ...options, retryable: true });
+  }
+}
+
+/** Invalid input, access denied, a conflict no retry can fix. */
+export class TerminalError extends ProviderError {
+  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(message, { ...options, retryable: false });
+  }
+}
+
+/** The external name is taken by a resource k8or does not own (another account, cluster or object). */
+export class NotOwnedError extends TerminalError {}
+
+/** Deleting would lose data (a non-empty bucket without forceDelete). The engine reports it and checks again later. */
+export class DeletionBlockedError extends ProviderError {
+  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(message, { ...options, retryable: false });
+  }
+}
+
+/** True for an error the engine should retry with backoff (anything not a known terminal ProviderError). */
+export function isRetryable(error: unknown): boolean {
+  return error instanceof ProviderError ? error.retryable : true;
+}

@@ -1,0 +1,3 @@
+export * from './contract.js';
+export * from './errors.js';
+export * from './registry.js';

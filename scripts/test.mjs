@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+// `npm test`: typecheck, lint and every package's tests through turbo, then one
+// closing line that totals every package's node:test summary for CI to read.
+import { spawn } from 'node:child_process';
+
+console.log(`node ${process.version}`);
+const args = ['run', 'typecheck', 'lint', 'test', '--concurrency=1', '--output-logs=full', ...process.argv.slice(2)];
+const turbo = spawn('turbo', args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FORCE_COLOR: '0' } });
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let pending = '';
+const count = (line) => {
+  const m = /ℹ (pass|fail|skipped) (\d+)\s*$/.exec(line);
+  if (!m) return;
+  const n = Number(m[2]);
+  if (m[1] === 'pass') passed += n;
+  else if (m[1] === 'fail') failed += n;
+  else skipped += n;
+};
+turbo.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  const lines = (pending + chunk.toString()).split('\n');
+  pending = lines.pop() ?? '';
+  lines.forEach(count);
+});
+turbo.on('close', (code) => {
+  count(pending);
+  console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+  process.exit(code ?? 1);
+});
