@@ -1,1 +1,2 @@
 export * from './provider/index.js';
+export * from './queue/index.js';

@@ -1,0 +1,251 @@
+import { defaultControllerRateLimiter } from './default-controller-rate-limiter.js';
+import { DelayHeap } from './delay-heap.js';
+import type { WorkQueueMetricsProvider } from './metrics.js';
+import type { RateLimiter } from './rate-limiter.js';
+
+export interface WorkQueueOptions<T> {
+  /** Names the queue in metrics (`workqueue_depth{name}`) and logs. */
+  name: string;
+  /** Used by `addRateLimited`; defaults to {@link defaultControllerRateLimiter}. */
+  rateLimiter?: RateLimiter<T>;
+  metrics?: WorkQueueMetricsProvider;
+}
+
+/**
+ * A rate-limiting, delaying work queue with client-go's semantics
+ * (`util/workqueue`), built from three sets:
+ *
+ * - `queue`: items waiting for a worker, in order;
+ * - `dirty`: items that need processing (everything in `queue`, plus items
+ *   added again while a worker holds them);
+ * - `processing`: items a worker holds, between `get` and `done`.
+ *
+ * So an item is queued once however many times it is added; it is never handed
+ * to two workers at once; and if it is added while being processed, it is
+ * queued again when its worker calls `done`, so no change is lost.
+ *
+ * Items are compared with SameValueZero: use strings (object keys), not objects.
+ *
+ * Shutdown differs from client-go in one way, on purpose: once shut down the
+ * queue hands out nothing more (`get` resolves `undefined` at once), so no new
+ * cloud call starts while the process stops; `shutDownWithDrain` then waits for
+ * the items already in flight. The queue is rebuilt from the informers on restart.
+ */
+export class WorkQueue<T> {
+  readonly name: string;
+  private readonly rateLimiter: RateLimiter<T>;
+  private readonly metrics: WorkQueueMetricsProvider | undefined;
+
+  private queue: T[] = [];
+  private head = 0;
+  private readonly dirty = new Set<T>();
+  private readonly processing = new Set<T>();
+
+  /** When each queued item was queued (queue latency) and each held item was handed out (work duration). */
+  private readonly queuedAt = new Map<T, number>();
+  private readonly startedAt = new Map<T, number>();
+
+  private readonly waiters: ((item: T | undefined) => void)[] = [];
+  private readonly drainWaiters: (() => void)[] = [];
+
+  private readonly delayed = new DelayHeap<T>();
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+
+  private isShuttingDown = false;
+
+  constructor(options: WorkQueueOptions<T>) {
+    this.name = options.name;
+    this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<T>();
+    this.metrics = options.metrics;
+    this.metrics?.trackInFlight({
+      unfinishedWorkSeconds: () => {
+        const now = performance.now();
+        let total = 0;
+        for (const started of this.startedAt.values()) total += now - started;
+        return total / 1000;
+      },
+      longestRunningProcessorSeconds: () => {
+        let oldest = Infinity;
+        for (const started of this.startedAt.values()) oldest = Math.min(oldest, started);
+        return oldest === Infinity ? 0 : (performance.now() - oldest) / 1000;
+      },
+    });
+  }
+
+  get shuttingDown(): boolean {
+    return this.isShuttingDown;
+  }
+
+  /** Marks `item` as needing processing. A no-op if it is already waiting, or after shutdown. */
+  add(item: T): void {
+    if (this.isShuttingDown || this.dirty.has(item)) return;
+    this.metrics?.incAdds();
+    this.dirty.add(item);
+    // A worker holds it: `done` re-queues it.
+    if (this.processing.has(item)) return;
+    this.enqueue(item);
+    this.dispatch();
+  }
+
+  /**
+   * Adds `item` after `delayMs`. While it waits, a sooner `addAfter` moves it
+   * earlier and a later one is ignored; a plain `add` queues it now as well.
+   */
+  addAfter(item: T, delayMs: number): void {
+    if (this.isShuttingDown) return;
+    if (!(delayMs > 0)) {
+      this.add(item);
+      return;
+    }
+    this.delayed.push(item, performance.now() + delayMs);
+    this.armTimer();
+  }
+
+  /** Adds `item` once its rate limiter allows (its backoff grows with each call until `forget`). */
+  addRateLimited(item: T): void {
+    if (this.isShuttingDown) return;
+    this.metrics?.incRetries();
+    this.addAfter(item, this.rateLimiter.when(item));
+  }
+
+  /** Resets `item`'s backoff: call it when processing succeeded. */
+  forget(item: T): void {
+    this.rateLimiter.forget(item);
+  }
+
+  numRequeues(item: T): number {
+    return this.rateLimiter.numRequeues(item);
+  }
+
+  /**
+   * Waits for the next item and marks it as processing; the caller must call
+   * `done(item)` when finished. Resolves `undefined` once the queue is shut down.
+   */
+  get(): Promise<T | undefined> {
+    if (this.isShuttingDown) return Promise.resolve(undefined);
+    if (this.len() > 0) return Promise.resolve(this.take());
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Ends processing of `item`; if it was added meanwhile, it is queued again. */
+  done(item: T): void {
+    if (!this.processing.delete(item)) return;
+    const started = this.startedAt.get(item);
+    this.startedAt.delete(item);
+    if (started !== undefined) this.metrics?.observeWorkDuration((performance.now() - started) / 1000);
+    if (this.isShuttingDown) {
+      if (this.processing.size === 0) this.notifyDrained();
+      return;
+    }
+    if (this.dirty.has(item)) {
+      this.enqueue(item);
+      this.dispatch();
+    }
+  }
+
+  /** Items waiting for a worker (not counting delayed or in-flight ones). */
+  len(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** Items a worker holds right now. */
+  inFlight(): number {
+    return this.processing.size;
+  }
+
+  /** Stops the queue: adds are ignored, delayed items dropped, and `get` resolves `undefined`. */
+  shutDown(): void {
+    if (this.isShuttingDown) return;
+    this.isShuttingDown = true;
+    this.clearTimer();
+    this.delayed.clear();
+    for (const waiter of this.waiters.splice(0)) waiter(undefined);
+    if (this.processing.size === 0) this.notifyDrained();
+  }
+
+  /**
+   * Shuts down, then waits until every in-flight item is `done`. Resolves true
+   * when drained, false if `deadlineMs` passed first (the items are then abandoned).
+   */
+  shutDownWithDrain(deadlineMs: number): Promise<boolean> {
+    this.shutDown();
+    if (this.processing.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const deadline = setTimeout(() => {
+        const index = this.drainWaiters.indexOf(onDrained);
+        if (index >= 0) this.drainWaiters.splice(index, 1);
+        resolve(false);
+      }, deadlineMs);
+      const onDrained = (): void => {
+        clearTimeout(deadline);
+        resolve(true);
+      };
+      this.drainWaiters.push(onDrained);
+    });
+  }
+
+  private enqueue(item: T): void {
+    this.queue.push(item);
+    this.queuedAt.set(item, performance.now());
+    this.metrics?.setDepth(this.len());
+  }
+
+  private take(): T {
+    const item = this.queue[this.head] as T;
+    this.head++;
+    // Compact now and then so the array does not grow forever.
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    this.metrics?.setDepth(this.len());
+    this.dirty.delete(item);
+    this.processing.add(item);
+    const now = performance.now();
+    const queued = this.queuedAt.get(item);
+    this.queuedAt.delete(item);
+    if (queued !== undefined) this.metrics?.observeQueueDuration((now - queued) / 1000);
+    this.startedAt.set(item, now);
+    return item;
+  }
+
+  /** Hands queued items to waiting workers. */
+  private dispatch(): void {
+    while (this.waiters.length > 0 && this.len() > 0) {
+      const waiter = this.waiters.shift()!;
+      waiter(this.take());
+    }
+  }
+
+  private notifyDrained(): void {
+    for (const waiter of this.drainWaiters.splice(0)) waiter();
+  }
+
+  /** One timer for the earliest delayed item, re-armed as the heap's head changes. */
+  private armTimer(): void {
+    const next = this.delayed.peekReadyAt();
+    if (next === undefined) {
+      this.clearTimer();
+      return;
+    }
+    if (this.timer !== undefined && this.timerAt <= next) return;
+    this.clearTimer();
+    this.timerAt = next;
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, next - performance.now()));
+  }
+
+  private onTimer(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    // Timers may fire a little early or late; take everything due within a millisecond.
+    for (const item of this.delayed.popReady(performance.now() + 1)) this.add(item);
+    this.armTimer();
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+}

@@ -1,0 +1,184 @@
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ItemExponentialFailureRateLimiter, WorkQueue } from '@k8or/core';
+
+/** Resolves with the next item, or 'pending' if none arrives within a few turns of the event loop. */
+async function tryGet<T>(pending: Promise<T | undefined>): Promise<T | undefined | 'pending'> {
+  return Promise.race([pending, sleep(20).then(() => 'pending' as const)]);
+}
+
+describe('WorkQueue', () => {
+  it('queues a key once however many times it is added', async () => {
+    const queue = new WorkQueue<string>({ name: 'dedupe' });
+    queue.add('default/a');
+    queue.add('default/a');
+    queue.add('default/b');
+    queue.add('default/a');
+    assert.equal(queue.len(), 2);
+    assert.equal(await queue.get(), 'default/a');
+    assert.equal(await queue.get(), 'default/b');
+    assert.equal(queue.len(), 0);
+    queue.shutDown();
+  });
+
+  it('never hands one key to two workers, and re-queues it after done when it changed meanwhile', async () => {
+    const queue = new WorkQueue<string>({ name: 'exclusive' });
+    queue.add('default/a');
+    const first = await queue.get();
+    assert.equal(first, 'default/a');
+
+    // An event arrives for the key while worker 1 still processes it.
+    queue.add('default/a');
+    assert.equal(queue.len(), 0, 'the key is held back, not queued, while in flight');
+    const secondWorker = queue.get();
+    assert.equal(await tryGet(secondWorker), 'pending');
+
+    queue.done('default/a');
+    assert.equal(await secondWorker, 'default/a', 'the change is processed once worker 1 is done');
+    queue.done('default/a');
+    assert.equal(queue.len(), 0);
+    assert.equal(await tryGet(queue.get()), 'pending', 'nothing more to do: it was re-queued exactly once');
+    queue.shutDown();
+  });
+
+  it('does not re-queue a key that did not change while it was processed', async () => {
+    const queue = new WorkQueue<string>({ name: 'clean' });
+    queue.add('a');
+    const item = await queue.get();
+    queue.done(item!);
+    assert.equal(queue.len(), 0);
+    queue.shutDown();
+  });
+
+  it('keeps many workers on many keys free of overlap and loses no add', async () => {
+    const queue = new WorkQueue<string>({ name: 'workers' });
+    const running = new Set<string>();
+    const processed = new Map<string, number>();
+    const lastAdd = new Map<string, number>();
+    const lastSeen = new Map<string, number>();
+    let overlaps = 0;
+    let tick = 0;
+
+    const worker = async (): Promise<void> => {
+      for (;;) {
+        const key = await queue.get();
+        if (key === undefined) return;
+        if (running.has(key)) overlaps++;
+        running.add(key);
+        lastSeen.set(key, tick);
+        await sleep(Math.random() * 3);
+        processed.set(key, (processed.get(key) ?? 0) + 1);
+        running.delete(key);
+        queue.done(key);
+      }
+    };
+    const workers = Array.from({ length: 8 }, () => worker());
+    for (let round = 0; round < 300; round++) {
+      const key = `ns/obj-${round % 17}`;
+      tick++;
+      lastAdd.set(key, tick);
+      queue.add(key);
+      if (round % 10 === 0) await sleep(1);
+    }
+    // Every key must be processed after its last add.
+    await waitFor(() => [...lastAdd].every(([key, added]) => (lastSeen.get(key) ?? -1) >= added) && queue.len() === 0);
+    assert.ok(await queue.shutDownWithDrain(10_000));
+    await Promise.all(workers);
+    assert.equal(overlaps, 0);
+    assert.equal(processed.size, 17);
+  });
+
+  it('hands out delayed items in the order they become ready', async () => {
+    const queue = new WorkQueue<string>({ name: 'delayed' });
+    queue.addAfter('c', 90);
+    queue.addAfter('a', 10);
+    queue.addAfter('b', 50);
+    assert.equal(queue.len(), 0, 'nothing is ready yet');
+    const order: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const item = (await queue.get())!;
+      order.push(item);
+      queue.done(item);
+    }
+    assert.deepEqual(order, ['a', 'b', 'c']);
+    queue.shutDown();
+  });
+
+  it('moves a waiting item earlier for a sooner addAfter, and ignores a later one', async () => {
+    const queue = new WorkQueue<string>({ name: 'delayed-dedupe' });
+    queue.addAfter('late', 60_000);
+    queue.addAfter('late', 5);
+    queue.addAfter('late', 120_000);
+    assert.equal(await queue.get(), 'late');
+    queue.done('late');
+    assert.equal(await tryGet(queue.get()), 'pending', 'the item came out once');
+    queue.shutDown();
+  });
+
+  it('treats addAfter with no delay as add', async () => {
+    const queue = new WorkQueue<string>({ name: 'no-delay' });
+    queue.addAfter('now', 0);
+    assert.equal(queue.len(), 1);
+    queue.shutDown();
+  });
+
+  it('backs off rate-limited adds per item and forgets on success', async () => {
+    const limiter = new ItemExponentialFailureRateLimiter<string>(1, 1000, 0);
+    const queue = new WorkQueue<string>({ name: 'rate-limited', rateLimiter: limiter });
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      queue.addRateLimited('failing');
+      const item = (await queue.get())!;
+      assert.equal(queue.numRequeues(item), attempt);
+      queue.done(item);
+    }
+    queue.forget('failing');
+    assert.equal(queue.numRequeues('failing'), 0);
+    queue.shutDown();
+  });
+
+  it('stops handing out items on shutdown and releases waiting workers', async () => {
+    const queue = new WorkQueue<string>({ name: 'shutdown' });
+    const waiting = queue.get();
+    queue.addAfter('never', 60_000);
+    queue.shutDown();
+    assert.equal(await waiting, undefined);
+    queue.add('ignored');
+    assert.equal(queue.len(), 0);
+    assert.equal(await queue.get(), undefined);
+    assert.equal(queue.shuttingDown, true);
+  });
+
+  it('drains in-flight items on shutdown, and gives up at the deadline', async () => {
+    const queue = new WorkQueue<string>({ name: 'drain' });
+    queue.add('quick');
+    queue.add('stuck');
+    const quick = (await queue.get())!;
+    const stuck = (await queue.get())!;
+    queue.add('queued-but-not-started');
+
+    const drained = queue.shutDownWithDrain(60_000);
+    assert.equal(await queue.get(), undefined, 'no new work starts during the drain');
+    queue.done(quick);
+    queue.done(stuck);
+    assert.equal(await drained, true);
+
+    const second = new WorkQueue<string>({ name: 'drain-deadline' });
+    second.add('hangs');
+    await second.get();
+    assert.equal(await second.shutDownWithDrain(20), false, 'the deadline passed with work still in flight');
+  });
+
+  it('reports a drain of an idle queue as complete at once', async () => {
+    const queue = new WorkQueue<string>({ name: 'idle' });
+    assert.equal(await queue.shutDownWithDrain(1), true);
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(5);
+  }
+}
