@@ -1,0 +1,1 @@
+export { startS3Fake, type S3Fake, type S3FakeOptions, type S3FakeRequestRecord } from './server.js';

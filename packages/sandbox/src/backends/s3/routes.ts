@@ -1,0 +1,65 @@
+import * as buckets from './buckets.js';
+import * as config from './bucket-config.js';
+import { S3Errors } from './errors.js';
+import * as objects from './objects.js';
+import type { S3FakeState, S3Request, S3Response } from './request.js';
+
+type Handler = (state: S3FakeState, request: S3Request) => S3Response;
+
+/** Query parameters that select a bucket subresource (`?versioning`, `?tagging`...). */
+const SUBRESOURCES = ['location', 'versioning', 'tagging', 'encryption', 'publicAccessBlock', 'lifecycle', 'versions', 'delete', 'list-type'] as const;
+type Subresource = (typeof SUBRESOURCES)[number] | '';
+
+/** Bucket-level operations by method and subresource. */
+const BUCKET_ROUTES: Record<string, Partial<Record<Subresource, Handler>>> = {
+  PUT: {
+    '': buckets.createBucket,
+    versioning: config.putVersioning,
+    tagging: config.putTagging,
+    encryption: config.putEncryption,
+    publicAccessBlock: config.putPublicAccessBlock,
+    lifecycle: config.putLifecycle,
+  },
+  GET: {
+    location: buckets.getBucketLocation,
+    versioning: config.getVersioning,
+    tagging: config.getTagging,
+    encryption: config.getEncryption,
+    publicAccessBlock: config.getPublicAccessBlock,
+    lifecycle: config.getLifecycle,
+    versions: objects.listObjectVersions,
+    'list-type': objects.listObjectsV2,
+  },
+  HEAD: { '': buckets.headBucket },
+  DELETE: {
+    '': buckets.deleteBucket,
+    tagging: config.deleteTagging,
+    encryption: config.deleteEncryption,
+    publicAccessBlock: config.deletePublicAccessBlock,
+    lifecycle: config.deleteLifecycle,
+  },
+  POST: { delete: objects.deleteObjectsHandler },
+};
+
+const OBJECT_ROUTES: Record<string, Partial<Record<Subresource, Handler>>> = {
+  PUT: { '': objects.putObjectHandler },
+  DELETE: { '': objects.deleteObjectHandler },
+};
+
+export function subresourceOf(query: URLSearchParams): Subresource {
+  return SUBRESOURCES.find((name) => query.has(name)) ?? '';
+}
+
+/** The S3 operation a request stands for; unsupported combinations answer NotImplemented. */
+export function route(request: S3Request): Handler {
+  if (request.bucket === undefined) {
+    if (request.method === 'GET') return buckets.listBuckets;
+    throw S3Errors.methodNotAllowed();
+  }
+  const routes = request.key === undefined ? BUCKET_ROUTES : OBJECT_ROUTES;
+  const byMethod = routes[request.method];
+  if (!byMethod) throw S3Errors.methodNotAllowed();
+  const handler = byMethod[subresourceOf(request.query)];
+  if (!handler) throw S3Errors.notImplemented();
+  return handler;
+}
