@@ -1,1 +1,2 @@
 export {};
+export * from './backends/index.js';
