@@ -1,2 +1,3 @@
 export * from './provider/index.js';
 export * from './queue/index.js';
+export * from './informer/index.js';

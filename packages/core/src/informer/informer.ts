@@ -1,0 +1,401 @@
+import { Watch } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { Backoff } from './backoff.js';
+import { ObjectCache, type Indexer } from './indexer.js';
+import { objectKey } from './object-key.js';
+import { ApiStatusError, getJson, resourcePath } from './request.js';
+
+/** Why one watch request ended. */
+export type WatchEndReason =
+  /** The server closed the stream (its timeoutSeconds passed, or it went away). */
+  | 'closed'
+  /** 410 Gone: our resourceVersion is older than the server's history; the informer relists. */
+  | 'gone'
+  /** The stream went silent, or outlived its timeout: presumed dead and replaced. */
+  | 'stalled'
+  | 'error'
+  | 'stopped';
+
+/** Counters an informer reports (see `CoreMetrics.informerMetrics`). */
+export interface InformerMetricsProvider {
+  listed(): void;
+  watchEnded(reason: WatchEndReason): void;
+  event(type: 'add' | 'update' | 'delete' | 'resync'): void;
+}
+
+export interface InformerOptions {
+  kubeConfig: KubeConfig;
+  /** API group; `''` for the core group (`/api/v1`). */
+  group: string;
+  version: string;
+  plural: string;
+  /** Watch one namespace; all namespaces when omitted. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Emit 'resync' for every cached object this often; never when 0 or omitted. */
+  resyncPeriodMs?: number;
+  logger?: Logger;
+  metrics?: InformerMetricsProvider;
+  /**
+   * Server-side timeout of each watch request. Default: random in [300, 600) s,
+   * like client-go, so informers of one process do not all reconnect together.
+   */
+  watchTimeoutSeconds?: number;
+  /** How long past its timeout a watch may stay open before the client aborts it as dead. Default 30 s. */
+  watchGuardMs?: number;
+  /**
+   * A watch that delivers nothing, not even a bookmark, for this long is presumed
+   * dead and replaced. Default 150 s: API servers send a bookmark about every minute.
+   */
+  watchInactivityMs?: number;
+  /** Reconnect backoff (jittered exponential); defaults 200 ms .. 30 s. */
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+  /** List page size (`limit`); default 500. */
+  pageSize?: number;
+}
+
+/**
+ * A list-then-watch cache of one resource that keeps itself up to date and
+ * never ends on its own: every watch end or error reconnects with backoff,
+ * and a `410 Gone` relists and emits the difference.
+ */
+export interface Informer<T extends KubernetesObject> {
+  /** Starts listing and watching; resolves once the initial list is in the cache (or the informer was stopped). */
+  start(): Promise<void>;
+  stop(): void;
+  hasSynced(): boolean;
+  on(event: 'add' | 'update' | 'delete', handler: (obj: T, old?: T) => void): void;
+  /** Periodic resync of every cached object. */
+  on(event: 'resync', handler: (obj: T) => void): void;
+  /** Errors are reported, never fatal: the informer reconnects. */
+  on(event: 'error', handler: (err: unknown) => void): void;
+  readonly cache: Indexer<T>;
+  /** The resourceVersion the next watch resumes from. */
+  lastResourceVersion(): string | undefined;
+}
+
+/** Creates an informer (not started) for one resource. */
+export function createInformer<T extends KubernetesObject>(options: InformerOptions): Informer<T> {
+  return new ResourceInformer<T>(options);
+}
+
+interface WatchEnd {
+  reason: WatchEndReason;
+  error?: unknown;
+  events: number;
+}
+
+type ObjectHandler<T> = (obj: T, old?: T) => void;
+type ErrorHandler = (err: unknown) => void;
+
+const WATCH_EVENT_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+
+class ResourceInformer<T extends KubernetesObject> implements Informer<T> {
+  private readonly options: InformerOptions;
+  private readonly path: string;
+  private readonly store = new ObjectCache<T>();
+  private readonly backoff: Backoff;
+  private readonly handlers = {
+    add: [] as ObjectHandler<T>[],
+    update: [] as ObjectHandler<T>[],
+    delete: [] as ObjectHandler<T>[],
+    resync: [] as ObjectHandler<T>[],
+    error: [] as ErrorHandler[],
+  };
+
+  private started: Promise<void> | undefined;
+  private resolveStarted: (() => void) | undefined;
+  private synced = false;
+  private stopped = false;
+  private resourceVersion: string | undefined;
+  private abortWatch: (() => void) | undefined;
+  private wake: (() => void) | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: InformerOptions) {
+    this.options = options;
+    this.path = resourcePath(options.group, options.version, options.plural, options.namespace);
+    this.backoff = new Backoff(options.backoffInitialMs ?? 200, options.backoffMaxMs ?? 30_000);
+  }
+
+  get cache(): Indexer<T> {
+    return this.store;
+  }
+
+  on(event: 'add' | 'update' | 'delete' | 'resync', handler: ObjectHandler<T>): void;
+  on(event: 'error', handler: ErrorHandler): void;
+  on(event: keyof ResourceInformer<T>['handlers'], handler: ObjectHandler<T> | ErrorHandler): void {
+    (this.handlers[event] as (ObjectHandler<T> | ErrorHandler)[]).push(handler);
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  lastResourceVersion(): string | undefined {
+    return this.resourceVersion;
+  }
+
+  start(): Promise<void> {
+    if (!this.started) {
+      this.started = new Promise((resolve) => (this.resolveStarted = resolve));
+      const period = this.options.resyncPeriodMs;
+      if (period && period > 0) {
+        this.resyncTimer = setInterval(() => this.resync(), period);
+        this.resyncTimer.unref();
+      }
+      void this.run();
+    }
+    return this.started;
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.abortWatch?.();
+    this.wake?.();
+    this.resolveStarted?.();
+  }
+
+  /** The informer's life: list when needed, then watch, forever, until stopped. */
+  private async run(): Promise<void> {
+    let needList = true;
+    while (!this.stopped) {
+      if (needList) {
+        try {
+          await this.listAndReplace();
+          needList = false;
+        } catch (error) {
+          if (this.stopped) break;
+          this.reportError(error);
+          await this.sleep(this.backoff.next());
+          continue;
+        }
+      }
+      const end = await this.watchOnce();
+      if (this.stopped) break;
+      this.options.metrics?.watchEnded(end.reason);
+      if (end.reason === 'gone') {
+        this.options.logger?.info({ resource: this.path, resourceVersion: this.resourceVersion }, 'watch history expired (410 Gone); relisting');
+        needList = true;
+        // Relist at once, unless the server keeps answering 410 to a fresh resourceVersion.
+        if (end.events === 0) await this.sleep(this.backoff.next());
+        continue;
+      }
+      if (end.error !== undefined) this.reportError(end.error);
+      else this.options.logger?.debug({ resource: this.path, reason: end.reason }, 'watch ended; reconnecting');
+      if (end.events > 0 || end.reason === 'closed') this.backoff.reset();
+      await this.sleep(this.backoff.next());
+    }
+  }
+
+  /** Lists every object (in pages) and replaces the cache, emitting the difference. */
+  private async listAndReplace(): Promise<void> {
+    const pageSize = this.options.pageSize ?? 500;
+    const page = await this.listPages(pageSize).catch((error: unknown) => {
+      // A continue token can expire between pages (410): list again in one go.
+      if (error instanceof ApiStatusError && error.code === 410) return this.listPages(undefined);
+      throw error;
+    });
+    if (this.stopped) return;
+    this.replace(page.items, page.resourceVersion);
+    this.options.metrics?.listed();
+  }
+
+  private async listPages(limit: number | undefined): Promise<{ items: T[]; resourceVersion: string | undefined }> {
+    const items: T[] = [];
+    let resourceVersion: string | undefined;
+    let continueToken: string | undefined;
+    do {
+      const body = await getJson(this.options.kubeConfig, this.path, {
+        limit: limit === undefined ? undefined : String(limit),
+        continue: continueToken,
+        labelSelector: this.options.labelSelector,
+        fieldSelector: this.options.fieldSelector,
+      });
+      const list = asRecord(body);
+      const metadata = asRecord(list.metadata);
+      const itemKind = typeof list.kind === 'string' && list.kind.endsWith('List') ? list.kind.slice(0, -4) : undefined;
+      const apiVersion = typeof list.apiVersion === 'string' ? list.apiVersion : undefined;
+      for (const raw of Array.isArray(list.items) ? list.items : []) {
+        const item = raw as T;
+        // Lists of built-in kinds omit each item's apiVersion and kind; watch events carry them.
+        if (!item.apiVersion && apiVersion) item.apiVersion = apiVersion;
+        if (!item.kind && itemKind) item.kind = itemKind;
+        items.push(item);
+      }
+      resourceVersion = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
+      continueToken = typeof metadata.continue === 'string' && metadata.continue !== '' ? metadata.continue : undefined;
+    } while (continueToken && !this.stopped);
+    return { items, resourceVersion };
+  }
+
+  /** Makes the cache equal to `items`; emits add, update (resourceVersion changed) and delete for the difference. */
+  private replace(items: T[], resourceVersion: string | undefined): void {
+    const listed = new Set<string>();
+    for (const obj of items) {
+      listed.add(objectKey(obj));
+      const old = this.store.set(obj);
+      if (!old) this.emit('add', obj);
+      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emit('update', obj, old);
+    }
+    for (const key of this.store.keys()) {
+      if (listed.has(key)) continue;
+      const old = this.store.delete(key);
+      if (old) this.emit('delete', old);
+    }
+    this.resourceVersion = resourceVersion;
+    if (!this.synced) {
+      this.synced = true;
+      this.resolveStarted?.();
+    }
+  }
+
+  /** One watch request from the last resourceVersion, until it ends for any reason. */
+  private watchOnce(): Promise<WatchEnd> {
+    const timeoutSeconds = this.options.watchTimeoutSeconds ?? Math.floor(300 * (1 + Math.random()));
+    const guardMs = timeoutSeconds * 1000 + (this.options.watchGuardMs ?? 30_000);
+    const watch = new Watch(this.options.kubeConfig);
+    setWatchInactivityTimeout(watch, this.options.watchInactivityMs ?? 150_000);
+
+    return new Promise<WatchEnd>((resolve) => {
+      let events = 0;
+      let settled = false;
+      let controller: AbortController | undefined;
+      const finish = (end: Omit<WatchEnd, 'events'>): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(guard);
+        this.abortWatch = undefined;
+        controller?.abort();
+        resolve({ ...end, events });
+      };
+      // The server should end the watch after timeoutSeconds; if it has not, the stream is dead.
+      const guard = setTimeout(() => finish({ reason: 'stalled' }), guardMs);
+      this.abortWatch = () => finish({ reason: 'stopped' });
+
+      watch
+        .watch(
+          this.path,
+          {
+            resourceVersion: this.resourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds,
+            labelSelector: this.options.labelSelector,
+            fieldSelector: this.options.fieldSelector,
+          },
+          (type: string, obj: unknown) => {
+            if (settled) return;
+            events++;
+            const end = this.handleWatchEvent(type, obj);
+            if (end) finish(end);
+          },
+          (error: unknown) => finish(classifyWatchEnd(error)),
+        )
+        .then(
+          (abortController) => {
+            controller = abortController;
+            if (settled) abortController.abort();
+          },
+          (error: unknown) => finish({ reason: 'error', error }),
+        );
+    });
+  }
+
+  /** Applies one watch event to the cache; returns how the watch ends if the event ends it. */
+  private handleWatchEvent(type: string, raw: unknown): Omit<WatchEnd, 'events'> | undefined {
+    if (!WATCH_EVENT_TYPES.has(type)) return undefined;
+    if (type === 'ERROR') {
+      const status = asRecord(raw);
+      const code = typeof status.code === 'number' ? status.code : 0;
+      if (code === 410) return { reason: 'gone' };
+      const message = typeof status.message === 'string' ? status.message : JSON.stringify(raw);
+      return { reason: 'error', error: new ApiStatusError(`watch ${this.path}: ${message}`, code, typeof status.reason === 'string' ? status.reason : undefined) };
+    }
+    const obj = raw as T;
+    const resourceVersion = obj.metadata?.resourceVersion;
+    if (type === 'BOOKMARK') {
+      if (resourceVersion) this.resourceVersion = resourceVersion;
+      return undefined;
+    }
+    if (type === 'DELETED') {
+      const old = this.store.delete(objectKey(obj));
+      if (resourceVersion) this.resourceVersion = resourceVersion;
+      if (old) this.emit('delete', obj);
+      return undefined;
+    }
+    const old = this.store.set(obj);
+    if (resourceVersion) this.resourceVersion = resourceVersion;
+    if (!old) this.emit('add', obj);
+    else if (old.metadata?.resourceVersion !== resourceVersion) this.emit('update', obj, old);
+    return undefined;
+  }
+
+  private resync(): void {
+    if (!this.synced || this.stopped) return;
+    for (const obj of this.store.list()) this.emit('resync', obj);
+  }
+
+  private emit(event: 'add' | 'update' | 'delete' | 'resync', obj: T, old?: T): void {
+    this.options.metrics?.event(event);
+    for (const handler of this.handlers[event]) {
+      try {
+        handler(obj, old);
+      } catch (error) {
+        this.reportError(error);
+      }
+    }
+  }
+
+  private reportError(error: unknown): void {
+    this.options.logger?.warn({ err: error, resource: this.path }, 'informer error; it keeps going');
+    for (const handler of this.handlers.error) {
+      try {
+        handler(error);
+      } catch {
+        // An error handler that throws must not stop the informer.
+      }
+    }
+  }
+
+  /** Waits `ms`, or less if the informer is stopped meanwhile. */
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = undefined;
+        done();
+      };
+    });
+  }
+}
+
+function classifyWatchEnd(error: unknown): Omit<WatchEnd, 'events'> {
+  if (error === null || error === undefined) return { reason: 'closed' };
+  const record = asRecord(error);
+  if (record.statusCode === 410 || record.code === 410) return { reason: 'gone' };
+  if (record.name === 'TimeoutError') return { reason: 'stalled' };
+  return { reason: 'error', error };
+}
+
+/**
+ * client-node's Watch aborts a stream after 30 s without data (its private
+ * `requestTimeoutMs`). Quiet resources would then reconnect every 30 s, since
+ * API servers send bookmarks about once a minute; widen it when the field exists.
+ */
+function setWatchInactivityTimeout(watch: Watch, ms: number): void {
+  if (typeof Reflect.get(watch, 'requestTimeoutMs') === 'number') Reflect.set(watch, 'requestTimeoutMs', ms);
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+}

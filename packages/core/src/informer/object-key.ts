@@ -1,0 +1,14 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+
+/** The cache key of an object: `namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc). */
+export function objectKey(obj: KubernetesObject): string {
+  const name = obj.metadata?.name ?? '';
+  const namespace = obj.metadata?.namespace;
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+/** Splits a key made by {@link objectKey} back into namespace (undefined when cluster-scoped) and name. */
+export function splitObjectKey(key: string): { namespace: string | undefined; name: string } {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
