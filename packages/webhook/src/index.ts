@@ -1,1 +1,11 @@
-export {};
+export * from './admission/index.js';
+export { ClusterContext, type ClusterContextOptions } from './context/cluster-context.js';
+export { staticContext, type StaticContextOptions } from './context/static-context.js';
+export { startWebhookServer, DEFAULT_BODY_LIMIT, type WebhookServer, type WebhookServerOptions, type TlsOptions } from './server/start.js';
+export { buildApp, type AppOptions } from './server/app.js';
+export { WebhookMetrics, type ReviewResult } from './server/metrics.js';
+export { admissionReviewSchema, admissionResponseSchema } from './server/schema.js';
+export { webhookConfigurations, WEBHOOK_CONFIGURATION_NAMES, type WebhookConfigurations, type WebhookConfigurationsOptions, type ServiceReference } from './manifests.js';
+export { generateCertificates, type GeneratedCertificates, type SelfSignedOptions } from './tls/self-signed.js';
+export { readCertificateFiles, watchCertificateFiles, type CertificateFilesOptions, type CertificatePair } from './tls/certificate-files.js';
+export { injectCaBundle, type CaBundleTargets } from './tls/ca-bundle.js';

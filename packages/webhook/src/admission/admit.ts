@@ -1,0 +1,78 @@
+import { formatViolations, GROUP, type Violation } from '@k8or/api';
+import { defaultObject } from './defaulting.js';
+import { isPlainObject } from './patch.js';
+import { checkDeletion } from './protection.js';
+import { field, isManagedKind, stringField } from './resource.js';
+import { validateObject } from './validation.js';
+import { ADMISSION_API_VERSION, type AdmissionContext, type AdmissionRequest, type AdmissionResponse, type AdmissionReview } from './types.js';
+
+/** Which of the two webhooks answers: `mutate` defaults, `validate` checks. */
+export type WebhookKind = 'mutate' | 'validate';
+
+/** The kinds k8or admits; anything else is allowed untouched. */
+const ADMITTED_KINDS = new Set(['Bucket', 'Table', 'ProviderConfig']);
+
+/**
+ * Answers one AdmissionReview v1 request. Pure: the context answers every
+ * lookup, nothing is written anywhere, so a dry run needs no special care
+ * (`sideEffects: None`). The response always carries the request's uid.
+ */
+export function admit(review: AdmissionReview, context: AdmissionContext, webhook: WebhookKind = 'validate'): AdmissionReview {
+  const request = review.request as AdmissionRequest;
+  return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response: answer(request, context, webhook) };
+}
+
+function answer(request: AdmissionRequest, context: AdmissionContext, webhook: WebhookKind): AdmissionResponse {
+  const uid = request.uid;
+  const kind = request.kind?.kind ?? '';
+  if (request.kind?.group !== GROUP || !ADMITTED_KINDS.has(kind) || request.subResource) return { uid, allowed: true };
+  const operation = request.operation;
+  if (operation === 'DELETE') {
+    if (webhook === 'mutate') return { uid, allowed: true };
+    const violations = checkDeletion(kind, request.oldObject, context);
+    return violations.length ? deny(uid, request, violations, 403, 'Forbidden', 'cannot be deleted') : { uid, allowed: true };
+  }
+  if (operation !== 'CREATE' && operation !== 'UPDATE') return { uid, allowed: true };
+  if (!isPlainObject(request.object)) {
+    return deny(uid, request, [{ field: 'request.object', rule: 'request.object', message: `an AdmissionReview for ${operation} must carry the object` }], 400, 'BadRequest', 'cannot be admitted');
+  }
+  // An object on its way out (finalizer removal) is never blocked or changed.
+  if (field(request.object, 'metadata', 'deletionTimestamp') !== undefined) return { uid, allowed: true };
+  const options = { operation, oldObject: operation === 'UPDATE' ? request.oldObject : undefined, namespace: request.namespace };
+
+  if (webhook === 'mutate') {
+    if (!isManagedKind(kind)) return { uid, allowed: true };
+    const { patch, warnings } = defaultObject(request.object, context, options);
+    const response: AdmissionResponse = { uid, allowed: true };
+    if (patch.length) Object.assign(response, { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') });
+    if (warnings.length) response.warnings = warnings;
+    return response;
+  }
+
+  const { violations, warnings } = validateObject(request.object, context, options);
+  const response = violations.length ? deny(uid, request, violations, 422, 'Invalid', 'is invalid') : { uid, allowed: true };
+  if (warnings.length) response.warnings = warnings;
+  return response;
+}
+
+/** A denial that lists every violation in the message (`field: message (rule ...)`, one a line) and as status causes. */
+function deny(uid: string, request: AdmissionRequest, violations: Violation[], code: number, reason: string, what: string): AdmissionResponse {
+  const kind = request.kind?.kind ?? 'object';
+  const name = request.name || stringField(request.object, 'metadata', 'name') || stringField(request.oldObject, 'metadata', 'name') || '';
+  const count = violations.length === 1 ? '1 violation' : `${violations.length} violations`;
+  return {
+    uid,
+    allowed: false,
+    status: {
+      code,
+      reason,
+      message: `${kind} "${name}" ${what} (${count}):\n${formatViolations(violations)}`,
+      details: {
+        name,
+        kind,
+        group: GROUP,
+        causes: violations.map((v) => ({ reason: v.rule, message: `${v.message} (rule ${v.rule})`, field: v.field })),
+      },
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { STATUS_CODES } from 'node:http';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifySchemaValidationError } from 'fastify';
+import type { Logger } from 'pino';
+import type { AdmissionContext } from '../admission/types.js';
+import { admissionRoutes } from './admission-routes.js';
+import type { WebhookMetrics } from './metrics.js';
+import { probeRoutes } from './probe-routes.js';
+
+
+export interface AppOptions {
+  https: { key: string; cert: string };
+  logger: Logger;
+  /** Largest accepted body in bytes; larger ones get 413. */
+  bodyLimit: number;
+  /** Whole-request deadline in ms (kube-apiserver gives up at the webhook's timeoutSeconds anyway). */
+  requestTimeoutMs: number;
+  context: AdmissionContext;
+  metrics: WebhookMetrics;
+  isReady(): boolean;
+  waitUntilReady(waitMs: number): Promise<boolean>;
+}
+
+/**
+ * The fastify HTTPS app: admission routes and probes as encapsulated plugins,
+ * and one error handler that turns every bad request (not JSON, not an
+ * AdmissionReview v1, too large, wrong content type) into a 4xx with a reason,
+ * logged once, so no input can take the server down.
+ */
+export function buildApp(options: AppOptions): FastifyInstance {
+  const app = Fastify({
+    https: options.https,
+    loggerInstance: options.logger,
+    // Every request would be two log lines; bad requests are logged once by the error handler instead.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.bodyLimit,
+    requestTimeout: options.requestTimeoutMs,
+    return503OnClosing: true,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
+    schemaErrorFormatter: (errors, dataVar) => new Error(`not an AdmissionReview v1: ${describe(errors, dataVar)}`),
+  }) as unknown as FastifyInstance;
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+    const webhook = request.url.replace(/^\/|\?.*$/g, '');
+    if (status >= 500) request.log.error({ err: error, url: request.url }, 'request failed');
+    else request.log.warn({ status, code: error.code, reason: error.message, url: request.url, contentType: request.headers['content-type'] }, 'bad request');
+    options.metrics.rejected(webhook, status >= 500 ? 'error' : 'bad_request');
+    const message = status >= 500 ? 'internal error' : error.message;
+    return reply.code(status).send({ statusCode: status, error: STATUS_CODES[status] ?? 'Error', code: error.code, message });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    request.log.info({ method: request.method, url: request.url }, 'not found');
+    return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `${request.method} ${request.url.slice(0, 200)} is not served here; use POST /validate or POST /mutate` });
+  });
+
+  void app.register(admissionRoutes, { context: options.context, metrics: options.metrics, waitUntilReady: options.waitUntilReady, syncWaitMs: Math.max(0, options.requestTimeoutMs - 1000) });
+  void app.register(probeRoutes, { metrics: options.metrics, isReady: options.isReady });
+  return app;
+}
+
+function describe(errors: FastifySchemaValidationError[], dataVar: string): string {
+  return errors
+    .map((e) => {
+      const where = `${dataVar}${e.instancePath.replace(/\//g, '.')}`;
+      const params = e.params as Record<string, unknown>;
+      if (e.keyword === 'const') return `${where} must be ${JSON.stringify(params.allowedValue)}`;
+      if (e.keyword === 'enum') return `${where} must be one of ${JSON.stringify(params.allowedValues)}`;
+      return `${where} ${e.message ?? 'is invalid'}`;
+    })
+    .join('; ');
+}

@@ -1,0 +1,166 @@
+import type { DeletionPolicy } from '@k8or/api';
+import type { ProviderPlugin } from '@k8or/core';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { pino, type Logger } from 'pino';
+import type { Server as HttpsServer } from 'node:https';
+import type { AdmissionContext } from '../admission/types.js';
+import { ClusterContext } from '../context/cluster-context.js';
+import { webhookConfigurations, WEBHOOK_CONFIGURATION_NAMES, type ServiceReference } from '../manifests.js';
+import { injectCaBundle } from '../tls/ca-bundle.js';
+import { readCertificateFiles, watchCertificateFiles, type CertificateFilesOptions } from '../tls/certificate-files.js';
+import { generateCertificates } from '../tls/self-signed.js';
+import { buildApp } from './app.js';
+import { WebhookMetrics } from './metrics.js';
+
+/** Serve a certificate from files (cert-manager), reloaded when they change, or generate a CA and certificate at start-up. */
+export type TlsOptions = { files: CertificateFilesOptions } | { selfSigned: { hosts?: string[]; validityDays?: number } };
+
+export interface WebhookServerOptions {
+  /** Default 127.0.0.1; use 0.0.0.0 in a pod. */
+  host?: string;
+  /** Default 9443; 0 for an ephemeral port. */
+  port?: number;
+  tls: TlsOptions;
+  /** A fixed admission context (tests, tools). Without it, `kubeConfig` feeds one from list+watch caches. */
+  context?: AdmissionContext;
+  kubeConfig?: KubeConfig;
+  /** Installed provider plugins, when the context comes from `kubeConfig`. */
+  providers?: ReadonlyMap<string, ProviderPlugin> | readonly ProviderPlugin[];
+  /** The operator's default deletion policy. Default `Delete`. */
+  defaultDeletionPolicy?: DeletionPolicy;
+  /** Namespaces whose Secrets the operator can read. Default `['k8or-system']`. */
+  secretNamespaces?: readonly string[] | '*';
+  /**
+   * Self-signed mode: write the CA into these webhook configurations at start-up (needs `kubeConfig`).
+   * `register: true` creates them (pointing at this server's URL, or at `service`) when missing.
+   */
+  caBundle?: { validating?: string; mutating?: string; register?: boolean; service?: ServiceReference };
+  /** Largest body in bytes; default 3 MiB. */
+  bodyLimit?: number;
+  /** The webhook's timeoutSeconds; default 5. Bounds each request and the wait for the first cache sync. */
+  timeoutSeconds?: number;
+  logger?: Logger;
+  logLevel?: string;
+  /** Also collect Node process metrics (default true; tests turn it off). */
+  processMetrics?: boolean;
+}
+
+export interface WebhookServer {
+  /** https://host:port */
+  url: string;
+  /** The CA that kube-apiserver must trust for this server (the caBundle). */
+  caPem: string;
+  metrics: WebhookMetrics;
+  /** True once caches are synced. */
+  isReady(): boolean;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_BODY_LIMIT = 3 * 1024 * 1024;
+
+/** Starts the admission webhook: TLS, caches, routes; resolves once it listens. */
+export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+  const logger = options.logger ?? pino({ name: 'k8or-webhook', level: options.logLevel ?? 'info' });
+  const host = options.host ?? '127.0.0.1';
+  const timeoutSeconds = options.timeoutSeconds ?? 5;
+
+  let material: { cert: string; key: string; caPem: string };
+  if ('files' in options.tls) {
+    material = readCertificateFiles(options.tls.files);
+  } else {
+    const hosts = options.tls.selfSigned.hosts ?? ['localhost', '127.0.0.1', ...(host !== '0.0.0.0' && host !== '127.0.0.1' ? [host] : [])];
+    const generated = generateCertificates({ hosts, validityDays: options.tls.selfSigned.validityDays });
+    material = { cert: generated.certPem, key: generated.keyPem, caPem: generated.caPem };
+  }
+
+  let context: AdmissionContext;
+  let cluster: ClusterContext | undefined;
+  if (options.context) {
+    context = options.context;
+  } else if (options.kubeConfig) {
+    cluster = new ClusterContext({
+      kubeConfig: options.kubeConfig,
+      providers: options.providers ?? [],
+      defaultDeletionPolicy: options.defaultDeletionPolicy ?? 'Delete',
+      secretNamespaces: options.secretNamespaces ?? ['k8or-system'],
+      logger,
+    });
+    context = cluster;
+  } else {
+    throw new Error('startWebhookServer needs a context or a kubeConfig');
+  }
+  const synced = cluster ? cluster.start() : Promise.resolve();
+  const isReady = (): boolean => cluster?.hasSynced() ?? true;
+  const waitUntilReady = async (waitMs: number): Promise<boolean> => {
+    if (isReady()) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
+    const result = await Promise.race([synced.then(() => true), timeout]);
+    clearTimeout(timer);
+    return result;
+  };
+
+  const metrics = new WebhookMetrics({ defaultMetrics: options.processMetrics ?? true });
+  const app = buildApp({
+    https: { cert: material.cert, key: material.key },
+    logger,
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    requestTimeoutMs: timeoutSeconds * 1000,
+    context,
+    metrics,
+    isReady,
+    waitUntilReady,
+  });
+
+  let caPem = material.caPem;
+  const watcher =
+    'files' in options.tls
+      ? watchCertificateFiles(options.tls.files, logger, (pair) => {
+          (app.server as HttpsServer).setSecureContext({ cert: pair.cert, key: pair.key });
+          caPem = pair.caPem;
+          logger.info({ certFile: 'files' in options.tls ? options.tls.files.certFile : undefined }, 'serving certificate reloaded');
+        })
+      : undefined;
+
+  try {
+    await app.listen({ host, port: options.port ?? 9443 });
+  } catch (error) {
+    watcher?.close();
+    cluster?.stop();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const url = `https://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  const close = async (): Promise<void> => {
+    watcher?.close();
+    await app.close();
+    cluster?.stop();
+  };
+
+  if (options.caBundle) {
+    if (!options.kubeConfig) throw new Error('caBundle injection needs a kubeConfig');
+    const names = { validating: options.caBundle.validating ?? WEBHOOK_CONFIGURATION_NAMES.validating, mutating: options.caBundle.mutating ?? WEBHOOK_CONFIGURATION_NAMES.mutating };
+    const create = options.caBundle.register
+      ? webhookConfigurations({ ...(options.caBundle.service ? { service: options.caBundle.service } : { url }), names, timeoutSeconds })
+      : undefined;
+    try {
+      await injectCaBundle(options.kubeConfig, caPem, { ...names, create }, logger);
+    } catch (error) {
+      await close();
+      throw error;
+    }
+  }
+
+  logger.info({ url, tls: 'files' in options.tls ? 'files' : 'self-signed' }, 'admission webhook listening');
+  return {
+    url,
+    get caPem() {
+      return caPem;
+    },
+    metrics,
+    isReady,
+    close,
+  };
+}

@@ -1,0 +1,78 @@
+import { AdmissionregistrationV1Api, type KubeConfig, type V1MutatingWebhookConfiguration, type V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { WebhookConfigurations } from '../manifests.js';
+
+export interface CaBundleTargets {
+  /** Name of the ValidatingWebhookConfiguration to patch. */
+  validating?: string;
+  /** Name of the MutatingWebhookConfiguration to patch. */
+  mutating?: string;
+  /** Create these configurations (with the caBundle) when they do not exist yet; otherwise a missing one is an error. */
+  create?: WebhookConfigurations;
+}
+
+type AnyConfiguration = V1ValidatingWebhookConfiguration | V1MutatingWebhookConfiguration;
+
+/**
+ * Writes the CA into `clientConfig.caBundle` of every webhook in the named
+ * configurations (read, set, replace; retried on conflicts), creating them
+ * from `create` when missing. Run at start-up in self-signed mode, so
+ * kube-apiserver trusts the certificate this process just made.
+ */
+export async function injectCaBundle(kubeConfig: KubeConfig, caPem: string, targets: CaBundleTargets, logger: Logger): Promise<void> {
+  const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+  const caBundle = Buffer.from(caPem).toString('base64');
+  const withCa = <T extends AnyConfiguration>(config: T): T => {
+    const copy = structuredClone(config);
+    for (const webhook of copy.webhooks ?? []) webhook.clientConfig = { ...webhook.clientConfig, caBundle };
+    return copy;
+  };
+  const validatingName = targets.validating ?? targets.create?.validating.metadata?.name;
+  const mutatingName = targets.mutating ?? targets.create?.mutating.metadata?.name;
+  if (validatingName) {
+    await upsert(
+      validatingName,
+      () => api.readValidatingWebhookConfiguration({ name: validatingName }),
+      (body) => api.replaceValidatingWebhookConfiguration({ name: validatingName, body: withCa(body) }),
+      targets.create ? () => api.createValidatingWebhookConfiguration({ body: withCa(targets.create!.validating) }) : undefined,
+    );
+    logger.info({ name: validatingName }, 'caBundle set on ValidatingWebhookConfiguration');
+  }
+  if (mutatingName) {
+    await upsert(
+      mutatingName,
+      () => api.readMutatingWebhookConfiguration({ name: mutatingName }),
+      (body) => api.replaceMutatingWebhookConfiguration({ name: mutatingName, body: withCa(body) }),
+      targets.create ? () => api.createMutatingWebhookConfiguration({ body: withCa(targets.create!.mutating) }) : undefined,
+    );
+    logger.info({ name: mutatingName }, 'caBundle set on MutatingWebhookConfiguration');
+  }
+}
+
+async function upsert<T extends AnyConfiguration>(name: string, read: () => Promise<T>, replace: (current: T) => Promise<T>, create: (() => Promise<T>) | undefined): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      let current: T;
+      try {
+        current = await read();
+      } catch (error) {
+        if (statusOf(error) === 404 && create) {
+          await create();
+          return;
+        }
+        throw error;
+      }
+      await replace(current);
+      return;
+    } catch (error) {
+      const status = statusOf(error);
+      if ((status === 409 || status === 404) && attempt < 5) continue;
+      throw new Error(`cannot set caBundle on webhook configuration ${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
+}
+
+function statusOf(error: unknown): number | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}

@@ -1,0 +1,68 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import forge from 'node-forge';
+
+export interface GeneratedCertificates {
+  /** The CA that signed the serving certificate: what goes into `caBundle`. */
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+}
+
+export interface SelfSignedOptions {
+  /** DNS names and IP addresses the serving certificate is valid for. */
+  hosts: readonly string[];
+  validityDays?: number;
+  commonName?: string;
+}
+
+/**
+ * A fresh CA and a serving certificate it signed, for clusters without
+ * cert-manager and for the sandbox. Keys come from node:crypto (fast, native);
+ * node-forge only builds and signs the X.509 certificates.
+ */
+export function generateCertificates(options: SelfSignedOptions): GeneratedCertificates {
+  const days = options.validityDays ?? 365;
+  const ca = keyPair();
+  const caCert = certificate(ca.publicKey, days);
+  const caSubject = [{ name: 'commonName', value: 'k8or-webhook-ca' }];
+  caCert.setSubject(caSubject);
+  caCert.setIssuer(caSubject);
+  caCert.setExtensions([
+    { name: 'basicConstraints', cA: true, critical: true },
+    { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+    { name: 'subjectKeyIdentifier' },
+  ]);
+  caCert.sign(ca.privateKey, forge.md.sha256.create());
+
+  const server = keyPair();
+  const cert = certificate(server.publicKey, days);
+  cert.setSubject([{ name: 'commonName', value: options.commonName ?? options.hosts[0] ?? 'k8or-webhook' }]);
+  cert.setIssuer(caSubject);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', serverAuth: true },
+    { name: 'subjectAltName', altNames: options.hosts.map((host) => (isIP(host) ? { type: 7, ip: host } : { type: 2, value: host })) },
+    { name: 'authorityKeyIdentifier', keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
+  ]);
+  cert.sign(ca.privateKey, forge.md.sha256.create());
+
+  return { caPem: forge.pki.certificateToPem(caCert), certPem: forge.pki.certificateToPem(cert), keyPem: forge.pki.privateKeyToPem(server.privateKey) };
+}
+
+function keyPair(): { publicKey: forge.pki.rsa.PublicKey; privateKey: forge.pki.rsa.PrivateKey } {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const forgeKey = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey;
+  return { privateKey: forgeKey, publicKey: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e) };
+}
+
+function certificate(publicKey: forge.pki.rsa.PublicKey, days: number): forge.pki.Certificate {
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = publicKey;
+  // Positive 16-byte serial (leading byte below 0x80).
+  cert.serialNumber = `0${randomBytes(15).toString('hex')}`;
+  cert.validity.notBefore = new Date(Date.now() - 5 * 60_000);
+  cert.validity.notAfter = new Date(Date.now() + days * 86_400_000);
+  return cert;
+}
