@@ -1,1 +1,14 @@
-export {};
+import { providerModule } from '@k8or/core';
+import { awsProvider } from './plugin.js';
+
+/** The inversify ContainerModule the operator loads: binds the AWS provider plugin. */
+export default providerModule(awsProvider);
+
+export { awsProvider } from './plugin.js';
+export { bucketConnector, destroyS3Clients, S3BucketClient } from './bucket.js';
+export * as s3Mapping from './bucket.js';
+export { tableConnector, destroyDynamoDbClients, DynamoDbTableClient } from './table.js';
+export * as dynamoDbMapping from './table.js';
+export { awsValidation, validateBucket, validateTable, validateProviderConfig } from './validation.js';
+export { classifyAwsError, awsErrorCode } from './errors.js';
+export { clientSettings, credentialsFrom, endpointFor, type AwsClientSettings, type StaticCredentials } from './config.js';

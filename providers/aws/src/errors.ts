@@ -1,0 +1,108 @@
+import { NotOwnedError, ProviderError, RetryableError, TerminalError, type ConnectionContext } from '@k8or/core';
+
+/** Codes that mean "slow down": retried with backoff. */
+const THROTTLING = new Set([
+  'SlowDown',
+  'Throttling',
+  'ThrottlingException',
+  'ThrottledException',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'TooManyRequestsException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'LimitExceededException',
+  'TransactionInProgressException',
+]);
+
+/** Codes no retry can fix: the spec, the credentials or the permissions must change. */
+const TERMINAL = new Set([
+  'AccessDenied',
+  'AccessDeniedException',
+  'Forbidden',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'UnrecognizedClientException',
+  'InvalidBucketName',
+  'InvalidLocationConstraint',
+  'IllegalLocationConstraintException',
+  'MalformedXML',
+  'InvalidArgument',
+  'InvalidRequest',
+  'InvalidTag',
+  'ValidationException',
+  'ResourceInUseException',
+  'UnknownOperationException',
+  'KMS.NotFoundException',
+]);
+
+/** Codes that say the name belongs to someone else. */
+const NOT_OWNED = new Set(['BucketAlreadyExists']);
+
+/** Errors from the network rather than from AWS. */
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'TimeoutError', 'RequestTimeout', 'AbortError']);
+
+interface SdkErrorShape {
+  name?: unknown;
+  code?: unknown;
+  message?: unknown;
+  $metadata?: { httpStatusCode?: number };
+}
+
+function shape(error: unknown): SdkErrorShape {
+  return typeof error === 'object' && error !== null ? (error as SdkErrorShape) : {};
+}
+
+/** HTTP status of an SDK error, when AWS answered at all. */
+export function httpStatusOf(error: unknown): number | undefined {
+  return shape(error).$metadata?.httpStatusCode;
+}
+
+/**
+ * The AWS error code of an SDK error. Bodiless answers (HEAD requests) carry none, so the SDK
+ * names them after the status; those become `Forbidden`, `ServiceUnavailable` and the like.
+ */
+export function awsErrorCode(error: unknown): string {
+  if (error instanceof ProviderError && error.code) return error.code;
+  const { name, code } = shape(error);
+  if (typeof code === 'string' && NETWORK.has(code)) return code;
+  if (typeof name === 'string' && name !== 'Unknown' && name !== 'UnknownError' && name !== 'Error') return name;
+  const status = httpStatusOf(error);
+  const byStatus: Record<number, string> = { 400: 'BadRequest', 403: 'Forbidden', 404: 'NotFound', 500: 'InternalError', 503: 'ServiceUnavailable' };
+  if (status !== undefined) return byStatus[status] ?? `HTTP${status}`;
+  return typeof code === 'string' ? code : 'UnknownError';
+}
+
+/**
+ * Turns an SDK error from `operation` into the class the engine acts on: throttling, 5xx and network
+ * failures are retryable; AccessDenied, validation errors and the like are terminal; a bucket name
+ * taken by another account is NotOwnedError. The AWS code is in the message and in `code`.
+ */
+export function classifyAwsError(error: unknown, operation: string): ProviderError {
+  if (error instanceof ProviderError) return error;
+  const code = awsErrorCode(error);
+  const rawMessage = shape(error).message;
+  const detail = typeof rawMessage === 'string' && rawMessage && rawMessage !== 'UnknownError' ? `: ${rawMessage}` : '';
+  const message = `${operation} failed with ${code}${detail}`;
+  const options = { code, cause: error };
+  if (NOT_OWNED.has(code)) return new NotOwnedError(message, options);
+  if (THROTTLING.has(code) || NETWORK.has(code)) return new RetryableError(message, options);
+  if (TERMINAL.has(code)) return new TerminalError(message, options);
+  const status = httpStatusOf(error);
+  if (status === undefined || status >= 500 || status === 429) return new RetryableError(message, options);
+  return new TerminalError(message, options);
+}
+
+/** Runs one SDK call through the engine's call recorder (metrics), classifying any failure. */
+export async function callAws<T>(context: Pick<ConnectionContext, 'recordCall'>, operation: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await context.recordCall(operation, call);
+  } catch (error) {
+    throw classifyAwsError(error, operation);
+  }
+}
+
+/** True when a classified error carries one of `codes` (used for "absent" answers such as NoSuchTagSet). */
+export function hasCode(error: unknown, ...codes: string[]): boolean {
+  return error instanceof ProviderError && error.code !== undefined && codes.includes(error.code);
+}

@@ -1,0 +1,12 @@
+import type { Connector, ProviderPlugin } from '@k8or/core';
+import { bucketConnector } from './bucket.js';
+import { tableConnector } from './table.js';
+import { awsValidation } from './validation.js';
+
+/** The AWS provider: Bucket -> S3, Table -> DynamoDB. */
+export const awsProvider: ProviderPlugin = {
+  provider: 'aws',
+  packageName: '@k8or/provider-aws',
+  connectors: { Bucket: bucketConnector as Connector, Table: tableConnector as Connector },
+  validation: awsValidation,
+};

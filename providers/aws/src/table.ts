@@ -1,0 +1,335 @@
+/**
+ * Table -> Amazon DynamoDB: the mapping from the portable spec, observe/diff, and create/update/delete.
+ */
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeContinuousBackupsCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+  ListTagsOfResourceCommand,
+  TagResourceCommand,
+  UntagResourceCommand,
+  UpdateContinuousBackupsCommand,
+  UpdateTableCommand,
+  UpdateTimeToLiveCommand,
+  type AttributeDefinition,
+  type BillingMode as DynamoDbBillingMode,
+  type KeySchemaElement,
+  type ProvisionedThroughput,
+  type ScalarAttributeType,
+  type TableDescription,
+} from '@aws-sdk/client-dynamodb';
+import { OwnerTags, type KeyAttribute, type KeyType, type Table, type TableBilling } from '@k8or/api';
+import { DeletionBlockedError, RetryableError, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
+import { clientSettings, DEFAULT_REGION, settingsKey } from './config.js';
+import { callAws, hasCode } from './errors.js';
+import { desiredTags, diffTags, fromTagList, ownerTagsIn, toTagList } from './tags.js';
+
+// --- mapping: portable spec -> DynamoDB ---------------------------------------------------------
+
+export const KEY_TYPE_TO_ATTRIBUTE_TYPE: Record<KeyType, ScalarAttributeType> = { string: 'S', number: 'N', binary: 'B' };
+
+/** KeySchema and AttributeDefinitions for the partition key and optional sort key. */
+export function keySchemaFor(table: Table): { KeySchema: KeySchemaElement[]; AttributeDefinitions: AttributeDefinition[] } {
+  const keys: [KeyAttribute, 'HASH' | 'RANGE'][] = [[table.spec.partitionKey, 'HASH']];
+  if (table.spec.sortKey) keys.push([table.spec.sortKey, 'RANGE']);
+  return {
+    KeySchema: keys.map(([key, KeyType]) => ({ AttributeName: key.name, KeyType })),
+    AttributeDefinitions: keys.map(([key]) => ({ AttributeName: key.name, AttributeType: KEY_TYPE_TO_ATTRIBUTE_TYPE[key.type] })),
+  };
+}
+
+/** BillingMode and, for provisioned tables, the throughput. */
+export function billingFor(billing: TableBilling | undefined): { BillingMode: DynamoDbBillingMode; ProvisionedThroughput?: ProvisionedThroughput } {
+  if (billing?.mode !== 'provisioned') return { BillingMode: 'PAY_PER_REQUEST' };
+  return { BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: billing.readCapacity ?? 1, WriteCapacityUnits: billing.writeCapacity ?? 1 } };
+}
+
+// --- observe: DynamoDB -> comparable settings ---------------------------------------------------
+
+/** The managed settings of one table, as DynamoDB reports them. */
+export interface ObservedTable {
+  description: TableDescription;
+  /** The attribute TTL is enabled on, or undefined when TTL is off. */
+  ttlAttribute: string | undefined;
+  pointInTimeRecovery: boolean;
+  /** Undefined where the endpoint does not support tagging (DynamoDB Local). */
+  tags: Record<string, string> | undefined;
+}
+
+/** The key attributes of a described table, in the portable shape. */
+export function keysOf(description: TableDescription): { partitionKey?: KeyAttribute; sortKey?: KeyAttribute } {
+  const typeOf = (name: string): KeyType => {
+    const type = description.AttributeDefinitions?.find((a) => a.AttributeName === name)?.AttributeType;
+    return (Object.entries(KEY_TYPE_TO_ATTRIBUTE_TYPE).find(([, value]) => value === type)?.[0] ?? 'string') as KeyType;
+  };
+  const key = (kind: 'HASH' | 'RANGE'): KeyAttribute | undefined => {
+    const name = description.KeySchema?.find((k) => k.KeyType === kind)?.AttributeName;
+    return name === undefined ? undefined : { name, type: typeOf(name) };
+  };
+  const partitionKey = key('HASH');
+  const sortKey = key('RANGE');
+  return { ...(partitionKey ? { partitionKey } : {}), ...(sortKey ? { sortKey } : {}) };
+}
+
+/** Billing as the portable shape (tables created before on-demand existed have no BillingModeSummary). */
+export function billingOf(description: TableDescription): TableBilling {
+  if ((description.BillingModeSummary?.BillingMode ?? 'PROVISIONED') === 'PAY_PER_REQUEST') return { mode: 'onDemand' };
+  return {
+    mode: 'provisioned',
+    readCapacity: description.ProvisionedThroughput?.ReadCapacityUnits ?? 0,
+    writeCapacity: description.ProvisionedThroughput?.WriteCapacityUnits ?? 0,
+  };
+}
+
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+const ownerTagKeys = (ownerTags: Readonly<Record<string, string>>): string[] => [...new Set([...Object.values(OwnerTags), ...Object.keys(ownerTags)])];
+
+/** Differences DynamoDB can change in place (`diff`) and key schema differences it cannot (`immutableDiff`). */
+export function diffTable(table: Table, observed: ObservedTable, ownerTags: Readonly<Record<string, string>>): { diff: FieldDiff[]; immutableDiff: FieldDiff[] } {
+  const immutableDiff: FieldDiff[] = [];
+  const keys = keysOf(observed.description);
+  if (!sameJson(table.spec.partitionKey, keys.partitionKey)) immutableDiff.push({ field: 'spec.partitionKey', desired: table.spec.partitionKey, actual: keys.partitionKey });
+  if (!sameJson(table.spec.sortKey, keys.sortKey)) immutableDiff.push({ field: 'spec.sortKey', desired: table.spec.sortKey, actual: keys.sortKey });
+
+  const diff: FieldDiff[] = [];
+  const desiredBilling = billingFor(table.spec.billing);
+  const actualBilling = billingOf(observed.description);
+  const desiredMode = table.spec.billing?.mode ?? 'onDemand';
+  if (desiredMode !== actualBilling.mode) diff.push({ field: 'spec.billing.mode', desired: desiredMode, actual: actualBilling.mode });
+  else if (desiredMode === 'provisioned') {
+    const throughput = desiredBilling.ProvisionedThroughput;
+    if (throughput?.ReadCapacityUnits !== actualBilling.readCapacity) diff.push({ field: 'spec.billing.readCapacity', desired: throughput?.ReadCapacityUnits, actual: actualBilling.readCapacity });
+    if (throughput?.WriteCapacityUnits !== actualBilling.writeCapacity) diff.push({ field: 'spec.billing.writeCapacity', desired: throughput?.WriteCapacityUnits, actual: actualBilling.writeCapacity });
+  }
+  if ((table.spec.ttlAttribute || undefined) !== observed.ttlAttribute) diff.push({ field: 'spec.ttlAttribute', desired: table.spec.ttlAttribute, actual: observed.ttlAttribute });
+  const pitr = table.spec.pointInTimeRecovery ?? false;
+  if (pitr !== observed.pointInTimeRecovery) diff.push({ field: 'spec.pointInTimeRecovery', desired: pitr, actual: observed.pointInTimeRecovery });
+  const protection = table.spec.deletionProtection ?? false;
+  const actualProtection = observed.description.DeletionProtectionEnabled ?? false;
+  if (protection !== actualProtection) diff.push({ field: 'spec.deletionProtection', desired: protection, actual: actualProtection });
+  if (observed.tags !== undefined) diff.push(...diffTags(desiredTags(table.spec.labels, ownerTags), observed.tags, ownerTagKeys(ownerTags)));
+  return { diff, immutableDiff };
+}
+
+// --- the client ---------------------------------------------------------------------------------
+
+/** One DynamoDB table's client. No call waits for the table: observe reports ready once it is ACTIVE. */
+export class DynamoDbTableClient implements ExternalClient<Table> {
+  readonly #dynamodb: DynamoDBClient;
+  readonly #context: ConnectionContext;
+  readonly #region: string;
+
+  constructor(dynamodb: DynamoDBClient, context: ConnectionContext, region: string) {
+    this.#dynamodb = dynamodb;
+    this.#context = context;
+    this.#region = region;
+  }
+
+  get #name(): string {
+    return this.#context.externalName;
+  }
+
+  #call<T>(operation: string, call: (dynamodb: DynamoDBClient) => Promise<T>): Promise<T> {
+    return callAws(this.#context, operation, () => call(this.#dynamodb));
+  }
+
+  async #readOptional<T>(operation: string, absentCodes: string[], call: (dynamodb: DynamoDBClient) => Promise<T>): Promise<T | undefined> {
+    try {
+      return await this.#call(operation, call);
+    } catch (error) {
+      if (hasCode(error, ...absentCodes)) return undefined;
+      throw error;
+    }
+  }
+
+  async #describe(): Promise<TableDescription | undefined> {
+    const TableName = this.#name;
+    const described = await this.#readOptional('DescribeTable', ['ResourceNotFoundException'], (d) => d.send(new DescribeTableCommand({ TableName })));
+    return described?.Table;
+  }
+
+  /** Tags, page by page; undefined where the endpoint has no tagging (DynamoDB Local answers UnknownOperationException). */
+  async #tags(arn: string): Promise<Record<string, string> | undefined> {
+    const tags: { Key?: string; Value?: string }[] = [];
+    let NextToken: string | undefined;
+    do {
+      const page = await this.#readOptional('ListTagsOfResource', ['UnknownOperationException'], (d) => d.send(new ListTagsOfResourceCommand({ ResourceArn: arn, NextToken })));
+      if (page === undefined) return undefined;
+      tags.push(...(page.Tags ?? []));
+      NextToken = page.NextToken;
+    } while (NextToken);
+    return fromTagList(tags);
+  }
+
+  async #read(description: TableDescription): Promise<ObservedTable> {
+    const TableName = this.#name;
+    const [ttl, backups, tags] = await Promise.all([
+      this.#call('DescribeTimeToLive', (d) => d.send(new DescribeTimeToLiveCommand({ TableName }))),
+      // An endpoint without continuous backups (DynamoDB Local) has point-in-time recovery off.
+      this.#readOptional('DescribeContinuousBackups', ['UnknownOperationException'], (d) => d.send(new DescribeContinuousBackupsCommand({ TableName }))),
+      description.TableArn ? this.#tags(description.TableArn) : Promise.resolve(undefined),
+    ]);
+    const ttlStatus = ttl.TimeToLiveDescription?.TimeToLiveStatus;
+    return {
+      description,
+      ttlAttribute: ttlStatus === 'ENABLED' || ttlStatus === 'ENABLING' ? ttl.TimeToLiveDescription?.AttributeName : undefined,
+      pointInTimeRecovery: backups?.ContinuousBackupsDescription?.PointInTimeRecoveryDescription?.PointInTimeRecoveryStatus === 'ENABLED',
+      tags,
+    };
+  }
+
+  async observe(table: Table): Promise<Observation> {
+    const description = await this.#describe();
+    if (description === undefined) return { exists: false, upToDate: false, ready: false };
+    const atProvider = {
+      id: description.TableArn,
+      state: description.TableStatus,
+      itemCount: description.ItemCount,
+      location: this.#region,
+      ...(description.CreationDateTime ? { createdTime: description.CreationDateTime.toISOString() } : {}),
+    };
+    const ready = description.TableStatus === 'ACTIVE';
+    // TTL and backups cannot be read or set before the table is ACTIVE; report what we know and look again.
+    if (!ready) return { exists: true, ready: false, upToDate: true, diff: [], atProvider };
+    const observed = await this.#read(description);
+    const { diff, immutableDiff } = diffTable(table, observed, this.#context.ownerTags);
+    return {
+      exists: true,
+      ready,
+      upToDate: diff.length === 0,
+      diff,
+      immutableDiff,
+      atProvider,
+      ownerTags: observed.tags === undefined ? undefined : ownerTagsIn(observed.tags, ownerTagKeys(this.#context.ownerTags)),
+    };
+  }
+
+  /**
+   * CreateTable with keys, billing, deletion protection and tags, and return: the table is CREATING
+   * for a while. TTL and point-in-time recovery need an ACTIVE table, so the next update sets them.
+   */
+  async create(table: Table): Promise<void> {
+    const TableName = this.#name;
+    await this.#call('CreateTable', (d) =>
+      d.send(
+        new CreateTableCommand({
+          TableName,
+          ...keySchemaFor(table),
+          ...billingFor(table.spec.billing),
+          DeletionProtectionEnabled: table.spec.deletionProtection ?? false,
+          Tags: toTagList(desiredTags(table.spec.labels, this.#context.ownerTags)),
+        }),
+      ),
+    );
+  }
+
+  /** Changes what DynamoDB changes in place: billing and throughput, deletion protection, TTL, PITR, tags. */
+  async update(table: Table, observation: Observation): Promise<void> {
+    if (observation.atProvider?.state !== 'ACTIVE') {
+      throw new RetryableError(`DynamoDB table "${this.#name}" is ${observation.atProvider?.state ?? 'not ACTIVE'}; it can be updated once ACTIVE`);
+    }
+    const diff = observation.diff ?? [];
+    const drifted = (prefix: string): FieldDiff | undefined => diff.find((d) => d.field === prefix || d.field.startsWith(`${prefix}.`));
+    const TableName = this.#name;
+    if (drifted('spec.billing') || drifted('spec.deletionProtection')) {
+      // DeletionProtectionEnabled goes with every UpdateTable: DynamoDB Local resets it when omitted.
+      await this.#call('UpdateTable', (d) =>
+        d.send(
+          new UpdateTableCommand({
+            TableName,
+            // Real DynamoDB rejects an UpdateTable that repeats the current throughput, so billing goes only when it changed.
+            ...(drifted('spec.billing') ? billingFor(table.spec.billing) : {}),
+            DeletionProtectionEnabled: table.spec.deletionProtection ?? false,
+          }),
+        ),
+      );
+    }
+    const ttl = drifted('spec.ttlAttribute');
+    if (ttl) await this.#updateTtl(table, typeof ttl.actual === 'string' ? ttl.actual : undefined);
+    if (drifted('spec.pointInTimeRecovery')) {
+      const PointInTimeRecoveryEnabled = table.spec.pointInTimeRecovery ?? false;
+      await this.#call('UpdateContinuousBackups', (d) => d.send(new UpdateContinuousBackupsCommand({ TableName, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled } })));
+    }
+    if (diff.some((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'))) await this.#updateTags(table, diff);
+  }
+
+  /** TTL is one attribute at a time: turn the old one off before the new one on. */
+  async #updateTtl(table: Table, enabledAttribute: string | undefined): Promise<void> {
+    const TableName = this.#name;
+    if (enabledAttribute !== undefined) {
+      await this.#call('UpdateTimeToLive', (d) => d.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName: enabledAttribute, Enabled: false } })));
+    }
+    const AttributeName = table.spec.ttlAttribute;
+    if (AttributeName) {
+      await this.#call('UpdateTimeToLive', (d) => d.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName, Enabled: true } })));
+    }
+  }
+
+  async #updateTags(table: Table, diff: readonly FieldDiff[]): Promise<void> {
+    const ResourceArn = (await this.#describe())?.TableArn;
+    if (!ResourceArn) return;
+    const desired = desiredTags(table.spec.labels, this.#context.ownerTags);
+    const tagFields = diff.filter((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'));
+    const removed = tagFields.filter((d) => d.desired === undefined).map((d) => d.field.replace(/^(spec\.labels|ownerTags)\./, ''));
+    if (removed.length > 0) await this.#call('UntagResource', (d) => d.send(new UntagResourceCommand({ ResourceArn, TagKeys: removed })));
+    await this.#call('TagResource', (d) => d.send(new TagResourceCommand({ ResourceArn, Tags: toTagList(desired) })));
+  }
+
+  /**
+   * DeleteTable. Deletion protection is never switched off behind the user's back: while the spec
+   * asks for it, delete stops with DeletionBlockedError. A table still CREATING or UPDATING is retried;
+   * one already DELETING, or missing, is success.
+   */
+  async delete(table: Table): Promise<void> {
+    const TableName = this.#name;
+    const description = await this.#describe();
+    if (description === undefined || description.TableStatus === 'DELETING') return;
+    if (description.TableStatus === 'CREATING' || description.TableStatus === 'UPDATING') {
+      throw new RetryableError(`DynamoDB table "${TableName}" is ${description.TableStatus}; it can be deleted once ACTIVE`, { code: 'ResourceInUseException' });
+    }
+    if (description.DeletionProtectionEnabled) {
+      if (table.spec.deletionProtection) {
+        throw new DeletionBlockedError(
+          `DynamoDB table "${TableName}" has deletion protection on (spec.deletionProtection: true); set it to false to delete the table, or use deletionPolicy: Retain to keep it`,
+          { code: 'DeletionProtectionEnabled' },
+        );
+      }
+      // The spec says no protection: it was turned on behind k8or's back, so bring it in line first.
+      await this.#call('UpdateTable', (d) => d.send(new UpdateTableCommand({ TableName, DeletionProtectionEnabled: false })));
+    }
+    try {
+      await this.#readOptional('DeleteTable', ['ResourceNotFoundException'], (d) => d.send(new DeleteTableCommand({ TableName })));
+    } catch (error) {
+      if (hasCode(error, 'ResourceInUseException')) throw new RetryableError(`DeleteTable: DynamoDB table "${TableName}" is busy (ResourceInUseException)`, { code: 'ResourceInUseException', cause: error });
+      throw error;
+    }
+  }
+}
+
+// --- the connector ------------------------------------------------------------------------------
+
+const clients = new Map<string, DynamoDBClient>();
+
+/** Builds (or reuses) the DynamoDB client for the ProviderConfig's region, endpoint and credentials. */
+export const tableConnector: Connector<Table> = {
+  async connect(_table: Table, context: ConnectionContext): Promise<ExternalClient<Table>> {
+    const region = context.providerConfig.spec.region ?? DEFAULT_REGION;
+    const { forcePathStyle: _pathStyle, ...settings } = clientSettings(context.providerConfig, context.credentials, 'Table', region);
+    const key = settingsKey(settings);
+    let dynamodb = clients.get(key);
+    if (!dynamodb) {
+      dynamodb = new DynamoDBClient(settings);
+      clients.set(key, dynamodb);
+    }
+    return new DynamoDbTableClient(dynamodb, context, region);
+  },
+};
+
+/** Closes every cached DynamoDB client. */
+export function destroyDynamoDbClients(): void {
+  for (const client of clients.values()) client.destroy();
+  clients.clear();
+}

@@ -1,0 +1,250 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  DeleteBucketTaggingCommand,
+  GetBucketEncryptionCommand,
+  GetBucketLifecycleConfigurationCommand,
+  GetBucketLocationCommand,
+  GetBucketTaggingCommand,
+  GetBucketVersioningCommand,
+  GetPublicAccessBlockCommand,
+  HeadBucketCommand,
+  ListObjectVersionsCommand,
+  PutBucketTaggingCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  DeleteObjectCommand,
+  CreateBucketCommand,
+  DeletePublicAccessBlockCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { DeletionBlockedError, NotOwnedError, RetryableError, TerminalError, type ExternalClient } from '@k8or/core';
+import { bucketConnector, destroyS3Clients } from '@k8or/provider-aws';
+import { startS3Fake, type S3Fake } from '@k8or/sandbox';
+import type { Bucket } from '@k8or/api';
+import { ACCESS_KEY, awsProviderConfig, bucket, connectionContext, credentials } from './support.ts';
+
+describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
+  let fake: S3Fake;
+  let s3: S3Client;
+  const s3For = (region: string, accessKeyId = ACCESS_KEY): S3Client =>
+    new S3Client({ region, endpoint: fake.endpoint, forcePathStyle: true, credentials: { ...credentials, accessKeyId } });
+
+  before(async () => {
+    fake = await startS3Fake();
+    s3 = s3For('us-east-1');
+  });
+  after(async () => {
+    s3.destroy();
+    destroyS3Clients();
+    await fake.stop();
+  });
+
+  async function connect(resource: Bucket, region = 'us-east-1'): Promise<ExternalClient<Bucket> & { calls: string[] }> {
+    const context = connectionContext(awsProviderConfig({ bucket: fake.endpoint }, region), resource);
+    const client = await bucketConnector.connect(resource, context);
+    return Object.assign(client, { calls: context.calls });
+  }
+
+  it('creates a bucket with every managed setting, and observes it up to date', async () => {
+    const resource = bucket('photos-team-a', {
+      location: 'eu-west-1',
+      versioning: true,
+      publicAccess: 'Blocked',
+      encryption: { type: 'CustomerManaged', keyId: 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab' },
+      lifecycle: [
+        { id: 'logs', prefix: 'logs/', expirationDays: 365, transitions: [{ days: 90, tier: 'Archive' }, { days: 30, tier: 'InfrequentAccess' }] },
+        { id: 'old-versions', noncurrentVersionExpirationDays: 30, abortIncompleteUploadDays: 7 },
+      ],
+      labels: { team: 'a', cost: 'photos' },
+    });
+    const client = await connect(resource);
+    assert.equal((await client.observe(resource)).exists, false);
+    await client.create(resource);
+
+    const observation = await client.observe(resource);
+    assert.deepEqual(observation.diff, []);
+    assert.equal(observation.upToDate, true);
+    assert.equal(observation.ready, true);
+    assert.deepEqual(observation.atProvider, { id: 'arn:aws:s3:::photos-team-a', location: 'eu-west-1', url: `${fake.endpoint}/photos-team-a` });
+    assert.equal(observation.ownerTags?.['k8or.io/name'], 'photos-team-a');
+
+    const eu = s3For('eu-west-1');
+    const Bucket = 'photos-team-a';
+    assert.equal((await eu.send(new GetBucketLocationCommand({ Bucket }))).LocationConstraint, 'eu-west-1');
+    assert.equal((await eu.send(new GetBucketVersioningCommand({ Bucket }))).Status, 'Enabled');
+    const encryption = await eu.send(new GetBucketEncryptionCommand({ Bucket }));
+    assert.deepEqual(encryption.ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault, {
+      SSEAlgorithm: 'aws:kms',
+      KMSMasterKeyID: 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+    });
+    const lifecycle = await eu.send(new GetBucketLifecycleConfigurationCommand({ Bucket }));
+    const logs = lifecycle.Rules?.find((r) => r.ID === 'logs');
+    assert.deepEqual(logs?.Transitions, [{ Days: 30, StorageClass: 'STANDARD_IA' }, { Days: 90, StorageClass: 'GLACIER' }]);
+    assert.deepEqual(logs?.Filter, { Prefix: 'logs/' });
+    const tags = (await eu.send(new GetBucketTaggingCommand({ Bucket }))).TagSet ?? [];
+    assert.deepEqual(tags.find((t) => t.Key === 'team'), { Key: 'team', Value: 'a' });
+    assert.deepEqual(tags.find((t) => t.Key === 'k8or.io/managed-by'), { Key: 'k8or.io/managed-by', Value: 'k8or' });
+    eu.destroy();
+  });
+
+  it('creates in us-east-1 without a LocationConstraint, and create can be repeated', async () => {
+    const resource = bucket('plain-us-east-1');
+    const client = await connect(resource);
+    await client.create(resource);
+    await client.create(resource);
+    assert.equal((await s3.send(new HeadBucketCommand({ Bucket: 'plain-us-east-1' }))).BucketRegion, 'us-east-1');
+    const observation = await client.observe(resource);
+    assert.deepEqual(observation.diff, []);
+    assert.equal(observation.atProvider?.location, 'us-east-1');
+    const pab = await s3.send(new GetPublicAccessBlockCommand({ Bucket: 'plain-us-east-1' }));
+    assert.equal(pab.PublicAccessBlockConfiguration?.BlockPublicPolicy, true);
+  });
+
+  it('sees drift made behind its back as a diff naming the field, and repairs it with update', async () => {
+    const resource = bucket('drifting-bucket', { versioning: true, labels: { team: 'a' } });
+    const client = await connect(resource);
+    await client.create(resource);
+    const Bucket = 'drifting-bucket';
+    await s3.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: 'Suspended' } }));
+    const tags = (await s3.send(new GetBucketTaggingCommand({ Bucket }))).TagSet ?? [];
+    await s3.send(new PutBucketTaggingCommand({ Bucket, Tagging: { TagSet: tags.filter((t) => t.Key !== 'team') } }));
+    await s3.send(new DeletePublicAccessBlockCommand({ Bucket }));
+
+    const drifted = await client.observe(resource);
+    assert.equal(drifted.upToDate, false);
+    assert.deepEqual(drifted.diff?.map((d) => d.field).sort(), ['spec.labels.team', 'spec.publicAccess', 'spec.versioning']);
+    assert.deepEqual(drifted.diff?.find((d) => d.field === 'spec.versioning'), { field: 'spec.versioning', desired: true, actual: false });
+
+    client.calls.length = 0;
+    await client.update(resource, drifted);
+    assert.deepEqual(client.calls.sort(), ['PutBucketTagging', 'PutBucketVersioning', 'PutPublicAccessBlock']);
+    assert.deepEqual((await client.observe(resource)).diff, []);
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket }))).Status, 'Enabled');
+  });
+
+  it('applies a spec change: versioning off becomes Suspended, labels and lifecycle follow', async () => {
+    const resource = bucket('changing-bucket', { versioning: true, labels: { team: 'a' }, lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 1 }] });
+    const client = await connect(resource);
+    await client.create(resource);
+    const changed = bucket('changing-bucket', { versioning: false, labels: { team: 'b' }, publicAccess: 'Allowed' });
+    const observation = await client.observe(changed);
+    assert.deepEqual(observation.diff?.map((d) => d.field).sort(), ['spec.labels.team', 'spec.lifecycle', 'spec.publicAccess', 'spec.versioning']);
+    await client.update(changed, observation);
+    assert.deepEqual((await client.observe(changed)).diff, []);
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: 'changing-bucket' }))).Status, 'Suspended');
+    await assert.rejects(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'changing-bucket' })), { name: 'NoSuchLifecycleConfiguration' });
+  });
+
+  it('reports a bucket whose tags were all removed without owner tags, so the engine judges it by its create record', async () => {
+    const resource = bucket('untagged-bucket');
+    const client = await connect(resource);
+    await client.create(resource);
+    await s3.send(new DeleteBucketTaggingCommand({ Bucket: 'untagged-bucket' }));
+    const observation = await client.observe(resource);
+    assert.equal(observation.ownerTags, undefined);
+    assert.ok(observation.diff?.some((d) => d.field === 'ownerTags.k8or.io/managed-by'));
+  });
+
+  it('refuses to delete a non-empty bucket without forceDelete, with the BucketNotEmpty code', async () => {
+    const resource = bucket('full-bucket');
+    const client = await connect(resource);
+    await client.create(resource);
+    await s3.send(new PutObjectCommand({ Bucket: 'full-bucket', Key: 'keep.txt', Body: 'data' }));
+    await assert.rejects(client.delete(resource), (error: unknown) => {
+      assert.ok(error instanceof DeletionBlockedError);
+      assert.equal(error.code, 'BucketNotEmpty');
+      assert.match(error.message, /forceDelete/);
+      return true;
+    });
+    assert.equal((await client.observe(resource)).exists, true);
+  });
+
+  it('empties a versioned bucket (every version and delete marker, across pages) with forceDelete', async () => {
+    const resource = bucket('versioned-full', { versioning: true, forceDelete: true });
+    const client = await connect(resource);
+    await client.create(resource);
+    const Bucket = 'versioned-full';
+    // 1,100 versions over 600 keys: more than one 1,000-entry page.
+    for (let batch = 0; batch < 22; batch++) {
+      await Promise.all(Array.from({ length: 50 }, (_, j) => batch * 50 + j).map((i) => s3.send(new PutObjectCommand({ Bucket, Key: `obj-${i % 600}`, Body: `v${i}` }))));
+    }
+    await s3.send(new DeleteObjectCommand({ Bucket, Key: 'obj-1' }));
+    const versions = await s3.send(new ListObjectVersionsCommand({ Bucket }));
+    assert.equal(versions.IsTruncated, true);
+    assert.equal((versions.Versions?.length ?? 0) + (versions.DeleteMarkers?.length ?? 0), 1000);
+
+    await client.delete(resource);
+    await assert.rejects(s3.send(new HeadBucketCommand({ Bucket })), { name: 'NotFound' });
+    assert.equal((await client.observe(resource)).exists, false);
+    await client.delete(resource);
+  });
+
+  it('deletes an empty bucket, and deleting a missing bucket succeeds', async () => {
+    const resource = bucket('short-lived');
+    const client = await connect(resource);
+    await client.create(resource);
+    await client.delete(resource);
+    await client.delete(resource);
+    await assert.rejects(s3.send(new HeadBucketCommand({ Bucket: 'short-lived' })), { name: 'NotFound' });
+  });
+
+  it('fails with NotOwnedError and BucketAlreadyExists when another account owns the name', async () => {
+    await s3For('us-east-1', 'AKIASOMEONEELSE00001').send(new CreateBucketCommand({ Bucket: 'taken-name' }));
+    const resource = bucket('taken-name');
+    const client = await connect(resource);
+    assert.equal((await client.observe(resource)).exists, false);
+    await assert.rejects(client.create(resource), (error: unknown) => {
+      assert.ok(error instanceof NotOwnedError);
+      assert.equal(error.code, 'BucketAlreadyExists');
+      assert.match(error.message, /BucketAlreadyExists/);
+      return true;
+    });
+  });
+
+  it('fails terminally with AccessDenied when the credentials may not act', async () => {
+    const resource = bucket('forbidden-bucket');
+    const denied = 'AKIADENIED0000000001';
+    fake.denyAccessKey(denied);
+    const context = connectionContext(awsProviderConfig({ bucket: fake.endpoint }), resource, { accessKeyId: denied, secretAccessKey: 'x' });
+    const client = await bucketConnector.connect(resource, context);
+    await assert.rejects(client.create(resource), (error: unknown) => {
+      assert.ok(error instanceof TerminalError);
+      assert.equal(error.retryable, false);
+      assert.equal(error.code, 'AccessDenied');
+      return true;
+    });
+  });
+
+  it('fails terminally with the S3 code for an invalid spec', async () => {
+    const badName = bucket('Not_A_Valid_Bucket');
+    await assert.rejects((await connect(badName)).create(badName), { code: 'InvalidBucketName', retryable: false });
+    const badLifecycle = bucket('bad-lifecycle', { lifecycle: [{ id: 'too-soon', transitions: [{ days: 1, tier: 'InfrequentAccess' }] }] });
+    await assert.rejects((await connect(badLifecycle)).create(badLifecycle), (error: unknown) => {
+      assert.ok(error instanceof TerminalError);
+      assert.equal(error.code, 'InvalidArgument');
+      assert.match(error.message, /PutBucketLifecycleConfiguration failed with InvalidArgument/);
+      return true;
+    });
+  });
+
+  it('fails terminally with InvalidLocationConstraint for a location S3 does not know', async () => {
+    const resource = bucket('nowhere-bucket', { location: 'moon-base-1' });
+    const client = await connect(resource);
+    await assert.rejects(client.create(resource), { code: 'InvalidLocationConstraint', retryable: false });
+  });
+
+  it('turns SlowDown into a retryable error once the SDK retries are spent, and succeeds when S3 recovers', async () => {
+    const resource = bucket('throttled-bucket');
+    const client = await connect(resource);
+    fake.slowDown(100);
+    await assert.rejects(client.observe(resource), (error: unknown) => {
+      assert.ok(error instanceof RetryableError);
+      assert.equal(error.code, 'SlowDown');
+      return true;
+    });
+    fake.slowDown(0);
+    fake.slowDown(1);
+    assert.equal((await client.observe(resource)).exists, false);
+  });
+});
