@@ -1,0 +1,2 @@
+export * from './health-checks.js';
+export * from './probe-server.js';

@@ -1,0 +1,1 @@
+export * from './leader-elector.js';

@@ -1,0 +1,249 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { InformerMetricsProvider, WatchEndReason } from '../informer/informer.js';
+import type { CloudCallRecorder } from '../provider/contract.js';
+import type { InFlightWork, WorkQueueMetricsProvider } from '../queue/metrics.js';
+
+/** controller-runtime's buckets for controller_runtime_reconcile_time_seconds. */
+const RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3,
+  3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+/** client-go's workqueue buckets: ExponentialBuckets(10e-9, 10, 12), 10 ns .. 1000 s. */
+const WORKQUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
+/** Cloud API calls: 5 ms .. 60 s. */
+const CLOUD_CALL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** How one reconcile ended, as controller-runtime labels it. */
+export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
+
+/**
+ * Every Prometheus metric of the k8or core, named as controller-runtime and
+ * client-go name theirs so existing dashboards and alerts work unchanged, plus
+ * k8or's cloud-call and informer metrics. One instance per registry.
+ */
+export class CoreMetrics {
+  readonly registry: Registry;
+
+  readonly reconcileTotal: Counter<'controller' | 'result'>;
+  readonly reconcileErrorsTotal: Counter<'controller'>;
+  readonly reconcileTimeSeconds: Histogram<'controller'>;
+  readonly activeWorkers: Gauge<'controller'>;
+  readonly maxConcurrentReconciles: Gauge<'controller'>;
+
+  readonly workqueueDepth: Gauge<'name'>;
+  readonly workqueueAddsTotal: Counter<'name'>;
+  readonly workqueueRetriesTotal: Counter<'name'>;
+  readonly workqueueQueueDurationSeconds: Histogram<'name'>;
+  readonly workqueueWorkDurationSeconds: Histogram<'name'>;
+  readonly workqueueUnfinishedWorkSeconds: Gauge<'name'>;
+  readonly workqueueLongestRunningProcessorSeconds: Gauge<'name'>;
+
+  readonly cloudCallsTotal: Counter<'provider' | 'operation' | 'result'>;
+  readonly cloudCallDurationSeconds: Histogram<'provider' | 'operation'>;
+
+  readonly informerListsTotal: Counter<'resource'>;
+  readonly informerWatchRestartsTotal: Counter<'resource' | 'reason'>;
+  readonly informerEventsTotal: Counter<'resource' | 'event'>;
+
+  readonly leaderElectionMasterStatus: Gauge<'name'>;
+
+  /** In-flight work of each queue, read when the unfinished/longest-running gauges are scraped. */
+  private readonly inFlight = new Map<string, InFlightWork>();
+
+  constructor(registry: Registry = new Registry()) {
+    this.registry = registry;
+    const registers = [registry];
+    const inFlight = this.inFlight;
+
+    this.reconcileTotal = new Counter({
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller',
+      labelNames: ['controller', 'result'],
+      registers,
+    });
+    this.reconcileErrorsTotal = new Counter({
+      name: 'controller_runtime_reconcile_errors_total',
+      help: 'Total number of reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.reconcileTimeSeconds = new Histogram({
+      name: 'controller_runtime_reconcile_time_seconds',
+      help: 'Length of time per reconciliation per controller',
+      labelNames: ['controller'],
+      buckets: RECONCILE_BUCKETS,
+      registers,
+    });
+    this.activeWorkers = new Gauge({
+      name: 'controller_runtime_active_workers',
+      help: 'Number of currently used workers per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.maxConcurrentReconciles = new Gauge({
+      name: 'controller_runtime_max_concurrent_reconciles',
+      help: 'Maximum number of concurrent reconciles per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+
+    this.workqueueDepth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: ['name'], registers });
+    this.workqueueAddsTotal = new Counter({
+      name: 'workqueue_adds_total',
+      help: 'Total number of adds handled by workqueue',
+      labelNames: ['name'],
+      registers,
+    });
+    this.workqueueRetriesTotal = new Counter({
+      name: 'workqueue_retries_total',
+      help: 'Total number of retries handled by workqueue',
+      labelNames: ['name'],
+      registers,
+    });
+    this.workqueueQueueDurationSeconds = new Histogram({
+      name: 'workqueue_queue_duration_seconds',
+      help: 'How long in seconds an item stays in workqueue before being requested',
+      labelNames: ['name'],
+      buckets: WORKQUEUE_BUCKETS,
+      registers,
+    });
+    this.workqueueWorkDurationSeconds = new Histogram({
+      name: 'workqueue_work_duration_seconds',
+      help: 'How long in seconds processing an item from workqueue takes',
+      labelNames: ['name'],
+      buckets: WORKQUEUE_BUCKETS,
+      registers,
+    });
+    this.workqueueUnfinishedWorkSeconds = new Gauge({
+      name: 'workqueue_unfinished_work_seconds',
+      help: 'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. Large values indicate stuck threads.',
+      labelNames: ['name'],
+      registers,
+      collect() {
+        for (const [name, work] of inFlight) this.set({ name }, work.unfinishedWorkSeconds());
+      },
+    });
+    this.workqueueLongestRunningProcessorSeconds = new Gauge({
+      name: 'workqueue_longest_running_processor_seconds',
+      help: 'How many seconds has the longest running processor for workqueue been running.',
+      labelNames: ['name'],
+      registers,
+      collect() {
+        for (const [name, work] of inFlight) this.set({ name }, work.longestRunningProcessorSeconds());
+      },
+    });
+
+    this.cloudCallsTotal = new Counter({
+      name: 'k8or_cloud_calls_total',
+      help: 'Cloud API calls made by providers, by provider, operation and result (success or error)',
+      labelNames: ['provider', 'operation', 'result'],
+      registers,
+    });
+    this.cloudCallDurationSeconds = new Histogram({
+      name: 'k8or_cloud_call_duration_seconds',
+      help: 'Duration of cloud API calls made by providers',
+      labelNames: ['provider', 'operation'],
+      buckets: CLOUD_CALL_BUCKETS,
+      registers,
+    });
+
+    this.informerListsTotal = new Counter({
+      name: 'k8or_informer_lists_total',
+      help: 'Full lists made by informers (the first one, and relists after 410 Gone)',
+      labelNames: ['resource'],
+      registers,
+    });
+    this.informerWatchRestartsTotal = new Counter({
+      name: 'k8or_informer_watch_restarts_total',
+      help: 'Watches that ended and were replaced, by reason (closed, gone, stalled, error)',
+      labelNames: ['resource', 'reason'],
+      registers,
+    });
+    this.informerEventsTotal = new Counter({
+      name: 'k8or_informer_events_total',
+      help: 'Events delivered by informers to their handlers',
+      labelNames: ['resource', 'event'],
+      registers,
+    });
+
+    this.leaderElectionMasterStatus = new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease.',
+      labelNames: ['name'],
+      registers,
+    });
+  }
+
+  /** Adds Node.js process metrics (CPU, memory, event loop lag) to the registry. */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Hooks for a {@link WorkQueue} named `name`. */
+  workQueueMetrics(name: string): WorkQueueMetricsProvider {
+    const labels = { name };
+    this.workqueueDepth.set(labels, 0);
+    this.workqueueAddsTotal.inc(labels, 0);
+    this.workqueueRetriesTotal.inc(labels, 0);
+    return {
+      setDepth: (depth) => this.workqueueDepth.set(labels, depth),
+      incAdds: () => this.workqueueAddsTotal.inc(labels),
+      incRetries: () => this.workqueueRetriesTotal.inc(labels),
+      observeQueueDuration: (seconds) => this.workqueueQueueDurationSeconds.observe(labels, seconds),
+      observeWorkDuration: (seconds) => this.workqueueWorkDurationSeconds.observe(labels, seconds),
+      trackInFlight: (work) => this.inFlight.set(name, work),
+    };
+  }
+
+  /** Counters for an informer of `resource` (for example `buckets.k8or.io`). */
+  informerMetrics(resource: string): InformerMetricsProvider {
+    return {
+      listed: () => this.informerListsTotal.inc({ resource }),
+      watchEnded: (reason: WatchEndReason) => this.informerWatchRestartsTotal.inc({ resource, reason }),
+      event: (event) => this.informerEventsTotal.inc({ resource, event }),
+    };
+  }
+
+  /** Records one finished reconcile of `controller` (a kind, such as `bucket`). */
+  recordReconcile(controller: string, result: ReconcileResult, seconds: number): void {
+    this.reconcileTotal.inc({ controller, result });
+    if (result === 'error') this.reconcileErrorsTotal.inc({ controller });
+    this.reconcileTimeSeconds.observe({ controller }, seconds);
+  }
+
+  /**
+   * A {@link CloudCallRecorder} for `provider`: counts every call in
+   * `k8or_cloud_calls_total{provider,operation,result}` (result `success` or
+   * `error`) and times it in `k8or_cloud_call_duration_seconds`. The call's
+   * outcome passes through unchanged.
+   */
+  cloudCallRecorder(provider: string): CloudCallRecorder {
+    return async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
+      const end = this.cloudCallDurationSeconds.startTimer({ provider, operation });
+      try {
+        const value = await call();
+        this.cloudCallsTotal.inc({ provider, operation, result: 'success' });
+        return value;
+      } catch (error) {
+        this.cloudCallsTotal.inc({ provider, operation, result: 'error' });
+        throw error;
+      } finally {
+        end();
+      }
+    };
+  }
+
+  /** Sets `leader_election_master_status{name}` (1 leading, 0 standby). */
+  setLeader(lease: string, leading: boolean): void {
+    this.leaderElectionMasterStatus.set({ name: lease }, leading ? 1 : 0);
+  }
+
+  /** The registry in Prometheus text format. */
+  metrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
