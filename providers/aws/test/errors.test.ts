@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { S3ServiceException } from '@aws-sdk/client-s3';
+import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
+import { NotOwnedError, RetryableError, TerminalError } from '@k8or/core';
+import { awsErrorCode, classifyAwsError } from '@k8or/provider-aws';
+
+/** An error as the SDK builds it from an AWS answer. */
+function s3Error(name: string, status: number): S3ServiceException {
+  return new S3ServiceException({ name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status }, message: `${name} happened` });
+}
+function dynamoDbError(name: string, status = 400): DynamoDBServiceException {
+  return new DynamoDBServiceException({ name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status }, message: `${name} happened` });
+}
+
+describe('AWS error classification', () => {
+  for (const [code, status] of [['SlowDown', 503], ['InternalError', 500], ['ServiceUnavailable', 503]] as const) {
+    it(`retries S3 ${code} (${status})`, () => {
+      const error = classifyAwsError(s3Error(code, status), 'PutBucketTagging');
+      assert.ok(error instanceof RetryableError);
+      assert.equal(error.code, code);
+      assert.equal(error.message, `PutBucketTagging failed with ${code}: ${code} happened`);
+    });
+  }
+
+  for (const code of ['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'LimitExceededException']) {
+    it(`retries DynamoDB ${code}`, () => assert.ok(classifyAwsError(dynamoDbError(code), 'CreateTable') instanceof RetryableError));
+  }
+
+  for (const code of ['AccessDenied', 'InvalidBucketName', 'InvalidLocationConstraint', 'MalformedXML', 'InvalidArgument']) {
+    it(`stops on S3 ${code}, with the code in the message`, () => {
+      const error = classifyAwsError(s3Error(code, 400), 'CreateBucket');
+      assert.ok(error instanceof TerminalError);
+      assert.ok(!(error instanceof NotOwnedError));
+      assert.equal(error.retryable, false);
+      assert.match(error.message, new RegExp(`CreateBucket failed with ${code}`));
+    });
+  }
+
+  for (const code of ['ValidationException', 'ResourceInUseException', 'AccessDeniedException', 'UnrecognizedClientException']) {
+    it(`stops on DynamoDB ${code}`, () => assert.ok(classifyAwsError(dynamoDbError(code), 'CreateTable') instanceof TerminalError));
+  }
+
+  it('reports a bucket name owned by another account as NotOwnedError', () => {
+    const error = classifyAwsError(s3Error('BucketAlreadyExists', 409), 'CreateBucket');
+    assert.ok(error instanceof NotOwnedError);
+    assert.equal(error.code, 'BucketAlreadyExists');
+  });
+
+  it('retries network failures and unknown 5xx, and stops on unknown 4xx', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+    assert.ok(classifyAwsError(refused, 'DescribeTable') instanceof RetryableError);
+    assert.equal(awsErrorCode(refused), 'ECONNREFUSED');
+    assert.ok(classifyAwsError(s3Error('SomethingNew', 502), 'GetBucketTagging') instanceof RetryableError);
+    assert.ok(classifyAwsError(s3Error('SomethingElse', 409), 'GetBucketTagging') instanceof TerminalError);
+  });
+
+  it('names bodiless HEAD answers after their status', () => {
+    assert.equal(awsErrorCode(s3Error('Unknown', 403)), 'Forbidden');
+    assert.equal(awsErrorCode(s3Error('Unknown', 503)), 'ServiceUnavailable');
+    assert.ok(classifyAwsError(s3Error('Unknown', 503), 'HeadBucket') instanceof RetryableError);
+    assert.ok(classifyAwsError(s3Error('Unknown', 403), 'HeadBucket') instanceof TerminalError);
+  });
+});

@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+  PutItemCommand,
+  UpdateTableCommand,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import type { Table } from '@k8or/api';
+import { DeletionBlockedError, TerminalError, type ExternalClient } from '@k8or/core';
+import { destroyDynamoDbClients, tableConnector } from '@k8or/provider-aws';
+import { startDynamoDbLocal, type DynamoDbLocal } from '@k8or/sandbox';
+import { awsProviderConfig, connectionContext, credentials, table } from './support.ts';
+
+describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Local', () => {
+  let local: DynamoDbLocal;
+  let dynamodb: DynamoDBClient;
+
+  before(async () => {
+    local = await startDynamoDbLocal();
+    dynamodb = new DynamoDBClient({ region: 'us-east-1', endpoint: local.endpoint, credentials });
+  });
+  after(async () => {
+    dynamodb.destroy();
+    destroyDynamoDbClients();
+    await local.stop();
+  });
+
+  async function connect(resource: Table): Promise<ExternalClient<Table> & { calls: string[] }> {
+    const context = connectionContext(awsProviderConfig({ table: local.endpoint }), resource);
+    return Object.assign(await tableConnector.connect(resource, context), { calls: context.calls });
+  }
+
+  const describeTable = async (TableName: string) => (await dynamodb.send(new DescribeTableCommand({ TableName }))).Table;
+
+  it('creates a table with keys, billing and protection, then sets TTL on the next update once ACTIVE', async () => {
+    const resource = table('orders', {
+      partitionKey: { name: 'customerId', type: 'string' },
+      sortKey: { name: 'orderedAt', type: 'number' },
+      billing: { mode: 'provisioned', readCapacity: 5, writeCapacity: 2 },
+      ttlAttribute: 'expiresAt',
+      deletionProtection: false,
+      labels: { team: 'a' },
+    });
+    const client = await connect(resource);
+    assert.equal((await client.observe(resource)).exists, false);
+    await client.create(resource);
+
+    const described = await describeTable('orders');
+    assert.deepEqual(described?.KeySchema, [
+      { AttributeName: 'customerId', KeyType: 'HASH' },
+      { AttributeName: 'orderedAt', KeyType: 'RANGE' },
+    ]);
+    assert.deepEqual(
+      described?.AttributeDefinitions?.map((a) => [a.AttributeName, a.AttributeType]),
+      [['customerId', 'S'], ['orderedAt', 'N']],
+    );
+    assert.equal(described?.ProvisionedThroughput?.ReadCapacityUnits, 5);
+
+    const first = await client.observe(resource);
+    assert.equal(first.ready, true);
+    assert.deepEqual(first.diff?.map((d) => d.field), ['spec.ttlAttribute']);
+    await client.update(resource, first);
+    const settled = await client.observe(resource);
+    assert.deepEqual(settled.diff, []);
+    assert.deepEqual(settled.immutableDiff, []);
+    assert.equal(settled.atProvider?.state, 'ACTIVE');
+    assert.equal(settled.atProvider?.id, described?.TableArn);
+    assert.equal(settled.atProvider?.itemCount, 0);
+    // DynamoDB Local has no tagging: owner tags are unknown, and the engine judges ownership by its create record.
+    assert.equal(settled.ownerTags, undefined);
+    const ttl = await dynamodb.send(new DescribeTimeToLiveCommand({ TableName: 'orders' }));
+    assert.deepEqual(ttl.TimeToLiveDescription, { TimeToLiveStatus: 'ENABLED', AttributeName: 'expiresAt' });
+  });
+
+  it('sees TTL disabled and billing changed behind its back as drift, and repairs both', async () => {
+    const resource = table('sessions', { ttlAttribute: 'expiresAt', billing: { mode: 'onDemand' } });
+    const client = await connect(resource);
+    await client.create(resource);
+    await client.update(resource, await client.observe(resource));
+    await dynamodb.send(new UpdateTimeToLiveCommand({ TableName: 'sessions', TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: false } }));
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'sessions', BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 } }));
+
+    const drifted = await client.observe(resource);
+    assert.deepEqual(drifted.diff?.map((d) => d.field), ['spec.billing.mode', 'spec.ttlAttribute']);
+    assert.deepEqual(drifted.diff?.[1], { field: 'spec.ttlAttribute', desired: 'expiresAt', actual: undefined });
+    await client.update(resource, drifted);
+    assert.deepEqual((await client.observe(resource)).diff, []);
+    assert.equal((await describeTable('sessions'))?.BillingModeSummary?.BillingMode, 'PAY_PER_REQUEST');
+  });
+
+  it('changes throughput and TTL attribute in place when the spec changes', async () => {
+    const resource = table('metrics', { billing: { mode: 'provisioned', readCapacity: 1, writeCapacity: 1 }, ttlAttribute: 'ttl' });
+    const client = await connect(resource);
+    await client.create(resource);
+    await client.update(resource, await client.observe(resource));
+    const changed = table('metrics', { billing: { mode: 'provisioned', readCapacity: 10, writeCapacity: 4 }, ttlAttribute: 'expiry' });
+    const observation = await client.observe(changed);
+    assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.billing.readCapacity', 'spec.billing.writeCapacity', 'spec.ttlAttribute']);
+    await client.update(changed, observation);
+    assert.deepEqual((await client.observe(changed)).diff, []);
+    assert.equal((await describeTable('metrics'))?.ProvisionedThroughput?.WriteCapacityUnits, 4);
+  });
+
+  it('reports a key schema change as an immutable difference, not as something to update', async () => {
+    const resource = table('keyed', { partitionKey: { name: 'id', type: 'string' } });
+    const client = await connect(resource);
+    await client.create(resource);
+    const changed = table('keyed', { partitionKey: { name: 'id', type: 'number' }, sortKey: { name: 'at', type: 'string' } });
+    const observation = await client.observe(changed);
+    assert.deepEqual(observation.immutableDiff?.map((d) => d.field), ['spec.partitionKey', 'spec.sortKey']);
+    assert.deepEqual(observation.diff, []);
+  });
+
+  it('keeps a protected table: delete stops with DeletionBlockedError while the spec asks for protection', async () => {
+    const resource = table('ledger', { deletionProtection: true });
+    const client = await connect(resource);
+    await client.create(resource);
+    assert.equal((await describeTable('ledger'))?.DeletionProtectionEnabled, true);
+    await assert.rejects(client.delete(resource), (error: unknown) => {
+      assert.ok(error instanceof DeletionBlockedError);
+      assert.match(error.message, /deletion protection/);
+      return true;
+    });
+    assert.ok(await describeTable('ledger'));
+
+    const unprotected = table('ledger', { deletionProtection: false });
+    const observation = await client.observe(unprotected);
+    assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.deletionProtection']);
+    await client.update(unprotected, observation);
+    await client.delete(unprotected);
+    await assert.rejects(describeTable('ledger'), { name: 'ResourceNotFoundException' });
+  });
+
+  it('deletes a table with items, and deleting a missing table succeeds', async () => {
+    const resource = table('scratch');
+    const client = await connect(resource);
+    await client.create(resource);
+    await dynamodb.send(new PutItemCommand({ TableName: 'scratch', Item: { pk: { S: 'a' } } }));
+    assert.equal((await client.observe(resource)).exists, true);
+    await client.delete(resource);
+    await client.delete(resource);
+    assert.equal((await client.observe(resource)).exists, false);
+  });
+
+  it('fails terminally with ValidationException for an invalid spec, and ResourceInUseException for a taken name', async () => {
+    const invalid = table('x!');
+    await assert.rejects((await connect(invalid)).create(invalid), (error: unknown) => {
+      assert.ok(error instanceof TerminalError);
+      assert.equal(error.code, 'ValidationException');
+      assert.match(error.message, /CreateTable failed with ValidationException/);
+      return true;
+    });
+    const existing = table('existing-table');
+    const client = await connect(existing);
+    await client.create(existing);
+    await assert.rejects(client.create(existing), { code: 'ResourceInUseException', retryable: false });
+  });
+
+  it('fails terminally with UnknownOperationException when point-in-time recovery is asked of an endpoint without it', async () => {
+    const resource = table('recoverable', { pointInTimeRecovery: true });
+    const client = await connect(resource);
+    await client.create(resource);
+    const observation = await client.observe(resource);
+    assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.pointInTimeRecovery']);
+    await assert.rejects(client.update(resource, observation), { code: 'UnknownOperationException', retryable: false });
+  });
+});
