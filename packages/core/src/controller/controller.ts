@@ -1,0 +1,180 @@
+import { isDeepStrictEqual } from 'node:util';
+import { GROUP, KINDS, VERSION, type ManagedKindName, type ManagedResource } from '@k8or/api';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { createInformer, type Informer, type InformerMetricsProvider } from '../informer/informer.js';
+import { objectKey, splitObjectKey } from '../informer/object-key.js';
+import type { RateLimiter } from '../queue/rate-limiter.js';
+import type { WorkQueueMetricsProvider } from '../queue/metrics.js';
+import { WorkQueue } from '../queue/work-queue.js';
+import type { ReconcileRequest, ReconcileOutcome } from '../reconcile/reconciler.js';
+
+export type ManagedObject = ManagedResource & KubernetesObject;
+
+/** Anything that reconciles one key; ManagedReconciler is the one the engine uses. */
+export interface Reconciler {
+  reconcile(request: ReconcileRequest): Promise<ReconcileOutcome>;
+}
+
+/** What a controller reports per reconcile, for metrics. */
+export interface ControllerMetrics {
+  /** `result`: success, error (threw), requeue (backoff) or requeue_after. */
+  reconciled(controller: string, result: 'success' | 'error' | 'requeue' | 'requeue_after', seconds: number): void;
+  activeWorkers(controller: string, delta: number): void;
+  maxConcurrentReconciles(controller: string, workers: number): void;
+}
+
+export interface ControllerOptions {
+  kind: ManagedKindName;
+  kubeConfig: KubeConfig;
+  reconciler: Reconciler;
+  /** Concurrent reconciles of this kind. Default 10. */
+  workers?: number;
+  /** Watch one namespace; all when omitted. */
+  namespace?: string;
+  rateLimiter?: RateLimiter<string>;
+  queueMetrics?: WorkQueueMetricsProvider;
+  informerMetrics?: InformerMetricsProvider;
+  metrics?: ControllerMetrics;
+  logger?: Logger;
+}
+
+/**
+ * Whether an update is worth a reconcile: the desired state (generation,
+ * annotations, labels), deletion or finalizers changed. Status-only updates,
+ * most of them the engine's own writes, are not (crossplane's
+ * DesiredStateChanged predicate).
+ */
+export function desiredStateChanged(old: ManagedObject | undefined, obj: ManagedObject): boolean {
+  if (!old) return true;
+  const a = old.metadata;
+  const b = obj.metadata;
+  return (
+    a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    !isDeepStrictEqual(a.annotations ?? {}, b.annotations ?? {}) ||
+    !isDeepStrictEqual(a.labels ?? {}, b.labels ?? {}) ||
+    !isDeepStrictEqual(a.finalizers ?? [], b.finalizers ?? [])
+  );
+}
+
+/**
+ * One kind's controller: an informer feeds keys into a rate-limited work
+ * queue; N workers take keys and reconcile them. A key is never reconciled by
+ * two workers at once, and a change that arrives mid-reconcile queues it again.
+ */
+export class Controller {
+  readonly name: string;
+  readonly kind: ManagedKindName;
+  readonly informer: Informer<ManagedObject>;
+  readonly queue: WorkQueue<string>;
+  readonly workers: number;
+  readonly #reconciler: Reconciler;
+  readonly #metrics: ControllerMetrics | undefined;
+  readonly #logger: Logger | undefined;
+  #running: Promise<void>[] = [];
+  #started = false;
+
+  constructor(options: ControllerOptions) {
+    this.kind = options.kind;
+    this.name = options.kind.toLowerCase();
+    this.workers = options.workers ?? 10;
+    this.#reconciler = options.reconciler;
+    this.#metrics = options.metrics;
+    this.#logger = options.logger?.child({ controller: this.name });
+    this.queue = new WorkQueue<string>({
+      name: this.name,
+      ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+      ...(options.queueMetrics ? { metrics: options.queueMetrics } : {}),
+    });
+    this.informer = createInformer<ManagedObject>({
+      kubeConfig: options.kubeConfig,
+      group: GROUP,
+      version: VERSION,
+      plural: KINDS[options.kind].plural,
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+      ...(this.#logger ? { logger: this.#logger } : {}),
+      ...(options.informerMetrics ? { metrics: options.informerMetrics } : {}),
+    });
+    this.informer.on('add', (obj) => this.enqueue(obj));
+    this.informer.on('update', (obj, old) => {
+      if (desiredStateChanged(old, obj)) this.enqueue(obj);
+    });
+    this.informer.on('delete', (obj) => this.enqueue(obj));
+    this.informer.on('error', (err) => this.#logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'informer error'));
+  }
+
+  enqueue(obj: KubernetesObject): void {
+    this.queue.add(objectKey(obj));
+  }
+
+  /** Starts the informer, waits for its first list, then starts the workers. */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    this.#metrics?.maxConcurrentReconciles(this.name, this.workers);
+    await this.informer.start();
+    if (this.queue.shuttingDown) return;
+    for (let i = 0; i < this.workers; i++) this.#running.push(this.#work());
+  }
+
+  hasSynced(): boolean {
+    return this.informer.hasSynced();
+  }
+
+  /**
+   * Stops watching and handing out keys, then waits up to `deadlineMs` for
+   * in-flight reconciles to finish. True when they all did.
+   */
+  async stop(deadlineMs = 30_000): Promise<boolean> {
+    this.informer.stop();
+    const drained = await this.queue.shutDownWithDrain(deadlineMs);
+    if (drained) await Promise.all(this.#running);
+    this.#running = [];
+    return drained;
+  }
+
+  /** Stops at once, abandoning in-flight reconciles (they finish or hang on their own). */
+  kill(): void {
+    this.informer.stop();
+    this.queue.shutDown();
+    this.#running = [];
+  }
+
+  async #work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      await this.#process(key);
+    }
+  }
+
+  async #process(key: string): Promise<void> {
+    const { namespace, name } = splitObjectKey(key);
+    const started = performance.now();
+    this.#metrics?.activeWorkers(this.name, 1);
+    try {
+      const result = await this.#reconciler.reconcile({ namespace: namespace ?? '', name });
+      const seconds = (performance.now() - started) / 1000;
+      if (result.backoff) {
+        this.queue.addRateLimited(key);
+        this.#metrics?.reconciled(this.name, 'requeue', seconds);
+      } else {
+        this.queue.forget(key);
+        if (result.requeueAfterMs !== undefined) {
+          this.queue.addAfter(key, result.requeueAfterMs);
+          this.#metrics?.reconciled(this.name, 'requeue_after', seconds);
+        } else {
+          this.#metrics?.reconciled(this.name, 'success', seconds);
+        }
+      }
+    } catch (error) {
+      this.#logger?.warn({ resource: key, err: error instanceof Error ? error.message : String(error) }, 'reconcile error; backing off');
+      this.#metrics?.reconciled(this.name, 'error', (performance.now() - started) / 1000);
+      this.queue.addRateLimited(key);
+    } finally {
+      this.#metrics?.activeWorkers(this.name, -1);
+      this.queue.done(key);
+    }
+  }
+}

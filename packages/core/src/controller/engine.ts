@@ -1,0 +1,340 @@
+import { randomUUID } from 'node:crypto';
+import { GROUP, KINDS, MANAGED_KINDS, VERSION, type DeletionPolicy, type ManagedKindName, type ProviderConfig } from '@k8or/api';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Container } from 'inversify';
+import type { Logger } from 'pino';
+import { CachedLookups, type Secret } from '../config/lookups.js';
+import { KubeEventRecorder } from '../events/recorder.js';
+import { createInformer, type Informer } from '../informer/informer.js';
+import { NAMESPACE_INDEX } from '../informer/indexer.js';
+import { KubeManagedResources } from '../kube/resources.js';
+import { KubeRest } from '../kube/rest.js';
+import { ConfigMapOutputs } from '../outputs/configmap.js';
+import type { CoreMetrics } from '../metrics/core-metrics.js';
+import { loadedProviders } from '../provider/registry.js';
+import type { RateLimiter } from '../queue/rate-limiter.js';
+import { providerConfigNameFor, type NamespaceInfo } from '../reconcile/policy.js';
+import type { ProviderPlugins } from '../reconcile/ports.js';
+import { ManagedReconciler } from '../reconcile/reconciler.js';
+import { Controller, type ControllerMetrics, type ManagedObject } from './controller.js';
+import { LeaderElector } from '../leader/index.js';
+
+export interface LeaderElectionSettings {
+  /** Namespace of the coordination.k8s.io Lease. */
+  namespace: string;
+  /** Lease name. Default `k8or-operator`. */
+  name?: string;
+  /** This instance's identity. Default: the engine identity. */
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+/** Where the engine reports health: core-infra's HealthChecks fits. */
+export interface HealthRegistry {
+  addReadinessCheck(name: string, check: () => boolean): void;
+  addLivenessCheck(name: string, check: () => boolean): void;
+}
+
+export interface EngineOptions {
+  kubeConfig: KubeConfig;
+  /** The loaded provider plugins: a map by provider, or the inversify container they were loaded into. */
+  providers: ProviderPlugins | Container;
+  /** Identifies this cluster in owner tags. */
+  clusterId: string;
+  /** Operator-wide default deletion policy. Default `Delete`. */
+  defaultDeletionPolicy?: DeletionPolicy;
+  /** Workers per kind (one number for all, or per kind). Default 10. */
+  workers?: number | Partial<Record<ManagedKindName, number>>;
+  /** Drift-check period. Default 1 h, ±10 % jitter. */
+  resyncPeriodMs?: number;
+  resyncJitter?: number;
+  pollIntervalMs?: number;
+  deletionBlockedRetryMs?: number;
+  /** Only watch and reconcile this namespace. Default: all. */
+  namespace?: string;
+  /** Only watch credentials Secrets in this namespace. Default: all. */
+  secretsNamespace?: string;
+  /** Kinds to run controllers for. Default: Bucket and Table. */
+  kinds?: readonly ManagedKindName[];
+  /** Reconcile only while holding this Lease; off when omitted. */
+  leaderElection?: LeaderElectionSettings;
+  /** Minimum time between two writes of the same aggregated Event. Default 60 s. */
+  eventAggregationIntervalMs?: number;
+  /** How long `stop` waits for in-flight reconciles. Default 30 s. */
+  shutdownDeadlineMs?: number;
+  /** A rate limiter per controller; default client-go's (5 ms .. 1000 s per item, 10 qps / 100 burst overall). */
+  rateLimiter?: () => RateLimiter<string>;
+  /** This instance's name in logs, events and the Lease. Default random. */
+  identity?: string;
+  logger?: Logger;
+  /** Prometheus metrics (reconciles, work queues, informers, cloud calls, leadership). */
+  metrics?: CoreMetrics;
+  health?: HealthRegistry;
+}
+
+/** One leadership term's worth of running parts; rebuilt each term (a stopped work queue cannot restart). */
+interface Run {
+  rest: KubeRest;
+  configInformers: Informer<KubernetesObject>[];
+  controllers: Map<ManagedKindName, Controller>;
+}
+
+/**
+ * The manager: builds a controller per managed kind for the loaded provider
+ * plugins, with the shared caches (ProviderConfigs, Secrets, Namespaces) whose
+ * changes re-queue the resources that depend on them; runs them only while
+ * leader when leader election is on.
+ */
+export class Engine {
+  readonly identity: string;
+  readonly #options: EngineOptions;
+  readonly #providers: ProviderPlugins;
+  readonly #logger: Logger | undefined;
+  #run: Run | undefined;
+  #starting: Promise<void> | undefined;
+  #elector: LeaderElector | undefined;
+  #stopped = false;
+
+  constructor(options: EngineOptions) {
+    this.#options = options;
+    this.identity = options.identity ?? `k8or-${randomUUID().slice(0, 8)}`;
+    this.#providers = options.providers instanceof Map ? options.providers : loadedProviders(options.providers as Container);
+    this.#logger = options.logger?.child({ engine: this.identity });
+    options.health?.addReadinessCheck('informers', () => this.hasSynced());
+    options.health?.addLivenessCheck('engine', () => !this.#stopped);
+  }
+
+  /** Controllers of the current run (empty while not leading). */
+  get controllers(): ReadonlyMap<ManagedKindName, Controller> {
+    return this.#run?.controllers ?? new Map();
+  }
+
+  /** True while this instance reconciles (leading, or leader election off and started). */
+  isActive(): boolean {
+    return this.#run !== undefined;
+  }
+
+  /** Ready: not leading (a standby is ready), or every informer has its first list. */
+  hasSynced(): boolean {
+    const run = this.#run;
+    if (!run) return true;
+    return run.configInformers.every((i) => i.hasSynced()) && [...run.controllers.values()].every((c) => c.hasSynced());
+  }
+
+  /**
+   * Starts reconciling: at once without leader election (resolves when the
+   * caches are synced and workers run); with it, campaigns for the Lease and
+   * resolves at once, reconciling whenever this instance leads.
+   */
+  async start(): Promise<void> {
+    const election = this.#options.leaderElection;
+    if (!election) {
+      await this.#startRun();
+      return;
+    }
+    void this.#campaign(election);
+  }
+
+  /** Competes for the Lease; reconciles while leading; competes again after losing it, until stopped. */
+  async #campaign(election: LeaderElectionSettings): Promise<void> {
+    while (!this.#stopped) {
+      const elector = new LeaderElector({
+        kubeConfig: this.#options.kubeConfig,
+        namespace: election.namespace,
+        name: election.name ?? 'k8or-operator',
+        identity: election.identity ?? this.identity,
+        ...(election.leaseDurationMs !== undefined ? { leaseDurationMs: election.leaseDurationMs } : {}),
+        ...(election.renewDeadlineMs !== undefined ? { renewDeadlineMs: election.renewDeadlineMs } : {}),
+        ...(election.retryPeriodMs !== undefined ? { retryPeriodMs: election.retryPeriodMs } : {}),
+        ...(this.#logger ? { logger: this.#logger } : {}),
+      });
+      this.#elector = elector;
+      try {
+        await elector.run({
+          onStartedLeading: async () => {
+            this.#logger?.info('started leading');
+            this.#options.metrics?.setLeader(election.name ?? 'k8or-operator', true);
+            await this.#startRun();
+          },
+          onStoppedLeading: () => {
+            this.#logger?.info('stopped leading');
+            this.#options.metrics?.setLeader(election.name ?? 'k8or-operator', false);
+            void this.#stopRun();
+          },
+        });
+      } catch (error) {
+        this.#logger?.error({ err: error instanceof Error ? error.message : String(error) }, 'leader election failed');
+      }
+      await this.#stopRun();
+      if (!this.#stopped) await new Promise((resolve) => setTimeout(resolve, election.retryPeriodMs ?? 2_000));
+    }
+  }
+
+  /** True while this instance holds the Lease (or leader election is off and it runs). */
+  isLeader(): boolean {
+    return this.#options.leaderElection ? (this.#elector?.isLeader() ?? false) : this.#run !== undefined;
+  }
+
+  /** Stops gracefully: in-flight reconciles finish (within the deadline), then the Lease is released. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#stopRun();
+    await this.#elector?.stop();
+  }
+
+  /**
+   * Stops dead, as a killed process would: no draining, no Lease release, no
+   * further writes from this instance's workers. For crash tests.
+   */
+  kill(): void {
+    this.#stopped = true;
+    // Stop renewing without releasing: a standby takes over once the Lease expires, as after a crash.
+    void this.#elector?.stop({ release: false });
+    const run = this.#run;
+    this.#run = undefined;
+    if (!run) return;
+    for (const informer of run.configInformers) informer.stop();
+    for (const controller of run.controllers.values()) controller.kill();
+    run.rest.close();
+  }
+
+  async #startRun(): Promise<void> {
+    if (this.#stopped) return;
+    if (this.#starting) return await this.#starting;
+    this.#starting = this.#buildAndStart();
+    try {
+      await this.#starting;
+    } finally {
+      this.#starting = undefined;
+    }
+  }
+
+  async #buildAndStart(): Promise<void> {
+    const o = this.#options;
+    const rest = new KubeRest(o.kubeConfig, { userAgent: `k8or-engine/${this.identity}` });
+    const informerMetrics = (resource: string) => (o.metrics ? { metrics: o.metrics.informerMetrics(resource) } : {});
+    const providerConfigs = createInformer<KubernetesObject>({
+      kubeConfig: o.kubeConfig,
+      group: GROUP,
+      version: VERSION,
+      plural: 'providerconfigs',
+      ...informerMetrics(`providerconfigs.${GROUP}`),
+    });
+    const secrets = createInformer<KubernetesObject>({
+      kubeConfig: o.kubeConfig,
+      group: '',
+      version: 'v1',
+      plural: 'secrets',
+      ...informerMetrics('secrets'),
+      ...(o.secretsNamespace ? { namespace: o.secretsNamespace } : {}),
+    });
+    const namespaces = createInformer<KubernetesObject>({ kubeConfig: o.kubeConfig, group: '', version: 'v1', plural: 'namespaces', ...informerMetrics('namespaces') });
+    const reconcilerDeps = {
+      kube: new KubeManagedResources(rest),
+      lookups: new CachedLookups({ namespaces: namespaces.cache, providerConfigs: providerConfigs.cache, secrets: secrets.cache }),
+      providers: this.#providers,
+      events: new KubeEventRecorder(rest, {
+        component: 'k8or',
+        ...(o.eventAggregationIntervalMs !== undefined ? { aggregationIntervalMs: o.eventAggregationIntervalMs } : {}),
+        ...(this.#logger ? { logger: this.#logger } : {}),
+      }),
+      outputs: new ConfigMapOutputs(rest),
+    };
+    const controllers = new Map<ManagedKindName, Controller>();
+    const metrics = o.metrics;
+    const controllerMetrics: ControllerMetrics | undefined = metrics && {
+      reconciled: (controller, result, seconds) => metrics.recordReconcile(controller, result, seconds),
+      activeWorkers: (controller, delta) => metrics.activeWorkers.inc({ controller }, delta),
+      maxConcurrentReconciles: (controller, workers) => metrics.maxConcurrentReconciles.set({ controller }, workers),
+    };
+    for (const kind of o.kinds ?? MANAGED_KINDS) {
+      const reconciler = new ManagedReconciler(kind, reconcilerDeps, {
+        clusterId: o.clusterId,
+        ...(o.defaultDeletionPolicy ? { defaultDeletionPolicy: o.defaultDeletionPolicy } : {}),
+        ...(o.resyncPeriodMs !== undefined ? { resyncPeriodMs: o.resyncPeriodMs } : {}),
+        ...(o.resyncJitter !== undefined ? { resyncJitter: o.resyncJitter } : {}),
+        ...(o.pollIntervalMs !== undefined ? { pollIntervalMs: o.pollIntervalMs } : {}),
+        ...(o.deletionBlockedRetryMs !== undefined ? { deletionBlockedRetryMs: o.deletionBlockedRetryMs } : {}),
+        ...(metrics ? { cloudCallRecorder: (provider: string) => metrics.cloudCallRecorder(provider) } : {}),
+        ...(this.#logger ? { logger: this.#logger } : {}),
+      });
+      const workers = typeof o.workers === 'number' ? o.workers : o.workers?.[kind];
+      const queueMetrics = metrics?.workQueueMetrics(kind.toLowerCase());
+      const informerMetrics = metrics?.informerMetrics(`${KINDS[kind].plural}.${GROUP}`);
+      controllers.set(
+        kind,
+        new Controller({
+          kind,
+          kubeConfig: o.kubeConfig,
+          reconciler,
+          ...(workers !== undefined ? { workers } : {}),
+          ...(o.namespace ? { namespace: o.namespace } : {}),
+          ...(o.rateLimiter ? { rateLimiter: o.rateLimiter() } : {}),
+          ...(queueMetrics ? { queueMetrics } : {}),
+          ...(informerMetrics ? { informerMetrics } : {}),
+          ...(controllerMetrics ? { metrics: controllerMetrics } : {}),
+          ...(this.#logger ? { logger: this.#logger } : {}),
+        }),
+      );
+    }
+    const run: Run = { rest, configInformers: [providerConfigs, secrets, namespaces], controllers };
+    this.#wireDependents(run, { providerConfigs, secrets, namespaces });
+    this.#run = run;
+    await Promise.all(run.configInformers.map((i) => i.start()));
+    if (this.#run !== run) return;
+    await Promise.all([...controllers.values()].map((c) => c.start()));
+  }
+
+  /** A ProviderConfig, credentials Secret or Namespace changed: re-queue every resource that resolves through it. */
+  #wireDependents(
+    run: Run,
+    informers: { providerConfigs: Informer<KubernetesObject>; secrets: Informer<KubernetesObject>; namespaces: Informer<KubernetesObject> },
+  ): void {
+    const namespaceOf = (name: string | undefined): NamespaceInfo | undefined =>
+      name ? (informers.namespaces.cache.get(name) as NamespaceInfo | undefined) : undefined;
+    const requeueUsers = (configName: string): void => {
+      for (const controller of run.controllers.values()) {
+        if (!controller.hasSynced()) continue;
+        for (const resource of controller.informer.cache.list()) {
+          if (providerConfigNameFor(resource, namespaceOf(resource.metadata.namespace)) === configName) controller.enqueue(resource);
+        }
+      }
+    };
+    const onProviderConfig = (obj: KubernetesObject): void => requeueUsers(obj.metadata?.name ?? '');
+    const onSecret = (obj: KubernetesObject): void => {
+      const secret = obj as Secret;
+      for (const config of informers.providerConfigs.cache.list() as ProviderConfig[]) {
+        const ref = config.spec.credentials?.secretRef;
+        if (ref && ref.name === secret.metadata?.name && ref.namespace === secret.metadata?.namespace) requeueUsers(config.metadata.name ?? '');
+      }
+    };
+    const onNamespace = (obj: KubernetesObject): void => {
+      for (const controller of run.controllers.values()) {
+        if (!controller.hasSynced()) continue;
+        for (const resource of controller.informer.cache.byIndex(NAMESPACE_INDEX, obj.metadata?.name ?? '')) controller.enqueue(resource);
+      }
+    };
+    for (const event of ['add', 'update', 'delete'] as const) {
+      informers.providerConfigs.on(event, onProviderConfig);
+      informers.secrets.on(event, onSecret);
+      informers.namespaces.on(event, (obj, old) => {
+        if (event !== 'update' || JSON.stringify(obj.metadata?.annotations ?? {}) !== JSON.stringify(old?.metadata?.annotations ?? {})) onNamespace(obj);
+      });
+    }
+  }
+
+  async #stopRun(): Promise<void> {
+    const run = this.#run;
+    this.#run = undefined;
+    if (!run) return;
+    const deadline = this.#options.shutdownDeadlineMs ?? 30_000;
+    for (const informer of run.configInformers) informer.stop();
+    const drained = await Promise.all([...run.controllers.values()].map((c) => c.stop(deadline)));
+    if (!drained.every(Boolean)) this.#logger?.warn('shutdown deadline passed with reconciles in flight');
+    run.rest.close();
+  }
+}
+
+export type { ManagedObject };

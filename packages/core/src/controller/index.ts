@@ -1,0 +1,3 @@
+export * from './controller.js';
+
+export * from './engine.js';

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { corePath } from '../kube/paths.js';
+import type { KubeRest } from '../kube/rest.js';
+import type { EventRecorder, EventType, InvolvedObject } from '../reconcile/ports.js';
+
+export interface KubeEventRecorderOptions {
+  /** `source.component` and `reportingComponent` of every Event. Default `k8or`. */
+  component?: string;
+  /** Minimum time between two writes of the same Event (same object, type, reason, message). Default 60 s. */
+  aggregationIntervalMs?: number;
+  /** How many distinct Events to remember for aggregation. Default 4096. */
+  cacheSize?: number;
+  logger?: Logger;
+  now?: () => Date;
+}
+
+interface Seen {
+  namespace: string;
+  eventName: string;
+  count: number;
+  /** Occurrences not yet written. */
+  pending: number;
+  lastWriteMs: number;
+}
+
+/**
+ * Writes core/v1 Events, aggregated like client-go's EventCorrelator: the
+ * first occurrence creates an Event; repeats of the same type, reason and
+ * message for the same object bump its count and lastTimestamp with a patch,
+ * at most once per interval (repeats in between are counted and written with
+ * the next patch). A failing resource thus costs one API write per interval.
+ */
+export class KubeEventRecorder implements EventRecorder {
+  readonly #rest: KubeRest;
+  readonly #component: string;
+  readonly #intervalMs: number;
+  readonly #cacheSize: number;
+  readonly #logger: Logger | undefined;
+  readonly #now: () => Date;
+  readonly #seen = new Map<string, Seen>();
+
+  constructor(rest: KubeRest, options: KubeEventRecorderOptions = {}) {
+    this.#rest = rest;
+    this.#component = options.component ?? 'k8or';
+    this.#intervalMs = options.aggregationIntervalMs ?? 60_000;
+    this.#cacheSize = options.cacheSize ?? 4096;
+    this.#logger = options.logger;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  async record(object: InvolvedObject, type: EventType, reason: string, message: string): Promise<void> {
+    const namespace = object.namespace ?? 'default';
+    const key = JSON.stringify([object.uid ?? `${namespace}/${object.kind}/${object.name}`, type, reason, message]);
+    const now = this.#now();
+    const nowMs = now.getTime();
+    const time = now.toISOString();
+    try {
+      const seen = this.#seen.get(key);
+      if (seen) {
+        seen.pending += 1;
+        if (nowMs - seen.lastWriteMs < this.#intervalMs) return;
+        const count = seen.count + seen.pending;
+        await this.#rest.patch(corePath('events', seen.namespace, seen.eventName), { count, lastTimestamp: time });
+        seen.count = count;
+        seen.pending = 0;
+        seen.lastWriteMs = nowMs;
+        return;
+      }
+      const eventName = `${object.name}.${randomBytes(8).toString('hex')}`;
+      await this.#rest.create(corePath('events', namespace), {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: eventName, namespace },
+        involvedObject: object,
+        type,
+        reason,
+        message,
+        count: 1,
+        firstTimestamp: time,
+        lastTimestamp: time,
+        source: { component: this.#component },
+        reportingComponent: this.#component,
+        reportingInstance: this.#component,
+      });
+      this.#remember(key, { namespace, eventName, count: 1, pending: 0, lastWriteMs: nowMs });
+    } catch (error) {
+      // The Event may have expired or been deleted; forget it so the next one is created afresh.
+      this.#seen.delete(key);
+      this.#logger?.warn({ err: error instanceof Error ? error.message : String(error), reason }, 'cannot record event');
+    }
+  }
+
+  #remember(key: string, seen: Seen): void {
+    if (this.#seen.size >= this.#cacheSize) {
+      const oldest = this.#seen.keys().next();
+      if (!oldest.done) this.#seen.delete(oldest.value);
+    }
+    this.#seen.set(key, seen);
+  }
+}
+
+/** Records nothing: for callers that do not want Events. */
+export const noEvents: EventRecorder = { record: async () => {} };

@@ -1,0 +1,3 @@
+export * from './rest.js';
+export * from './paths.js';
+export * from './resources.js';

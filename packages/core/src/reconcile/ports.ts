@@ -1,0 +1,75 @@
+import type { ManagedKindName, ManagedResource, ManagedStatus, ProviderConfig } from '@k8or/api';
+import type { ProviderPlugin } from '../provider/contract.js';
+import type { NamespaceInfo } from './policy.js';
+
+/**
+ * The small interfaces behind which every external effect of the reconciler
+ * sits, so the algorithm can be read (and tested) on its own.
+ */
+
+/** Changes to a managed object's metadata (and spec.name) made in one merge patch. */
+export interface ManagedPatch {
+  /** Annotations to set (string) or remove (null). */
+  annotations?: Record<string, string | null>;
+  /** The complete new finalizer list; sent with a resourceVersion precondition. */
+  finalizers?: string[];
+  /** Sets spec.name (the external name). */
+  specName?: string;
+}
+
+/** Reads and writes managed objects on the API server. */
+export interface ManagedResourceClient {
+  /** The live object, or undefined when it does not exist. */
+  get(kind: ManagedKindName, namespace: string, name: string): Promise<ManagedResource | undefined>;
+  /** Applies a merge patch; returns the object as stored. Throws a 409 KubeApiError on a stale resourceVersion. */
+  patch(resource: ManagedResource, patch: ManagedPatch): Promise<ManagedResource>;
+  /** Replaces status through the /status subresource, guarded by resource.metadata.resourceVersion. Throws 409 when stale. */
+  writeStatus(resource: ManagedResource, status: ManagedStatus): Promise<ManagedResource>;
+}
+
+/** Decoded Secret data. */
+export type SecretData = Readonly<Record<string, string>>;
+
+/** Where the reconciler reads configuration it does not own: namespaces, ProviderConfigs, Secrets. */
+export interface ConfigLookups {
+  namespace(name: string): Promise<NamespaceInfo | undefined>;
+  providerConfig(name: string): Promise<ProviderConfig | undefined>;
+  secret(namespace: string, name: string): Promise<SecretData | undefined>;
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+/** What an Event is about (core/v1 ObjectReference). */
+export interface InvolvedObject {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+  resourceVersion?: string;
+}
+
+/** Records core/v1 Events. Must never throw: an Event is worth less than the reconcile it describes. */
+export interface EventRecorder {
+  record(object: InvolvedObject, type: EventType, reason: string, message: string): Promise<void>;
+}
+
+/** The values written to `spec.writeOutputsTo`. */
+export interface Outputs {
+  externalName: string;
+  provider: string;
+  location?: string;
+  url?: string;
+  id?: string;
+}
+
+/** Keeps the outputs ConfigMap of a resource. */
+export interface OutputsWriter {
+  /** Creates or updates the ConfigMap when its content differs. `foreign`: a ConfigMap of that name exists and is not ours. */
+  publish(resource: ManagedResource, configMapName: string, outputs: Outputs): Promise<'unchanged' | 'written' | 'foreign'>;
+  /** Deletes the ConfigMap if it is ours. */
+  remove(resource: ManagedResource, configMapName: string): Promise<void>;
+}
+
+/** The provider plugins the operator loaded, by `ProviderConfig.spec.provider`. */
+export type ProviderPlugins = ReadonlyMap<string, ProviderPlugin>;

@@ -1,0 +1,239 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Bucket, CloudProvider, ManagedResource, Table } from '@k8or/api';
+import type { ConnectionContext, Connector, ExternalClient, FieldDiff, Observation, ProviderPlugin } from '../provider/contract.js';
+import { DeletionBlockedError, NotOwnedError } from '../provider/errors.js';
+import type { InMemoryCloud } from './in-memory-cloud.js';
+
+export interface InMemoryProviderOptions {
+  /** The ProviderConfig.spec.provider value it serves. Default `aws`. */
+  provider?: CloudProvider;
+  /** Location used when neither the resource nor the ProviderConfig names one. */
+  defaultLocation?: string;
+}
+
+const sameTags = (found: Record<string, string>, ours: Readonly<Record<string, string>>): boolean =>
+  Object.entries(ours).every(([key, value]) => found[key] === value);
+
+function diffField(diff: FieldDiff[], field: string, desired: unknown, actual: unknown): void {
+  if (!isDeepStrictEqual(desired, actual)) diff.push({ field, desired, actual });
+}
+
+function locationFor(resource: { spec: { location?: string } }, context: ConnectionContext, fallback: string): string {
+  return resource.spec.location ?? context.providerConfig.spec.region ?? fallback;
+}
+
+class BucketClient implements ExternalClient<Bucket> {
+  readonly #cloud: InMemoryCloud;
+  readonly #context: ConnectionContext;
+  readonly #defaultLocation: string;
+
+  constructor(cloud: InMemoryCloud, context: ConnectionContext, defaultLocation: string) {
+    this.#cloud = cloud;
+    this.#context = context;
+    this.#defaultLocation = defaultLocation;
+  }
+
+  get #name(): string {
+    return this.#context.externalName;
+  }
+
+  async observe(resource: Bucket): Promise<Observation> {
+    return await this.#context.recordCall('observe', async () => {
+      await this.#cloud.enter('Bucket', 'observe', this.#name);
+      const bucket = this.#cloud.buckets.get(this.#name);
+      if (!bucket) return { exists: false, upToDate: false, ready: false };
+      const diff: FieldDiff[] = [];
+      diffField(diff, 'spec.versioning', resource.spec.versioning ?? false, bucket.versioning);
+      diffField(diff, 'spec.labels', resource.spec.labels ?? {}, bucket.labels);
+      const immutableDiff: FieldDiff[] = [];
+      if (resource.spec.location) diffField(immutableDiff, 'spec.location', resource.spec.location, bucket.location);
+      return {
+        exists: true,
+        upToDate: diff.length === 0,
+        ready: true,
+        diff,
+        immutableDiff,
+        ownerTags: { ...bucket.tags },
+        atProvider: {
+          id: `arn:mem:s3:::${bucket.name}`,
+          url: `https://${bucket.name}.storage.mem.test`,
+          location: bucket.location,
+          createdTime: bucket.createdTime,
+        },
+      };
+    });
+  }
+
+  async create(resource: Bucket): Promise<void> {
+    await this.#context.recordCall('create', async () => {
+      const call = await this.#cloud.enter('Bucket', 'create', this.#name);
+      await this.#cloud.crashPoint('before-create', call);
+      const existing = this.#cloud.buckets.get(this.#name);
+      if (existing) {
+        if (sameTags(existing.tags, this.#context.ownerTags)) return;
+        throw new NotOwnedError(`bucket name "${this.#name}" is already taken`, { code: 'BucketAlreadyExists' });
+      }
+      this.#cloud.buckets.set(this.#name, {
+        name: this.#name,
+        location: locationFor(resource, this.#context, this.#defaultLocation),
+        versioning: resource.spec.versioning ?? false,
+        tags: { ...this.#context.ownerTags },
+        labels: { ...resource.spec.labels },
+        objects: 0,
+        createdTime: this.#cloud.timestamp(),
+      });
+      await this.#cloud.crashPoint('after-create', call);
+    });
+  }
+
+  async update(resource: Bucket): Promise<void> {
+    await this.#context.recordCall('update', async () => {
+      await this.#cloud.enter('Bucket', 'update', this.#name);
+      const bucket = this.#cloud.buckets.get(this.#name);
+      if (!bucket) throw new Error(`bucket "${this.#name}" does not exist`);
+      bucket.versioning = resource.spec.versioning ?? false;
+      bucket.labels = { ...resource.spec.labels };
+      bucket.tags = { ...bucket.tags, ...this.#context.ownerTags };
+    });
+  }
+
+  async delete(resource: Bucket): Promise<void> {
+    await this.#context.recordCall('delete', async () => {
+      await this.#cloud.enter('Bucket', 'delete', this.#name);
+      const bucket = this.#cloud.buckets.get(this.#name);
+      if (!bucket) return;
+      if (bucket.objects > 0 && !resource.spec.forceDelete) {
+        throw new DeletionBlockedError(`bucket "${this.#name}" holds ${bucket.objects} objects`, { code: 'BucketNotEmpty' });
+      }
+      this.#cloud.buckets.delete(this.#name);
+    });
+  }
+}
+
+class TableClient implements ExternalClient<Table> {
+  readonly #cloud: InMemoryCloud;
+  readonly #context: ConnectionContext;
+  readonly #defaultLocation: string;
+
+  constructor(cloud: InMemoryCloud, context: ConnectionContext, defaultLocation: string) {
+    this.#cloud = cloud;
+    this.#context = context;
+    this.#defaultLocation = defaultLocation;
+  }
+
+  get #name(): string {
+    return this.#context.externalName;
+  }
+
+  async observe(resource: Table): Promise<Observation> {
+    return await this.#context.recordCall('observe', async () => {
+      await this.#cloud.enter('Table', 'observe', this.#name);
+      const table = this.#cloud.tables.get(this.#name);
+      if (!table) return { exists: false, upToDate: false, ready: false };
+      if (table.state === 'CREATING') {
+        table.observesLeft -= 1;
+        if (table.observesLeft < 0) table.state = 'ACTIVE';
+      }
+      const diff: FieldDiff[] = [];
+      diffField(diff, 'spec.billing', resource.spec.billing ?? { mode: 'onDemand' }, table.billing);
+      diffField(diff, 'spec.pointInTimeRecovery', resource.spec.pointInTimeRecovery ?? false, table.pointInTimeRecovery);
+      diffField(diff, 'spec.ttlAttribute', resource.spec.ttlAttribute, table.ttlAttribute);
+      diffField(diff, 'spec.labels', resource.spec.labels ?? {}, table.labels);
+      const immutableDiff: FieldDiff[] = [];
+      diffField(immutableDiff, 'spec.partitionKey', resource.spec.partitionKey, table.partitionKey);
+      diffField(immutableDiff, 'spec.sortKey', resource.spec.sortKey, table.sortKey);
+      return {
+        exists: true,
+        upToDate: diff.length === 0,
+        ready: table.state === 'ACTIVE',
+        diff,
+        immutableDiff,
+        ownerTags: { ...table.tags },
+        atProvider: {
+          id: `arn:mem:dynamodb:${table.location}:table/${table.name}`,
+          location: table.location,
+          createdTime: table.createdTime,
+          state: table.state,
+          itemCount: table.itemCount,
+        },
+      };
+    });
+  }
+
+  async create(resource: Table): Promise<void> {
+    await this.#context.recordCall('create', async () => {
+      const call = await this.#cloud.enter('Table', 'create', this.#name);
+      await this.#cloud.crashPoint('before-create', call);
+      const existing = this.#cloud.tables.get(this.#name);
+      if (existing) {
+        if (sameTags(existing.tags, this.#context.ownerTags)) return;
+        throw new NotOwnedError(`table name "${this.#name}" is already taken`, { code: 'ResourceInUseException' });
+      }
+      const spec = resource.spec;
+      this.#cloud.tables.set(this.#name, {
+        name: this.#name,
+        location: this.#context.providerConfig.spec.region ?? this.#defaultLocation,
+        partitionKey: spec.partitionKey,
+        ...(spec.sortKey ? { sortKey: spec.sortKey } : {}),
+        billing: spec.billing ?? { mode: 'onDemand' },
+        ...(spec.ttlAttribute ? { ttlAttribute: spec.ttlAttribute } : {}),
+        pointInTimeRecovery: spec.pointInTimeRecovery ?? false,
+        tags: { ...this.#context.ownerTags },
+        labels: { ...spec.labels },
+        itemCount: 0,
+        createdTime: this.#cloud.timestamp(),
+        state: this.#cloud.observesUntilActive > 0 ? 'CREATING' : 'ACTIVE',
+        observesLeft: this.#cloud.observesUntilActive,
+      });
+      await this.#cloud.crashPoint('after-create', call);
+    });
+  }
+
+  async update(resource: Table): Promise<void> {
+    await this.#context.recordCall('update', async () => {
+      await this.#cloud.enter('Table', 'update', this.#name);
+      const table = this.#cloud.tables.get(this.#name);
+      if (!table) throw new Error(`table "${this.#name}" does not exist`);
+      table.billing = resource.spec.billing ?? { mode: 'onDemand' };
+      table.pointInTimeRecovery = resource.spec.pointInTimeRecovery ?? false;
+      if (resource.spec.ttlAttribute) table.ttlAttribute = resource.spec.ttlAttribute;
+      else delete table.ttlAttribute;
+      table.labels = { ...resource.spec.labels };
+      table.tags = { ...table.tags, ...this.#context.ownerTags };
+    });
+  }
+
+  async delete(resource: Table): Promise<void> {
+    await this.#context.recordCall('delete', async () => {
+      await this.#cloud.enter('Table', 'delete', this.#name);
+      if (resource.spec.deletionProtection) {
+        throw new DeletionBlockedError(`table "${this.#name}" has deletion protection on`, { code: 'DeletionProtection' });
+      }
+      this.#cloud.tables.delete(this.#name);
+    });
+  }
+}
+
+/**
+ * A provider plugin over an InMemoryCloud, implementing the contract for
+ * Bucket and Table: for engine tests, examples and benchmarks.
+ */
+export function inMemoryProviderPlugin(cloud: InMemoryCloud, options: InMemoryProviderOptions = {}): ProviderPlugin {
+  const defaultLocation = options.defaultLocation ?? 'mem-central-1';
+  const connector = <R extends ManagedResource>(make: (context: ConnectionContext) => ExternalClient<R>): Connector =>
+    ({
+      connect: async (_resource: ManagedResource, context: ConnectionContext) => {
+        cloud.lastCredentials = context.credentials;
+        return make(context);
+      },
+    }) as Connector;
+  return {
+    provider: options.provider ?? 'aws',
+    packageName: '@k8or/core/testing',
+    connectors: {
+      Bucket: connector((context) => new BucketClient(cloud, context, defaultLocation)),
+      Table: connector((context) => new TableClient(cloud, context, defaultLocation)),
+    },
+    validation: { validate: () => ({ violations: [], warnings: [] }) },
+  };
+}

@@ -1,0 +1,2 @@
+export * from './in-memory-cloud.js';
+export * from './in-memory-provider.js';
