@@ -61,7 +61,7 @@ describe('mutating webhook: defaults filled at kubectl apply', () => {
     const ops = patchOf(response);
     assert.deepEqual(ops[0], { op: 'add', path: '/spec', value: { providerConfigRef: { name: 'default' } } }, 'the missing parent is added first');
     assert.ok(ops.every((op) => op.op === 'add'));
-    assert.deepEqual((applyPatch(object, response) as Obj).spec, { providerConfigRef: { name: 'default' }, name: defaultExternalName('Bucket', 'aws', 'apps', 'nospec'), deletionPolicy: 'Delete' });
+    assert.deepEqual((applyPatch(object, response) as unknown as Obj).spec, { providerConfigRef: { name: 'default' }, name: defaultExternalName('Bucket', 'aws', 'apps', 'nospec'), deletionPolicy: 'Delete' });
   });
 
   it('names a Table by the rules of its cloud', async () => {

@@ -9,6 +9,12 @@ import { ADMISSION_API_VERSION, type AdmissionContext, type AdmissionRequest, ty
 /** Which of the two webhooks answers: `mutate` defaults, `validate` checks. */
 export type WebhookKind = 'mutate' | 'validate';
 
+/**
+ * Deepest nesting an admitted object may have. k8or's schemas nest about six
+ * levels; the guard keeps hostile input from exhausting the stack in the rules.
+ */
+export const MAX_OBJECT_DEPTH = 64;
+
 /** The kinds k8or admits; anything else is allowed untouched. */
 const ADMITTED_KINDS = new Set(['Bucket', 'Table', 'ProviderConfig']);
 
@@ -35,6 +41,11 @@ function answer(request: AdmissionRequest, context: AdmissionContext, webhook: W
   if (operation !== 'CREATE' && operation !== 'UPDATE') return { uid, allowed: true };
   if (!isPlainObject(request.object)) {
     return deny(uid, request, [{ field: 'request.object', rule: 'request.object', message: `an AdmissionReview for ${operation} must carry the object` }], 400, 'BadRequest', 'cannot be admitted');
+  }
+  for (const [name, value] of [['request.object', request.object], ['request.oldObject', request.oldObject]] as const) {
+    if (nestsDeeperThan(value, MAX_OBJECT_DEPTH)) {
+      return deny(uid, request, [{ field: name, rule: 'request.depth', message: `nests deeper than ${MAX_OBJECT_DEPTH} levels` }], 400, 'BadRequest', 'cannot be admitted');
+    }
   }
   // An object on its way out (finalizer removal) is never blocked or changed.
   if (field(request.object, 'metadata', 'deletionTimestamp') !== undefined) return { uid, allowed: true };
@@ -75,4 +86,16 @@ function deny(uid: string, request: AdmissionRequest, violations: Violation[], c
       },
     },
   };
+}
+
+/** True when `value` nests deeper than `limit`; iterative, so depth itself cannot overflow the stack. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(node)) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  }
+  return false;
 }

@@ -1,5 +1,5 @@
 export * from './types.js';
-export { admit, type WebhookKind } from './admit.js';
+export { admit, nestsDeeperThan, MAX_OBJECT_DEPTH, type WebhookKind } from './admit.js';
 export { defaultObject, type DefaultingOptions } from './defaulting.js';
 export { validateObject, Rules, type ValidationOptions } from './validation.js';
 export { checkImmutableFields, ImmutableRules } from './immutability.js';

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifySchemaValidationError } from 'fastify';
 import type { Logger } from 'pino';
+import secureJson from 'secure-json-parse';
 import type { AdmissionContext } from '../admission/types.js';
 import { admissionRoutes } from './admission-routes.js';
 import type { WebhookMetrics } from './metrics.js';
@@ -35,11 +36,20 @@ export function buildApp(options: AppOptions): FastifyInstance {
     bodyLimit: options.bodyLimit,
     requestTimeout: options.requestTimeoutMs,
     return503OnClosing: true,
-    onProtoPoisoning: 'error',
-    onConstructorPoisoning: 'error',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     schemaErrorFormatter: (errors, dataVar) => new Error(`not an AdmissionReview v1: ${describe(errors, dataVar)}`),
   }) as unknown as FastifyInstance;
+
+  // Only JSON is an AdmissionReview: without the text parser other types get 415. The JSON parser names the
+  // problem (truncated, not JSON, a __proto__ or constructor.prototype key) instead of fastify's generic text.
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (error) {
+      done(Object.assign(new Error(`the body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`), { statusCode: 400, code: 'K8OR_INVALID_JSON' }), undefined);
+    }
+  });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;

@@ -6,7 +6,7 @@ import type { HttpsClient } from './https-client.ts';
 const PLURALS: Record<string, string> = { Bucket: 'buckets', Table: 'tables', ProviderConfig: 'providerconfigs' };
 
 /** An AdmissionReview v1 request as kube-apiserver builds it. */
-export function reviewOf(operation: Operation, object: Record<string, unknown> | null, oldObject?: Record<string, unknown> | null, options: { dryRun?: boolean } = {}): AdmissionReview {
+export function reviewOf(operation: Operation, object: object | null, oldObject?: object | null, options: { dryRun?: boolean } = {}): AdmissionReview {
   const subject = (object ?? oldObject ?? {}) as { kind?: string; metadata?: { name?: string; namespace?: string } };
   const kind = subject.kind ?? 'Bucket';
   return {

@@ -1,0 +1,104 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { X509Certificate } from 'node:crypto';
+import { generateCertificates, startWebhookServer, type GeneratedCertificates, type WebhookServer } from '@k8or/webhook';
+import { HttpsClient } from './helpers/https-client.ts';
+import { testWorld } from './helpers/fixtures.ts';
+
+/** One fresh TLS handshake trusting only `ca`: true when the server's certificate verifies against it. */
+async function trusts(url: string, ca: string): Promise<boolean> {
+  const client = new HttpsClient(url, ca);
+  try {
+    return (await client.get('/healthz')).status === 200;
+  } catch {
+    return false;
+  } finally {
+    client.close();
+  }
+}
+
+async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Writes a file the way kubelet updates a projected Secret: a new file renamed over the old one. */
+async function replaceFile(path: string, content: string): Promise<void> {
+  await writeFile(`${path}.tmp`, content);
+  await rename(`${path}.tmp`, path);
+}
+
+describe('TLS', () => {
+  describe('certificate from files (cert-manager)', () => {
+    let dir: string;
+    let first: GeneratedCertificates;
+    let second: GeneratedCertificates;
+    let server: WebhookServer;
+
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'k8or-webhook-tls-'));
+      first = generateCertificates({ hosts: ['localhost', '127.0.0.1'] });
+      second = generateCertificates({ hosts: ['localhost', '127.0.0.1'] });
+      await writeFile(join(dir, 'tls.crt'), first.certPem);
+      await writeFile(join(dir, 'tls.key'), first.keyPem);
+      await writeFile(join(dir, 'ca.crt'), first.caPem);
+      server = await startWebhookServer({
+        port: 0,
+        tls: { files: { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), caFile: join(dir, 'ca.crt') } },
+        context: testWorld(),
+        logLevel: 'silent',
+        processMetrics: false,
+      });
+    });
+    after(async () => {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it('serves the certificate from the files and reports their CA', async () => {
+      assert.equal(server.caPem, first.caPem);
+      assert.equal(await trusts(server.url, first.caPem), true);
+      assert.equal(await trusts(server.url, second.caPem), false);
+    });
+
+    it('keeps the old certificate while a rotation is half written, and switches once the pair matches', async () => {
+      await replaceFile(join(dir, 'tls.key'), second.keyPem);
+      // The new key with the old certificate is no pair: the server must keep serving the old one.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      assert.equal(await trusts(server.url, first.caPem), true, 'still the old certificate');
+      await replaceFile(join(dir, 'ca.crt'), second.caPem);
+      await replaceFile(join(dir, 'tls.crt'), second.certPem);
+      await eventually('the rotated certificate is served', () => trusts(server.url, second.caPem));
+      assert.equal(await trusts(server.url, first.caPem), false, 'the old CA no longer verifies new connections');
+      assert.equal(server.caPem, second.caPem);
+    });
+  });
+
+  describe('self-signed', () => {
+    it('generates a CA and a serving certificate for the given hosts, and serves it', async () => {
+      const generated = generateCertificates({ hosts: ['k8or-webhook.k8or-system.svc', '127.0.0.1'] });
+      const ca = new X509Certificate(generated.caPem);
+      const cert = new X509Certificate(generated.certPem);
+      assert.equal(ca.ca, true);
+      assert.equal(cert.ca, false);
+      assert.ok(cert.verify(ca.publicKey), 'signed by the CA');
+      assert.match(cert.subjectAltName ?? '', /DNS:k8or-webhook\.k8or-system\.svc/);
+      assert.match(cert.subjectAltName ?? '', /IP Address:127\.0\.0\.1/);
+      assert.ok(cert.checkHost('k8or-webhook.k8or-system.svc'));
+
+      const server = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, context: testWorld(), logLevel: 'silent', processMetrics: false });
+      try {
+        assert.equal(await trusts(server.url, server.caPem), true);
+        assert.equal(await trusts(server.url, generated.caPem), false, 'each server has its own CA');
+      } finally {
+        await server.close();
+      }
+    });
+  });
+});

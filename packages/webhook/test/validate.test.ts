@@ -1,0 +1,187 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startWebhookServer, type AdmissionResponse, type WebhookServer } from '@k8or/webhook';
+import { HttpsClient } from './helpers/https-client.ts';
+import { reviewOf, send } from './helpers/reviews.ts';
+import { bucket, providerConfig, table, testWorld } from './helpers/fixtures.ts';
+
+/** Asserts a denial that names `field` and `rule`, both in the message (as `field: message (rule r)`) and in status.details.causes. */
+function assertDenied(response: AdmissionResponse, field: string, rule: string, text?: RegExp): void {
+  assert.equal(response.allowed, false, 'denied');
+  const message = response.status?.message ?? '';
+  const line = message.split('\n').find((l) => l.startsWith(`${field}: `) && l.endsWith(`(rule ${rule})`));
+  assert.ok(line, `message names ${field} and rule ${rule}:\n${message}`);
+  if (text) assert.match(line, text);
+  const cause = response.status?.details?.causes.find((c) => c.field === field && c.reason === rule);
+  assert.ok(cause, `status.details.causes has ${field} / ${rule}`);
+}
+
+const valid = (name: string, spec: Record<string, unknown> = {}): Record<string, unknown> =>
+  bucket('apps', name, { providerConfigRef: { name: 'default' }, name: `apps-${name}`, deletionPolicy: 'Delete', ...spec });
+
+describe('validating webhook: what the cloud would reject is rejected at apply', () => {
+  let server: WebhookServer;
+  let client: HttpsClient;
+
+  before(async () => {
+    server = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, context: testWorld(), logLevel: 'silent', processMetrics: false });
+    client = new HttpsClient(server.url, server.caPem);
+  });
+  after(async () => {
+    client.close();
+    await server.close();
+  });
+
+  it('allows a valid Bucket and Table', async () => {
+    const review = reviewOf('CREATE', valid('photos'));
+    assert.deepEqual(await send(client, 'validate', review), { uid: review.request?.uid, allowed: true });
+    const response = await send(client, 'validate', reviewOf('CREATE', table('apps', 'orders', { name: 'apps.orders', providerConfigRef: { name: 'default' } })));
+    assert.equal(response.allowed, true);
+  });
+
+  it("denies a name the provider's rules reject, listing every violation in one answer", async () => {
+    const response = await send(client, 'validate', reviewOf('CREATE', valid('bad', { name: '-Bad_Name' })));
+    assertDenied(response, 'spec.name', 's3.characters', /lowercase letters, digits, dots/);
+    assertDenied(response, 'spec.name', 's3.edges');
+    assert.equal(response.status?.code, 422);
+    assert.equal(response.status?.reason, 'Invalid');
+    assert.match(response.status?.message ?? '', /^Bucket "bad" is invalid \(2 violations\):\n/);
+    assert.equal(response.status?.details?.causes.length, 2);
+  });
+
+  it('denies a reference to a ProviderConfig that does not exist, or whose provider is not installed', async () => {
+    const missing = await send(client, 'validate', reviewOf('CREATE', valid('x', { providerConfigRef: { name: 'nope' } })));
+    assertDenied(missing, 'spec.providerConfigRef.name', 'providerconfig.exists', /ProviderConfig "nope" does not exist/);
+    const fromNamespace = await send(client, 'validate', reviewOf('CREATE', bucket('team-b', 'y', { name: 'team-b-y' })));
+    assertDenied(fromNamespace, 'spec.providerConfigRef.name', 'providerconfig.exists', /annotation of namespace team-b/);
+    const gcp = await send(client, 'validate', reviewOf('CREATE', valid('z', { providerConfigRef: { name: 'google' } })));
+    assertDenied(gcp, 'spec.providerConfigRef.name', 'providerconfig.provider-installed', /provider "gcp", which is not installed \(installed: aws\)/);
+  });
+
+  it('denies a resource when no ProviderConfig applies at all', async () => {
+    const bare = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, context: testWorld({ providerConfigs: [] }), logLevel: 'silent', processMetrics: false });
+    const other = new HttpsClient(bare.url, bare.caPem);
+    try {
+      assertDenied(await send(other, 'validate', reviewOf('CREATE', bucket('apps', 'lost'))), 'spec.providerConfigRef', 'providerconfig.required', /create the ProviderConfig named "default"/);
+    } finally {
+      other.close();
+      await bare.close();
+    }
+  });
+
+  it('denies changing the external name, a bucket location or a table key, with the old and new values', async () => {
+    const stored = valid('media', { location: 'us-east-1' });
+    const renamed = valid('media', { location: 'eu-west-1', name: 'apps-media-2' });
+    const response = await send(client, 'validate', reviewOf('UPDATE', renamed, stored));
+    assertDenied(response, 'spec.name', 'immutable.name', /was "apps-media", now "apps-media-2"/);
+    assertDenied(response, 'spec.location', 'immutable.location', /was "us-east-1", now "eu-west-1"/);
+
+    const storedTable = table('apps', 'orders', { name: 'apps.orders', providerConfigRef: { name: 'default' }, sortKey: { name: 'at', type: 'number' } });
+    const rekeyed = table('apps', 'orders', { name: 'apps.orders', providerConfigRef: { name: 'default' }, partitionKey: { name: 'orderId', type: 'string' } });
+    const keys = await send(client, 'validate', reviewOf('UPDATE', rekeyed, storedTable));
+    assertDenied(keys, 'spec.partitionKey', 'immutable.partition-key', /was \{"name":"id","type":"string"\}, now \{"name":"orderId","type":"string"\}/);
+    assertDenied(keys, 'spec.sortKey', 'immutable.sort-key', /was \{"name":"at","type":"number"\}, now unset/);
+  });
+
+  it('denies setting a location different from where the bucket already lives', async () => {
+    const stored = { ...valid('old'), status: { atProvider: { location: 'us-east-1' } } };
+    const moved = valid('old', { location: 'eu-central-1' });
+    assertDenied(await send(client, 'validate', reviewOf('UPDATE', moved, stored)), 'spec.location', 'immutable.location', /exists in "us-east-1", now "eu-central-1"/);
+    const confirmed = valid('old', { location: 'us-east-1' });
+    assert.equal((await send(client, 'validate', reviewOf('UPDATE', confirmed, stored))).allowed, true);
+  });
+
+  it('lets an object admitted under older rules be edited without fixing what was already wrong', async () => {
+    const legacy = valid('legacy', { name: 'Legacy_Bucket' });
+    const edited = valid('legacy', { name: 'Legacy_Bucket', versioning: true });
+    assert.equal((await send(client, 'validate', reviewOf('UPDATE', edited, legacy))).allowed, true);
+    const finalizerRemoved = { ...edited, metadata: { ...(edited.metadata as object), deletionTimestamp: '2026-01-01T00:00:00Z' } };
+    assert.equal((await send(client, 'validate', reviewOf('UPDATE', finalizerRemoved, legacy))).allowed, true);
+  });
+
+  it('denies a deletion-policy annotation that is neither Delete nor Retain, and an external-name annotation that disagrees with spec.name', async () => {
+    const object = valid('anno');
+    (object.metadata as Record<string, unknown>).annotations = { 'k8or.io/deletion-policy': 'Keep', 'k8or.io/external-name': 'something-else' };
+    const response = await send(client, 'validate', reviewOf('CREATE', object));
+    assertDenied(response, 'metadata.annotations[k8or.io/deletion-policy]', 'annotation.deletion-policy', /not "Keep"/);
+    assertDenied(response, 'metadata.annotations[k8or.io/external-name]', 'annotation.external-name');
+  });
+
+  it("returns the provider's portability warnings with an allowed answer", async () => {
+    const object = valid('archive', { lifecycle: [{ id: 'cool', transitions: [{ days: 7, tier: 'InfrequentAccess' }] }] });
+    const response = await send(client, 'validate', reviewOf('CREATE', object));
+    assert.equal(response.allowed, true);
+    assert.deepEqual(response.warnings, ['spec.lifecycle[cool]: S3 moves objects to STANDARD_IA after 30 days at the earliest; 7 becomes 30']);
+  });
+
+  describe('ProviderConfig', () => {
+    it("allows a valid one and denies the provider's own rules", async () => {
+      assert.equal((await send(client, 'validate', reviewOf('CREATE', providerConfig('prod', { provider: 'aws', region: 'eu-west-1' })))).allowed, true);
+      assertDenied(await send(client, 'validate', reviewOf('CREATE', providerConfig('prod', { provider: 'aws', region: 'mars-north-9' }))), 'spec.region', 'aws.region');
+    });
+
+    it('warns about a provider that is not installed', async () => {
+      const response = await send(client, 'validate', reviewOf('CREATE', providerConfig('azure', { provider: 'azure', storageAccount: 'acct1' })));
+      assert.equal(response.allowed, true);
+      assert.match(response.warnings?.[0] ?? '', /names provider "azure", which is not installed/);
+    });
+
+    it('denies a credentials Secret in a namespace the operator cannot read', async () => {
+      const pc = providerConfig('creds', { provider: 'aws', region: 'us-east-1', credentials: { source: 'Secret', secretRef: { namespace: 'kube-system', name: 'aws' } } });
+      assertDenied(await send(client, 'validate', reviewOf('CREATE', pc)), 'spec.credentials.secretRef.namespace', 'credentials.secret-namespace', /cannot read Secrets in namespace "kube-system"; use one of: k8or-system/);
+      const readable = providerConfig('creds', { provider: 'aws', region: 'us-east-1', credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'aws' } } });
+      assert.equal((await send(client, 'validate', reviewOf('CREATE', readable))).allowed, true);
+    });
+
+    it('denies changing the provider of one that resources use, naming them', async () => {
+      const stored = providerConfig('default', { provider: 'aws', region: 'us-east-1' });
+      const switched = providerConfig('default', { provider: 'gcp', project: 'my-project-1' });
+      assertDenied(await send(client, 'validate', reviewOf('UPDATE', switched, stored)), 'spec.provider', 'providerconfig.in-use', /from "aws" to "gcp": 2 resource\(s\) still use it \(Bucket apps\/logs, Bucket apps\/media\)/);
+      const unused = providerConfig('staging', { provider: 'gcp', project: 'my-project-1' });
+      const response = await send(client, 'validate', reviewOf('UPDATE', unused, providerConfig('staging', { provider: 'aws', region: 'eu-west-1' })));
+      assert.equal(response.allowed, true, 'nothing uses staging, so nothing is orphaned');
+    });
+
+    it('denies deleting one that resources use, and allows deleting an unused one', async () => {
+      const response = await send(client, 'validate', reviewOf('DELETE', null, providerConfig('default', { provider: 'aws', region: 'us-east-1' })));
+      assertDenied(response, 'metadata.name', 'providerconfig.in-use', /cannot be deleted: 2 resource\(s\) still use it/);
+      assert.equal((await send(client, 'validate', reviewOf('DELETE', null, providerConfig('staging', { provider: 'aws', region: 'eu-west-1' })))).allowed, true);
+    });
+  });
+
+  describe('deletion guard', () => {
+    it('denies DELETE of a resource annotated k8or.io/protect: "true" and says how to lift it', async () => {
+      const guarded = bucket('apps', 'ledger', { name: 'apps-ledger' }, { annotations: { 'k8or.io/protect': 'true' } });
+      const response = await send(client, 'validate', reviewOf('DELETE', null, guarded));
+      assertDenied(response, 'metadata.annotations[k8or.io/protect]', 'protect.delete', /kubectl annotate bucket ledger -n apps k8or\.io\/protect-/);
+      assert.equal(response.status?.code, 403);
+    });
+
+    it('allows DELETE once the annotation is gone or not "true"', async () => {
+      for (const annotations of [{}, { 'k8or.io/protect': 'false' }]) {
+        const response = await send(client, 'validate', reviewOf('DELETE', null, table('apps', 'orders', {}, { annotations })));
+        assert.equal(response.allowed, true);
+      }
+    });
+  });
+
+  it('denies a CREATE review that carries no object, with the reason', async () => {
+    const review = reviewOf('CREATE', null);
+    const response = await send(client, 'validate', review);
+    assertDenied(response, 'request.object', 'request.object', /must carry the object/);
+  });
+
+  it('answers a dry run exactly like a real request', async () => {
+    const real = await send(client, 'validate', reviewOf('CREATE', valid('dry', { name: 'BAD' })));
+    const dry = await send(client, 'validate', reviewOf('CREATE', valid('dry', { name: 'BAD' }), null, { dryRun: true }));
+    assert.deepEqual(dry.status, real.status);
+  });
+
+  it('counts every review in Prometheus metrics', async () => {
+    const metrics = await client.get('/metrics');
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.text, /k8or_admission_reviews_total\{webhook="validate",kind="Bucket",operation="CREATE",result="denied"\} \d+/);
+    assert.match(metrics.text, /k8or_admission_reviews_total\{webhook="validate",kind="Bucket",operation="CREATE",result="allowed"\} \d+/);
+    assert.match(metrics.text, /k8or_admission_review_duration_seconds_count\{webhook="validate",kind="ProviderConfig",operation="DELETE"\} \d+/);
+  });
+});
