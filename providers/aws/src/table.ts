@@ -209,11 +209,12 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
 
   /**
    * CreateTable with keys, billing, deletion protection and tags, and return: the table is CREATING
-   * for a while. TTL and point-in-time recovery need an ACTIVE table, so the next update sets them.
+   * for a while. TTL and point-in-time recovery need an ACTIVE table, so the update after the
+   * observe that finds it ACTIVE sets them.
    */
   async create(table: Table): Promise<void> {
     const TableName = this.#name;
-    await this.#call('CreateTable', (d) =>
+    const created = await this.#call('CreateTable', (d) =>
       d.send(
         new CreateTableCommand({
           TableName,
@@ -223,6 +224,17 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
           Tags: toTagList(desiredTags(table.spec.labels, this.#context.ownerTags)),
         }),
       ),
+    );
+    // Some endpoints (DynamoDB Local) answer ACTIVE at once: then the rest is set now rather than at the next resync.
+    if (created.TableDescription?.TableStatus !== 'ACTIVE') return;
+    if (table.spec.ttlAttribute) await this.#updateTtl(table, undefined);
+    if (table.spec.pointInTimeRecovery) await this.#updatePointInTimeRecovery(table);
+  }
+
+  async #updatePointInTimeRecovery(table: Table): Promise<void> {
+    const PointInTimeRecoveryEnabled = table.spec.pointInTimeRecovery ?? false;
+    await this.#call('UpdateContinuousBackups', (d) =>
+      d.send(new UpdateContinuousBackupsCommand({ TableName: this.#name, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled } })),
     );
   }
 
@@ -249,10 +261,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     }
     const ttl = drifted('spec.ttlAttribute');
     if (ttl) await this.#updateTtl(table, typeof ttl.actual === 'string' ? ttl.actual : undefined);
-    if (drifted('spec.pointInTimeRecovery')) {
-      const PointInTimeRecoveryEnabled = table.spec.pointInTimeRecovery ?? false;
-      await this.#call('UpdateContinuousBackups', (d) => d.send(new UpdateContinuousBackupsCommand({ TableName, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled } })));
-    }
+    if (drifted('spec.pointInTimeRecovery')) await this.#updatePointInTimeRecovery(table);
     if (diff.some((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'))) await this.#updateTags(table, diff);
   }
 
