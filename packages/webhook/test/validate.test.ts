@@ -108,16 +108,26 @@ describe('validating webhook: what the cloud would reject is rejected at apply',
   });
 
   it("returns the provider's portability warnings with an allowed answer", async () => {
-    const object = valid('archive', { lifecycle: [{ id: 'cool', transitions: [{ days: 7, tier: 'InfrequentAccess' }] }] });
+    const object = valid('archive', { lifecycle: [{ id: 'cold', transitions: [{ days: 365, tier: 'Archive' }] }] });
     const response = await send(client, 'validate', reviewOf('CREATE', object));
     assert.equal(response.allowed, true);
-    assert.deepEqual(response.warnings, ['spec.lifecycle[cool]: S3 moves objects to STANDARD_IA after 30 days at the earliest; 7 becomes 30']);
+    assert.equal(response.warnings?.length, 1);
+    assert.match(response.warnings?.[0] ?? '', /^spec\.lifecycle\[0\]\.transitions: tier Archive maps to S3 GLACIER/);
+  });
+
+  it("denies what the provider's spec rules reject beyond naming, together with naming", async () => {
+    const object = valid('cool', { name: 'x', lifecycle: [{ id: 'cool', transitions: [{ days: 7, tier: 'InfrequentAccess' }] }], location: 'moon-1' });
+    const response = await send(client, 'validate', reviewOf('CREATE', object));
+    assertDenied(response, 'spec.name', 's3.length');
+    assertDenied(response, 'spec.location', 'aws.region', /"moon-1" is not an AWS region name/);
+    assertDenied(response, 'spec.lifecycle[0].transitions', 's3.transition-days', /no earlier than 30 days after creation; found 7/);
+    assert.ok(response.warnings?.some((w) => w.includes('STANDARD_IA')), 'warnings come with a denial too');
   });
 
   describe('ProviderConfig', () => {
     it("allows a valid one and denies the provider's own rules", async () => {
       assert.equal((await send(client, 'validate', reviewOf('CREATE', providerConfig('prod', { provider: 'aws', region: 'eu-west-1' })))).allowed, true);
-      assertDenied(await send(client, 'validate', reviewOf('CREATE', providerConfig('prod', { provider: 'aws', region: 'mars-north-9' }))), 'spec.region', 'aws.region');
+      assertDenied(await send(client, 'validate', reviewOf('CREATE', providerConfig('prod', { provider: 'aws', region: 'mars-north-9' }))), 'spec.region', 'aws.region', /"mars-north-9" is not an AWS region name/);
     });
 
     it('warns about a provider that is not installed', async () => {

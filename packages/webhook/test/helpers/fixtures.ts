@@ -1,34 +1,9 @@
-import { validateS3BucketName, validateDynamoDbTableName, type ManagedKindName, type ManagedResource, type ProviderConfig, type Violation } from '@k8or/api';
-import type { ProviderPlugin, ProviderValidation } from '@k8or/core';
+import type { ProviderConfig } from '@k8or/api';
+import { awsProvider } from '@k8or/provider-aws';
 import { staticContext, type AdmissionContext, type NamespaceInfo } from '@k8or/webhook';
 
-/**
- * A small stand-in provider for the pure rules (the real AWS provider's rules
- * are exercised end to end in cluster.test.ts): S3 and DynamoDB naming, and one
- * portability warning, as a provider package exports them.
- */
-export const testValidation: ProviderValidation = {
-  validate(kind: ManagedKindName, resource: ManagedResource): { violations: Violation[]; warnings: string[] } {
-    const name = resource.spec.name;
-    const violations = name ? (kind === 'Bucket' ? validateS3BucketName(name) : validateDynamoDbTableName(name)) : [];
-    const warnings: string[] = [];
-    if (kind === 'Bucket' && 'lifecycle' in resource.spec) {
-      for (const rule of resource.spec.lifecycle ?? []) {
-        for (const t of rule.transitions ?? []) {
-          if (t.tier === 'InfrequentAccess' && t.days < 30) warnings.push(`spec.lifecycle[${rule.id}]: S3 moves objects to STANDARD_IA after 30 days at the earliest; ${t.days} becomes 30`);
-        }
-      }
-    }
-    return { violations, warnings };
-  },
-  validateProviderConfig(pc: ProviderConfig) {
-    const violations: Violation[] = [];
-    if (pc.spec.region && !/^[a-z]{2}(-gov)?-[a-z]+-\d$/.test(pc.spec.region)) violations.push({ field: 'spec.region', rule: 'aws.region', message: `"${pc.spec.region}" is not an AWS region` });
-    return { violations, warnings: [] };
-  },
-};
-
-export const testAws: ProviderPlugin = { provider: 'aws', packageName: 'test-provider-aws', connectors: {}, validation: testValidation };
+/** The real AWS provider package: its exported validation is what the webhook runs. */
+export const aws = awsProvider;
 
 export function providerConfig(name: string, spec: Record<string, unknown>): ProviderConfig {
   return { apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name }, spec: spec as unknown as ProviderConfig['spec'] };
@@ -53,7 +28,7 @@ export function namespace(name: string, annotations: Record<string, string> = {}
  */
 export function testWorld(overrides: Partial<Parameters<typeof staticContext>[0]> = {}): AdmissionContext {
   return staticContext({
-    providers: [testAws],
+    providers: [aws],
     providerConfigs: [
       providerConfig('default', { provider: 'aws', region: 'us-east-1' }),
       providerConfig('staging', { provider: 'aws', region: 'eu-west-1' }),

@@ -1,0 +1,116 @@
+// Admission webhook benchmark: AdmissionReviews per second and p50/p99 latency
+// with autocannon against the real @k8or/webhook server (validate and mutate of
+// a Bucket, with the real AWS provider's rules), and in the same run against a
+// bare fastify HTTPS endpoint that returns a fixed allowed review for the same
+// body: the ratio is what admission itself costs on top of HTTPS + JSON.
+//
+//   npm run build && node bench/webhook.bench.ts [--duration 10] [--connections 16]
+//
+// The servers run in a child process (one core), autocannon in this one.
+// Prints a Markdown table for docs/benchmarks.md.
+import { fork, type ChildProcess } from 'node:child_process';
+import { request } from 'node:https';
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+import { awsProvider } from '@k8or/provider-aws';
+import { generateCertificates, staticContext, startWebhookServer } from '@k8or/webhook';
+import type { ProviderConfig } from '@k8or/api';
+
+interface Endpoints {
+  webhook: string;
+  bare: string;
+  caPem: string;
+}
+
+if (process.argv.includes('--serve')) {
+  // Child: the real webhook and the bare endpoint, both HTTPS with the same kind of certificate.
+  const context = staticContext({
+    providers: [awsProvider],
+    providerConfigs: [{ apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'default' }, spec: { provider: 'aws', region: 'us-east-1' } } as ProviderConfig],
+    namespaces: [{ metadata: { name: 'bench', annotations: { 'k8or.io/deletion-policy': 'Retain' } } }],
+  });
+  const webhook = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, context, logLevel: 'warn', processMetrics: false });
+  const certs = generateCertificates({ hosts: ['localhost', '127.0.0.1'] });
+  const bare = Fastify({ https: { key: certs.keyPem, cert: certs.certPem }, bodyLimit: 3 * 1024 * 1024 });
+  const fixed = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'fixed', allowed: true } };
+  bare.post('/validate', async () => fixed);
+  await bare.listen({ host: '127.0.0.1', port: 0 });
+  const address = bare.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  process.send?.({ webhook: webhook.url, webhookCa: webhook.caPem, bare: `https://127.0.0.1:${port}`, bareCa: certs.caPem });
+  process.on('disconnect', () => void Promise.all([webhook.close(), bare.close()]).then(() => process.exit(0)));
+} else {
+  const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' } } });
+  const duration = Number(values.duration);
+  const connections = Number(values.connections);
+
+  const child: ChildProcess = fork(new URL(import.meta.url).pathname, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = await new Promise<Endpoints & { webhookCa: string; bareCa: string }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as Endpoints & { webhookCa: string; bareCa: string }));
+    child.once('exit', (code) => reject(new Error(`server process exited with ${code}`)));
+  });
+
+  const bucket = {
+    apiVersion: 'k8or.io/v1alpha1',
+    kind: 'Bucket',
+    metadata: { name: 'photos', namespace: 'bench', uid: randomUUID(), labels: { team: 'media' } },
+    spec: { location: 'us-east-1', versioning: true, lifecycle: [{ id: 'old', expirationDays: 365, transitions: [{ days: 30, tier: 'InfrequentAccess' }] }] },
+  };
+  const review = (object: unknown): string =>
+    JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: randomUUID(),
+        kind: { group: 'k8or.io', version: 'v1alpha1', kind: 'Bucket' },
+        resource: { group: 'k8or.io', version: 'v1alpha1', resource: 'buckets' },
+        name: 'photos',
+        namespace: 'bench',
+        operation: 'CREATE',
+        userInfo: { username: 'bench' },
+        object,
+        oldObject: null,
+        dryRun: false,
+      },
+    });
+  const defaulted = { ...bucket, spec: { ...bucket.spec, providerConfigRef: { name: 'default' }, name: 'bench-photos-0a1b2c3d', deletionPolicy: 'Retain' } };
+
+  const scenarios = [
+    { name: 'bare fastify HTTPS, fixed allowed review', url: `${ready.bare}/validate`, ca: ready.bareCa, body: review(defaulted) },
+    { name: 'k8or webhook /validate (Bucket CREATE, allowed, with warnings)', url: `${ready.webhook}/validate`, ca: ready.webhookCa, body: review(defaulted) },
+    { name: 'k8or webhook /mutate (Bucket CREATE, 3 defaults patched)', url: `${ready.webhook}/mutate`, ca: ready.webhookCa, body: review(bucket) },
+  ];
+  // Check once that each scenario gets the answer it claims (allowed with warnings, patched), not an error.
+  const post = (url: string, ca: string, body: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const req = request(url, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`${url}: ${res.statusCode} ${text}`))));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const validated = JSON.parse(await post(scenarios[1]!.url, ready.webhookCa, scenarios[1]!.body)) as { response: { allowed: boolean; warnings?: string[] } };
+  const mutated = JSON.parse(await post(scenarios[2]!.url, ready.webhookCa, scenarios[2]!.body)) as { response: { allowed: boolean; patch?: string } };
+  if (!validated.response.allowed || !validated.response.warnings?.length) throw new Error(`validate scenario is not "allowed with warnings": ${JSON.stringify(validated)}`);
+  if (!mutated.response.patch || JSON.parse(Buffer.from(mutated.response.patch, 'base64').toString()).length !== 3) throw new Error(`mutate scenario did not patch 3 fields: ${JSON.stringify(mutated)}`);
+
+  const rows: { name: string; rps: number; p50: number; p99: number; errors: number }[] = [];
+  for (const s of scenarios) {
+    // A short warm-up, so JIT and TLS session setup are not measured.
+    await autocannon({ url: s.url, method: 'POST', body: s.body, headers: { 'content-type': 'application/json' }, connections, duration: 2, tlsOptions: { ca: s.ca } });
+    const result = await autocannon({ url: s.url, method: 'POST', body: s.body, headers: { 'content-type': 'application/json' }, connections, duration, tlsOptions: { ca: s.ca } });
+    const errors = result.errors + result.timeouts + result.non2xx;
+    rows.push({ name: s.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors });
+  }
+  child.disconnect();
+
+  const bare = rows[0]!;
+  console.log(`\nnode ${process.version}, ${connections} connections, ${duration} s per scenario, servers in one child process\n`);
+  console.log('| endpoint | reviews/s | p50 ms | p99 ms | errors | vs bare |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} | ${(r.rps / bare.rps).toFixed(2)} |`);
+}
