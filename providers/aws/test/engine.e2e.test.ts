@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  CreateBucketCommand,
+  GetBucketLifecycleConfigurationCommand,
+  GetBucketTaggingCommand,
+  GetBucketVersioningCommand,
+  HeadBucketCommand,
+  PutBucketTaggingCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { AwsWorld, KEYS, conditionOf, isReady, waitFor } from './e2e-world.ts';
+
+describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoDB state out', () => {
+  let world: AwsWorld;
+  let s3: S3Client;
+  let dynamodb: DynamoDBClient;
+  const credentials = { accessKeyId: KEYS.ours, secretAccessKey: 'e2e-secret' };
+
+  before(async () => {
+    world = await AwsWorld.start();
+    s3 = new S3Client({ region: 'us-east-1', endpoint: world.s3.endpoint, forcePathStyle: true, credentials });
+    dynamodb = new DynamoDBClient({ region: 'us-east-1', endpoint: world.dynamodb.endpoint, credentials });
+    await world.startEngine();
+  });
+  after(async () => {
+    s3?.destroy();
+    dynamodb?.destroy();
+    await world?.stop();
+  });
+
+  /** True once some Event of `reason` on the object mentions every one of `words`. */
+  const eventMentions = async (objectName: string, reason: string, words: string[]): Promise<boolean> =>
+    (await world.events(objectName)).some((e) => e.reason === reason && words.every((w) => e.message.includes(w)));
+
+  it('creates, updates, repairs drift in and force-deletes a Bucket', async () => {
+    const Bucket = 'e2e-photos';
+    await world.createBucket(
+      'photos',
+      { name: Bucket, versioning: true, labels: { team: 'a' }, lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 7 }] },
+      { 'k8or.io/resync-period': '1s' },
+    );
+    const ready = await world.waitForBucket('photos', 'Ready', isReady);
+    assert.deepEqual(ready.status?.atProvider?.id, 'arn:aws:s3:::e2e-photos');
+    assert.equal(ready.status?.atProvider?.location, 'us-east-1');
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket }))).Status, 'Enabled');
+    const tags = (await s3.send(new GetBucketTaggingCommand({ Bucket }))).TagSet ?? [];
+    assert.deepEqual(tags.find((t) => t.Key === 'team'), { Key: 'team', Value: 'a' });
+    assert.deepEqual(tags.find((t) => t.Key === 'k8or.io/name'), { Key: 'k8or.io/name', Value: 'photos' });
+    assert.equal((await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket }))).Rules?.[0]?.ID, 'tmp');
+
+    // The user changes the spec: the cloud follows.
+    const patched = await world.patchBucket('photos', { spec: { labels: { team: 'b' }, lifecycle: null } });
+    await world.waitForBucket('photos', 'the new generation synced', (b) => isReady(b) && b.status?.observedGeneration === patched.metadata.generation);
+    assert.deepEqual(((await s3.send(new GetBucketTaggingCommand({ Bucket }))).TagSet ?? []).find((t) => t.Key === 'team'), { Key: 'team', Value: 'b' });
+    await assert.rejects(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket })), { name: 'NoSuchLifecycleConfiguration' });
+
+    // Someone suspends versioning and removes a tag behind k8or's back: the next resync puts them back.
+    await s3.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: 'Suspended' } }));
+    const current = (await s3.send(new GetBucketTaggingCommand({ Bucket }))).TagSet ?? [];
+    await s3.send(new PutBucketTaggingCommand({ Bucket, Tagging: { TagSet: current.filter((t) => t.Key !== 'team') } }));
+    await waitFor('versioning re-enabled', async () => (await s3.send(new GetBucketVersioningCommand({ Bucket }))).Status === 'Enabled');
+    await waitFor('tag team restored', async () => ((await s3.send(new GetBucketTaggingCommand({ Bucket }))).TagSet ?? []).some((t) => t.Key === 'team' && t.Value === 'b'));
+    await waitFor('a RepairedDrift event naming spec.versioning', () => eventMentions('photos', 'RepairedDrift', ['spec.versioning']));
+    await waitFor('a RepairedDrift event naming spec.labels.team', () => eventMentions('photos', 'RepairedDrift', ['spec.labels.team']));
+
+    // A bucket with data is not deleted without forceDelete...
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'album/1.jpg', Body: 'jpeg' }));
+    await world.deleteBucket('photos');
+    const blocked = await world.waitForBucket('photos', 'DeletionBlocked', (b) => conditionOf(b, 'Synced')?.reason === 'DeletionBlocked');
+    assert.match(conditionOf(blocked, 'Synced')?.message ?? '', /BucketNotEmpty/);
+    await s3.send(new HeadBucketCommand({ Bucket }));
+    // ...and is, with every version, once the user sets it.
+    await world.patchBucket('photos', { spec: { forceDelete: true } });
+    await waitFor('the Bucket object gone', async () => (await world.bucket('photos')) === undefined);
+    await assert.rejects(s3.send(new HeadBucketCommand({ Bucket })), { name: 'NotFound' });
+  });
+
+  it('creates, updates, repairs drift in and deletes a Table', async () => {
+    const TableName = 'e2e-orders';
+    await world.createTable(
+      'orders',
+      { name: TableName, sortKey: { name: 'at', type: 'number' }, billing: { mode: 'provisioned', readCapacity: 2, writeCapacity: 2 }, ttlAttribute: 'expiresAt' },
+      { 'k8or.io/resync-period': '1s' },
+    );
+    const ready = await world.waitForTable('orders', 'Ready', isReady);
+    const described = (await dynamodb.send(new DescribeTableCommand({ TableName }))).Table;
+    assert.equal(ready.status?.atProvider?.id, described?.TableArn);
+    assert.equal(ready.status?.atProvider?.state, 'ACTIVE');
+    assert.deepEqual(described?.KeySchema?.map((k) => k.KeyType), ['HASH', 'RANGE']);
+    const ttl = await dynamodb.send(new DescribeTimeToLiveCommand({ TableName }));
+    assert.deepEqual(ttl.TimeToLiveDescription, { TimeToLiveStatus: 'ENABLED', AttributeName: 'expiresAt' });
+
+    const patched = await world.patchTable('orders', { spec: { billing: { mode: 'provisioned', readCapacity: 5, writeCapacity: 3 } } });
+    await world.waitForTable('orders', 'the new generation synced', (t) => isReady(t) && t.status?.observedGeneration === patched.metadata.generation);
+    assert.equal((await dynamodb.send(new DescribeTableCommand({ TableName }))).Table?.ProvisionedThroughput?.ReadCapacityUnits, 5);
+
+    await dynamodb.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: false } }));
+    await waitFor('TTL re-enabled', async () => (await dynamodb.send(new DescribeTimeToLiveCommand({ TableName }))).TimeToLiveDescription?.TimeToLiveStatus === 'ENABLED');
+    await waitFor('a RepairedDrift event naming spec.ttlAttribute', () => eventMentions('orders', 'RepairedDrift', ['spec.ttlAttribute']));
+
+    await world.deleteTable('orders');
+    await waitFor('the Table object gone', async () => (await world.table('orders')) === undefined);
+    await assert.rejects(dynamodb.send(new DescribeTableCommand({ TableName })), { name: 'ResourceNotFoundException' });
+  });
+
+  it('ends in a terminal condition carrying BucketAlreadyExists when another account owns the name, and never deletes it', async () => {
+    const someoneElse = new S3Client({ region: 'us-east-1', endpoint: world.s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'AKIASOMEONEELSE00001', secretAccessKey: 'x' } });
+    await someoneElse.send(new CreateBucketCommand({ Bucket: 'e2e-taken' }));
+    await world.createBucket('taken', { name: 'e2e-taken' });
+    const stopped = await world.waitForBucket('taken', 'a terminal condition', (b) => conditionOf(b, 'Synced')?.status === 'False');
+    assert.equal(conditionOf(stopped, 'Synced')?.reason, 'CannotCreateExternalResource');
+    assert.match(conditionOf(stopped, 'Synced')?.message ?? '', /BucketAlreadyExists/);
+    await world.deleteBucket('taken');
+    await waitFor('the Bucket object gone', async () => (await world.bucket('taken')) === undefined);
+    await someoneElse.send(new HeadBucketCommand({ Bucket: 'e2e-taken' }));
+    someoneElse.destroy();
+  });
+
+  it('ends in a terminal condition carrying AccessDenied when the credentials may not act', async () => {
+    await world.createBucket('forbidden', { name: 'e2e-forbidden', providerConfigRef: { name: 'denied' } });
+    const stopped = await world.waitForBucket('forbidden', 'a terminal condition', (b) => conditionOf(b, 'Synced')?.status === 'False');
+    assert.match(conditionOf(stopped, 'Synced')?.message ?? '', /AccessDenied/);
+    assert.notEqual(conditionOf(stopped, 'Ready')?.status, 'True');
+  });
+
+  it('ends in a terminal condition carrying InvalidLocationConstraint for a location S3 does not know', async () => {
+    await world.createBucket('nowhere', { name: 'e2e-nowhere', location: 'moon-base-1' });
+    const stopped = await world.waitForBucket('nowhere', 'a terminal condition', (b) => conditionOf(b, 'Synced')?.status === 'False');
+    assert.equal(conditionOf(stopped, 'Synced')?.reason, 'CannotCreateExternalResource');
+    assert.match(conditionOf(stopped, 'Synced')?.message ?? '', /InvalidLocationConstraint/);
+  });
+
+  it('retries through S3 throttling (SlowDown) until the bucket is made', async () => {
+    world.s3.slowDown(4, KEYS.throttled);
+    await world.createBucket('throttled', { name: 'e2e-throttled', providerConfigRef: { name: 'throttled' } });
+    await world.waitForBucket('throttled', 'Ready', isReady);
+    await waitFor('a warning Event carrying SlowDown', () => eventMentions('throttled', 'CannotObserveExternalResource', ['SlowDown']));
+    const throttledAnswers = world.s3.requests.filter((r) => r.accessKeyId === KEYS.throttled && r.code === 'SlowDown');
+    assert.equal(throttledAnswers.length, 4);
+    const throttledClient = new S3Client({ region: 'us-east-1', endpoint: world.s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: KEYS.throttled, secretAccessKey: 'e2e-secret' } });
+    assert.equal((await throttledClient.send(new HeadBucketCommand({ Bucket: 'e2e-throttled' }))).BucketRegion, 'us-east-1');
+    throttledClient.destroy();
+  });
+});
