@@ -55,8 +55,9 @@ describe('engine: a Bucket from apply to delete', () => {
     const readySince = condition(created, 'Ready')?.lastTransitionTime;
 
     await world.patchBucket(ns, 'logs', { spec: { versioning: true } });
-    const updated = await world.waitForBucket(ns, 'logs', 'the new generation observed', (b) => b.metadata.generation === 2 && isReadyAndSynced(b));
-    assert.equal(updated.status?.observedGeneration, 2);
+    const generation = (created.metadata.generation ?? 0) + 1;
+    const updated = await world.waitForBucket(ns, 'logs', 'the new generation observed', (b) => b.metadata.generation === generation && isReadyAndSynced(b));
+    assert.equal(updated.status?.observedGeneration, generation);
     assert.equal(world.cloud.buckets.get(updated.spec.name ?? '')?.versioning, true);
     assert.equal(condition(updated, 'Ready')?.lastTransitionTime, readySince, 'Ready stayed True, so its transition time stays');
     const events = await world.events(ns, 'logs');
