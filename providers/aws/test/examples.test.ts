@@ -9,8 +9,8 @@ import { awsValidation, validateProviderConfig } from '@k8or/provider-aws';
 import { startSandbox, type Sandbox } from '@k8or/sandbox';
 
 const examplesDirectory = new URL('../../../examples/aws/', import.meta.url);
-const load = (file: string): Record<string, unknown>[] =>
-  parseAllDocuments(readFileSync(new URL(file, examplesDirectory), 'utf8')).map((document) => document.toJSON() as Record<string, unknown>);
+const load = (file: string): unknown[] =>
+  parseAllDocuments(readFileSync(new URL(file, examplesDirectory), 'utf8')).map((document) => document.toJSON() as unknown);
 
 describe('examples/aws', () => {
   const [secret, providerConfig] = load('providerconfig.yaml') as [Record<string, unknown>, ProviderConfig];
