@@ -1,0 +1,190 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AdmissionregistrationV1Api, ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { allCrds, defaultExternalName } from '@k8or/api';
+import { awsProvider } from '@k8or/provider-aws';
+import { startSandbox, type Sandbox } from '@k8or/sandbox';
+import { startWebhookServer, webhookConfigurations, type WebhookServer } from '@k8or/webhook';
+
+const KUBECTL = existsSync('/usr/bin/kubectl') ? '/usr/bin/kubectl' : '/usr/lib/google-cloud-sdk/bin/kubectl.1.33';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function eventually<T>(what: string, attempt: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await attempt().catch(() => undefined);
+    if (result !== undefined) return result;
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('kubectl through the sandbox API server and the webhook', () => {
+  let sandbox: Sandbox;
+  let webhook: WebhookServer;
+  let dir: string;
+  let kubeConfig: KubeConfig;
+
+  /** Runs the real kubectl against the sandbox; never throws, the exit code is part of the answer. */
+  const kubectl = (args: string[], stdin?: string): Promise<Run> =>
+    new Promise((resolve) => {
+      const child = execFile(KUBECTL, args, { env: { ...process.env, KUBECONFIG: sandbox.kubeconfigPath }, timeout: 60_000 }, (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      });
+      if (stdin !== undefined) child.stdin?.end(stdin);
+    });
+  const apply = async (name: string, yaml: string, extra: string[] = []): Promise<Run> => {
+    const file = join(dir, `${name}.yaml`);
+    await writeFile(file, yaml);
+    return kubectl(['apply', '-f', file, ...extra]);
+  };
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'k8or-webhook-cluster-'));
+    sandbox = await startSandbox({ kubeconfigPath: join(dir, 'kubeconfig'), logLevel: 'error' });
+    kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(sandbox.kubeconfig);
+    const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+    for (const crd of allCrds()) await extensions.createCustomResourceDefinition({ body: crd as unknown as V1CustomResourceDefinition });
+    const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    await eventually('the CRDs are served', () => custom.listClusterCustomObject({ group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs' }));
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    for (const [name, annotations] of [
+      ['apps', {}],
+      ['team-a', { 'k8or.io/provider-config': 'staging', 'k8or.io/deletion-policy': 'Retain' }],
+      ['k8or-system', {}],
+    ] as const) {
+      await core.createNamespace({ body: { metadata: { name, annotations } } });
+    }
+    for (const [name, region] of [
+      ['default', 'us-east-1'],
+      ['staging', 'eu-west-1'],
+    ]) {
+      await custom.createClusterCustomObject({ group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs', body: { apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name }, spec: { provider: 'aws', region } } });
+    }
+    // Self-signed mode: the webhook makes its CA and registers both configurations, pointing at itself, with the caBundle.
+    webhook = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, kubeConfig, providers: [awsProvider], caBundle: { register: true }, logLevel: 'silent', processMetrics: false });
+    await eventually('the webhook caches are synced', async () => (webhook.isReady() ? true : undefined));
+  });
+
+  after(async () => {
+    await webhook?.close();
+    await sandbox?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('registered its configurations with its own URL and CA (caBundle patched at start-up)', async () => {
+    const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    const validating = await api.readValidatingWebhookConfiguration({ name: 'k8or-validating-webhook' });
+    const mutating = await api.readMutatingWebhookConfiguration({ name: 'k8or-mutating-webhook' });
+    const caBundle = Buffer.from(webhook.caPem).toString('base64');
+    assert.equal(validating.webhooks?.[0]?.clientConfig.caBundle, caBundle);
+    assert.equal(validating.webhooks?.[0]?.clientConfig.url, `${webhook.url}/validate`);
+    assert.equal(mutating.webhooks?.[0]?.clientConfig.caBundle, caBundle);
+    assert.equal(mutating.webhooks?.[0]?.sideEffects, 'None');
+  });
+
+  it('patches the caBundle into configurations that already exist (installed by a chart, without one)', async () => {
+    const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    const preinstalled = webhookConfigurations({ url: 'https://127.0.0.1:1', names: { validating: 'chart-validating', mutating: 'chart-mutating' } });
+    // Match nothing, so these extra configurations never take part in the other tests.
+    for (const w of [...(preinstalled.validating.webhooks ?? []), ...(preinstalled.mutating.webhooks ?? [])]) w.objectSelector = { matchLabels: { 'k8or.io/never': 'true' } };
+    await api.createValidatingWebhookConfiguration({ body: preinstalled.validating });
+    await api.createMutatingWebhookConfiguration({ body: preinstalled.mutating });
+    const second = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, kubeConfig, providers: [awsProvider], caBundle: { validating: 'chart-validating', mutating: 'chart-mutating' }, logLevel: 'silent', processMetrics: false });
+    try {
+      const caBundle = Buffer.from(second.caPem).toString('base64');
+      assert.equal((await api.readValidatingWebhookConfiguration({ name: 'chart-validating' })).webhooks?.[0]?.clientConfig.caBundle, caBundle);
+      assert.equal((await api.readMutatingWebhookConfiguration({ name: 'chart-mutating' })).webhooks?.[0]?.clientConfig.caBundle, caBundle);
+      assert.equal((await api.readValidatingWebhookConfiguration({ name: 'chart-validating' })).webhooks?.[0]?.clientConfig.url, 'https://127.0.0.1:1/validate', 'only the caBundle changed');
+    } finally {
+      await second.close();
+      await api.deleteValidatingWebhookConfiguration({ name: 'chart-validating' });
+      await api.deleteMutatingWebhookConfiguration({ name: 'chart-mutating' });
+    }
+  });
+
+  it('kubectl apply of a bare Bucket stores it with the defaults filled in', async () => {
+    const run = await apply('reports', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: reports\n  namespace: team-a\nspec:\n  versioning: true\n');
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /bucket\.k8or\.io\/reports created/);
+    const got = await kubectl(['get', 'bucket', 'reports', '-n', 'team-a', '-o', 'yaml']);
+    assert.match(got.stdout, /providerConfigRef:\n\s+name: staging/);
+    assert.match(got.stdout, new RegExp(`\\n\\s+name: ${defaultExternalName('Bucket', 'aws', 'team-a', 'reports')}\\n`));
+    assert.match(got.stdout, /deletionPolicy: Retain/);
+    const again = await apply('reports', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: reports\n  namespace: team-a\nspec:\n  versioning: true\n');
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /unchanged/, 'a second apply changes nothing: defaulting is idempotent');
+  });
+
+  it('kubectl prints the denial, naming every field and rule', async () => {
+    const run = await apply('bad', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad\n  namespace: apps\nspec:\n  name: Bad_Bucket\n  location: moon-1\n');
+    assert.notEqual(run.code, 0);
+    assert.match(run.stderr, /spec\.name: S3 bucket names may contain only lowercase letters.*\(rule s3\.characters\)/);
+    assert.match(run.stderr, /spec\.location: "moon-1" is not an AWS region name.*\(rule aws\.region\)/);
+    assert.equal((await kubectl(['get', 'bucket', 'bad', '-n', 'apps'])).code, 1, 'nothing was stored');
+  });
+
+  it('kubectl prints the portability warnings', async () => {
+    const run = await apply(
+      'archive',
+      'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: archive\n  namespace: apps\nspec:\n  lifecycle:\n  - id: cold\n    transitions:\n    - days: 180\n      tier: Archive\n',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /Warning: spec\.lifecycle\[0\]\.transitions: tier Archive maps to S3 GLACIER/);
+  });
+
+  it('a server-side dry run is admitted the same way and stores nothing', async () => {
+    const denied = await apply('dry-bad', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: dry\n  namespace: apps\nspec:\n  name: x\n', ['--dry-run=server']);
+    assert.notEqual(denied.code, 0);
+    assert.match(denied.stderr, /\(rule s3\.length\)/);
+    const ok = await apply('dry-good', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: dry\n  namespace: apps\n', ['--dry-run=server', '-o', 'yaml']);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, new RegExp(`name: ${defaultExternalName('Bucket', 'aws', 'apps', 'dry')}`));
+    assert.equal((await kubectl(['get', 'bucket', 'dry', '-n', 'apps'])).code, 1);
+  });
+
+  it('kubectl delete of a protected Bucket is denied with the command that lifts the protection', async () => {
+    assert.equal((await apply('ledger', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: ledger\n  namespace: apps\n  annotations:\n    k8or.io/protect: "true"\n')).code, 0);
+    const denied = await kubectl(['delete', 'bucket', 'ledger', '-n', 'apps']);
+    assert.notEqual(denied.code, 0);
+    assert.match(denied.stderr, /lift the protection with: kubectl annotate bucket ledger -n apps k8or\.io\/protect-/);
+    assert.equal((await kubectl(['annotate', 'bucket', 'ledger', '-n', 'apps', 'k8or.io/protect-'])).code, 0);
+    const deleted = await kubectl(['delete', 'bucket', 'ledger', '-n', 'apps']);
+    assert.equal(deleted.code, 0, deleted.stderr);
+  });
+
+  it('a ProviderConfig that Buckets use cannot be deleted, and a Secret the operator cannot read is refused', async () => {
+    // Poll with a dry run (no side effects) until the webhook's cache has seen the Bucket using `staging`.
+    const denied = await eventually('the webhook sees team-a/reports using staging', async () => {
+      const run = await kubectl(['delete', 'providerconfig', 'staging', '--dry-run=server']);
+      return run.code !== 0 ? run : undefined;
+    });
+    assert.match(denied.stderr, /ProviderConfig "staging" cannot be deleted: 1 resource\(s\) still use it \(Bucket team-a\/reports\).*\(rule providerconfig\.in-use\)/);
+    assert.notEqual((await kubectl(['delete', 'providerconfig', 'staging'])).code, 0);
+    assert.equal((await kubectl(['get', 'providerconfig', 'staging'])).code, 0, 'still there');
+
+    const secret = await apply(
+      'creds',
+      'apiVersion: k8or.io/v1alpha1\nkind: ProviderConfig\nmetadata:\n  name: creds\nspec:\n  provider: aws\n  region: us-east-1\n  credentials:\n    source: Secret\n    secretRef:\n      namespace: kube-system\n      name: aws\n',
+    );
+    assert.notEqual(secret.code, 0);
+    assert.match(secret.stderr, /spec\.credentials\.secretRef\.namespace: the operator cannot read Secrets in namespace "kube-system"/);
+  });
+
+  it('a Bucket naming a ProviderConfig that does not exist is refused', async () => {
+    const run = await apply('nowhere', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: nowhere\n  namespace: apps\nspec:\n  providerConfigRef:\n    name: prod\n');
+    assert.notEqual(run.code, 0);
+    assert.match(run.stderr, /spec\.providerConfigRef\.name: ProviderConfig "prod" does not exist \(rule providerconfig\.exists\)/);
+  });
+});
