@@ -145,4 +145,22 @@ describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoD
     assert.equal((await throttledClient.send(new HeadBucketCommand({ Bucket: 'e2e-throttled' }))).BucketRegion, 'us-east-1');
     throttledClient.destroy();
   });
+
+  it('leaves a bucket of our own account that k8or did not create alone (NotOwned), and takes it over with k8or.io/adopt', async () => {
+    const Bucket = 'e2e-preexisting';
+    await s3.send(new CreateBucketCommand({ Bucket }));
+    await s3.send(new PutBucketTaggingCommand({ Bucket, Tagging: { TagSet: [{ Key: 'owner', Value: 'legacy-terraform' }] } }));
+    await world.createBucket('preexisting', { name: Bucket, versioning: true });
+    const stopped = await world.waitForBucket('preexisting', 'NotOwned', (b) => conditionOf(b, 'Synced')?.reason === 'NotOwned');
+    assert.match(conditionOf(stopped, 'Synced')?.message ?? '', /k8or\.io\/adopt/);
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket }))).Status, undefined);
+
+    await world.patchBucket('preexisting', { metadata: { annotations: { 'k8or.io/adopt': 'true' } } });
+    await world.waitForBucket('preexisting', 'Ready after adoption', isReady);
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket }))).Status, 'Enabled');
+    const tags = (await s3.send(new GetBucketTaggingCommand({ Bucket }))).TagSet ?? [];
+    assert.deepEqual(tags.find((t) => t.Key === 'k8or.io/name'), { Key: 'k8or.io/name', Value: 'preexisting' });
+    // The spec owns the tag set: the legacy tag is gone once k8or manages the bucket.
+    assert.equal(tags.find((t) => t.Key === 'owner'), undefined);
+  });
 });
