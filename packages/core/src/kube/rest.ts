@@ -47,6 +47,7 @@ export class KubeRest {
   readonly #server: URL;
   readonly #userAgent: string;
   #options: https.RequestOptions | undefined;
+  #optionsAt = 0;
   readonly #agent: http.Agent | https.Agent;
 
   constructor(kubeConfig: KubeConfig, options: { userAgent?: string } = {}) {
@@ -58,11 +59,14 @@ export class KubeRest {
     this.#agent = this.#server.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, maxSockets: 64 });
   }
 
+  /** TLS and auth options from the kubeconfig, re-read every minute so rotated tokens are picked up. */
   async #requestOptions(): Promise<https.RequestOptions> {
-    if (!this.#options) {
+    const now = Date.now();
+    if (!this.#options || now - this.#optionsAt > 60_000) {
       const options: https.RequestOptions = {};
       await this.#kubeConfig.applyToHTTPSOptions(options);
       this.#options = options;
+      this.#optionsAt = now;
     }
     return this.#options;
   }

@@ -1,0 +1,133 @@
+import { strict as assert } from 'node:assert';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Annotations } from '@k8or/api';
+import { CoreMetrics, HealthChecks, KubeEventRecorder, KubeRest, Reasons, type Engine } from '@k8or/core';
+import { World, condition, isReadyAndSynced, waitFor } from './engine-harness.ts';
+
+describe('controllers and the engine as a whole', () => {
+  let world: World;
+
+  before(async () => {
+    world = await World.start();
+  });
+  after(async () => world?.stop());
+
+  it('reports readiness once its informers have synced, and reconcile and cloud-call metrics', async () => {
+    const health = new HealthChecks();
+    const metrics = new CoreMetrics();
+    const engine = await world.startEngine({ health, metrics, workers: { Bucket: 3, Table: 2 } });
+    assert.equal(health.readyz().ok, true);
+    assert.equal(health.healthz().ok, true);
+    assert.equal(engine.controllers.get('Bucket')?.workers, 3);
+    assert.equal(engine.controllers.get('Table')?.workers, 2);
+
+    const ns = await world.newNamespace();
+    await world.createBucket(ns, 'measured');
+    await world.waitForBucket(ns, 'measured', 'Ready', isReadyAndSynced);
+    const text = await metrics.metrics();
+    assert.match(text, /controller_runtime_reconcile_total\{controller="bucket",result="requeue_after"\} [1-9]/);
+    assert.match(text, /k8or_cloud_calls_total\{provider="aws",operation="create",result="success"\} 1/);
+    assert.match(text, /workqueue_adds_total\{name="bucket"\} [1-9]/);
+    assert.match(text, /controller_runtime_max_concurrent_reconciles\{controller="bucket"\} 3/);
+    await engine.stop();
+    world.engines.splice(world.engines.indexOf(engine), 1);
+  });
+
+  it('finishes the reconcile in flight when stopped, then stops taking work', async () => {
+    const engine = await world.startEngine();
+    const ns = await world.newNamespace();
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let inCreate = false;
+    const removeHook = world.cloud.onCall(async (call) => {
+      if (call.operation === 'create' && call.name.startsWith(`${ns}-`)) {
+        inCreate = true;
+        await held; // a slow cloud
+      }
+    });
+    await world.createBucket(ns, 'slow');
+    await waitFor('the create call in flight', () => inCreate);
+
+    const stopped = engine.stop();
+    await sleep(100);
+    release();
+    await stopped;
+    removeHook();
+    world.engines.splice(world.engines.indexOf(engine), 1);
+    // The drained reconcile got to write its markers and status before the engine let go.
+    const bucket = await world.bucket(ns, 'slow');
+    assert.ok(bucket?.metadata.annotations?.[Annotations.createSucceeded]);
+    assert.equal(condition(bucket, 'Ready')?.status, 'True');
+
+    const calls = world.cloud.calls.length;
+    await world.createBucket(ns, 'after-stop');
+    await sleep(500);
+    assert.equal(world.cloud.calls.length, calls, 'a stopped engine makes no more calls');
+    await world.startEngine();
+    await world.waitForBucket(ns, 'after-stop', 'Ready under a new engine', isReadyAndSynced);
+  });
+
+  it('checks for drift on the period a resource asks for with k8or.io/resync-period', async () => {
+    const ns = await world.newNamespace();
+    // The engine resyncs hourly; this resource asks for every 300 ms.
+    await world.createBucket(ns, 'watched', { versioning: true }, { [Annotations.resyncPeriod]: '300ms' });
+    const bucket = await world.waitForBucket(ns, 'watched', 'Ready', isReadyAndSynced);
+    const cloudBucket = world.cloud.buckets.get(bucket.spec.name ?? '');
+    assert.ok(cloudBucket);
+    cloudBucket.versioning = false;
+    await waitFor('drift repaired on the short period', () => cloudBucket.versioning);
+  });
+
+  it('does not rewrite an unchanged outputs ConfigMap on resync', async () => {
+    const ns = await world.newNamespace();
+    await world.createBucket(ns, 'published', { writeOutputsTo: { name: 'published-outputs' } }, { [Annotations.resyncPeriod]: '200ms' });
+    const bucket = await world.waitForBucket(ns, 'published', 'Ready', isReadyAndSynced);
+    const configMap = await waitFor('outputs', () => world.configMap(ns, 'published-outputs'));
+    const version = (configMap.metadata as { resourceVersion?: string }).resourceVersion;
+    const observes = world.cloud.callCount({ operation: 'observe', name: bucket.spec.name ?? '' });
+    await waitFor('several resyncs', () => world.cloud.callCount({ operation: 'observe', name: bucket.spec.name ?? '' }) >= observes + 3);
+    const again = await world.configMap(ns, 'published-outputs');
+    assert.equal((again?.metadata as { resourceVersion?: string }).resourceVersion, version);
+  });
+
+  it('aggregates repeated Events: one create, then at most one count bump per interval', async () => {
+    const ns = await world.newNamespace();
+    const rest = new KubeRest(world.kubeConfig, { userAgent: 'k8or-events-test' });
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const recorder = new KubeEventRecorder(rest, { aggregationIntervalMs: 60_000, now: () => new Date(now) });
+    const object = { apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', namespace: ns, name: 'flaky', uid: 'uid-1' };
+    const from = world.sandbox.requestLog.length;
+    for (let i = 0; i < 5; i++) {
+      await recorder.record(object, 'Warning', Reasons.CannotObserveExternalResource, 'ThrottlingException: Rate exceeded');
+      now += 1_000;
+    }
+    now += 60_000;
+    await recorder.record(object, 'Warning', Reasons.CannotObserveExternalResource, 'ThrottlingException: Rate exceeded');
+    await recorder.record(object, 'Normal', Reasons.CreatedExternalResource, 'Created');
+    rest.close();
+
+    const writes = world.sandbox.requestLog.slice(from).filter((r) => r.userAgent === 'k8or-events-test').map((r) => `${r.verb} ${r.resource}`);
+    assert.deepEqual(writes, ['create events', 'patch events', 'create events']);
+    const events = await world.events(ns, 'flaky');
+    const throttled = events.find((e) => e.reason === Reasons.CannotObserveExternalResource);
+    assert.equal(throttled?.count, 6);
+    assert.equal(throttled?.type, 'Warning');
+    assert.equal(events.length, 2);
+  });
+
+  it('watches one namespace only when scoped', async () => {
+    const inside = await world.newNamespace();
+    const outside = await world.newNamespace();
+    const scoped: Engine = await world.startEngine({ namespace: inside, kinds: ['Bucket'] });
+    for (const engine of world.engines.filter((e) => e !== scoped)) await engine.stop();
+    world.engines.splice(0, world.engines.length, scoped);
+    await world.createBucket(outside, 'ignored');
+    await world.createBucket(inside, 'handled');
+    await world.waitForBucket(inside, 'handled', 'Ready', isReadyAndSynced);
+    await sleep(300);
+    const ignored = await world.bucket(outside, 'ignored');
+    assert.equal(ignored?.status, undefined);
+    assert.equal(ignored?.metadata.finalizers, undefined);
+  });
+});
