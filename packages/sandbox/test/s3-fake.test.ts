@@ -279,4 +279,31 @@ describe('S3 fake, driven by the real @aws-sdk/client-s3', () => {
       }
     });
   });
+
+  describe('request integrity, as S3 checks it', () => {
+    const authorization = 'AWS4-HMAC-SHA256 Credential=AKIAALICE00000000001/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0';
+    const deleteBody = '<Delete><Object><Key>a</Key></Object></Delete>';
+    const post = (headers: Record<string, string>): Promise<Response> =>
+      fetch(`${fake.endpoint}/alice-default?delete`, { method: 'POST', body: deleteBody, headers: { authorization, ...headers } });
+    const codeOf = async (response: Response): Promise<string | undefined> => /<Code>([^<]+)<\/Code>/.exec(await response.text())?.[1];
+
+    it('refuses DeleteObjects without Content-MD5 or a checksum header', async () => {
+      const response = await post({});
+      assert.equal(response.status, 400);
+      assert.equal(await codeOf(response), 'InvalidRequest');
+    });
+
+    it('refuses a body that does not match its Content-MD5 or its payload hash', async () => {
+      assert.equal(await codeOf(await post({ 'content-md5': Buffer.alloc(16).toString('base64') })), 'BadDigest');
+      assert.equal(await codeOf(await post({ 'content-md5': 'not-a-digest' })), 'InvalidDigest');
+      assert.equal(await codeOf(await post({ 'content-md5': 'x', 'x-amz-content-sha256': '0'.repeat(64) })), 'XAmzContentSHA256Mismatch');
+    });
+
+    it('accepts a correct Content-MD5', async () => {
+      const { createHash } = await import('node:crypto');
+      const response = await post({ 'content-md5': createHash('md5').update(deleteBody).digest('base64') });
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+    });
+  });
 });

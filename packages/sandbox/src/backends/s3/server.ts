@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { S3Error, S3Errors } from './errors.js';
+import { checkIntegrity } from './integrity.js';
 import type { S3FakeState, S3Request, S3Response } from './request.js';
 import { route, subresourceOf } from './routes.js';
 import { errorDocument } from './xml.js';
@@ -102,7 +103,9 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
       throw S3Errors.slowDown();
     }
     if (!s3Request.accessKeyId || denied.has(s3Request.accessKeyId)) throw S3Errors.accessDenied();
-    return route(s3Request)(state, s3Request);
+    const handler = route(s3Request);
+    checkIntegrity(s3Request, subresourceOf(s3Request.query));
+    return handler(state, s3Request);
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
