@@ -1,5 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
-import { objectKey } from './object-key.js';
+import { objectKey, type ObjectWithMetadata } from './object-key.js';
 
 /** The built-in index: objects by `metadata.namespace` (empty string for cluster-scoped ones). */
 export const NAMESPACE_INDEX = 'namespace';
@@ -28,7 +27,7 @@ interface Index<T> {
 }
 
 /** The informer's store: objects by key, plus every index kept in step on each write. */
-export class ObjectCache<T extends KubernetesObject> implements Indexer<T> {
+export class ObjectCache<T extends ObjectWithMetadata> implements Indexer<T> {
   private readonly objects = new Map<string, T>();
   private readonly indexes = new Map<string, Index<T>>();
 

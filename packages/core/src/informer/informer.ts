@@ -1,9 +1,9 @@
 import { Watch } from '@kubernetes/client-node';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff } from './backoff.js';
 import { ObjectCache, type Indexer } from './indexer.js';
-import { objectKey } from './object-key.js';
+import { objectKey, type ObjectWithMetadata } from './object-key.js';
 import { ApiStatusError, getJson, resourcePath } from './request.js';
 
 /** Why one watch request ended. */
@@ -62,7 +62,7 @@ export interface InformerOptions {
  * never ends on its own: every watch end or error reconnects with backoff,
  * and a `410 Gone` relists and emits the difference.
  */
-export interface Informer<T extends KubernetesObject> {
+export interface Informer<T extends ObjectWithMetadata> {
   /** Starts listing and watching; resolves once the initial list is in the cache (or the informer was stopped). */
   start(): Promise<void>;
   stop(): void;
@@ -78,7 +78,7 @@ export interface Informer<T extends KubernetesObject> {
 }
 
 /** Creates an informer (not started) for one resource. */
-export function createInformer<T extends KubernetesObject>(options: InformerOptions): Informer<T> {
+export function createInformer<T extends ObjectWithMetadata>(options: InformerOptions): Informer<T> {
   return new ResourceInformer<T>(options);
 }
 
@@ -93,7 +93,7 @@ type ErrorHandler = (err: unknown) => void;
 
 const WATCH_EVENT_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
 
-class ResourceInformer<T extends KubernetesObject> implements Informer<T> {
+class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   private readonly options: InformerOptions;
   private readonly path: string;
   private readonly store = new ObjectCache<T>();
@@ -141,6 +141,7 @@ class ResourceInformer<T extends KubernetesObject> implements Informer<T> {
 
   start(): Promise<void> {
     if (!this.started) {
+      if (this.stopped) return (this.started = Promise.resolve());
       this.started = new Promise((resolve) => (this.resolveStarted = resolve));
       const period = this.options.resyncPeriodMs;
       if (period && period > 0) {
@@ -211,12 +212,13 @@ class ResourceInformer<T extends KubernetesObject> implements Informer<T> {
     let resourceVersion: string | undefined;
     let continueToken: string | undefined;
     do {
-      const body = await getJson(this.options.kubeConfig, this.path, {
+      const query = {
         limit: limit === undefined ? undefined : String(limit),
         continue: continueToken,
         labelSelector: this.options.labelSelector,
         fieldSelector: this.options.fieldSelector,
-      });
+      };
+      const body = await getJson(this.options.kubeConfig, this.path, query, 'k8or-informer');
       const list = asRecord(body);
       const metadata = asRecord(list.metadata);
       const itemKind = typeof list.kind === 'string' && list.kind.endsWith('List') ? list.kind.slice(0, -4) : undefined;

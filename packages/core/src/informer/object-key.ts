@@ -1,7 +1,15 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+/**
+ * The least an object needs for the informer and its cache: client-node's
+ * `KubernetesObject` and @k8or/api's types (string timestamps) both fit.
+ */
+export interface ObjectWithMetadata {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
+}
 
 /** The cache key of an object: `namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc). */
-export function objectKey(obj: KubernetesObject): string {
+export function objectKey(obj: ObjectWithMetadata): string {
   const name = obj.metadata?.name ?? '';
   const namespace = obj.metadata?.namespace;
   return namespace ? `${namespace}/${name}` : name;

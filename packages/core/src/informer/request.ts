@@ -28,6 +28,8 @@ export interface JsonRequestOptions {
   signal?: AbortSignal;
   /** Abort when the server has not answered in this long; default 60 s. */
   timeoutMs?: number;
+  /** Shown in API server audit logs; default `k8or`. */
+  userAgent?: string;
 }
 
 /**
@@ -46,7 +48,7 @@ export async function requestJson(kubeConfig: KubeConfig, method: string, path: 
   const httpsOptions: https.RequestOptions = {};
   await kubeConfig.applyToHTTPSOptions(httpsOptions);
   const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
-  const headers: http.OutgoingHttpHeaders = { ...(httpsOptions.headers as http.OutgoingHttpHeaders | undefined), accept: 'application/json' };
+  const headers: http.OutgoingHttpHeaders = { ...(httpsOptions.headers as http.OutgoingHttpHeaders | undefined), accept: 'application/json', 'user-agent': options.userAgent ?? 'k8or' };
   if (payload) {
     headers['content-type'] = 'application/json';
     headers['content-length'] = payload.length;
@@ -84,6 +86,6 @@ export async function requestJson(kubeConfig: KubeConfig, method: string, path: 
 }
 
 /** GETs a JSON document (see {@link requestJson}). */
-export function getJson(kubeConfig: KubeConfig, path: string, query: Record<string, string | undefined>, signal?: AbortSignal): Promise<unknown> {
-  return requestJson(kubeConfig, 'GET', path, { query, signal });
+export function getJson(kubeConfig: KubeConfig, path: string, query: Record<string, string | undefined>, userAgent?: string): Promise<unknown> {
+  return requestJson(kubeConfig, 'GET', path, { query, userAgent });
 }

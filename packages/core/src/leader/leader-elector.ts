@@ -29,6 +29,9 @@ export interface LeaderCallbacks {
   onNewLeader?(identity: string): void;
 }
 
+/** How lease reads and writes show up in audit logs (and the sandbox's request log). */
+const USER_AGENT = 'k8or-leader-election';
+
 /** The fields of a Lease's spec that leader election uses (client-go's LeaderElectionRecord). */
 interface LeaseRecord {
   holderIdentity?: string;
@@ -133,7 +136,11 @@ export class LeaderElector {
       if (await this.tryAcquireOrRenew(callbacks)) break;
       await this.sleep(this.retryPeriodMs * (1 + 1.2 * Math.random()));
     }
-    if (this.stopped) return;
+    if (this.stopped) {
+      // stop() came while an attempt that succeeded was in flight: do not keep a lease nobody renews.
+      if (this.releaseOnStop) await this.release();
+      return;
+    }
 
     this.leading = true;
     const leadership = new AbortController();
@@ -183,7 +190,7 @@ export class LeaderElector {
     try {
       let lease: Lease;
       try {
-        lease = (await requestJson(this.options.kubeConfig, 'GET', this.path, { timeoutMs: timeout })) as Lease;
+        lease = (await requestJson(this.options.kubeConfig, 'GET', this.path, { timeoutMs: timeout, userAgent: USER_AGENT })) as Lease;
       } catch (error) {
         if (!(error instanceof ApiStatusError && error.code === 404)) throw error;
         const created = (await requestJson(this.options.kubeConfig, 'POST', resourcePath('coordination.k8s.io', 'v1', 'leases', this.options.namespace), {
@@ -194,6 +201,7 @@ export class LeaderElector {
             spec: this.newRecord(now, undefined),
           },
           timeoutMs: timeout,
+          userAgent: USER_AGENT,
         })) as Lease;
         this.observe(created, callbacks);
         return true;
@@ -208,6 +216,7 @@ export class LeaderElector {
         // The resourceVersion we read makes this a compare-and-swap: a concurrent writer gets 409.
         body: { ...lease, spec: { ...lease.spec, ...this.newRecord(now, holder === identity ? record : undefined, record) } },
         timeoutMs: timeout,
+        userAgent: USER_AGENT,
       })) as Lease;
       this.observe(updated, callbacks);
       return true;
@@ -267,6 +276,7 @@ export class LeaderElector {
           spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: lease.spec?.leaseTransitions ?? 0 },
         },
         timeoutMs: this.renewDeadlineMs,
+        userAgent: USER_AGENT,
       });
       this.options.logger?.info({ lease: this.path, identity: this.options.identity }, 'released the lease');
     } catch (error) {

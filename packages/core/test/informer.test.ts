@@ -1,0 +1,320 @@
+import { strict as assert } from 'node:assert';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type V1ConfigMap,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { API_VERSION, GROUP, VERSION, allCrds, type Bucket, type ProviderConfig } from '@k8or/api';
+import { createInformer, informersSynced, NAMESPACE_INDEX, objectKey, type Informer, type InformerOptions, type WatchEndReason } from '@k8or/core';
+import { startSandbox, type Sandbox } from '@k8or/sandbox';
+
+interface Recorded {
+  type: 'add' | 'update' | 'delete' | 'resync';
+  key: string;
+  data?: Record<string, string>;
+  oldData?: Record<string, string>;
+}
+
+/** Polls until `condition` holds; generous timeout for loaded machines. */
+async function waitFor(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+describe('informer against the sandbox API server', () => {
+  let sandbox: Sandbox;
+  let kubeConfig: KubeConfig;
+  let core: CoreV1Api;
+  const informers: { stop(): void }[] = [];
+  let namespaceCounter = 0;
+
+  before(async () => {
+    sandbox = await startSandbox();
+    kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(sandbox.kubeconfig);
+    core = kubeConfig.makeApiClient(CoreV1Api);
+  });
+
+  after(async () => {
+    for (const informer of informers) informer.stop();
+    await sandbox?.stop();
+  });
+
+  async function freshNamespace(): Promise<string> {
+    const name = `informer-${++namespaceCounter}`;
+    await core.createNamespace({ body: { metadata: { name } } });
+    return name;
+  }
+
+  function createConfigMap(namespace: string, name: string, data: Record<string, string>, labels?: Record<string, string>): Promise<V1ConfigMap> {
+    return core.createNamespacedConfigMap({ namespace, body: { metadata: { name, namespace, labels }, data } });
+  }
+
+  async function updateConfigMap(namespace: string, name: string, data: Record<string, string>, labels?: Record<string, string>): Promise<V1ConfigMap> {
+    const current = await core.readNamespacedConfigMap({ namespace, name });
+    current.data = data;
+    if (labels) current.metadata = { ...current.metadata, labels };
+    return core.replaceNamespacedConfigMap({ namespace, name, body: current });
+  }
+
+  function deleteConfigMap(namespace: string, name: string): Promise<unknown> {
+    return core.deleteNamespacedConfigMap({ namespace, name });
+  }
+
+  /** An informer on ConfigMaps that records every event and every way a watch ended. */
+  function configMapInformer(options: Partial<InformerOptions> = {}): {
+    informer: Informer<V1ConfigMap>;
+    events: Recorded[];
+    watchEnds: WatchEndReason[];
+    lists: () => number;
+  } {
+    const events: Recorded[] = [];
+    const watchEnds: WatchEndReason[] = [];
+    let lists = 0;
+    const informer = createInformer<V1ConfigMap>({
+      kubeConfig,
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      backoffInitialMs: 50,
+      backoffMaxMs: 500,
+      metrics: { listed: () => lists++, watchEnded: (reason) => watchEnds.push(reason), event: () => {} },
+      ...options,
+    });
+    const record =
+      (type: Recorded['type']) =>
+      (obj: V1ConfigMap, old?: V1ConfigMap): void => {
+        events.push({ type, key: objectKey(obj), data: obj.data, oldData: old?.data });
+      };
+    informer.on('add', record('add'));
+    informer.on('update', record('update'));
+    informer.on('delete', record('delete'));
+    informer.on('resync', record('resync'));
+    informers.push(informer);
+    return { informer, events, watchEnds, lists: () => lists };
+  }
+
+  /** The server's truth for a namespace, as key -> data. */
+  async function serverState(namespace: string): Promise<Record<string, Record<string, string> | undefined>> {
+    const list = await core.listNamespacedConfigMap({ namespace });
+    return Object.fromEntries(list.items.map((cm) => [objectKey(cm), cm.data]));
+  }
+
+  function same(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+    const canonical = (state: Record<string, unknown>): string => JSON.stringify(Object.entries(state).sort(([x], [y]) => x.localeCompare(y)));
+    return canonical(a) === canonical(b);
+  }
+
+  function cacheState(informer: Informer<V1ConfigMap>, namespace: string): Record<string, Record<string, string> | undefined> {
+    return Object.fromEntries(informer.cache.byIndex(NAMESPACE_INDEX, namespace).map((cm) => [objectKey(cm), cm.data]));
+  }
+
+  it('lists what exists before start resolves, and reports each object as added', async () => {
+    const namespace = await freshNamespace();
+    await createConfigMap(namespace, 'photos', { bucket: 'photos' });
+    await createConfigMap(namespace, 'logs', { bucket: 'logs' });
+    const { informer, events } = configMapInformer({ namespace });
+
+    await informer.start();
+    assert.equal(informer.hasSynced(), true);
+    assert.deepEqual(informer.cache.keys().sort(), [`${namespace}/logs`, `${namespace}/photos`]);
+    assert.deepEqual(events.map((e) => `${e.type} ${e.key}`).sort(), [`add ${namespace}/logs`, `add ${namespace}/photos`]);
+    assert.equal(informer.cache.get(`${namespace}/photos`)?.kind, 'ConfigMap', 'listed items carry their kind like watched ones');
+    assert.ok(informer.lastResourceVersion());
+  });
+
+  it('reports adds, updates with the old object, and deletes as they happen', async () => {
+    const namespace = await freshNamespace();
+    const { informer, events } = configMapInformer({ namespace });
+    await informer.start();
+
+    await createConfigMap(namespace, 'config', { color: 'blue' });
+    await waitFor('add', () => events.some((e) => e.type === 'add'));
+    await updateConfigMap(namespace, 'config', { color: 'green' });
+    await waitFor('update', () => events.some((e) => e.type === 'update'));
+    await deleteConfigMap(namespace, 'config');
+    await waitFor('delete', () => events.some((e) => e.type === 'delete'));
+
+    assert.deepEqual(events, [
+      { type: 'add', key: `${namespace}/config`, data: { color: 'blue' }, oldData: undefined },
+      { type: 'update', key: `${namespace}/config`, data: { color: 'green' }, oldData: { color: 'blue' } },
+      { type: 'delete', key: `${namespace}/config`, data: { color: 'green' }, oldData: undefined },
+    ]);
+    assert.equal(informer.cache.get(`${namespace}/config`), undefined);
+  });
+
+  it('resumes after the server drops every watch and loses no change', async () => {
+    const namespace = await freshNamespace();
+    await createConfigMap(namespace, 'kept', { v: '1' });
+    await createConfigMap(namespace, 'changed', { v: '1' });
+    await createConfigMap(namespace, 'removed', { v: '1' });
+    // A long reconnect delay so the changes below happen while no watch is open.
+    const { informer, events, watchEnds, lists } = configMapInformer({ namespace, backoffInitialMs: 2000, backoffMaxMs: 4000 });
+    await informer.start();
+    await waitFor('the first watch', () => sandbox.requestLog.some((r) => r.verb === 'watch' && r.namespace === namespace));
+
+    sandbox.dropWatches();
+    await updateConfigMap(namespace, 'changed', { v: '2' });
+    await deleteConfigMap(namespace, 'removed');
+    await createConfigMap(namespace, 'added', { v: '1' });
+
+    const truth = await serverState(namespace);
+    await waitFor('the cache to match the server', () => same(cacheState(informer, namespace), truth));
+    assert.ok(watchEnds.length >= 1, 'the watch ended and was replaced');
+    assert.equal(lists(), 1, 'resumed from its resourceVersion without relisting');
+    const changes = events.filter((e) => e.type !== 'add' || e.key === `${namespace}/added`).map((e) => `${e.type} ${e.key}`);
+    assert.deepEqual(changes.sort(), [`add ${namespace}/added`, `delete ${namespace}/removed`, `update ${namespace}/changed`]);
+  });
+
+  it('relists on 410 Gone and emits the difference so no change is lost', async () => {
+    const namespace = await freshNamespace();
+    await createConfigMap(namespace, 'kept', { v: '1' });
+    await createConfigMap(namespace, 'changed', { v: '1' });
+    await createConfigMap(namespace, 'removed', { v: '1' });
+    const { informer, events, watchEnds, lists } = configMapInformer({ namespace, backoffInitialMs: 2000, backoffMaxMs: 4000 });
+    await informer.start();
+    await waitFor('the first watch', () => sandbox.requestLog.some((r) => r.verb === 'watch' && r.namespace === namespace));
+    const initialEvents = events.length;
+
+    sandbox.dropWatches();
+    await updateConfigMap(namespace, 'changed', { v: '2' });
+    await deleteConfigMap(namespace, 'removed');
+    await createConfigMap(namespace, 'added', { v: '1' });
+    // The server forgets its history: resuming from the informer's resourceVersion now answers 410 Gone.
+    sandbox.compactHistory();
+
+    const truth = await serverState(namespace);
+    await waitFor('the cache to match the server', () => same(cacheState(informer, namespace), truth));
+    assert.ok(watchEnds.includes('gone'), `the resumed watch met 410 Gone (ends: ${watchEnds.join(', ')})`);
+    assert.equal(lists(), 2, 'it relisted once');
+    assert.deepEqual(
+      events.slice(initialEvents).map((e) => `${e.type} ${e.key}`).sort(),
+      [`add ${namespace}/added`, `delete ${namespace}/removed`, `update ${namespace}/changed`],
+      'exactly the changes made while disconnected, nothing for the unchanged object',
+    );
+    const update = events.find((e) => e.type === 'update');
+    assert.deepEqual(update?.oldData, { v: '1' });
+    assert.deepEqual(update?.data, { v: '2' });
+  });
+
+  it('replaces a watch that stays silent', async () => {
+    const namespace = await freshNamespace();
+    const { informer, events, watchEnds } = configMapInformer({ namespace, watchInactivityMs: 300 });
+    await informer.start();
+    await waitFor('a silent watch to be replaced', () => watchEnds.includes('stalled'));
+    await createConfigMap(namespace, 'after-stall', { v: '1' });
+    await waitFor('the add on the new watch', () => events.some((e) => e.key === `${namespace}/after-stall`));
+  });
+
+  it('reconnects when the server ends a watch at its timeout', async () => {
+    const namespace = await freshNamespace();
+    const { informer, events, watchEnds } = configMapInformer({ namespace, watchTimeoutSeconds: 1 });
+    await informer.start();
+    await waitFor('the server to close a watch', () => watchEnds.length >= 1);
+    await createConfigMap(namespace, 'after-timeout', { v: '1' });
+    await waitFor('the add on the next watch', () => events.some((e) => e.key === `${namespace}/after-timeout`));
+    assert.ok(!informer.cache.list().some((cm) => cm.metadata?.namespace !== namespace));
+  });
+
+  it('resyncs every cached object periodically', async () => {
+    const namespace = await freshNamespace();
+    await createConfigMap(namespace, 'a', { v: '1' });
+    await createConfigMap(namespace, 'b', { v: '1' });
+    const { informer, events } = configMapInformer({ namespace, resyncPeriodMs: 100 });
+    await informer.start();
+    await waitFor('two resync rounds', () => events.filter((e) => e.type === 'resync').length >= 4);
+    const resynced = new Set(events.filter((e) => e.type === 'resync').map((e) => e.key));
+    assert.deepEqual([...resynced].sort(), [`${namespace}/a`, `${namespace}/b`]);
+  });
+
+  it('indexes objects across namespaces by namespace and by a custom index', async () => {
+    const teamA = await freshNamespace();
+    const teamB = await freshNamespace();
+    await createConfigMap(teamA, 'web', { v: '1' }, { tier: 'frontend' });
+    await createConfigMap(teamA, 'db', { v: '1' }, { tier: 'backend' });
+    await createConfigMap(teamB, 'web', { v: '1' }, { tier: 'frontend' });
+    const { informer, events } = configMapInformer({ labelSelector: 'tier' });
+    informer.cache.addIndex('tier', (cm) => [cm.metadata?.labels?.tier ?? '']);
+    await informer.start();
+
+    assert.deepEqual(informer.cache.byIndex(NAMESPACE_INDEX, teamA).map(objectKey).sort(), [`${teamA}/db`, `${teamA}/web`]);
+    assert.deepEqual(informer.cache.byIndex('tier', 'frontend').map(objectKey).sort(), [`${teamA}/web`, `${teamB}/web`].sort());
+
+    await updateConfigMap(teamB, 'web', { v: '2' }, { tier: 'backend' });
+    await waitFor('the label change', () => events.some((e) => e.type === 'update' && e.key === `${teamB}/web`));
+    assert.deepEqual(informer.cache.byIndex('tier', 'frontend').map(objectKey), [`${teamA}/web`]);
+    assert.deepEqual(informer.cache.byIndex('tier', 'backend').map(objectKey).sort(), [`${teamA}/db`, `${teamB}/web`].sort());
+  });
+
+  it('stops watching when stopped', async () => {
+    const namespace = await freshNamespace();
+    const { informer, events } = configMapInformer({ namespace });
+    await informer.start();
+    await waitFor('the first watch', () => sandbox.requestLog.some((r) => r.verb === 'watch' && r.namespace === namespace));
+    informer.stop();
+    const requestsAfterStop = sandbox.requestLog.length;
+    await createConfigMap(namespace, 'unseen', { v: '1' });
+    // A live informer would see this within milliseconds; give a stopped one ample time to (wrongly) react.
+    await sleep(500);
+    assert.deepEqual(events, []);
+    assert.equal(
+      sandbox.requestLog.slice(requestsAfterStop).filter((r) => r.namespace === namespace && (r.verb === 'watch' || r.verb === 'list')).length,
+      0,
+      'no list or watch after stop',
+    );
+  });
+
+  it('waits for its resource to exist (operator started before the CRDs), then syncs and watches it', async () => {
+    const errors: unknown[] = [];
+    const buckets = createInformer<Bucket>({ kubeConfig, group: GROUP, version: VERSION, plural: 'buckets', backoffInitialMs: 20, backoffMaxMs: 200 });
+    buckets.on('error', (err) => errors.push(err));
+    const added: Bucket[] = [];
+    buckets.on('add', (bucket) => added.push(bucket));
+    informers.push(buckets);
+    const synced = buckets.start();
+    const ready = informersSynced(buckets);
+
+    await waitFor('list errors to be reported', () => errors.length >= 2);
+    assert.equal(buckets.hasSynced(), false, 'not synced while the resource does not exist');
+    assert.equal(ready(), false);
+
+    const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+    for (const crd of allCrds()) await extensions.createCustomResourceDefinition({ body: crd as unknown as V1CustomResourceDefinition });
+    await synced;
+    assert.equal(ready(), true, 'the readiness check passes once synced');
+
+    const namespace = await freshNamespace();
+    const objects = kubeConfig.makeApiClient(CustomObjectsApi);
+    await objects.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: 'buckets',
+      body: { apiVersion: API_VERSION, kind: 'Bucket', metadata: { name: 'photos', namespace }, spec: {} },
+    });
+    await waitFor('the Bucket add', () => added.length === 1);
+    assert.equal(objectKey(added[0]!), `${namespace}/photos`);
+    assert.equal(added[0]!.kind, 'Bucket');
+
+    // A cluster-scoped kind is keyed by name alone.
+    const configs = createInformer<ProviderConfig>({ kubeConfig, group: GROUP, version: VERSION, plural: 'providerconfigs' });
+    informers.push(configs);
+    await objects.createClusterCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: 'providerconfigs',
+      body: { apiVersion: API_VERSION, kind: 'ProviderConfig', metadata: { name: 'default' }, spec: { provider: 'aws', region: 'eu-west-1' } },
+    });
+    await configs.start();
+    assert.deepEqual(configs.cache.keys(), ['default']);
+    assert.equal(configs.cache.get('default')?.spec.region, 'eu-west-1');
+  });
+});
