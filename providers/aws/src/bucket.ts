@@ -27,7 +27,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { OwnerTags, type Bucket, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
 import { DeletionBlockedError, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
-import { clientSettings, DEFAULT_REGION, endpointFor, settingsKey } from './config.js';
+import { ClientCache } from './client-cache.js';
+import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
 import { callAws, hasCode } from './errors.js';
 import { desiredTags, diffTags, fromTagList, ownerTagsIn, toTagList } from './tags.js';
 
@@ -337,25 +338,18 @@ export class S3BucketClient implements ExternalClient<Bucket> {
 
 // --- the connector ------------------------------------------------------------------------------
 
-const clients = new Map<string, S3Client>();
+const clients = new ClientCache((settings) => new S3Client({ ...settings, followRegionRedirects: true }));
 
 /** Builds (or reuses) the S3 client for the bucket's region and the ProviderConfig's endpoint and credentials. */
 export const bucketConnector: Connector<Bucket> = {
   async connect(bucket: Bucket, context: ConnectionContext): Promise<ExternalClient<Bucket>> {
     const region = bucketRegion(bucket, context.providerConfig);
-    const settings = clientSettings(context.providerConfig, context.credentials, 'Bucket', region);
-    const key = settingsKey(settings);
-    let s3 = clients.get(key);
-    if (!s3) {
-      s3 = new S3Client({ ...settings, followRegionRedirects: true });
-      clients.set(key, s3);
-    }
+    const s3 = clients.get(clientSettings(context.providerConfig, context.credentials, 'Bucket', region));
     return new S3BucketClient(s3, context, region, endpointFor(context.providerConfig, 'Bucket'));
   },
 };
 
 /** Closes every cached S3 client (their keep-alive sockets). */
 export function destroyS3Clients(): void {
-  for (const client of clients.values()) client.destroy();
-  clients.clear();
+  clients.destroyAll();
 }

@@ -62,16 +62,3 @@ export function clientSettings(
     ...(credentials ? { credentials } : {}),
   };
 }
-
-/** A stable cache key for client settings (the secret is hashed into it, never kept in clear). */
-export function settingsKey(settings: AwsClientSettings): string {
-  const { credentials, ...rest } = settings;
-  const secret = credentials ? `${credentials.accessKeyId}:${hashOf(credentials.secretAccessKey + (credentials.sessionToken ?? ''))}` : 'default-chain';
-  return JSON.stringify({ ...rest, secret });
-}
-
-function hashOf(text: string): string {
-  let hash = 5381;
-  for (let i = 0; i < text.length; i++) hash = ((hash << 5) + hash + text.charCodeAt(i)) >>> 0;
-  return hash.toString(36);
-}

@@ -23,7 +23,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { OwnerTags, type KeyAttribute, type KeyType, type Table, type TableBilling } from '@k8or/api';
 import { DeletionBlockedError, RetryableError, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
-import { clientSettings, DEFAULT_REGION, settingsKey } from './config.js';
+import { ClientCache } from './client-cache.js';
+import { clientSettings, DEFAULT_REGION } from './config.js';
 import { callAws, hasCode } from './errors.js';
 import { desiredTags, diffTags, fromTagList, ownerTagsIn, toTagList } from './tags.js';
 
@@ -320,25 +321,22 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
 
 // --- the connector ------------------------------------------------------------------------------
 
-const clients = new Map<string, DynamoDBClient>();
+const clients = new ClientCache((settings) => {
+  // Path-style addressing is an S3 notion; DynamoDB has no such setting.
+  const { forcePathStyle: _pathStyle, ...dynamoDbSettings } = settings;
+  return new DynamoDBClient(dynamoDbSettings);
+});
 
 /** Builds (or reuses) the DynamoDB client for the ProviderConfig's region, endpoint and credentials. */
 export const tableConnector: Connector<Table> = {
   async connect(_table: Table, context: ConnectionContext): Promise<ExternalClient<Table>> {
     const region = context.providerConfig.spec.region ?? DEFAULT_REGION;
-    const { forcePathStyle: _pathStyle, ...settings } = clientSettings(context.providerConfig, context.credentials, 'Table', region);
-    const key = settingsKey(settings);
-    let dynamodb = clients.get(key);
-    if (!dynamodb) {
-      dynamodb = new DynamoDBClient(settings);
-      clients.set(key, dynamodb);
-    }
+    const dynamodb = clients.get(clientSettings(context.providerConfig, context.credentials, 'Table', region));
     return new DynamoDbTableClient(dynamodb, context, region);
   },
 };
 
 /** Closes every cached DynamoDB client. */
 export function destroyDynamoDbClients(): void {
-  for (const client of clients.values()) client.destroy();
-  clients.clear();
+  clients.destroyAll();
 }
