@@ -179,7 +179,8 @@ describe('informer against the sandbox API server', () => {
     await createConfigMap(namespace, 'kept', { v: '1' });
     await createConfigMap(namespace, 'changed', { v: '1' });
     await createConfigMap(namespace, 'removed', { v: '1' });
-    const { informer, events, watchEnds, lists } = configMapInformer({ namespace, backoffInitialMs: 2000, backoffMaxMs: 4000 });
+    // A long reconnect delay, so the changes and the compaction below all happen while no watch is open.
+    const { informer, events, watchEnds, lists } = configMapInformer({ namespace, backoffInitialMs: 5000, backoffMaxMs: 6000 });
     await informer.start();
     await waitFor('the first watch', () => sandbox.requestLog.some((r) => r.verb === 'watch' && r.namespace === namespace));
     const initialEvents = events.length;
