@@ -19,6 +19,18 @@ describe('library: the same rules offline, for `k8or validate -f`', () => {
     );
   });
 
+  it('never modifies the object it is given', () => {
+    const deepFreeze = <T>(value: T): T => {
+      if (value && typeof value === 'object') Object.values(value).forEach(deepFreeze);
+      return Object.freeze(value);
+    };
+    const manifest = deepFreeze(bucket('team-a', 'frozen', { labels: { team: 'a' } }));
+    const { object, patch } = defaultObject(manifest, testWorld());
+    assert.equal(patch.length, 3);
+    assert.deepEqual(manifest, bucket('team-a', 'frozen', { labels: { team: 'a' } }));
+    assert.deepEqual((object as { spec: unknown }).spec, { labels: { team: 'a' }, providerConfigRef: { name: 'staging' }, name: 'team-a-frozen-' + (patch[1]?.value as string).split('-').at(-1), deletionPolicy: 'Retain' });
+  });
+
   it('escapes JSON Pointer tokens as RFC 6901 says (~ before /)', () => {
     assert.equal(escapePointerToken('k8or.io/protect'), 'k8or.io~1protect');
     assert.equal(escapePointerToken('a~/b'), 'a~0~1b');

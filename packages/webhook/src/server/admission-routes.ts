@@ -27,7 +27,8 @@ export const admissionRoutes: FastifyPluginAsync<AdmissionRoutesOptions> = async
         const started = process.hrtime.bigint();
         const review = request.body as AdmissionReview & { request: NonNullable<AdmissionReview['request']> };
         const { uid, kind, operation, name, namespace, dryRun } = review.request;
-        const log = request.log.child({ webhook, uid, kind: kind.kind, operation, namespace, name, dryRun: dryRun === true });
+        // Log fields are built only when something is logged: a child logger per review costs more than admitting it.
+        const fields = (): Record<string, unknown> => ({ webhook, uid, kind: kind.kind, operation, namespace, name, dryRun: dryRun === true });
         let answer: AdmissionReview;
         let result: ReviewResult;
         if (!(await options.waitUntilReady(options.syncWaitMs))) {
@@ -38,14 +39,14 @@ export const admissionRoutes: FastifyPluginAsync<AdmissionRoutesOptions> = async
             answer = admit(review, options.context, webhook);
             result = !answer.response?.allowed ? 'denied' : answer.response.patch ? 'patched' : 'allowed';
           } catch (error) {
-            log.error({ err: error }, 'admission failed');
+            request.log.error({ ...fields(), err: error }, 'admission failed');
             answer = unavailable(uid, `internal error while admitting: ${error instanceof Error ? error.message : String(error)}`);
             result = 'error';
           }
         }
         options.metrics.observe(webhook, kind.kind, operation, result, Number(process.hrtime.bigint() - started) / 1e9);
-        if (result === 'denied') log.info({ reason: answer.response?.status?.message }, 'denied');
-        else log.debug({ result, warnings: answer.response?.warnings }, 'admitted');
+        if (result === 'denied') request.log.info({ ...fields(), reason: answer.response?.status?.message }, 'denied');
+        else if (request.log.level === 'debug' || request.log.level === 'trace') request.log.debug({ ...fields(), result, warnings: answer.response?.warnings }, 'admitted');
         return answer;
       },
     });
