@@ -1,4 +1,4 @@
-import { pino, stdSerializers, type DestinationStream, type Logger } from 'pino';
+import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 /**
  * Keys whose values are credentials or secret material. A value under one of
@@ -54,19 +54,20 @@ export interface CreateLoggerOptions {
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const sensitive = new Set([...SENSITIVE, ...(options.redactKeys ?? [])]);
   const paths = [...REDACT_PATHS, ...(options.redactKeys ?? []).flatMap((key) => [key, `*.${key}`, `*.*.${key}`])];
-  return pino(
-    {
-      level: options.level ?? process.env.LOG_LEVEL ?? 'info',
-      name: options.name,
-      redact: { paths, censor: CENSOR },
-      serializers: { err: (error: unknown) => scrub(stdSerializers.err(error as Error), sensitive) },
-      formatters: {
-        // Deeper or odder shapes than the redact paths reach (a credentials object nested in a request).
-        log: (record) => scrub(record, sensitive) as Record<string, unknown>,
-      },
+  const loggerOptions: LoggerOptions = {
+    level: options.level ?? process.env.LOG_LEVEL ?? 'info',
+    name: options.name,
+    redact: { paths, censor: CENSOR },
+    serializers: { err: (error: unknown) => scrub(stdSerializers.err(error as Error), sensitive) },
+    formatters: {
+      // Deeper or odder shapes than the redact paths reach (a credentials object nested in a request).
+      log: (record) => scrub(record, sensitive) as Record<string, unknown>,
+      // Child logger bindings too (`logger.child({ credentials })`).
+      bindings: (bindings) => scrub(bindings, sensitive) as Record<string, unknown>,
     },
-    options.destination ?? pino.destination({ dest: 1, sync: false }),
-  );
+  };
+  // Without a destination pino writes to stdout synchronously, so nothing is lost when the process dies.
+  return options.destination ? pino(loggerOptions, options.destination) : pino(loggerOptions);
 }
 
 /** A child logger whose records all carry the resource they concern, as `resource: "namespace/name"`. */

@@ -54,9 +54,12 @@ describe('createLogger', () => {
     logger.error({ err: error }, 'cloud call failed');
     logger.error(error);
 
+    // Bindings of a child logger.
+    logger.child({ connection: { accountKey: SECRETS[7] } }).info('child');
+
     const output = raw();
     for (const secret of SECRETS) assert.ok(!output.includes(secret), `a credential reached the log: ${secret}`);
-    assert.equal(lines().length, 9);
+    assert.equal(lines().length, 10);
     assert.match(output, /\[Redacted\]/);
     // What is not secret still gets through.
     assert.match(output, /aws-creds/);
