@@ -206,6 +206,30 @@ describe('informer against the sandbox API server', () => {
     assert.deepEqual(update?.data, { v: '2' });
   });
 
+  it('keeps a quiet informer\'s resourceVersion fresh with bookmarks, so a reconnect needs no relist', async () => {
+    const quiet = await freshNamespace();
+    const busy = await freshNamespace();
+    const { informer, events, watchEnds, lists } = configMapInformer({ namespace: quiet });
+    await informer.start();
+    const listedAt = Number(informer.lastResourceVersion());
+
+    // Elsewhere in the cluster, time moves on.
+    const elsewhere = await createConfigMap(busy, 'noise', { v: '1' });
+    const clusterVersion = Number(elsewhere.metadata?.resourceVersion);
+    assert.ok(clusterVersion > listedAt);
+    await waitFor('a bookmark to carry the newer resourceVersion', () => Number(informer.lastResourceVersion()) >= clusterVersion);
+    assert.equal(events.length, 0, 'bookmarks are not events');
+
+    // History older than now is forgotten: a resume from the listed version would be 410 Gone.
+    sandbox.compactHistory();
+    sandbox.dropWatches();
+    await waitFor('the watch to be replaced', () => watchEnds.length >= 1);
+    await createConfigMap(quiet, 'after-reconnect', { v: '1' });
+    await waitFor('the add on the resumed watch', () => events.some((e) => e.key === `${quiet}/after-reconnect`));
+    assert.equal(lists(), 1, 'resumed from the bookmark without relisting');
+    assert.ok(!watchEnds.includes('gone'));
+  });
+
   it('replaces a watch that stays silent', async () => {
     const namespace = await freshNamespace();
     const { informer, events, watchEnds } = configMapInformer({ namespace, watchInactivityMs: 300 });
