@@ -29,8 +29,9 @@ describe('engine: lost watches, conflicts and failing clouds', () => {
     // change), so only the watch can bring the next change in.
     const latest = (await world.bucket(ns, 'compacted'))?.metadata.resourceVersion;
     const controller = engine.controllers.get('Bucket');
+    assert.ok(controller);
     await waitFor('an idle engine with a live Bucket watch', () => {
-      return controller?.informer.lastResourceVersion() === latest && controller.queue.len() === 0 && controller.queue.inFlight() === 0;
+      return controller.informer.lastResourceVersion() === latest && controller.queue.len() === 0 && controller.queue.inFlight() === 0;
     });
     const goneBefore = await watchesGone();
     world.sandbox.dropWatches();
