@@ -306,4 +306,26 @@ describe('S3 fake, driven by the real @aws-sdk/client-s3', () => {
       await response.body?.cancel();
     });
   });
+
+  describe('signature verification (opt-in)', () => {
+    it('verifies Signature V4 when given the secrets: InvalidAccessKeyId and SignatureDoesNotMatch as on S3', async () => {
+      const strict = await startS3Fake({ credentials: { AKIASTRICT0000000001: 'the-right-secret' } });
+      const signedWith = (accessKeyId: string, secretAccessKey: string): S3Client =>
+        new S3Client({ region: 'eu-west-1', endpoint: strict.endpoint, forcePathStyle: true, credentials: { accessKeyId, secretAccessKey }, maxAttempts: 1 });
+      const good = signedWith('AKIASTRICT0000000001', 'the-right-secret');
+      const wrongSecret = signedWith('AKIASTRICT0000000001', 'a-wrong-secret');
+      const unknownKey = signedWith('AKIAUNKNOWN000000001', 'the-right-secret');
+      try {
+        await good.send(new CreateBucketCommand({ Bucket: 'strict-bucket', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } }));
+        await good.send(new PutObjectCommand({ Bucket: 'strict-bucket', Key: 'dir/a b+c (1)*!~.txt', Body: 'x' }));
+        const listed = await good.send(new ListObjectsV2Command({ Bucket: 'strict-bucket', Prefix: 'dir/a b' }));
+        assert.deepEqual(listed.Contents?.map((o) => o.Key), ['dir/a b+c (1)*!~.txt']);
+        await assert.rejects(wrongSecret.send(new ListBucketsCommand({})), s3Error('SignatureDoesNotMatch', 403));
+        await assert.rejects(unknownKey.send(new ListBucketsCommand({})), s3Error('InvalidAccessKeyId', 403));
+      } finally {
+        for (const s3 of [good, wrongSecret, unknownKey]) s3.destroy();
+        await strict.stop();
+      }
+    });
+  });
 });

@@ -27,11 +27,15 @@ import { ACCESS_KEY, awsProviderConfig, bucket, connectionContext, credentials }
 describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
   let fake: S3Fake;
   let s3: S3Client;
-  const s3For = (region: string, accessKeyId = ACCESS_KEY): S3Client =>
-    new S3Client({ region, endpoint: fake.endpoint, forcePathStyle: true, credentials: { ...credentials, accessKeyId } });
+  const s3For = (region: string, accessKeyId = ACCESS_KEY, secretAccessKey = credentials.secretAccessKey): S3Client =>
+    new S3Client({ region, endpoint: fake.endpoint, forcePathStyle: true, credentials: { accessKeyId, secretAccessKey } });
+
+  const OTHER_ACCOUNT_KEY = 'AKIASOMEONEELSE00001';
+  const DENIED_KEY = 'AKIADENIED0000000001';
 
   before(async () => {
-    fake = await startS3Fake();
+    // Signatures are verified: the provider must sign with the secret from the ProviderConfig's Secret.
+    fake = await startS3Fake({ credentials: { [ACCESS_KEY]: credentials.secretAccessKey, [OTHER_ACCOUNT_KEY]: 'other-secret', [DENIED_KEY]: 'denied-secret' } });
     s3 = s3For('us-east-1');
   });
   after(async () => {
@@ -190,7 +194,9 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
   });
 
   it('fails with NotOwnedError and BucketAlreadyExists when another account owns the name', async () => {
-    await s3For('us-east-1', 'AKIASOMEONEELSE00001').send(new CreateBucketCommand({ Bucket: 'taken-name' }));
+    const someoneElse = s3For('us-east-1', OTHER_ACCOUNT_KEY, 'other-secret');
+    await someoneElse.send(new CreateBucketCommand({ Bucket: 'taken-name' }));
+    someoneElse.destroy();
     const resource = bucket('taken-name');
     const client = await connect(resource);
     assert.equal((await client.observe(resource)).exists, false);
@@ -204,14 +210,25 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
 
   it('fails terminally with AccessDenied when the credentials may not act', async () => {
     const resource = bucket('forbidden-bucket');
-    const denied = 'AKIADENIED0000000001';
-    fake.denyAccessKey(denied);
-    const context = connectionContext(awsProviderConfig({ bucket: fake.endpoint }), resource, { accessKeyId: denied, secretAccessKey: 'x' });
+    fake.denyAccessKey(DENIED_KEY);
+    const context = connectionContext(awsProviderConfig({ bucket: fake.endpoint }), resource, { accessKeyId: DENIED_KEY, secretAccessKey: 'denied-secret' });
     const client = await bucketConnector.connect(resource, context);
     await assert.rejects(client.create(resource), (error: unknown) => {
       assert.ok(error instanceof TerminalError);
       assert.equal(error.retryable, false);
       assert.equal(error.code, 'AccessDenied');
+      return true;
+    });
+  });
+
+  it('fails terminally with SignatureDoesNotMatch when the Secret holds a wrong secret key', async () => {
+    const resource = bucket('wrong-secret-bucket');
+    const context = connectionContext(awsProviderConfig({ bucket: fake.endpoint }), resource, { accessKeyId: ACCESS_KEY, secretAccessKey: 'stale-secret' });
+    const client = await bucketConnector.connect(resource, context);
+    await assert.rejects(client.observe(resource), (error: unknown) => {
+      assert.ok(error instanceof TerminalError);
+      assert.equal(error.code, 'SignatureDoesNotMatch');
+      assert.match(error.message, /GetBucketLocation failed with SignatureDoesNotMatch/);
       return true;
     });
   });

@@ -12,6 +12,9 @@ export const NAMESPACE = 'team-a';
 export const SECRETS_NAMESPACE = 'k8or-system';
 /** Access keys: ours, one every S3 request of which is denied, and one that S3 throttles on demand. */
 export const KEYS = { ours: 'AKIAK8ORE2E000000001', denied: 'AKIAK8ORDENIED000001', throttled: 'AKIAK8ORTHROTTLED001' } as const;
+export const SECRET_KEY = 'e2e-secret';
+/** Another AWS account, for names taken by someone else. */
+export const OTHER_ACCOUNT = { accessKeyId: 'AKIASOMEONEELSE00001', secretAccessKey: 'someone-else-secret' } as const;
 
 export interface KubeEvent {
   involvedObject: { kind: string; name: string };
@@ -65,7 +68,11 @@ export class AwsWorld {
   }
 
   static async start(): Promise<AwsWorld> {
-    const [sandbox, s3, dynamodb] = await Promise.all([startSandbox(), startS3Fake({ deniedAccessKeys: [KEYS.denied] }), startDynamoDbLocal()]);
+    const [sandbox, s3, dynamodb] = await Promise.all([startSandbox(), startS3Fake({
+        deniedAccessKeys: [KEYS.denied],
+        // Signatures are verified: the engine must hand the provider the Secret's keys.
+        credentials: { ...Object.fromEntries(Object.values(KEYS).map((key) => [key, SECRET_KEY])), [OTHER_ACCOUNT.accessKeyId]: OTHER_ACCOUNT.secretAccessKey },
+      }), startDynamoDbLocal()]);
     const world = new AwsWorld(sandbox, s3, dynamodb);
     for (const crd of allCrds()) await world.user.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
     await waitFor('CRDs served', async () => (await world.user.get(k8orPath('ProviderConfig', undefined))) !== undefined);
@@ -78,7 +85,7 @@ export class AwsWorld {
         kind: 'Secret',
         metadata: { name: `aws-${name}` },
         type: 'Opaque',
-        data: { accessKeyId: base64(accessKeyId), secretAccessKey: base64('e2e-secret') },
+        data: { accessKeyId: base64(accessKeyId), secretAccessKey: base64(SECRET_KEY) },
       });
       await world.user.create(k8orPath('ProviderConfig', undefined), {
         apiVersion: API_VERSION,

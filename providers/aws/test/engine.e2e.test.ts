@@ -12,13 +12,13 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import { AwsWorld, KEYS, conditionOf, isReady, waitFor } from './e2e-world.ts';
+import { AwsWorld, KEYS, OTHER_ACCOUNT, SECRET_KEY, conditionOf, isReady, waitFor } from './e2e-world.ts';
 
 describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoDB state out', () => {
   let world: AwsWorld;
   let s3: S3Client;
   let dynamodb: DynamoDBClient;
-  const credentials = { accessKeyId: KEYS.ours, secretAccessKey: 'e2e-secret' };
+  const credentials = { accessKeyId: KEYS.ours, secretAccessKey: SECRET_KEY };
 
   before(async () => {
     world = await AwsWorld.start();
@@ -108,7 +108,7 @@ describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoD
   });
 
   it('ends in a terminal condition carrying BucketAlreadyExists when another account owns the name, and never deletes it', async () => {
-    const someoneElse = new S3Client({ region: 'us-east-1', endpoint: world.s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'AKIASOMEONEELSE00001', secretAccessKey: 'x' } });
+    const someoneElse = new S3Client({ region: 'us-east-1', endpoint: world.s3.endpoint, forcePathStyle: true, credentials: OTHER_ACCOUNT });
     await someoneElse.send(new CreateBucketCommand({ Bucket: 'e2e-taken' }));
     await world.createBucket('taken', { name: 'e2e-taken' });
     const stopped = await world.waitForBucket('taken', 'a terminal condition', (b) => conditionOf(b, 'Synced')?.status === 'False');
@@ -141,7 +141,7 @@ describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoD
     await waitFor('a warning Event carrying SlowDown', () => eventMentions('throttled', 'CannotObserveExternalResource', ['SlowDown']));
     const throttledAnswers = world.s3.requests.filter((r) => r.accessKeyId === KEYS.throttled && r.code === 'SlowDown');
     assert.equal(throttledAnswers.length, 4);
-    const throttledClient = new S3Client({ region: 'us-east-1', endpoint: world.s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: KEYS.throttled, secretAccessKey: 'e2e-secret' } });
+    const throttledClient = new S3Client({ region: 'us-east-1', endpoint: world.s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: KEYS.throttled, secretAccessKey: SECRET_KEY } });
     assert.equal((await throttledClient.send(new HeadBucketCommand({ Bucket: 'e2e-throttled' }))).BucketRegion, 'us-east-1');
     throttledClient.destroy();
   });

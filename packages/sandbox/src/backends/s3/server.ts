@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { S3Error, S3Errors } from './errors.js';
 import { checkIntegrity } from './integrity.js';
+import { verifySignatureV4 } from './signature.js';
 import type { S3FakeState, S3Request, S3Response } from './request.js';
 import { route, subresourceOf } from './routes.js';
 import { errorDocument } from './xml.js';
@@ -19,6 +20,11 @@ export interface S3FakeOptions {
   deniedAccessKeys?: string[];
   /** New buckets get SSE-S3 default encryption, as S3 does since 2023 (default true). */
   defaultEncryption?: boolean;
+  /**
+   * Access key id -> secret access key. When given, every request's Signature V4 is verified as S3
+   * does (InvalidAccessKeyId, SignatureDoesNotMatch); otherwise signatures are parsed, not checked.
+   */
+  credentials?: Record<string, string>;
 }
 
 /** One request the fake answered, for tests to look at. */
@@ -87,8 +93,8 @@ function splitPath(pathname: string): { bucket?: string; key?: string } {
 
 /**
  * Starts a wire-level fake of the S3 bucket control plane (path-style REST/XML), for the real
- * `@aws-sdk/client-s3` with `forcePathStyle: true`. Signatures are parsed for the access key and
- * region but not verified.
+ * `@aws-sdk/client-s3` with `forcePathStyle: true`. Signatures give the access key and region, and
+ * are verified when `credentials` are given.
  */
 export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> {
   const state: S3FakeState = { buckets: new Map(), defaultEncryption: options.defaultEncryption ?? true };
@@ -97,12 +103,14 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
   const requests: S3FakeRequestRecord[] = [];
   let slowDowns: { remaining: number; accessKeyId?: string } = { remaining: 0 };
 
-  function answer(s3Request: S3Request): S3Response {
+  function answer(s3Request: S3Request, rawUrl: string): S3Response {
     if (slowDowns.remaining > 0 && (slowDowns.accessKeyId === undefined || slowDowns.accessKeyId === s3Request.accessKeyId)) {
       slowDowns.remaining -= 1;
       throw S3Errors.slowDown();
     }
-    if (!s3Request.accessKeyId || denied.has(s3Request.accessKeyId)) throw S3Errors.accessDenied();
+    if (!s3Request.accessKeyId) throw S3Errors.accessDenied();
+    if (options.credentials) verifySignatureV4(s3Request.method, rawUrl, s3Request.headers, options.credentials);
+    if (denied.has(s3Request.accessKeyId)) throw S3Errors.accessDenied();
     const handler = route(s3Request);
     checkIntegrity(s3Request, subresourceOf(s3Request.query));
     return handler(state, s3Request);
@@ -126,7 +134,7 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
     let result: S3Response;
     let code: string | undefined;
     try {
-      result = answer(s3Request);
+      result = answer(s3Request, request.url ?? '/');
     } catch (error) {
       const s3Error = error instanceof S3Error ? error : new S3Error('InternalError', 500, 'We encountered an internal error. Please try again.');
       code = s3Error.code;
