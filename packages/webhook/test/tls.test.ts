@@ -8,16 +8,34 @@ import { generateCertificates, startWebhookServer, type GeneratedCertificates, t
 import { HttpsClient } from './helpers/https-client.ts';
 import { testWorld } from './helpers/fixtures.ts';
 
-/** One fresh TLS handshake trusting only `ca`: true when the server's certificate verifies against it. */
-async function trusts(url: string, ca: string): Promise<boolean> {
+/** One fresh TLS handshake trusting only `ca`: true when the server's certificate verifies against it, else why not. */
+async function handshake(url: string, ca: string): Promise<true | string> {
   const client = new HttpsClient(url, ca);
   try {
-    return (await client.get('/healthz')).status === 200;
-  } catch {
-    return false;
+    const answer = await client.get('/healthz');
+    return answer.status === 200 ? true : `status ${answer.status}`;
+  } catch (error) {
+    return String(error);
   } finally {
     client.close();
   }
+}
+
+async function trusts(url: string, ca: string): Promise<boolean> {
+  return (await handshake(url, ca)) === true;
+}
+
+/** Asserts the server's certificate verifies against `ca`, with the TLS error as the message otherwise. */
+async function assertTrusted(url: string, ca: string, message?: string): Promise<void> {
+  const result = await handshake(url, ca);
+  assert.equal(result, true, `${message ?? 'handshake'}: ${String(result)}`);
+}
+
+/** Asserts the server's certificate does not verify against `ca`, and that the reason is the certificate. */
+async function assertUntrusted(url: string, ca: string, message?: string): Promise<void> {
+  const result = await handshake(url, ca);
+  assert.notEqual(result, true, message);
+  assert.match(String(result), /certificate|self.signed|unable to verify/i, `${message ?? 'rejected'} for the certificate: ${String(result)}`);
 }
 
 async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
@@ -63,19 +81,19 @@ describe('TLS', () => {
 
     it('serves the certificate from the files and reports their CA', async () => {
       assert.equal(server.caPem, first.caPem);
-      assert.equal(await trusts(server.url, first.caPem), true);
-      assert.equal(await trusts(server.url, second.caPem), false);
+      await assertTrusted(server.url, first.caPem);
+      await assertUntrusted(server.url, second.caPem);
     });
 
     it('keeps the old certificate while a rotation is half written, and switches once the pair matches', async () => {
       await replaceFile(join(dir, 'tls.key'), second.keyPem);
       // The new key with the old certificate is no pair: the server must keep serving the old one.
       await new Promise((resolve) => setTimeout(resolve, 400));
-      assert.equal(await trusts(server.url, first.caPem), true, 'still the old certificate');
+      await assertTrusted(server.url, first.caPem, 'still the old certificate');
       await replaceFile(join(dir, 'ca.crt'), second.caPem);
       await replaceFile(join(dir, 'tls.crt'), second.certPem);
       await eventually('the rotated certificate is served', () => trusts(server.url, second.caPem));
-      assert.equal(await trusts(server.url, first.caPem), false, 'the old CA no longer verifies new connections');
+      await assertUntrusted(server.url, first.caPem, 'the old CA no longer verifies new connections');
       assert.equal(server.caPem, second.caPem);
     });
   });
@@ -94,8 +112,8 @@ describe('TLS', () => {
 
       const server = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, context: testWorld(), logLevel: 'silent', processMetrics: false });
       try {
-        assert.equal(await trusts(server.url, server.caPem), true);
-        assert.equal(await trusts(server.url, generated.caPem), false, 'each server has its own CA');
+        await assertTrusted(server.url, server.caPem);
+        await assertUntrusted(server.url, generated.caPem, 'each server has its own CA');
       } finally {
         await server.close();
       }

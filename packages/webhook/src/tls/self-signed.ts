@@ -60,8 +60,10 @@ function keyPair(): { publicKey: forge.pki.rsa.PublicKey; privateKey: forge.pki.
 function certificate(publicKey: forge.pki.rsa.PublicKey, days: number): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;
-  // Positive 16-byte serial (leading byte below 0x80).
-  cert.serialNumber = `0${randomBytes(15).toString('hex')}`;
+  // RFC 5280: a positive serial of at most 20 bytes; clearing the top bit keeps DER from reading it as negative.
+  const serial = randomBytes(16);
+  serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x10;
+  cert.serialNumber = serial.toString('hex');
   cert.validity.notBefore = new Date(Date.now() - 5 * 60_000);
   cert.validity.notAfter = new Date(Date.now() + days * 86_400_000);
   return cert;
