@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { Backoff } from './backoff.js';
 import { ObjectCache, type Indexer } from './indexer.js';
 import { objectKey, type ObjectWithMetadata } from './object-key.js';
-import { ApiStatusError, getJson, resourcePath } from './request.js';
+import { ApiStatusError, requestJson, resourcePath } from './request.js';
 
 /** Why one watch request ended. */
 export type WatchEndReason =
@@ -91,6 +91,9 @@ interface WatchEnd {
 type ObjectHandler<T> = (obj: T, old?: T) => void;
 type ErrorHandler = (err: unknown) => void;
 
+/** How list requests show up in audit logs (watches carry client-node's own). */
+const USER_AGENT = 'k8or-informer';
+
 const WATCH_EVENT_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
 
 class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
@@ -110,6 +113,8 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   private resolveStarted: (() => void) | undefined;
   private synced = false;
   private stopped = false;
+  /** Aborted by stop(), which cancels a list in flight. */
+  private readonly lifetime = new AbortController();
   private resourceVersion: string | undefined;
   private abortWatch: (() => void) | undefined;
   private wake: (() => void) | undefined;
@@ -156,6 +161,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
+    this.lifetime.abort();
     if (this.resyncTimer) clearInterval(this.resyncTimer);
     this.abortWatch?.();
     this.wake?.();
@@ -218,7 +224,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
         labelSelector: this.options.labelSelector,
         fieldSelector: this.options.fieldSelector,
       };
-      const body = await getJson(this.options.kubeConfig, this.path, query, 'k8or-informer');
+      const body = await requestJson(this.options.kubeConfig, 'GET', this.path, { query, userAgent: USER_AGENT, signal: this.lifetime.signal });
       const list = asRecord(body);
       const metadata = asRecord(list.metadata);
       const itemKind = typeof list.kind === 'string' && list.kind.endsWith('List') ? list.kind.slice(0, -4) : undefined;

@@ -84,8 +84,3 @@ export async function requestJson(kubeConfig: KubeConfig, method: string, path: 
     request.end(payload);
   });
 }
-
-/** GETs a JSON document (see {@link requestJson}). */
-export function getJson(kubeConfig: KubeConfig, path: string, query: Record<string, string | undefined>, userAgent?: string): Promise<unknown> {
-  return requestJson(kubeConfig, 'GET', path, { query, userAgent });
-}
