@@ -151,6 +151,23 @@ describe('informer against the sandbox API server', () => {
     assert.equal(informer.cache.get(`${namespace}/config`), undefined);
   });
 
+  it('reports a handler that throws and keeps delivering events', async () => {
+    const namespace = await freshNamespace();
+    const { informer, events } = configMapInformer({ namespace });
+    const errors: unknown[] = [];
+    informer.on('error', (err) => errors.push(err));
+    informer.on('add', (cm) => {
+      if (cm.metadata?.name === 'poison') throw new Error('handler bug');
+    });
+    await informer.start();
+    await createConfigMap(namespace, 'poison', { v: '1' });
+    await createConfigMap(namespace, 'next', { v: '1' });
+    await waitFor('the next add', () => events.some((e) => e.key === `${namespace}/next`));
+    assert.equal(errors.length, 1);
+    assert.match(String(errors[0]), /handler bug/);
+    assert.ok(informer.cache.get(`${namespace}/poison`), 'the object is cached all the same');
+  });
+
   it('resumes after the server drops every watch and loses no change', async () => {
     const namespace = await freshNamespace();
     await createConfigMap(namespace, 'kept', { v: '1' });
