@@ -86,6 +86,23 @@ describe('S3 fake, driven by the real @aws-sdk/client-s3', () => {
       await assert.rejects(client('us-east-1', 'AKIABOB0000000000001').send(new GetBucketVersioningCommand({ Bucket: 'alice-default' })), { name: 'AccessDenied' });
     });
 
+    it('redirects requests signed for another region (301 with x-amz-bucket-region), which the SDK can follow', async () => {
+      await assert.rejects(client('us-east-1').send(new GetBucketVersioningCommand({ Bucket: 'alice-eu' })), (error: unknown) => {
+        const response = (error as { $response?: { headers?: Record<string, string> } }).$response;
+        return s3Error('PermanentRedirect', 301)(error) && response?.headers?.['x-amz-bucket-region'] === 'eu-west-1';
+      });
+      assert.equal((await client('us-east-1').send(new GetBucketLocationCommand({ Bucket: 'alice-eu' }))).LocationConstraint, 'eu-west-1');
+      const following = new S3Client({
+        region: 'us-east-1',
+        endpoint: fake.endpoint,
+        forcePathStyle: true,
+        followRegionRedirects: true,
+        credentials: { accessKeyId: 'AKIAALICE00000000001', secretAccessKey: 'secret' },
+      });
+      clients.push(following);
+      assert.equal((await following.send(new GetBucketVersioningCommand({ Bucket: 'alice-eu' }))).Status, undefined);
+    });
+
     it('rejects names S3 rejects with InvalidBucketName', async () => {
       await assert.rejects(client().send(new CreateBucketCommand({ Bucket: 'Upper_Case' })), { name: 'InvalidBucketName' });
       await assert.rejects(client().send(new CreateBucketCommand({ Bucket: '192.168.1.1' })), { name: 'InvalidBucketName' });

@@ -105,6 +105,18 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     assert.equal(pab.PublicAccessBlockConfiguration?.BlockPublicPolicy, true);
   });
 
+  it('reports a bucket found in another region than the spec asks as an immutable difference', async () => {
+    const created = bucket('moved-bucket', { location: 'eu-west-1' });
+    await (await connect(created)).create(created);
+    // The spec now names another region (spec.location is immutable; a ProviderConfig region change does this too).
+    const elsewhere = bucket('moved-bucket', { location: 'us-west-2' });
+    const observation = await (await connect(elsewhere)).observe(elsewhere);
+    assert.equal(observation.exists, true);
+    assert.deepEqual(observation.immutableDiff, [{ field: 'spec.location', desired: 'us-west-2', actual: 'eu-west-1' }]);
+    assert.deepEqual(observation.diff, []);
+    assert.equal(observation.atProvider?.location, 'eu-west-1');
+  });
+
   it('sees drift made behind its back as a diff naming the field, and repairs it with update', async () => {
     const resource = bucket('drifting-bucket', { versioning: true, labels: { team: 'a' } });
     const client = await connect(resource);

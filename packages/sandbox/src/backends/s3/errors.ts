@@ -7,12 +7,15 @@ export class S3Error extends Error {
   readonly status: number;
   /** Extra elements of the `<Error>` document, such as `BucketName`. */
   readonly details: Record<string, string>;
+  /** Extra response headers, such as `x-amz-bucket-region` on a redirect. */
+  readonly headers: Record<string, string>;
 
-  constructor(code: string, status: number, message: string, details: Record<string, string> = {}) {
+  constructor(code: string, status: number, message: string, details: Record<string, string> = {}, headers: Record<string, string> = {}) {
     super(message);
     this.code = code;
     this.status = status;
     this.details = details;
+    this.headers = headers;
   }
 }
 
@@ -49,6 +52,14 @@ export const S3Errors = {
     new S3Error('NoSuchPublicAccessBlockConfiguration', 404, 'The public access block configuration was not found', { BucketName: bucket }),
   noSuchLifecycle: (bucket: string) =>
     new S3Error('NoSuchLifecycleConfiguration', 404, 'The lifecycle configuration does not exist', { BucketName: bucket }),
+  permanentRedirect: (bucket: string, region: string) =>
+    new S3Error(
+      'PermanentRedirect',
+      301,
+      'The bucket you are attempting to access must be addressed using the specified endpoint. Please send all future requests to this endpoint.',
+      { Endpoint: `s3.${region}.amazonaws.com`, Bucket: bucket },
+      { 'x-amz-bucket-region': region },
+    ),
   slowDown: () => new S3Error('SlowDown', 503, 'Please reduce your request rate.'),
   notImplemented: () => new S3Error('NotImplemented', 501, 'A header you provided implies functionality that is not implemented'),
   methodNotAllowed: () => new S3Error('MethodNotAllowed', 405, 'The specified method is not allowed against this resource.'),

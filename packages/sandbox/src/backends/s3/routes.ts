@@ -63,3 +63,8 @@ export function route(request: S3Request): Handler {
   if (!handler) throw S3Errors.notImplemented();
   return handler;
 }
+
+/** Operations S3 serves for a bucket from any region: CreateBucket has its own rules, GetBucketLocation tells the region. */
+export function isRegionless(handler: Handler): boolean {
+  return handler === buckets.createBucket || handler === buckets.getBucketLocation;
+}

@@ -5,7 +5,7 @@ import { S3Error, S3Errors } from './errors.js';
 import { checkIntegrity } from './integrity.js';
 import { verifySignatureV4 } from './signature.js';
 import type { S3FakeState, S3Request, S3Response } from './request.js';
-import { route, subresourceOf } from './routes.js';
+import { isRegionless, route, subresourceOf } from './routes.js';
 import { errorDocument } from './xml.js';
 
 export interface S3FakeOptions {
@@ -112,6 +112,9 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
     if (options.credentials) verifySignatureV4(s3Request.method, rawUrl, s3Request.headers, options.credentials);
     if (denied.has(s3Request.accessKeyId)) throw S3Errors.accessDenied();
     const handler = route(s3Request);
+    // A bucket answers only in its own region; elsewhere S3 redirects (the SDK follows with followRegionRedirects).
+    const bucket = s3Request.bucket === undefined ? undefined : state.buckets.get(s3Request.bucket);
+    if (bucket && bucket.region !== s3Request.signingRegion && !isRegionless(handler)) throw S3Errors.permanentRedirect(bucket.name, bucket.region);
     checkIntegrity(s3Request, subresourceOf(s3Request.query));
     return handler(state, s3Request);
   }
@@ -140,7 +143,7 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
       code = s3Error.code;
       // HEAD responses carry no body: the SDK names the error after the status (NotFound, Forbidden).
       const body = method === 'HEAD' ? undefined : errorDocument(s3Error.code, s3Error.message, s3Error.details, requestId);
-      result = { status: s3Error.status, body };
+      result = { status: s3Error.status, body, headers: s3Error.headers };
     }
     requests.push({ method, bucket: s3Request.bucket, key: s3Request.key, subresource: subresourceOf(url.searchParams), accessKeyId, status: result.status, code });
     const body = result.body === undefined ? undefined : Buffer.from(result.body, 'utf8');
