@@ -27,4 +27,8 @@ describe('DynamoDB Local launcher', () => {
     }
     await assert.rejects(fetch(local.endpoint, { method: 'POST' }));
   });
+
+  it('says what is missing when Java cannot be run', async () => {
+    await assert.rejects(startDynamoDbLocal({ javaPath: '/nonexistent/bin/java' }), /DynamoDB Local needs Java 17 or later: cannot run \/nonexistent\/bin\/java/);
+  });
 });

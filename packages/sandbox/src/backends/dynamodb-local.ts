@@ -8,6 +8,8 @@ export interface DynamoDbLocalOptions {
   port?: number;
   /** How long to wait for the JVM to answer (default 60 s, generous for loaded machines). */
   startTimeoutMs?: number;
+  /** The java binary (default `$JAVA_HOME/bin/java`, else `java` on PATH). */
+  javaPath?: string;
 }
 
 export interface DynamoDbLocal {
@@ -57,14 +59,19 @@ process.once('exit', () => {
 
 /**
  * Starts DynamoDB Local (the real AWS jar, in memory, one shared database for every access key and
- * region) with the `java` on PATH, and resolves once it answers.
+ * region) and resolves once it answers. `stop()` ends the JVM; so does the exit of this process.
  */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const directory = emulatorDirectory();
   const port = options.port ?? (await freePort());
   const args = [`-Djava.library.path=${join(directory, 'DynamoDBLocal_lib')}`, '-jar', join(directory, 'DynamoDBLocal.jar'), '-inMemory', '-sharedDb', '-port', String(port)];
-  const child = spawn('java', args, { cwd: directory, stdio: ['ignore', 'ignore', 'pipe'] });
+  const java = options.javaPath ?? (process.env['JAVA_HOME'] ? join(process.env['JAVA_HOME'], 'bin', 'java') : 'java');
+  const child = spawn(java, args, { cwd: directory, stdio: ['ignore', 'ignore', 'pipe'] });
   running.add(child);
+  let spawnError: Error | undefined;
+  child.once('error', (error) => {
+    spawnError = error;
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-4_000);
@@ -80,6 +87,10 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   };
   const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   while (!(await answers(endpoint))) {
+    if (spawnError) {
+      running.delete(child);
+      throw new Error(`DynamoDB Local needs Java 17 or later: cannot run ${java} (${spawnError.message})`);
+    }
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`DynamoDB Local did not start on port ${port}: ${stderr.trim() || `exit code ${child.exitCode}`}`);
