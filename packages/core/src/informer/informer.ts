@@ -85,6 +85,7 @@ export function createInformer<T extends ObjectWithMetadata>(options: InformerOp
 interface WatchEnd {
   reason: WatchEndReason;
   error?: unknown;
+  /** Events the watch delivered, bookmarks included, ERROR not. */
   events: number;
 }
 
@@ -171,11 +172,13 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   /** The informer's life: list when needed, then watch, forever, until stopped. */
   private async run(): Promise<void> {
     let needList = true;
+    let freshFromList = false;
     while (!this.stopped) {
       if (needList) {
         try {
           await this.listAndReplace();
           needList = false;
+          freshFromList = true;
         } catch (error) {
           if (this.stopped) break;
           this.reportError(error);
@@ -189,10 +192,11 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
       if (end.reason === 'gone') {
         this.options.logger?.info({ resource: this.path, resourceVersion: this.resourceVersion }, 'watch history expired (410 Gone); relisting');
         needList = true;
-        // Relist at once, unless the server keeps answering 410 to a fresh resourceVersion.
-        if (end.events === 0) await this.sleep(this.backoff.next());
+        // Relist at once, unless the server answered 410 to the version we had just listed.
+        if (freshFromList && end.events === 0) await this.sleep(this.backoff.next());
         continue;
       }
+      if (end.events > 0) freshFromList = false;
       if (end.error !== undefined) this.reportError(end.error);
       else this.options.logger?.debug({ resource: this.path, reason: end.reason }, 'watch ended; reconnecting');
       if (end.events > 0 || end.reason === 'closed') this.backoff.reset();
@@ -298,7 +302,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
           },
           (type: string, obj: unknown) => {
             if (settled) return;
-            events++;
+            if (type !== 'ERROR') events++;
             const end = this.handleWatchEvent(type, obj);
             if (end) finish(end);
           },
