@@ -1,0 +1,184 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { API_VERSION, allCrds, type ProviderConfig } from '@k8or/api';
+import { CoreMetrics, Engine, HealthChecks, createLogger, startProbeServer, type ProbeServer } from '@k8or/core';
+import { awsProvider } from '@k8or/provider-aws';
+import { startDynamoDbLocal, startS3Fake, startSandbox, type Sandbox } from '@k8or/sandbox';
+import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { destination, type Logger } from 'pino';
+
+export interface LocalStackOptions {
+  /** Where the kubeconfig goes; `sandbox.json` (endpoints) is written beside it. */
+  kubeconfigPath: string;
+  /** API server port; 0 picks a free one. */
+  port: number;
+  /** Persist Kubernetes objects here across restarts (cloud backends stay in memory). */
+  dataDir?: string;
+  /** JSON log lines of every part go here. */
+  logFile: string;
+  logLevel: string;
+}
+
+/** What a running local stack serves; written to sandbox.json for scripts and tests. */
+export interface LocalStackEndpoints {
+  apiServer: string;
+  kubeconfig: string;
+  webhook: string;
+  probes: string;
+  s3: string;
+  dynamodb: string | undefined;
+}
+
+export interface LocalStack {
+  endpoints: LocalStackEndpoints;
+  stop(): Promise<void>;
+}
+
+/** Credentials the local backends accept; the S3 fake and DynamoDB Local check only their shape. */
+const SANDBOX_CREDENTIALS = { accessKeyId: 'AKIASANDBOXEXAMPLE00', secretAccessKey: 'sandbox-secret-access-key-not-a-real-one' };
+const SYSTEM_NAMESPACE = 'k8or-system';
+
+/**
+ * Starts the whole local sandbox in one process: the embedded API server, the
+ * S3 fake and DynamoDB Local, the admission webhook (registered with the API
+ * server, self-signed CA), and the reconcile engine with the AWS provider,
+ * plus a `default` ProviderConfig pointing at the local backends.
+ * Stops everything, in reverse order, on `stop()`.
+ */
+export async function startLocalStack(options: LocalStackOptions, logger: Logger): Promise<LocalStack> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async (): Promise<void> => {
+    for (const step of stops.reverse()) await step().catch((error: unknown) => logger.warn({ err: error }, 'stop step failed'));
+  };
+  try {
+    const sandbox = await startSandbox({ port: options.port, kubeconfigPath: options.kubeconfigPath, ...(options.dataDir ? { dataDir: options.dataDir } : {}), logLevel: options.logLevel });
+    stops.push(() => sandbox.stop());
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(sandbox.kubeconfig);
+    await installCrds(kubeConfig);
+
+    const s3 = await startS3Fake();
+    stops.push(() => s3.stop());
+    const dynamodb = await startDynamoDbLocal().catch((error: unknown) => {
+      logger.warn({ err: error }, 'DynamoDB Local did not start (is Java 17 installed?); Tables will not reconcile');
+      return undefined;
+    });
+    if (dynamodb) stops.push(() => dynamodb.stop());
+
+    await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
+
+    const webhook: WebhookServer = await startWebhookServer({
+      port: 0,
+      tls: { selfSigned: {} },
+      kubeConfig,
+      providers: [awsProvider],
+      secretNamespaces: [SYSTEM_NAMESPACE],
+      caBundle: { register: true },
+      logger: logger.child({ component: 'webhook' }),
+      processMetrics: false,
+    });
+    stops.push(() => webhook.close());
+
+    const metrics = new CoreMetrics();
+    const health = new HealthChecks();
+    const engine = new Engine({
+      kubeConfig,
+      providers: new Map([[awsProvider.provider, awsProvider]]),
+      clusterId: 'k8or-sandbox',
+      secretsNamespace: SYSTEM_NAMESPACE,
+      metrics,
+      health,
+      logger: logger.child({ component: 'engine' }),
+    });
+    await engine.start();
+    stops.push(() => engine.stop());
+    const probes: ProbeServer = await startProbeServer({ port: 0, host: '127.0.0.1', health, metrics });
+    stops.push(() => probes.close());
+
+    const endpoints: LocalStackEndpoints = {
+      apiServer: sandbox.url,
+      kubeconfig: options.kubeconfigPath,
+      webhook: webhook.url,
+      probes: probes.url,
+      s3: s3.endpoint,
+      dynamodb: dynamodb?.endpoint,
+    };
+    writeEndpoints(options.kubeconfigPath, endpoints);
+    return { endpoints, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function installCrds(kubeConfig: KubeConfig): Promise<void> {
+  const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  for (const crd of allCrds()) {
+    const body = crd as unknown as V1CustomResourceDefinition;
+    try {
+      await extensions.createCustomResourceDefinition({ body });
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      const current = await extensions.readCustomResourceDefinition({ name: crd.metadata.name });
+      await extensions.replaceCustomResourceDefinition({ name: crd.metadata.name, body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } } });
+    }
+  }
+}
+
+async function installDefaultProviderConfig(kubeConfig: KubeConfig, s3Endpoint: string, dynamoDbEndpoint: string | undefined): Promise<void> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  await ignoreConflict(core.createNamespace({ body: { metadata: { name: SYSTEM_NAMESPACE } } }));
+  await ignoreConflict(
+    core.createNamespacedSecret({
+      namespace: SYSTEM_NAMESPACE,
+      body: { metadata: { name: 'aws-credentials' }, type: 'Opaque', stringData: SANDBOX_CREDENTIALS },
+    }),
+  );
+  const providerConfig: ProviderConfig = {
+    apiVersion: API_VERSION,
+    kind: 'ProviderConfig',
+    metadata: { name: 'default', annotations: { 'k8or.io/description': 'AWS APIs served by the local S3 fake and DynamoDB Local' } },
+    spec: {
+      provider: 'aws',
+      region: 'us-east-1',
+      endpoints: { bucket: s3Endpoint, ...(dynamoDbEndpoint ? { table: dynamoDbEndpoint } : {}) },
+      credentials: { source: 'Secret', secretRef: { namespace: SYSTEM_NAMESPACE, name: 'aws-credentials' } },
+    },
+  };
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  try {
+    await custom.createClusterCustomObject({ group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs', body: providerConfig });
+  } catch (error) {
+    if (!isConflict(error)) throw error;
+    // A persisted sandbox restarts with new backend ports: point the default at them.
+    await custom.patchClusterCustomObject(
+      { group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs', name: 'default', body: { spec: { endpoints: providerConfig.spec.endpoints } } },
+      { headers: { 'Content-Type': 'application/merge-patch+json' } } as never,
+    );
+  }
+}
+
+function writeEndpoints(kubeconfigPath: string, endpoints: LocalStackEndpoints): void {
+  const file = join(dirname(kubeconfigPath), 'sandbox.json');
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(endpoints, null, 2)}\n`);
+}
+
+function isConflict(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: number }).code === 409;
+}
+
+async function ignoreConflict(call: Promise<unknown>): Promise<void> {
+  try {
+    await call;
+  } catch (error) {
+    if (!isConflict(error)) throw error;
+  }
+}
+
+/** The logger every part of the local stack writes to (JSON lines, credentials redacted). */
+export function localStackLogger(logFile: string, level: string): Logger {
+  mkdirSync(dirname(logFile), { recursive: true });
+  return createLogger({ name: 'k8or-sandbox', level, destination: destination({ dest: logFile, sync: true }) });
+}

@@ -1,0 +1,107 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { HeadBucketCommand, GetBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { LocalStackEndpoints } from '@k8or/cli';
+
+const run = promisify(execFile);
+const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+const examples = fileURLToPath(new URL('../../../examples/sandbox/', import.meta.url));
+const credentials = { accessKeyId: 'AKIASANDBOXEXAMPLE00', secretAccessKey: 'sandbox-secret-access-key-not-a-real-one' };
+
+describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'k8or-cli-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  let child: ChildProcess;
+  let output = '';
+  let endpoints: LocalStackEndpoints;
+  const kubectl = async (...args: string[]): Promise<string> => {
+    const { stdout, stderr } = await run('kubectl', args, { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: 120_000 });
+    return stdout + stderr;
+  };
+
+  before(async () => {
+    child = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--kubeconfig', kubeconfig, '--log-file', join(dir, 'sandbox.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const deadline = Date.now() + 120_000;
+    while (!output.includes('k8or sandbox is ready.')) {
+      if (child.exitCode !== null) throw new Error(`k8or sandbox exited early:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`k8or sandbox did not become ready:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    endpoints = JSON.parse(readFileSync(join(dir, 'sandbox.json'), 'utf8')) as LocalStackEndpoints;
+  });
+
+  after(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prints where everything is and writes a kubeconfig', () => {
+    assert.ok(existsSync(kubeconfig));
+    assert.match(output, /API server\s+https:\/\/127\.0\.0\.1:\d+/);
+    assert.match(output, new RegExp(`export KUBECONFIG=${kubeconfig}`));
+  });
+
+  it('serves the k8or kinds and the default ProviderConfig', async () => {
+    const resources = await kubectl('api-resources', '--api-group=k8or.io');
+    for (const kind of ['Bucket', 'Table', 'ProviderConfig']) assert.match(resources, new RegExp(kind));
+    const configs = await kubectl('get', 'providerconfigs');
+    assert.match(configs, /default\s+aws\s+us-east-1/);
+  });
+
+  it('makes the example Bucket and Table real in the local backends', async () => {
+    await kubectl('apply', '-f', examples);
+    await kubectl('wait', '--for=condition=Ready', 'bucket/photos', 'table/orders', '--timeout=90s');
+    const bucketName = (await kubectl('get', 'bucket', 'photos', '-o', 'jsonpath={.spec.name}')).trim();
+    const tableName = (await kubectl('get', 'table', 'orders', '-o', 'jsonpath={.spec.name}')).trim();
+
+    const s3 = new S3Client({ endpoint: endpoints.s3, region: 'us-east-1', forcePathStyle: true, credentials });
+    await s3.send(new HeadBucketCommand({ Bucket: bucketName }));
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: bucketName }))).Status, 'Enabled');
+    assert.ok(endpoints.dynamodb, 'DynamoDB Local runs');
+    const dynamodb = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: 'us-east-1', credentials });
+    const table = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+    assert.deepEqual(table.Table?.KeySchema?.map((k) => k.AttributeName), ['customerId', 'orderedAt']);
+    s3.destroy();
+    dynamodb.destroy();
+
+    const outputs = await kubectl('get', 'configmap', 'photos-bucket', '-o', 'jsonpath={.data.externalName}');
+    assert.equal(outputs.trim(), bucketName);
+  });
+
+  it('rejects at apply time what the cloud would reject', async () => {
+    const manifest = `apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad\n  namespace: default\nspec:\n  name: Not_A_Valid_Bucket\n`;
+    const failure = await new Promise<string>((resolve) => {
+      const p = spawn('kubectl', ['apply', '-f', '-'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
+      let text = '';
+      p.stdout.on('data', (c: Buffer) => (text += c.toString()));
+      p.stderr.on('data', (c: Buffer) => (text += c.toString()));
+      p.on('close', (code) => resolve(`${code} ${text}`));
+      p.stdin.end(manifest);
+    });
+    assert.match(failure, /^1 /);
+    assert.match(failure, /spec\.name/);
+    assert.match(failure, /s3\.characters/);
+  });
+
+  it('deletes the cloud resources with the objects, then stops cleanly on SIGTERM', async () => {
+    const bucketName = (await kubectl('get', 'bucket', 'photos', '-o', 'jsonpath={.spec.name}')).trim();
+    await kubectl('delete', '-f', examples, '--wait=true', '--timeout=90s');
+    const s3 = new S3Client({ endpoint: endpoints.s3, region: 'us-east-1', forcePathStyle: true, credentials });
+    await assert.rejects(s3.send(new HeadBucketCommand({ Bucket: bucketName })), (error: Error) => error.name === 'NotFound');
+    s3.destroy();
+
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    assert.match(output, /stopped\./);
+  });
+});
