@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import {
   CreateBucketCommand,
   GetBucketLifecycleConfigurationCommand,
+  GetBucketLocationCommand,
   GetBucketTaggingCommand,
   GetBucketVersioningCommand,
   HeadBucketCommand,
@@ -22,7 +23,7 @@ describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoD
 
   before(async () => {
     world = await AwsWorld.start();
-    s3 = new S3Client({ region: 'us-east-1', endpoint: world.s3.endpoint, forcePathStyle: true, credentials });
+    s3 = new S3Client({ region: 'us-east-1', endpoint: world.s3.endpoint, forcePathStyle: true, followRegionRedirects: true, credentials });
     dynamodb = new DynamoDBClient({ region: 'us-east-1', endpoint: world.dynamodb.endpoint, credentials });
     await world.startEngine();
   });
@@ -36,16 +37,17 @@ describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoD
   const eventMentions = async (objectName: string, reason: string, words: string[]): Promise<boolean> =>
     (await world.events(objectName)).some((e) => e.reason === reason && words.every((w) => e.message.includes(w)));
 
-  it('creates, updates, repairs drift in and force-deletes a Bucket', async () => {
+  it('creates (in its region), updates, repairs drift in and force-deletes a Bucket', async () => {
     const Bucket = 'e2e-photos';
     await world.createBucket(
       'photos',
-      { name: Bucket, versioning: true, labels: { team: 'a' }, lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 7 }] },
+      { name: Bucket, location: 'eu-west-1', versioning: true, labels: { team: 'a' }, lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 7 }] },
       { 'k8or.io/resync-period': '1s' },
     );
     const ready = await world.waitForBucket('photos', 'Ready', isReady);
     assert.deepEqual(ready.status?.atProvider?.id, 'arn:aws:s3:::e2e-photos');
-    assert.equal(ready.status?.atProvider?.location, 'us-east-1');
+    assert.equal(ready.status?.atProvider?.location, 'eu-west-1');
+    assert.equal((await s3.send(new GetBucketLocationCommand({ Bucket }))).LocationConstraint, 'eu-west-1');
     assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket }))).Status, 'Enabled');
     const tags = (await s3.send(new GetBucketTaggingCommand({ Bucket }))).TagSet ?? [];
     assert.deepEqual(tags.find((t) => t.Key === 'team'), { Key: 'team', Value: 'a' });
