@@ -4,9 +4,11 @@
 // bare fastify HTTPS endpoint that returns a fixed allowed review for the same
 // body: the ratio is what admission itself costs on top of HTTPS + JSON.
 //
-//   npm run build && node bench/webhook.bench.ts [--duration 10] [--connections 16]
+//   npm run build && node bench/webhook.bench.ts [--duration 10] [--connections 16] [--rounds 3]
 //
-// The servers run in a child process (one core), autocannon in this one.
+// The servers run in a child process (one core), autocannon in this one. The
+// scenarios are interleaved for several rounds and the medians reported, so a
+// change in machine load hits all of them alike.
 // Prints a Markdown table for docs/benchmarks.md.
 import { fork, type ChildProcess } from 'node:child_process';
 import { request } from 'node:https';
@@ -42,9 +44,10 @@ if (process.argv.includes('--serve')) {
   process.send?.({ webhook: webhook.url, webhookCa: webhook.caPem, bare: `https://127.0.0.1:${port}`, bareCa: certs.caPem });
   process.on('disconnect', () => void Promise.all([webhook.close(), bare.close()]).then(() => process.exit(0)));
 } else {
-  const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' } } });
+  const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' } } });
   const duration = Number(values.duration);
   const connections = Number(values.connections);
+  const rounds = Number(values.rounds);
 
   const child: ChildProcess = fork(new URL(import.meta.url).pathname, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = await new Promise<Endpoints & { webhookCa: string; bareCa: string }>((resolve, reject) => {
@@ -98,18 +101,29 @@ if (process.argv.includes('--serve')) {
   if (!validated.response.allowed || !validated.response.warnings?.length) throw new Error(`validate scenario is not "allowed with warnings": ${JSON.stringify(validated)}`);
   if (!mutated.response.patch || JSON.parse(Buffer.from(mutated.response.patch, 'base64').toString()).length !== 3) throw new Error(`mutate scenario did not patch 3 fields: ${JSON.stringify(mutated)}`);
 
-  const rows: { name: string; rps: number; p50: number; p99: number; errors: number }[] = [];
+  const samples = scenarios.map(() => [] as { rps: number; p50: number; p99: number; errors: number }[]);
   for (const s of scenarios) {
     // A short warm-up, so JIT and TLS session setup are not measured.
     await autocannon({ url: s.url, method: 'POST', body: s.body, headers: { 'content-type': 'application/json' }, connections, duration: 2, tlsOptions: { ca: s.ca } });
-    const result = await autocannon({ url: s.url, method: 'POST', body: s.body, headers: { 'content-type': 'application/json' }, connections, duration, tlsOptions: { ca: s.ca } });
-    const errors = result.errors + result.timeouts + result.non2xx;
-    rows.push({ name: s.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors });
   }
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, s] of scenarios.entries()) {
+      const result = await autocannon({ url: s.url, method: 'POST', body: s.body, headers: { 'content-type': 'application/json' }, connections, duration, tlsOptions: { ca: s.ca } });
+      samples[i]!.push({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx });
+    }
+  }
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  const rows = scenarios.map((s, i) => ({
+    name: s.name,
+    rps: median(samples[i]!.map((x) => x.rps)),
+    p50: median(samples[i]!.map((x) => x.p50)),
+    p99: median(samples[i]!.map((x) => x.p99)),
+    errors: samples[i]!.reduce((sum, x) => sum + x.errors, 0),
+  }));
   child.disconnect();
 
   const bare = rows[0]!;
-  console.log(`\nnode ${process.version}, ${connections} connections, ${duration} s per scenario, servers in one child process\n`);
+  console.log(`\nnode ${process.version}, ${connections} connections, ${rounds} interleaved rounds of ${duration} s per scenario (medians), servers in one child process\n`);
   console.log('| endpoint | reviews/s | p50 ms | p99 ms | errors | vs bare |');
   console.log('|---|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} | ${(r.rps / bare.rps).toFixed(2)} |`);

@@ -127,6 +127,16 @@ describe('kubectl through the sandbox API server and the webhook', () => {
     assert.match(again.stdout, /unchanged/, 'a second apply changes nothing: defaulting is idempotent');
   });
 
+  it('kubectl apply --server-side keeps the defaults across re-applies that omit them', async () => {
+    const manifest = 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: ssa\n  namespace: apps\nspec:\n  versioning: false\n';
+    const first = await apply('ssa', manifest, ['--server-side']);
+    assert.equal(first.code, 0, first.stderr);
+    const second = await apply('ssa', manifest.replace('versioning: false', 'versioning: true'), ['--server-side']);
+    assert.equal(second.code, 0, second.stderr);
+    const got = await kubectl(['get', 'bucket', 'ssa', '-n', 'apps', '-o', 'jsonpath={.spec.name} {.spec.deletionPolicy} {.spec.providerConfigRef.name} {.spec.versioning}']);
+    assert.equal(got.stdout, `${defaultExternalName('Bucket', 'aws', 'apps', 'ssa')} Delete default true`);
+  });
+
   it('kubectl prints the denial, naming every field and rule', async () => {
     const run = await apply('bad', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad\n  namespace: apps\nspec:\n  name: Bad_Bucket\n  location: moon-1\n');
     assert.notEqual(run.code, 0);

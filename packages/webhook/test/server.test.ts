@@ -2,10 +2,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { KubeConfig } from '@kubernetes/client-node';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
 import { HttpsClient } from './helpers/https-client.ts';
 import { reviewOf } from './helpers/reviews.ts';
-import { bucket, testWorld } from './helpers/fixtures.ts';
+import { aws, bucket, testWorld } from './helpers/fixtures.ts';
 
 /** A pino logger whose JSON lines land in an array the test can read. */
 function capturedLogger(): { logger: pino.Logger; lines: Record<string, unknown>[] } {
@@ -72,5 +73,35 @@ describe('admission server: bad requests get a clear 4xx, logged once, and the s
     const metrics = await client.get('/metrics');
     assert.match(metrics.text, /k8or_admission_reviews_total\{webhook="validate",kind="",operation="",result="bad_request"\} 10/);
     assert.equal((await client.get('/nowhere')).status, 404);
+  });
+});
+
+describe('admission server before its caches have synced', () => {
+  it('reports not ready, and denies reviews as unavailable (retry) instead of guessing', async () => {
+    // An API server that does not answer: the informers keep retrying and never sync.
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: 'nowhere', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
+      users: [{ name: 'user', token: 'token' }],
+      contexts: [{ name: 'nowhere', cluster: 'nowhere', user: 'user' }],
+      currentContext: 'nowhere',
+    });
+    const server = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, kubeConfig, providers: [aws], timeoutSeconds: 2, logLevel: 'silent', processMetrics: false });
+    const client = new HttpsClient(server.url, server.caPem);
+    try {
+      assert.equal((await client.get('/healthz')).status, 200);
+      assert.equal((await client.get('/readyz')).status, 503);
+      const review = reviewOf('CREATE', bucket('apps', 'early'));
+      const answer = await client.post('/validate', review);
+      assert.equal(answer.status, 200);
+      const response = (answer.json() as { response: { uid: string; allowed: boolean; status: { code: number; message: string } } }).response;
+      assert.equal(response.uid, review.request?.uid);
+      assert.equal(response.allowed, false);
+      assert.equal(response.status.code, 503);
+      assert.match(response.status.message, /not finished loading .* retry shortly/);
+    } finally {
+      client.close();
+      await server.close();
+    }
   });
 });
