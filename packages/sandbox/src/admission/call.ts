@@ -1,0 +1,69 @@
+/** POST an AdmissionReview to a webhook over HTTPS, verifying its certificate against the caBundle. */
+import https from 'node:https';
+import tls from 'node:tls';
+import type { PeerCertificate } from 'node:tls';
+
+export interface WebhookEndpoint {
+  url: string;
+  /** PEM CA bundle; system roots when absent. */
+  ca?: string;
+  /** Host the certificate must name: the service DNS name for `service` clientConfigs. */
+  expectedHost?: string;
+  timeoutMs: number;
+}
+
+/** A failed call (network, TLS, timeout, non-2xx, bad body), worded like kube-apiserver's. */
+export class WebhookCallError extends Error {}
+
+export function postAdmissionReview(endpoint: WebhookEndpoint, review: unknown): Promise<unknown> {
+  const body = JSON.stringify(review);
+  const url = new URL(endpoint.url);
+  return new Promise((resolve, reject) => {
+    const fail = (why: string): void => reject(new WebhookCallError(`failed to call webhook: Post "${endpoint.url}": ${why}`));
+    const req = https.request(
+      url,
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': Buffer.byteLength(body) },
+        ca: endpoint.ca,
+        servername: endpoint.expectedHost && !/^[\d.:]+$/.test(endpoint.expectedHost) ? endpoint.expectedHost : undefined,
+        // Accept a certificate for the service DNS name (as the real server checks) or for the mapped local address.
+        checkServerIdentity: (host: string, cert: PeerCertificate) => {
+          const byService = endpoint.expectedHost ? tls.checkServerIdentity(endpoint.expectedHost, cert) : undefined;
+          if (endpoint.expectedHost && !byService) return undefined;
+          return tls.checkServerIdentity(url.hostname.replace(/^\[|\]$/g, '') || host, cert);
+        },
+        timeout: endpoint.timeoutMs,
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', (err) => fail(err.message));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) {
+            fail(`the server responded with the status code ${res.statusCode} but did not return a valid AdmissionReview: ${text.slice(0, 200)}`);
+            return;
+          }
+          try {
+            resolve(JSON.parse(text));
+          } catch {
+            fail('the server did not return a valid JSON AdmissionReview');
+          }
+        });
+      },
+    );
+    const timer = setTimeout(() => {
+      req.destroy();
+      fail(`context deadline exceeded (Client.Timeout exceeded while awaiting headers)`);
+    }, endpoint.timeoutMs);
+    req.on('timeout', () => {
+      req.destroy();
+      fail('context deadline exceeded');
+    });
+    req.on('error', (err) => fail(err.message));
+    req.on('close', () => clearTimeout(timer));
+    req.end(body);
+  });
+}

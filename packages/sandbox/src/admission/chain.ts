@@ -1,0 +1,231 @@
+/**
+ * Admission through webhooks, as kube-apiserver runs it: every matching mutating webhook in order
+ * (JSONPatch responses applied), then every matching validating webhook in parallel.
+ */
+import { randomUUID } from 'node:crypto';
+import fastJsonPatch from 'fast-json-patch';
+import type { Operation as JsonPatchOperation } from 'fast-json-patch';
+import type { Logger } from 'pino';
+import type { KubeObject } from '../types.js';
+import { clone, isObject, stringField } from '../util.js';
+import { ApiError } from '../server/status.js';
+import type { ObjectStore } from '../store/store.js';
+import type { UserInfo } from '../server/context.js';
+import { postAdmissionReview, WebhookCallError, type WebhookEndpoint } from './call.js';
+import { webhookMatches, type AdmissionTarget, type Operation } from './match.js';
+
+export interface AdmissionRequest {
+  operation: Operation;
+  group: string;
+  version: string;
+  kind: string;
+  resource: string;
+  subresource: string;
+  namespaced: boolean;
+  namespace: string;
+  name: string;
+  /** New object (CREATE, UPDATE); undefined for DELETE. */
+  object?: KubeObject;
+  /** Existing object (UPDATE, DELETE). */
+  oldObject?: KubeObject;
+  dryRun: boolean;
+  /** CreateOptions / UpdateOptions / DeleteOptions. */
+  options: KubeObject;
+  user: UserInfo;
+}
+
+export interface MutationResult {
+  object: KubeObject | undefined;
+  warnings: string[];
+}
+
+export type ServiceResolver = (namespace: string, name: string, port: number) => string;
+
+const MUTATING = 'admissionregistration.k8s.io/mutatingwebhookconfigurations';
+const VALIDATING = 'admissionregistration.k8s.io/validatingwebhookconfigurations';
+
+/** Webhook configurations are never sent to webhooks (the real server exempts them to avoid lock-outs). */
+const EXEMPT = new Set([MUTATING, VALIDATING]);
+
+export const defaultServiceResolver: ServiceResolver = (namespace, name, port) => `https://${name}.${namespace}.svc:${port}`;
+
+function labelsOf(obj: KubeObject | undefined): Record<string, string> | undefined {
+  if (!obj) return undefined;
+  const meta = obj['metadata'];
+  const labels = isObject(meta) ? meta['labels'] : undefined;
+  const out: Record<string, string> = {};
+  if (isObject(labels)) for (const [k, v] of Object.entries(labels)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+export class AdmissionChain {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly resolveService: ServiceResolver,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Run mutating webhooks; returns the (possibly patched) object and their warnings. Throws a Status on denial. */
+  async mutate(request: AdmissionRequest): Promise<MutationResult> {
+    const warnings: string[] = [];
+    let object = request.object;
+    for (const webhook of this.matching(MUTATING, request)) {
+      const current: AdmissionRequest = { ...request };
+      if (object) current.object = object;
+      const response = await this.call(webhook, current);
+      if (!response) continue;
+      warnings.push(...response.warnings);
+      if (response.patch && object) object = applyWebhookPatch(webhook, object, response.patch, response.patchType);
+    }
+    return { object, warnings };
+  }
+
+  /** Run validating webhooks in parallel; returns their warnings. Throws a Status on denial. */
+  async validate(request: AdmissionRequest): Promise<string[]> {
+    const responses = await Promise.all(this.matching(VALIDATING, request).map((w) => this.call(w, request)));
+    return responses.flatMap((r) => r?.warnings ?? []);
+  }
+
+  private matching(configKey: string, request: AdmissionRequest): KubeObject[] {
+    const resourceKey = `${request.group}/${request.resource}`;
+    if (EXEMPT.has(resourceKey)) return [];
+    const configs = this.store.list(configKey);
+    if (configs.length === 0) return [];
+    const isNamespace = resourceKey === '/namespaces';
+    let namespaceLabels: Record<string, string> | undefined;
+    if (isNamespace) namespaceLabels = labelsOf(request.object ?? request.oldObject);
+    else if (request.namespaced) namespaceLabels = labelsOf(this.store.get('/namespaces', '', request.namespace)) ?? {};
+    const target: AdmissionTarget = {
+      operation: request.operation,
+      group: request.group,
+      version: request.version,
+      resource: request.resource,
+      subresource: request.subresource,
+      namespaced: request.namespaced,
+      namespace: request.namespace,
+      objectLabels: [labelsOf(request.object), labelsOf(request.oldObject)].filter((l): l is Record<string, string> => l !== undefined),
+      isNamespace,
+    };
+    if (namespaceLabels) target.namespaceLabels = namespaceLabels;
+    const out: KubeObject[] = [];
+    // configurations in name order, webhooks in their listed order (as the real server sorts them)
+    for (const config of configs) {
+      const webhooks = Array.isArray(config['webhooks']) ? config['webhooks'].filter(isObject) : [];
+      for (const w of webhooks) {
+        if (!webhookMatches(w, target)) continue;
+        if (request.dryRun) {
+          const sideEffects = stringField(w, 'sideEffects') ?? 'Unknown';
+          if (sideEffects !== 'None' && sideEffects !== 'NoneOnDryRun') continue;
+        }
+        out.push(w);
+      }
+    }
+    return out;
+  }
+
+  private endpoint(webhook: KubeObject): WebhookEndpoint | string {
+    const clientConfig = isObject(webhook['clientConfig']) ? webhook['clientConfig'] : {};
+    const timeoutSeconds = typeof webhook['timeoutSeconds'] === 'number' ? webhook['timeoutSeconds'] : 10;
+    const caBundle = stringField(clientConfig, 'caBundle');
+    const endpoint: WebhookEndpoint = { url: '', timeoutMs: timeoutSeconds * 1000 };
+    if (caBundle) endpoint.ca = Buffer.from(caBundle, 'base64').toString('utf8');
+    const url = stringField(clientConfig, 'url');
+    const service = isObject(clientConfig['service']) ? clientConfig['service'] : undefined;
+    if (url) {
+      endpoint.url = url;
+    } else if (service) {
+      const namespace = stringField(service, 'namespace') ?? 'default';
+      const name = stringField(service, 'name') ?? '';
+      const port = typeof service['port'] === 'number' ? service['port'] : 443;
+      const path = stringField(service, 'path') ?? '/';
+      endpoint.url = this.resolveService(namespace, name, port).replace(/\/$/, '') + (path.startsWith('/') ? path : `/${path}`);
+      endpoint.expectedHost = `${name}.${namespace}.svc`;
+    } else {
+      return 'webhook has no clientConfig url or service';
+    }
+    return endpoint;
+  }
+
+  /** Call one webhook; undefined when it failed and failurePolicy is Ignore. Throws a Status on denial or Fail. */
+  private async call(webhook: KubeObject, request: AdmissionRequest): Promise<{ warnings: string[]; patch?: string; patchType?: string } | undefined> {
+    const name = stringField(webhook, 'name') ?? '';
+    const failurePolicy = stringField(webhook, 'failurePolicy') ?? 'Fail';
+    const uid = randomUUID();
+    const failed = (why: string): undefined => {
+      if (failurePolicy === 'Ignore') {
+        this.logger.warn({ webhook: name, err: why }, 'webhook call failed; failurePolicy Ignore');
+        return undefined;
+      }
+      throw new ApiError(500, 'InternalError', `Internal error occurred: failed calling webhook "${name}": ${why}`);
+    };
+    const endpoint = this.endpoint(webhook);
+    if (typeof endpoint === 'string') return failed(endpoint);
+    let reply: unknown;
+    try {
+      reply = await postAdmissionReview(endpoint, admissionReview(uid, request));
+    } catch (err) {
+      return failed(err instanceof WebhookCallError ? err.message : `failed to call webhook: ${String(err)}`);
+    }
+    const response = isObject(reply) && isObject(reply['response']) ? reply['response'] : undefined;
+    if (!response) return failed('received invalid webhook response: expected response in AdmissionReview');
+    if (response['uid'] !== uid) return failed(`received invalid webhook response: expected response.uid="${uid}", got "${String(response['uid'])}"`);
+    const warnings = Array.isArray(response['warnings']) ? response['warnings'].filter((w): w is string => typeof w === 'string') : [];
+    if (response['allowed'] !== true) throw denial(name, isObject(response['status']) ? response['status'] : undefined, warnings);
+    const result: { warnings: string[]; patch?: string; patchType?: string } = { warnings };
+    const patch = stringField(response, 'patch');
+    if (patch) {
+      result.patch = patch;
+      const patchType = stringField(response, 'patchType');
+      if (patchType) result.patchType = patchType;
+    }
+    return result;
+  }
+}
+
+/** A denial, worded as the real server words it: `admission webhook "NAME" denied the request: MESSAGE`. */
+function denial(webhookName: string, status: Record<string, unknown> | undefined, warnings: string[]): ApiError {
+  const deniedBy = `admission webhook "${webhookName}" denied the request`;
+  const message = stringField(status, 'message');
+  const reason = stringField(status, 'reason');
+  const code = typeof status?.['code'] === 'number' && status['code'] >= 400 ? status['code'] : 400;
+  const text = message ? `${deniedBy}: ${message}` : reason ? `${deniedBy}: ${reason}` : `${deniedBy} without explanation`;
+  const err = new ApiError(code, reason ?? '', text, isObject(status?.['details']) ? (status['details'] as Record<string, unknown>) : undefined);
+  err.warnings = warnings;
+  return err;
+}
+
+function applyWebhookPatch(webhook: KubeObject, object: KubeObject, patchBase64: string, patchType: string | undefined): KubeObject {
+  const name = stringField(webhook, 'name') ?? '';
+  if (patchType !== undefined && patchType !== 'JSONPatch') {
+    throw new ApiError(500, 'InternalError', `Internal error occurred: failed calling webhook "${name}": unsupported patch type "${patchType}"`);
+  }
+  try {
+    const ops = JSON.parse(Buffer.from(patchBase64, 'base64').toString('utf8')) as JsonPatchOperation[];
+    return fastJsonPatch.applyPatch(clone(object), ops, true, true).newDocument;
+  } catch (err) {
+    throw new ApiError(500, 'InternalError', `Internal error occurred: failed calling webhook "${name}": failed to apply patch: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+function admissionReview(uid: string, r: AdmissionRequest): KubeObject {
+  const request: Record<string, unknown> = {
+    uid,
+    kind: { group: r.group, version: r.version, kind: r.kind },
+    resource: { group: r.group, version: r.version, resource: r.resource },
+    requestKind: { group: r.group, version: r.version, kind: r.kind },
+    requestResource: { group: r.group, version: r.version, resource: r.resource },
+    name: r.name,
+    operation: r.operation,
+    userInfo: r.user,
+    object: r.object ?? null,
+    oldObject: r.oldObject ?? null,
+    dryRun: r.dryRun,
+    options: r.options,
+  };
+  if (r.namespace) request['namespace'] = r.namespace;
+  if (r.subresource) {
+    request['subResource'] = r.subresource;
+    request['requestSubResource'] = r.subresource;
+  }
+  return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request };
+}

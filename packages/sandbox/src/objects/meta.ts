@@ -1,0 +1,126 @@
+/** Object metadata rules shared by every kind: system fields, generation, name checks. */
+import { randomUUID } from 'node:crypto';
+import type { KubeObject } from '../types.js';
+import { clone, isObject, jsonEqual, metadataOf, nowIso } from '../util.js';
+import type { FieldCause } from '../server/status.js';
+
+/** Metadata the server owns: a client can never set or change these through a write. */
+const SYSTEM_FIELDS = ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'selfLink'] as const;
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function finalizersOf(obj: KubeObject): string[] {
+  const f = metadataOf(obj)['finalizers'];
+  return Array.isArray(f) ? f.filter((x): x is string => typeof x === 'string') : [];
+}
+
+export function labelsOf(obj: KubeObject): Record<string, string> {
+  const labels = metadataOf(obj)['labels'];
+  const out: Record<string, string> = {};
+  if (isObject(labels)) for (const [k, v] of Object.entries(labels)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+export function isTerminating(obj: KubeObject): boolean {
+  return typeof metadataOf(obj)['deletionTimestamp'] === 'string';
+}
+
+const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** generateName + 5 random characters, as the real server does. */
+export function generatedName(prefix: string): string {
+  const base = prefix.length > 58 ? prefix.slice(0, 58) : prefix;
+  let suffix = '';
+  for (let i = 0; i < 5; i++) suffix += GENERATE_ALPHABET[Math.floor(Math.random() * GENERATE_ALPHABET.length)];
+  return base + suffix;
+}
+
+/** Server-set metadata of a newly created object. */
+export function initCreateMetadata(obj: KubeObject, hasGeneration: boolean): void {
+  const meta = metadataOf(obj);
+  for (const f of SYSTEM_FIELDS) delete meta[f];
+  delete meta['resourceVersion'];
+  meta['uid'] = randomUUID();
+  meta['creationTimestamp'] = nowIso();
+  if (hasGeneration) meta['generation'] = 1;
+}
+
+/** Carry the server-owned metadata of `old` into `next`. */
+export function keepSystemMetadata(next: KubeObject, old: KubeObject): void {
+  const meta = metadataOf(next);
+  const oldMeta = metadataOf(old);
+  for (const f of SYSTEM_FIELDS) {
+    if (oldMeta[f] === undefined) delete meta[f];
+    else meta[f] = oldMeta[f];
+  }
+  meta['name'] = oldMeta['name'];
+  if (oldMeta['namespace'] !== undefined) meta['namespace'] = oldMeta['namespace'];
+}
+
+/** Everything but metadata and status: a change here bumps generation. */
+function specPart(obj: KubeObject): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') out[k] = v;
+  return out;
+}
+
+export function bumpGenerationIfSpecChanged(next: KubeObject, old: KubeObject): void {
+  const meta = metadataOf(next);
+  if (typeof meta['generation'] !== 'number') return;
+  if (!jsonEqual(specPart(next), specPart(old))) meta['generation'] = (meta['generation'] as number) + 1;
+}
+
+/** True when an update would store nothing new (the real server then skips the write). */
+export function isNoOpUpdate(next: KubeObject, old: KubeObject): boolean {
+  const a = clone(next);
+  const b = clone(old);
+  for (const o of [a, b]) {
+    const meta = metadataOf(o);
+    delete meta['resourceVersion'];
+    delete meta['managedFields'];
+  }
+  return jsonEqual(a, b);
+}
+
+/** Name rules for metadata.name: namespaces are DNS labels, most others DNS subdomains. */
+export function validateObjectName(name: string, resourceKey: string, custom: boolean): FieldCause[] {
+  const causes: FieldCause[] = [];
+  if (resourceKey === '/namespaces') {
+    if (!DNS_LABEL.test(name) || name.length > 63) {
+      causes.push({ field: 'metadata.name', reason: 'FieldValueInvalid', message: `Invalid value: "${name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')` });
+    }
+    return causes;
+  }
+  if (custom || resourceKey !== '/events') {
+    if (!DNS_SUBDOMAIN.test(name) || name.length > 253) {
+      causes.push({ field: 'metadata.name', reason: 'FieldValueInvalid', message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')` });
+    }
+  }
+  return causes;
+}
+
+/** Checks on labels, annotations and finalizers common to every kind. */
+export function validateCommonMetadata(obj: KubeObject): FieldCause[] {
+  const meta = metadataOf(obj);
+  const causes: FieldCause[] = [];
+  for (const field of ['labels', 'annotations'] as const) {
+    const value = meta[field];
+    if (value === undefined || value === null) continue;
+    if (!isObject(value)) {
+      causes.push({ field: `metadata.${field}`, reason: 'FieldValueTypeInvalid', message: `Invalid value: "${typeof value}": metadata.${field} must be an object of strings` });
+      continue;
+    }
+    for (const [k, v] of Object.entries(value)) {
+      if (typeof v !== 'string') causes.push({ field: `metadata.${field}`, reason: 'FieldValueTypeInvalid', message: `Invalid value: ${JSON.stringify(v)}: value of "${k}" must be a string` });
+      else if (field === 'labels' && (v.length > 63 || !/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(v))) {
+        causes.push({ field: `metadata.labels`, reason: 'FieldValueInvalid', message: `Invalid value: "${v}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')` });
+      }
+    }
+  }
+  const finalizers = meta['finalizers'];
+  if (finalizers !== undefined && finalizers !== null && (!Array.isArray(finalizers) || finalizers.some((f) => typeof f !== 'string'))) {
+    causes.push({ field: 'metadata.finalizers', reason: 'FieldValueTypeInvalid', message: 'Invalid value: finalizers must be a list of strings' });
+  }
+  return causes;
+}

@@ -1,0 +1,115 @@
+/** Per-kind rules applied on create and update (the real server's "strategies"), for built-in kinds. */
+import type { KubeObject } from '../types.js';
+import { isObject, metadataOf, stringField } from '../util.js';
+import type { FieldCause } from '../server/status.js';
+import { crdNames } from '../resources/registry.js';
+
+/** Kind-specific defaulting and normalisation on create. */
+export function prepareForCreate(resourceKey: string, obj: KubeObject): void {
+  switch (resourceKey) {
+    case '/namespaces': {
+      const spec = isObject(obj['spec']) ? obj['spec'] : {};
+      spec['finalizers'] = ['kubernetes'];
+      obj['spec'] = spec;
+      obj['status'] = { phase: 'Active' };
+      break;
+    }
+    case '/secrets':
+      normaliseSecret(obj);
+      break;
+    case 'apiextensions.k8s.io/customresourcedefinitions':
+      delete obj['status'];
+      break;
+  }
+}
+
+export function prepareForUpdate(resourceKey: string, obj: KubeObject, old: KubeObject): void {
+  switch (resourceKey) {
+    case '/namespaces':
+      obj['spec'] = old['spec'];
+      break;
+    case '/secrets':
+      normaliseSecret(obj);
+      break;
+  }
+}
+
+/** Secrets: fold stringData into base64 data, default the type. */
+function normaliseSecret(obj: KubeObject): void {
+  const stringData = obj['stringData'];
+  if (isObject(stringData)) {
+    const data = isObject(obj['data']) ? obj['data'] : {};
+    for (const [k, v] of Object.entries(stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64');
+    obj['data'] = data;
+  }
+  delete obj['stringData'];
+  if (typeof obj['type'] !== 'string' || obj['type'] === '') obj['type'] = 'Opaque';
+}
+
+/** Kind-specific validation; failures answer 422 Invalid. */
+export function validateBuiltin(resourceKey: string, obj: KubeObject, old: KubeObject | undefined): FieldCause[] {
+  const causes: FieldCause[] = [];
+  switch (resourceKey) {
+    case '/secrets':
+    case '/configmaps': {
+      for (const field of ['data', 'binaryData']) {
+        const data = obj[field];
+        if (data === undefined || data === null) continue;
+        if (!isObject(data)) {
+          causes.push({ field, reason: 'FieldValueTypeInvalid', message: `Invalid value: ${JSON.stringify(data)}: must be a map of strings` });
+          continue;
+        }
+        for (const key of Object.keys(data)) {
+          if (!/^[-._a-zA-Z0-9]+$/.test(key) || key.length > 253) {
+            causes.push({ field: `${field}[${key}]`, reason: 'FieldValueInvalid', message: `Invalid value: "${key}": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')` });
+          }
+        }
+      }
+      if (resourceKey === '/secrets' && old && old['type'] !== obj['type']) {
+        causes.push({ field: 'type', reason: 'FieldValueInvalid', message: `Invalid value: "${String(obj['type'])}": field is immutable` });
+      }
+      if (old && old['immutable'] === true) {
+        for (const field of ['data', 'binaryData']) {
+          if (JSON.stringify(old[field] ?? null) !== JSON.stringify(obj[field] ?? null)) {
+            causes.push({ field: 'data', reason: 'FieldValueForbidden', message: 'Forbidden: field is immutable when `immutable` is set' });
+            break;
+          }
+        }
+      }
+      break;
+    }
+    case 'apiextensions.k8s.io/customresourcedefinitions':
+      causes.push(...validateCrd(obj, old));
+      break;
+  }
+  return causes;
+}
+
+function validateCrd(crd: KubeObject, old: KubeObject | undefined): FieldCause[] {
+  const causes: FieldCause[] = [];
+  const spec = isObject(crd['spec']) ? crd['spec'] : {};
+  const group = stringField(spec, 'group') ?? '';
+  const names = crdNames(crd);
+  const name = String(metadataOf(crd)['name'] ?? '');
+  if (!group) causes.push({ field: 'spec.group', reason: 'FieldValueRequired', message: 'Required value' });
+  else if (!group.includes('.')) causes.push({ field: 'spec.group', reason: 'FieldValueInvalid', message: `Invalid value: "${group}": should be a domain with at least one dot` });
+  if (!names.plural) causes.push({ field: 'spec.names.plural', reason: 'FieldValueRequired', message: 'Required value' });
+  if (!names.kind) causes.push({ field: 'spec.names.kind', reason: 'FieldValueRequired', message: 'Required value' });
+  if (names.plural && group && name !== `${names.plural}.${group}`) {
+    causes.push({ field: 'metadata.name', reason: 'FieldValueInvalid', message: `Invalid value: "${name}": must be spec.names.plural+"."+spec.group` });
+  }
+  const scope = stringField(spec, 'scope');
+  if (scope !== 'Namespaced' && scope !== 'Cluster') {
+    causes.push({ field: 'spec.scope', reason: 'FieldValueNotSupported', message: `Unsupported value: "${scope ?? ''}": supported values: "Cluster", "Namespaced"` });
+  }
+  const versions = Array.isArray(spec['versions']) ? spec['versions'].filter(isObject) : [];
+  if (versions.length === 0) causes.push({ field: 'spec.versions', reason: 'FieldValueInvalid', message: 'Invalid value: []: must have exactly one version marked as storage version' });
+  else if (versions.filter((v) => v['storage'] === true).length !== 1) {
+    causes.push({ field: 'spec.versions', reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(versions.map((v) => v['name']))}: must have exactly one version marked as storage version` });
+  }
+  if (old) {
+    const oldSpec = isObject(old['spec']) ? old['spec'] : {};
+    if (stringField(oldSpec, 'scope') !== scope) causes.push({ field: 'spec.scope', reason: 'FieldValueInvalid', message: `Invalid value: "${scope ?? ''}": field is immutable` });
+  }
+  return causes;
+}

@@ -1,0 +1,91 @@
+import { ALL_VERBS, resourceKey, type PrinterColumn, type ResourceType } from './types.js';
+
+const AGE: PrinterColumn = { name: 'Age', type: 'string', jsonPath: '.metadata.creationTimestamp', format: 'age' };
+
+function builtin(
+  group: string,
+  version: string,
+  kind: string,
+  plural: string,
+  namespaced: boolean,
+  extra: Partial<Pick<ResourceType, 'shortNames' | 'categories' | 'hasGeneration' | 'verbs'>> & { hasStatus?: boolean; columns?: PrinterColumn[] } = {},
+): ResourceType {
+  return {
+    key: resourceKey(group, plural),
+    group,
+    kind,
+    listKind: `${kind}List`,
+    plural,
+    singular: kind.toLowerCase(),
+    namespaced,
+    shortNames: extra.shortNames ?? [],
+    categories: extra.categories ?? [],
+    versions: [{ name: version, served: true, storage: true, printerColumns: extra.columns ?? [AGE], hasStatus: extra.hasStatus ?? false }],
+    builtin: true,
+    hasGeneration: extra.hasGeneration ?? false,
+    verbs: extra.verbs ?? ALL_VERBS,
+  };
+}
+
+/** The built-in kinds the sandbox serves, with the columns `kubectl get` shows for them. */
+export function builtinResources(): ResourceType[] {
+  return [
+    builtin('', 'v1', 'Namespace', 'namespaces', false, {
+      shortNames: ['ns'],
+      hasStatus: true,
+      verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+      columns: [{ name: 'Status', type: 'string', jsonPath: '.status.phase' }, AGE],
+    }),
+    builtin('', 'v1', 'Secret', 'secrets', true, {
+      columns: [
+        { name: 'Type', type: 'string', jsonPath: '.type' },
+        { name: 'Data', type: 'integer', jsonPath: '.data', format: 'count' },
+        AGE,
+      ],
+    }),
+    builtin('', 'v1', 'ConfigMap', 'configmaps', true, {
+      shortNames: ['cm'],
+      columns: [{ name: 'Data', type: 'integer', jsonPath: '.data', format: 'data-count' }, AGE],
+    }),
+    builtin('', 'v1', 'Event', 'events', true, {
+      shortNames: ['ev'],
+      columns: [
+        { name: 'Last Seen', type: 'string', jsonPath: '.lastTimestamp', format: 'event-last-seen' },
+        { name: 'Type', type: 'string', jsonPath: '.type' },
+        { name: 'Reason', type: 'string', jsonPath: '.reason' },
+        { name: 'Object', type: 'string', jsonPath: '.involvedObject', format: 'object-ref' },
+        { name: 'Message', type: 'string', jsonPath: '.message' },
+      ],
+    }),
+    builtin('events.k8s.io', 'v1', 'Event', 'events', true, {
+      shortNames: ['ev'],
+      columns: [
+        { name: 'Last Seen', type: 'string', jsonPath: '.eventTime', format: 'event-last-seen' },
+        { name: 'Type', type: 'string', jsonPath: '.type' },
+        { name: 'Reason', type: 'string', jsonPath: '.reason' },
+        { name: 'Object', type: 'string', jsonPath: '.regarding', format: 'object-ref' },
+        { name: 'Message', type: 'string', jsonPath: '.note' },
+      ],
+    }),
+    builtin('coordination.k8s.io', 'v1', 'Lease', 'leases', true, {
+      columns: [{ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }, AGE],
+    }),
+    builtin('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, {
+      shortNames: ['crd', 'crds'],
+      categories: ['api-extensions'],
+      hasStatus: true,
+      hasGeneration: true,
+      columns: [{ name: 'Created At', type: 'date', jsonPath: '.metadata.creationTimestamp', format: 'timestamp' }],
+    }),
+    builtin('admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false, {
+      categories: ['api-extensions'],
+      hasGeneration: true,
+      columns: [{ name: 'Webhooks', type: 'integer', jsonPath: '.webhooks', format: 'count' }, AGE],
+    }),
+    builtin('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false, {
+      categories: ['api-extensions'],
+      hasGeneration: true,
+      columns: [{ name: 'Webhooks', type: 'integer', jsonPath: '.webhooks', format: 'count' }, AGE],
+    }),
+  ];
+}

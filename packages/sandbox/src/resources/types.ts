@@ -1,0 +1,50 @@
+/** What the server knows about a served resource (built-in or from a CRD). */
+
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  format?: string;
+  description?: string;
+  priority?: number;
+  jsonPath: string;
+}
+
+export interface ResourceVersion {
+  name: string;
+  served: boolean;
+  storage: boolean;
+  /** openAPIV3Schema, for CRDs. */
+  schema?: unknown;
+  printerColumns: PrinterColumn[];
+  hasStatus: boolean;
+}
+
+export interface ResourceType {
+  /** `group/plural`: the storage key shared by every version. */
+  key: string;
+  group: string;
+  kind: string;
+  listKind: string;
+  plural: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  versions: ResourceVersion[];
+  builtin: boolean;
+  /** Whether metadata.generation is kept (CRs, CRDs, webhook configurations). */
+  hasGeneration: boolean;
+  /** Name of the CRD serving this resource. */
+  crdName?: string;
+  verbs: string[];
+}
+
+export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+export function resourceKey(group: string, plural: string): string {
+  return `${group}/${plural}`;
+}
+
+export function apiVersionOf(group: string, version: string): string {
+  return group ? `${group}/${version}` : version;
+}

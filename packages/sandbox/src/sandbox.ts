@@ -1,0 +1,138 @@
+/** startSandbox: wire TLS, store, watch, admission and controllers into one HTTPS server. */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import https from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { pino } from 'pino';
+import type { KubeObject, RequestLogEntry, Sandbox, SandboxOptions } from './types.js';
+import { AdmissionChain, defaultServiceResolver } from './admission/chain.js';
+import { CrdController } from './controllers/crds.js';
+import { NamespaceController } from './controllers/namespaces.js';
+import { SchemaCache } from './crd/schema-cache.js';
+import { OpenApiDocuments } from './discovery/openapi.js';
+import { initCreateMetadata } from './objects/meta.js';
+import { prepareForCreate } from './objects/strategies.js';
+import { persistedText, readSnapshot, SnapshotWriter } from './persistence/snapshot.js';
+import { ResourceRegistry } from './resources/registry.js';
+import type { ServerContext } from './server/context.js';
+import { createHandler } from './server/handler.js';
+import { ObjectStore } from './store/store.js';
+import { createCertificateAuthority, createServingCertificate } from './tls/certs.js';
+import { renderKubeconfig } from './tls/kubeconfig.js';
+import { WatchHistory } from './watch/history.js';
+import { WatchHub } from './watch/hub.js';
+
+const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+function seedNamespaces(store: ObjectStore): void {
+  for (const name of INITIAL_NAMESPACES) {
+    if (store.get('/namespaces', '', name)) continue;
+    const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kubernetes.io/metadata.name': name } } };
+    prepareForCreate('/namespaces', ns);
+    initCreateMetadata(ns, false);
+    store.create('/namespaces', '', name, ns);
+  }
+}
+
+/** Start an embedded Kubernetes API server over HTTPS. */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const host = options.host ?? '127.0.0.1';
+  const logger = pino({ name: 'k8or-sandbox', level: options.logLevel ?? 'warn' });
+
+  const caJson = persistedText(options.dataDir, 'ca.json', () => JSON.stringify(createCertificateAuthority()));
+  const ca = JSON.parse(caJson) as { certPem: string; keyPem: string };
+  const hosts = { dns: ['localhost'], ips: ['127.0.0.1', '::1'] };
+  if (/^[\d.]+$/.test(host) && !hosts.ips.includes(host) && host !== '0.0.0.0') hosts.ips.push(host);
+  else if (!/^[\d.:]+$/.test(host) && host !== 'localhost') hosts.dns.push(host);
+  const serving = createServingCertificate(ca, hosts);
+  const token = persistedText(options.dataDir, 'token', () => randomBytes(24).toString('base64url')).trim();
+
+  const store = new ObjectStore();
+  const snapshot = options.dataDir ? readSnapshot(options.dataDir) : undefined;
+  if (snapshot) store.load(snapshot);
+  const registry = new ResourceRegistry();
+  const schemas = new SchemaCache();
+  const history = new WatchHistory(options.watchHistorySize ?? 1000, store.resourceVersion);
+  const hub = new WatchHub();
+  store.onEvent((event) => {
+    history.append(event);
+    hub.publish(event);
+  });
+  const crds = new CrdController(store, registry, schemas);
+  const namespaces = new NamespaceController(store, registry);
+  crds.resync();
+  namespaces.resync();
+  const writer = options.dataDir ? new SnapshotWriter(options.dataDir, store) : undefined;
+  seedNamespaces(store);
+
+  const requestLog: RequestLogEntry[] = [];
+  const ctx: ServerContext = {
+    registry,
+    store,
+    history,
+    hub,
+    schemas,
+    admission: new AdmissionChain(store, options.serviceResolver ?? defaultServiceResolver, logger),
+    logger,
+    user: { username: 'k8or-sandbox-admin', uid: 'k8or-sandbox-admin', groups: ['system:masters', 'system:authenticated'] },
+    bookmarkIntervalMs: 5000,
+    serverAddress: '',
+  };
+  const openapi = new OpenApiDocuments(registry);
+  const server = https.createServer({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem }, createHandler({ ctx, token, openapi, requestLog }));
+  server.keepAliveTimeout = 30_000;
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('tlsClientError', (err) => logger.debug({ err: err.message }, 'TLS handshake failed'));
+  server.on('clientError', (_err, socket) => socket.destroy());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  const url = `https://${urlHost}:${port}`;
+  ctx.serverAddress = `${urlHost}:${port}`;
+  const kubeconfig = renderKubeconfig({ server: url, caPem: ca.certPem, token });
+  if (options.kubeconfigPath) {
+    mkdirSync(dirname(options.kubeconfigPath), { recursive: true });
+    writeFileSync(options.kubeconfigPath, kubeconfig, { mode: 0o600 });
+  }
+  logger.info({ url }, 'sandbox API server listening');
+
+  let stopping: Promise<void> | undefined;
+  const sandbox: Sandbox = {
+    url,
+    kubeconfig,
+    caPem: ca.certPem,
+    token,
+    requestLog,
+    clearRequestLog: () => {
+      requestLog.length = 0;
+    },
+    dropWatches: () => hub.closeAll(),
+    compactHistory: () => history.compact(store.resourceVersion),
+    stop: () => {
+      stopping ??= new Promise<void>((resolve) => {
+        crds.stop();
+        namespaces.stop();
+        hub.closeAll();
+        writer?.flush();
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        for (const socket of sockets) socket.destroy();
+      });
+      return stopping;
+    },
+  };
+  if (options.kubeconfigPath) sandbox.kubeconfigPath = options.kubeconfigPath;
+  return sandbox;
+}

@@ -1,0 +1,29 @@
+/** Everything a request handler needs, built once per sandbox. */
+import type { Logger } from 'pino';
+import type { AdmissionChain } from '../admission/chain.js';
+import type { SchemaCache } from '../crd/schema-cache.js';
+import type { ResourceRegistry } from '../resources/registry.js';
+import type { ObjectStore } from '../store/store.js';
+import type { WatchHistory } from '../watch/history.js';
+import type { WatchHub } from '../watch/hub.js';
+
+export interface UserInfo {
+  username: string;
+  uid: string;
+  groups: string[];
+}
+
+export interface ServerContext {
+  registry: ResourceRegistry;
+  store: ObjectStore;
+  history: WatchHistory;
+  hub: WatchHub;
+  schemas: SchemaCache;
+  admission: AdmissionChain;
+  logger: Logger;
+  user: UserInfo;
+  /** Interval between BOOKMARK events on watches that allow them. */
+  bookmarkIntervalMs: number;
+  /** Host:port clients reach us at (for discovery's serverAddressByClientCIDRs). */
+  serverAddress: string;
+}

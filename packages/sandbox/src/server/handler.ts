@@ -1,0 +1,175 @@
+/** The request entry point: authentication, routing, the request log, and errors as Status bodies. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import type { RequestLogEntry } from '../types.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from '../discovery/discovery.js';
+import type { OpenApiDocuments } from '../discovery/openapi.js';
+import type { ServerContext } from './context.js';
+import { handleDelete, handleDeleteCollection } from './delete.js';
+import { handleGet, handleList } from './read.js';
+import { parseRequestInfo, type RequestInfo } from './request-info.js';
+import { sendJson, sendStatus } from './respond.js';
+import { makeScope } from './scope.js';
+import { ApiError, methodNotAllowed, notFound, toApiError } from './status.js';
+import { handleCreate, handlePatch, handleUpdate } from './write.js';
+import { handleWatch } from '../watch/stream.js';
+
+export interface HandlerOptions {
+  ctx: ServerContext;
+  token: string;
+  openapi: OpenApiDocuments;
+  requestLog: RequestLogEntry[];
+}
+
+const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
+
+function authenticated(req: IncomingMessage, token: string): boolean {
+  const header = req.headers.authorization ?? '';
+  const m = /^Bearer\s+(.+)$/i.exec(header);
+  if (!m) return false;
+  const given = Buffer.from((m[1] as string).trim());
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function unauthorized(): ApiError {
+  return new ApiError(401, 'Unauthorized', 'Unauthorized');
+}
+
+export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const { ctx, token, openapi, requestLog } = options;
+  return (req, res) => {
+    const started = process.hrtime.bigint();
+    const url = new URL(req.url ?? '/', 'https://sandbox');
+    const method = req.method ?? 'GET';
+    const info = parseRequestInfo(method, url.pathname, url.searchParams);
+    const entry: RequestLogEntry = {
+      method,
+      path: url.pathname,
+      verb: info.verb,
+      group: info.group,
+      version: info.version,
+      resource: info.resource,
+      status: 0,
+      dryRun: url.searchParams.getAll('dryRun').includes('All'),
+    };
+    if (info.subresource) entry.subresource = info.subresource;
+    if (info.namespace) entry.namespace = info.namespace;
+    if (info.name) entry.name = info.name;
+    const userAgent = req.headers['user-agent'];
+    if (userAgent) entry.userAgent = userAgent;
+    requestLog.push(entry);
+    res.on('finish', () => {
+      entry.status = res.statusCode;
+      ctx.logger.debug({ method, path: url.pathname, query: url.search, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request');
+    });
+    res.on('close', () => {
+      if (entry.status === 0) entry.status = res.statusCode;
+    });
+
+    const fail = (err: unknown): void => {
+      const apiError = toApiError(err);
+      if (apiError.code >= 500) ctx.logger.error({ err, path: url.pathname }, 'request failed');
+      if (res.headersSent) {
+        res.end();
+        return;
+      }
+      sendStatus(res, apiError.status, apiError.warnings);
+    };
+    try {
+      if (HEALTH_PATHS.has(url.pathname)) {
+        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('ok');
+        return;
+      }
+      if (!authenticated(req, token)) {
+        req.resume();
+        throw unauthorized();
+      }
+      route(ctx, openapi, req, res, info, url).catch(fail);
+    } catch (err) {
+      fail(err);
+    }
+  };
+}
+
+async function route(ctx: ServerContext, openapi: OpenApiDocuments, req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL): Promise<void> {
+  const path = url.pathname.replace(/\/+$/, '') || '/';
+  if (!info.isResourceRequest) {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      req.resume();
+      throw methodNotAllowed();
+    }
+    const doc = discovery(ctx, path, info);
+    if (doc !== undefined) {
+      sendJson(res, 200, doc);
+      return;
+    }
+    if (path.startsWith('/openapi/')) {
+      const doc = openapi.get(path, req.headers.accept);
+      if (doc !== undefined) {
+        res.writeHead(200, { 'Content-Type': doc.contentType, 'Content-Length': String(doc.body.length), 'Cache-Control': 'no-cache, private' });
+        res.end(doc.body);
+        return;
+      }
+    }
+    if (path === '/') {
+      sendJson(res, 200, { paths: ['/api', '/api/v1', '/apis', '/healthz', '/livez', '/openapi/v2', '/openapi/v3', '/readyz', '/version'] });
+      return;
+    }
+    throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+  }
+
+  const resolved = ctx.registry.lookup(info.group, info.version, info.resource);
+  if (!resolved) {
+    req.resume();
+    throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+  }
+  if (info.namespace && !resolved.type.namespaced && info.resource !== 'namespaces') {
+    req.resume();
+    throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+  }
+  const scope = makeScope(ctx, req, res, info, url.searchParams, resolved);
+  switch (info.verb) {
+    case 'get':
+      if (info.subresource && !(info.subresource === 'status' && resolved.version.hasStatus)) throw notFound(resolved.type.group, `${resolved.type.plural}/${info.subresource}`, info.name);
+      handleGet(scope);
+      return;
+    case 'list':
+      handleList(scope);
+      return;
+    case 'watch':
+      handleWatch(scope);
+      return;
+    case 'create':
+      await handleCreate(scope);
+      return;
+    case 'update':
+      await handleUpdate(scope);
+      return;
+    case 'patch':
+      await handlePatch(scope);
+      return;
+    case 'delete':
+      await handleDelete(scope);
+      return;
+    case 'deletecollection':
+      await handleDeleteCollection(scope);
+      return;
+    default:
+      req.resume();
+      throw methodNotAllowed();
+  }
+}
+
+function discovery(ctx: ServerContext, path: string, info: RequestInfo): unknown {
+  if (path === '/version') return versionInfo();
+  if (path === '/api') return apiVersions(ctx.serverAddress);
+  if (path === '/apis') return apiGroupList(ctx.registry);
+  if (info.apiPrefix === 'api' && info.parts.length === 0 && info.version) return apiResourceList(ctx.registry, '', info.version);
+  if (info.apiPrefix === 'apis' && info.parts.length === 0) {
+    if (info.group && !info.version) return apiGroup(ctx.registry, info.group);
+    if (info.group && info.version) return apiResourceList(ctx.registry, info.group, info.version);
+  }
+  return undefined;
+}

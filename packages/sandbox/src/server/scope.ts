@@ -1,0 +1,69 @@
+/** One resource request: what it addresses and how to answer it. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KubeObject } from '../types.js';
+import { metadataOf } from '../util.js';
+import type { ResolvedResource } from '../resources/registry.js';
+import { apiVersionOf, type ResourceType, type ResourceVersion } from '../resources/types.js';
+import { tableRequested, toTable, type TableRequest } from '../table/table.js';
+import type { ServerContext } from './context.js';
+import type { RequestInfo } from './request-info.js';
+import { sendJson } from './respond.js';
+
+export interface Scope {
+  ctx: ServerContext;
+  req: IncomingMessage;
+  res: ServerResponse;
+  info: RequestInfo;
+  query: URLSearchParams;
+  type: ResourceType;
+  version: ResourceVersion;
+  /** group/version of the request, e.g. "k8or.io/v1alpha1". */
+  apiVersion: string;
+  dryRun: boolean;
+  /** Warnings gathered while handling (admission, schema): sent as Warning headers. */
+  warnings: string[];
+  table: TableRequest | undefined;
+}
+
+export function makeScope(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, info: RequestInfo, query: URLSearchParams, resolved: ResolvedResource): Scope {
+  return {
+    ctx,
+    req,
+    res,
+    info,
+    query,
+    type: resolved.type,
+    version: resolved.version,
+    apiVersion: apiVersionOf(resolved.type.group, resolved.version.name),
+    dryRun: query.getAll('dryRun').includes('All'),
+    warnings: [],
+    table: tableRequested(req.headers.accept, query.get('includeObject')),
+  };
+}
+
+/** The stored object as the request's version shows it (CRs are stored once and served in every version). */
+export function present(scope: Scope, obj: KubeObject): KubeObject {
+  let out: KubeObject = { ...obj, apiVersion: scope.apiVersion, kind: scope.type.kind };
+  if (!scope.type.builtin && scope.version.schema !== undefined) out = schemaFor(scope).applyDefaults(out);
+  // keep the usual key order: apiVersion, kind, metadata first
+  const { apiVersion, kind, metadata, ...rest } = out;
+  return { apiVersion, kind, metadata, ...rest };
+}
+
+/** Answer one object, as JSON or as a one-row Table. */
+export function sendObject(scope: Scope, code: number, obj: KubeObject): void {
+  const shown = present(scope, obj);
+  if (scope.table) {
+    sendJson(scope.res, code, toTable([shown], scope.type, scope.version, scope.table, { resourceVersion: metadataOf(shown)['resourceVersion'] }), scope.warnings);
+    return;
+  }
+  sendJson(scope.res, code, shown, scope.warnings);
+}
+
+/** The compiled schema for this CR version (pass-through for built-ins). */
+export function schemaFor(scope: Scope): ReturnType<ServerContext['schemas']['get']> {
+  const crd = scope.type.crdName ? scope.ctx.store.get('apiextensions.k8s.io/customresourcedefinitions', '', scope.type.crdName) : undefined;
+  const meta = crd ? metadataOf(crd) : {};
+  // generation changes with the CRD's spec (not its status), so the compiled schema survives status writes
+  return scope.ctx.schemas.get(`${String(meta['uid'] ?? '')}/${String(meta['generation'] ?? '')}/${scope.version.name}`, scope.type.builtin ? undefined : scope.version.schema);
+}

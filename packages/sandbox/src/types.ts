@@ -1,0 +1,57 @@
+/** Options for {@link startSandbox}. */
+export interface SandboxOptions {
+  /** Port to listen on; default 0 (ephemeral). */
+  port?: number;
+  /** Address to listen on; default 127.0.0.1. */
+  host?: string;
+  /** Persist objects, the resourceVersion counter, the CA and the token here across restarts. */
+  dataDir?: string;
+  /** Write the kubeconfig here once serving. */
+  kubeconfigPath?: string;
+  /** Maps a webhook `clientConfig.service` to a base URL; default `https://{name}.{namespace}.svc:{port}`. */
+  serviceResolver?: (namespace: string, name: string, port: number) => string;
+  /** Number of watch events kept for resume; older resourceVersions get 410 Gone. Default 1000. */
+  watchHistorySize?: number;
+  /** pino level; default 'warn'. */
+  logLevel?: string;
+}
+
+export type RequestVerb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'other';
+
+/** One served request, recorded in order. */
+export interface RequestLogEntry {
+  method: string;
+  path: string;
+  verb: RequestVerb;
+  group: string;
+  version: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+  status: number;
+  dryRun: boolean;
+  userAgent?: string;
+}
+
+/** A running sandbox API server. */
+export interface Sandbox {
+  /** https://127.0.0.1:PORT */
+  url: string;
+  /** kubeconfig YAML: cluster with CA data, user with bearer token. */
+  kubeconfig: string;
+  kubeconfigPath?: string;
+  caPem: string;
+  token: string;
+  /** Every request, in order. */
+  requestLog: RequestLogEntry[];
+  clearRequestLog(): void;
+  /** Test hook: close every open watch stream abruptly. */
+  dropWatches(): void;
+  /** Test hook: forget watch history so older resourceVersions get 410 Gone. */
+  compactHistory(): void;
+  stop(): Promise<void>;
+}
+
+/** A Kubernetes object as JSON. */
+export type KubeObject = Record<string, unknown>;

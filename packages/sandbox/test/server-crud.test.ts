@@ -1,0 +1,188 @@
+// Object semantics through @kubernetes/client-node: CRUD, conflicts, generation, status, finalizers.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1ConfigMap } from '@kubernetes/client-node';
+import { installWidgetCrd, metadataOf, request, startTestSandbox, widget, WIDGETS, type TestSandbox } from './helpers.ts';
+
+type Obj = Record<string, unknown>;
+const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+async function apiError(promise: Promise<unknown>): Promise<{ code: number; body: Obj }> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof ApiException) {
+      const body = typeof err.body === 'string' ? (JSON.parse(err.body) as Obj) : (err.body as Obj);
+      return { code: err.code, body };
+    }
+    throw err;
+  }
+  throw new Error('expected the request to fail');
+}
+
+describe('object semantics', () => {
+  let t: TestSandbox;
+  let core: CoreV1Api;
+  let custom: CustomObjectsApi;
+  const W = { group: 'example.com', version: 'v1', namespace: 'default', plural: 'widgets' };
+
+  before(async () => {
+    t = await startTestSandbox();
+    core = t.kc.makeApiClient(CoreV1Api);
+    custom = t.kc.makeApiClient(CustomObjectsApi);
+    await installWidgetCrd(t.sandbox);
+  });
+  after(() => t.sandbox.stop());
+
+  it('starts with the default, kube-system and kube-public namespaces', async () => {
+    const list = await core.listNamespace();
+    const names = list.items.map((n) => n.metadata?.name);
+    for (const name of ['default', 'kube-system', 'kube-public']) assert.ok(names.includes(name), name);
+    assert.equal(list.items[0]?.status?.phase, 'Active');
+  });
+
+  it('creates a ConfigMap with uid, creationTimestamp and a resourceVersion, and reads it back', async () => {
+    const created = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'settings' }, data: { mode: 'fast' } } });
+    assert.match(created.metadata?.uid ?? '', /^[0-9a-f-]{36}$/);
+    assert.ok(created.metadata?.creationTimestamp);
+    assert.match(created.metadata?.resourceVersion ?? '', /^\d+$/);
+    const read = await core.readNamespacedConfigMap({ name: 'settings', namespace: 'default' });
+    assert.deepEqual(read.data, { mode: 'fast' });
+    assert.equal(read.metadata?.uid, created.metadata?.uid);
+  });
+
+  it('answers 409 AlreadyExists with a Status body like the real server', async () => {
+    const { code, body } = await apiError(core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'settings' } } }));
+    assert.equal(code, 409);
+    assert.equal(body['kind'], 'Status');
+    assert.equal(body['apiVersion'], 'v1');
+    assert.equal(body['status'], 'Failure');
+    assert.equal(body['reason'], 'AlreadyExists');
+    assert.equal(body['message'], 'configmaps "settings" already exists');
+    assert.deepEqual(body['details'], { name: 'settings', group: '', kind: 'configmaps' });
+    assert.equal(body['code'], 409);
+  });
+
+  it('rejects an update carrying a stale resourceVersion with 409 Conflict', async () => {
+    const current = await core.readNamespacedConfigMap({ name: 'settings', namespace: 'default' });
+    const fresh: V1ConfigMap = { ...current, data: { mode: 'slow' } };
+    const updated = await core.replaceNamespacedConfigMap({ name: 'settings', namespace: 'default', body: fresh });
+    assert.ok(Number(updated.metadata?.resourceVersion) > Number(current.metadata?.resourceVersion));
+    const stale: V1ConfigMap = { ...current, data: { mode: 'stale' } };
+    const { code, body } = await apiError(core.replaceNamespacedConfigMap({ name: 'settings', namespace: 'default', body: stale }));
+    assert.equal(code, 409);
+    assert.equal(body['reason'], 'Conflict');
+    assert.match(String(body['message']), /Operation cannot be fulfilled on configmaps "settings": the object has been modified/);
+  });
+
+  it('refuses namespaced objects in a namespace that does not exist (404)', async () => {
+    const { code, body } = await apiError(core.createNamespacedConfigMap({ namespace: 'nowhere', body: { metadata: { name: 'x' } } }));
+    assert.equal(code, 404);
+    assert.equal(body['message'], 'namespaces "nowhere" not found');
+  });
+
+  it('answers 404 NotFound for a missing object', async () => {
+    const { code, body } = await apiError(custom.getNamespacedCustomObject({ ...W, name: 'ghost' }));
+    assert.equal(code, 404);
+    assert.equal(body['message'], 'widgets.example.com "ghost" not found');
+    assert.deepEqual(body['details'], { name: 'ghost', group: 'example.com', kind: 'widgets' });
+  });
+
+  it('keeps resourceVersions monotonic across every kind', async () => {
+    const a = await custom.createNamespacedCustomObject({ ...W, body: widget('mono-a') });
+    const b = await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'mono-b' }, stringData: { k: 'v' } } });
+    const c = await custom.createNamespacedCustomObject({ ...W, body: widget('mono-c') });
+    const rvs = [metadataOf(a)['resourceVersion'], b.metadata?.resourceVersion, metadataOf(c)['resourceVersion']].map(Number);
+    assert.ok(rvs[0]! < rvs[1]! && rvs[1]! < rvs[2]!, `not increasing: ${rvs.join(',')}`);
+    assert.equal(b.type, 'Opaque');
+    assert.deepEqual(b.data, { k: Buffer.from('v').toString('base64') });
+  });
+
+  it('bumps generation on spec changes only, not on metadata or status changes', async () => {
+    const created = (await custom.createNamespacedCustomObject({ ...W, body: widget('gen', { size: 1 }) })) as Obj;
+    assert.equal(metadataOf(created)['generation'], 1);
+    const labelled = (await custom.patchNamespacedCustomObject({ ...W, name: 'gen', body: { metadata: { labels: { team: 'a' } } } }, MERGE)) as Obj;
+    assert.equal(metadataOf(labelled)['generation'], 1);
+    const resized = (await custom.patchNamespacedCustomObject({ ...W, name: 'gen', body: { spec: { size: 2 } } }, MERGE)) as Obj;
+    assert.equal(metadataOf(resized)['generation'], 2);
+    const withStatus = (await custom.patchNamespacedCustomObjectStatus({ ...W, name: 'gen', body: { status: { phase: 'Ready' } } }, MERGE)) as Obj;
+    assert.equal(metadataOf(withStatus)['generation'], 2);
+    assert.deepEqual(withStatus['status'], { phase: 'Ready' });
+  });
+
+  it('ignores status on the main resource and everything but status on /status', async () => {
+    await custom.createNamespacedCustomObject({ ...W, body: { ...widget('split'), status: { phase: 'Forged' } } });
+    const read = (await custom.getNamespacedCustomObject({ ...W, name: 'split' })) as Obj;
+    assert.equal(read['status'], undefined, 'status dropped on create');
+    const viaMain = (await custom.patchNamespacedCustomObject({ ...W, name: 'split', body: { status: { phase: 'Ignored' } } }, MERGE)) as Obj;
+    assert.equal(viaMain['status'], undefined);
+    const viaStatus = (await custom.patchNamespacedCustomObjectStatus({ ...W, name: 'split', body: { spec: { size: 99 }, status: { phase: 'Set' } } }, MERGE)) as Obj;
+    assert.deepEqual(viaStatus['status'], { phase: 'Set' });
+    assert.equal((viaStatus['spec'] as Obj)['size'], 1, 'spec unchanged through /status');
+  });
+
+  it('writes nothing for an update that changes nothing', async () => {
+    const before = (await custom.getNamespacedCustomObject({ ...W, name: 'split' })) as Obj;
+    const after = (await custom.replaceNamespacedCustomObject({ ...W, name: 'split', body: before })) as Obj;
+    assert.equal(metadataOf(after)['resourceVersion'], metadataOf(before)['resourceVersion']);
+  });
+
+  it('holds a deleted object with finalizers until the last finalizer is removed', async () => {
+    await custom.createNamespacedCustomObject({ ...W, body: widget('held', { size: 1 }, { finalizers: ['example.com/cleanup', 'example.com/audit'] }) });
+    const deleting = await request(t.sandbox, 'DELETE', `${WIDGETS}/held`);
+    assert.equal(deleting.status, 202);
+    assert.ok(metadataOf(deleting.json)['deletionTimestamp']);
+    const held = (await custom.getNamespacedCustomObject({ ...W, name: 'held' })) as Obj;
+    assert.equal(metadataOf(held)['generation'], 2);
+
+    const adding = await request(t.sandbox, 'PATCH', `${WIDGETS}/held`, { body: { metadata: { finalizers: ['example.com/cleanup', 'example.com/audit', 'new'] } }, contentType: 'application/merge-patch+json' });
+    assert.equal(adding.status, 422);
+    assert.match(String(adding.json?.['message']), /no new finalizers can be added if the object is being deleted/);
+
+    await custom.patchNamespacedCustomObject({ ...W, name: 'held', body: { metadata: { finalizers: ['example.com/audit'] } } }, MERGE);
+    await custom.getNamespacedCustomObject({ ...W, name: 'held' });
+    await custom.patchNamespacedCustomObject({ ...W, name: 'held', body: { metadata: { finalizers: null } } }, MERGE);
+    const { code } = await apiError(custom.getNamespacedCustomObject({ ...W, name: 'held' }));
+    assert.equal(code, 404);
+  });
+
+  it('deletes an object without finalizers at once and answers with it', async () => {
+    await custom.createNamespacedCustomObject({ ...W, body: widget('gone') });
+    const res = await request(t.sandbox, 'DELETE', `${WIDGETS}/gone`);
+    assert.equal(res.status, 200);
+    assert.equal(metadataOf(res.json)['name'], 'gone');
+    const cm = await request(t.sandbox, 'DELETE', '/api/v1/namespaces/default/configmaps/settings');
+    assert.equal(cm.status, 200);
+    assert.equal(cm.json?.['kind'], 'Status');
+    assert.equal(cm.json?.['status'], 'Success');
+  });
+
+  it('gives generateName objects a random suffix', async () => {
+    const created = (await custom.createNamespacedCustomObject({ ...W, body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { generateName: 'auto-' }, spec: { size: 3 } } })) as Obj;
+    assert.match(String(metadataOf(created)['name']), /^auto-[a-z0-9]{5}$/);
+  });
+
+  it('deletes a namespace with its contents, waiting for finalizers', async () => {
+    await core.createNamespace({ body: { metadata: { name: 'doomed' } } });
+    await core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'c' } } });
+    await custom.createNamespacedCustomObject({ ...W, namespace: 'doomed', body: { ...widget('w', { size: 1 }, { finalizers: ['example.com/hold'] }), metadata: { name: 'w', namespace: 'doomed', finalizers: ['example.com/hold'] } } });
+    await core.deleteNamespace({ name: 'doomed' });
+    const ns = await core.readNamespace({ name: 'doomed' });
+    assert.equal(ns.status?.phase, 'Terminating');
+    const refused = await apiError(core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'late' } } }));
+    assert.equal(refused.code, 403);
+    // the widget waits on its finalizer; remove it and the namespace goes
+    for (let i = 0; i < 200; i++) {
+      const cms = await core.listNamespacedConfigMap({ namespace: 'doomed' });
+      if (cms.items.length === 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await custom.patchNamespacedCustomObject({ ...W, namespace: 'doomed', name: 'w', body: { metadata: { finalizers: null } } }, MERGE);
+    for (let i = 0; ; i++) {
+      const res = await request(t.sandbox, 'GET', '/api/v1/namespaces/doomed');
+      if (res.status === 404) break;
+      assert.ok(i < 500, 'namespace should go once empty');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+});
