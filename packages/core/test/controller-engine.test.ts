@@ -131,3 +131,29 @@ describe('controllers and the engine as a whole', () => {
     assert.equal(ignored?.metadata.finalizers, undefined);
   });
 });
+
+describe('a cloud that takes its time', () => {
+  let world: World;
+
+  before(async () => {
+    world = await World.start({ observesUntilActive: 3 });
+    await world.startEngine({ pollIntervalMs: 100 });
+  });
+  after(async () => world?.stop());
+
+  it('reports Creating while the table is not ACTIVE, polls, and turns Ready', async () => {
+    const ns = await world.newNamespace();
+    await world.createTable(ns, 'slow-table');
+    const creating = await waitFor('Creating', async () => {
+      const t = await world.table(ns, 'slow-table');
+      return t && condition(t, 'Ready')?.reason === Reasons.Creating ? t : undefined;
+    });
+    assert.equal(condition(creating, 'Ready')?.status, 'False');
+    assert.match(condition(creating, 'Ready')?.message ?? '', /CREATING/);
+    const ready = await waitFor('Ready', async () => {
+      const t = await world.table(ns, 'slow-table');
+      return t && isReadyAndSynced(t) ? t : undefined;
+    });
+    assert.equal(ready.status?.atProvider?.state, 'ACTIVE');
+  });
+});

@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { API_VERSION, allCrds, type Bucket, type Condition, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
-import { Engine, InMemoryCloud, KubeRest, corePath, inMemoryProviderPlugin, k8orPath, type EngineOptions } from '@k8or/core';
+import { Engine, InMemoryCloud, KubeRest, corePath, inMemoryProviderPlugin, k8orPath, type EngineOptions, type InMemoryCloudOptions } from '@k8or/core';
 import { startSandbox, type RequestLogEntry, type Sandbox } from '@k8or/sandbox';
 
 export const USER_AGENT = 'k8or-test-user';
@@ -57,20 +57,21 @@ export class World {
   readonly kubeConfig: KubeConfig;
   /** The user's client (its requests are told apart from the engine's by user agent). */
   readonly user: KubeRest;
-  readonly cloud = new InMemoryCloud();
+  readonly cloud: InMemoryCloud;
   readonly engines: Engine[] = [];
   #namespaces = 0;
 
-  private constructor(sandbox: Sandbox) {
+  private constructor(sandbox: Sandbox, cloudOptions: InMemoryCloudOptions) {
     this.sandbox = sandbox;
+    this.cloud = new InMemoryCloud(cloudOptions);
     this.kubeConfig = new KubeConfig();
     this.kubeConfig.loadFromString(sandbox.kubeconfig);
     this.user = new KubeRest(this.kubeConfig, { userAgent: USER_AGENT });
   }
 
   /** A sandbox with the CRDs applied (through client-node) and a `default` ProviderConfig for the in-memory cloud. */
-  static async start(): Promise<World> {
-    const world = new World(await startSandbox());
+  static async start(cloudOptions: InMemoryCloudOptions = {}): Promise<World> {
+    const world = new World(await startSandbox(), cloudOptions);
     const extensions = world.kubeConfig.makeApiClient(ApiextensionsV1Api);
     for (const crd of allCrds()) await extensions.createCustomResourceDefinition({ body: crd as unknown as V1CustomResourceDefinition });
     await waitFor('CRDs served', async () => (await world.user.get(k8orPath('ProviderConfig', undefined))) !== undefined);

@@ -139,6 +139,15 @@ describe('engine: policies a user sets', () => {
     assert.ok(world.cloud.buckets.has(externalName));
   });
 
+  it('says so when no provider package serves the ProviderConfig\'s cloud', async () => {
+    await world.createProviderConfig('on-gcp', { provider: 'gcp', project: 'my-project' });
+    const ns = await world.newNamespace();
+    await world.createBucket(ns, 'elsewhere', { providerConfigRef: { name: 'on-gcp' } });
+    const bucket = await world.waitForBucket(ns, 'elsewhere', 'ProviderNotInstalled', (b) => condition(b, 'Synced')?.reason === Reasons.ProviderNotInstalled);
+    assert.match(condition(bucket, 'Synced')?.message ?? '', /"gcp"/);
+    assert.equal(bucket.metadata.finalizers, undefined, 'nothing was done, so nothing holds the object');
+  });
+
   it('reports a missing ProviderConfig and Secret, and reconciles as soon as they appear', async () => {
     const ns = await world.newNamespace({ [Annotations.providerConfig]: 'team-config' });
     await world.createBucket(ns, 'waiting');
