@@ -175,6 +175,18 @@ describe('validating webhook: what the cloud would reject is rejected at apply',
     });
   });
 
+  it('keeps a denial readable when a hostile object breaks hundreds of rules with huge values', async () => {
+    const labels = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`aws:key${i}`, 'v']));
+    const response = await send(client, 'validate', reviewOf('CREATE', valid('noisy', { name: 'n'.repeat(100_000), labels })));
+    assert.equal(response.allowed, false);
+    const message = response.status?.message ?? '';
+    assert.match(message, /^Bucket "noisy" is invalid \(202 violations\):/);
+    assert.match(message, /\n\.\.\. and 152 more$/);
+    assert.equal(response.status?.details?.causes.length, 50);
+    assert.ok(message.length < 60_000, `message is ${message.length} characters`);
+    assert.match(message, /\.\.\. \(\d+ more characters\)/);
+  });
+
   it('denies a CREATE review that carries no object, with the reason', async () => {
     const review = reviewOf('CREATE', null);
     const response = await send(client, 'validate', review);

@@ -66,18 +66,27 @@ function answer(request: AdmissionRequest, context: AdmissionContext, webhook: W
   return response;
 }
 
+/** Violations listed in one denial; a hostile object could break thousands of rules. */
+const MAX_LISTED_VIOLATIONS = 50;
+/** Longest field or message in a denial: messages quote user values, and a denial must stay readable. */
+const MAX_TEXT = 1024;
+
+const clip = (text: string): string => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}... (${text.length - MAX_TEXT} more characters)` : text);
+
 /** A denial that lists every violation in the message (`field: message (rule ...)`, one a line) and as status causes. */
-function deny(uid: string, request: AdmissionRequest, violations: Violation[], code: number, reason: string, what: string): AdmissionResponse {
+function deny(uid: string, request: AdmissionRequest, all: Violation[], code: number, reason: string, what: string): AdmissionResponse {
   const kind = request.kind?.kind ?? 'object';
-  const name = request.name || stringField(request.object, 'metadata', 'name') || stringField(request.oldObject, 'metadata', 'name') || '';
-  const count = violations.length === 1 ? '1 violation' : `${violations.length} violations`;
+  const name = clip(request.name || stringField(request.object, 'metadata', 'name') || stringField(request.oldObject, 'metadata', 'name') || '');
+  const count = all.length === 1 ? '1 violation' : `${all.length} violations`;
+  const violations = all.slice(0, MAX_LISTED_VIOLATIONS).map((v) => ({ field: clip(v.field), rule: clip(v.rule), message: clip(v.message) }));
+  const more = all.length > MAX_LISTED_VIOLATIONS ? `\n... and ${all.length - MAX_LISTED_VIOLATIONS} more` : '';
   return {
     uid,
     allowed: false,
     status: {
       code,
       reason,
-      message: `${kind} "${name}" ${what} (${count}):\n${formatViolations(violations)}`,
+      message: `${kind} "${name}" ${what} (${count}):\n${formatViolations(violations)}${more}`,
       details: {
         name,
         kind,
