@@ -1,0 +1,161 @@
+// The reconcile algorithm on its own: the ports (API server, lookups, events,
+// outputs) are small in-memory fakes, the provider is the in-memory one. These
+// tests pin down the order of effects, which the sandbox tests cannot see.
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { Annotations, FINALIZER, type Bucket, type ManagedKindName, type ManagedResource, type ManagedStatus, type ProviderConfig } from '@k8or/api';
+import {
+  InMemoryCloud,
+  KubeApiError,
+  ManagedReconciler,
+  Reasons,
+  inMemoryProviderPlugin,
+  type ConfigLookups,
+  type EventRecorder,
+  type ManagedPatch,
+  type ManagedResourceClient,
+  type OutputsWriter,
+} from '@k8or/core';
+
+/** An API server holding one object, logging every write to the shared timeline. */
+class FakeObjects implements ManagedResourceClient {
+  object: ManagedResource | undefined;
+  version = 1;
+  /** Status writes to refuse with 409 before accepting one. */
+  conflicts = 0;
+  readonly timeline: string[];
+  constructor(object: ManagedResource, timeline: string[]) {
+    this.timeline = timeline;
+    this.object = structuredClone({ ...object, metadata: { ...object.metadata, resourceVersion: '1', generation: 1, uid: 'uid-1' } });
+  }
+  async get(_kind: ManagedKindName, _namespace: string, _name: string): Promise<ManagedResource | undefined> {
+    return structuredClone(this.object);
+  }
+  async patch(resource: ManagedResource, patch: ManagedPatch): Promise<ManagedResource> {
+    const current = this.object;
+    assert.ok(current);
+    if (patch.finalizers && resource.metadata.resourceVersion !== current.metadata.resourceVersion) throw new KubeApiError('PATCH', '/x', 409, { reason: 'Conflict' });
+    const parts = [];
+    if (patch.finalizers) parts.push(`finalizers=${patch.finalizers.join(',')}`);
+    if (patch.specName) parts.push('spec.name');
+    for (const [key, value] of Object.entries(patch.annotations ?? {})) parts.push(`${key.replace('k8or.io/', '')}${value === null ? '-' : ''}`);
+    this.timeline.push(`patch ${parts.join(' ')}`);
+    const annotations = { ...current.metadata.annotations };
+    for (const [key, value] of Object.entries(patch.annotations ?? {})) {
+      if (value === null) delete annotations[key];
+      else annotations[key] = value;
+    }
+    current.metadata.annotations = annotations;
+    if (patch.finalizers) current.metadata.finalizers = patch.finalizers;
+    if (patch.specName) {
+      current.spec.name = patch.specName;
+      current.metadata.generation = (current.metadata.generation ?? 1) + 1;
+    }
+    current.metadata.resourceVersion = String(++this.version);
+    return structuredClone(current);
+  }
+  async writeStatus(resource: ManagedResource, status: ManagedStatus): Promise<ManagedResource> {
+    const current = this.object;
+    assert.ok(current);
+    if (this.conflicts > 0 || resource.metadata.resourceVersion !== current.metadata.resourceVersion) {
+      this.conflicts = Math.max(0, this.conflicts - 1);
+      current.metadata.resourceVersion = String(++this.version); // someone else wrote meanwhile
+      this.timeline.push('status 409');
+      throw new KubeApiError('PUT', '/status', 409, { reason: 'Conflict' });
+    }
+    this.timeline.push(`status Ready=${status.conditions?.find((c) => c.type === 'Ready')?.status ?? '-'} Synced=${status.conditions?.find((c) => c.type === 'Synced')?.reason ?? '-'}`);
+    current.status = structuredClone(status);
+    current.metadata.resourceVersion = String(++this.version);
+    return structuredClone(current);
+  }
+}
+
+const providerConfig: ProviderConfig = { apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'default' }, spec: { provider: 'aws', region: 'mem-1' } };
+const lookups: ConfigLookups = {
+  namespace: async () => ({ metadata: { name: 'media' } }),
+  providerConfig: async (name) => (name === 'default' ? providerConfig : undefined),
+  secret: async () => undefined,
+};
+const outputs: OutputsWriter = { publish: async () => 'unchanged', remove: async () => {} };
+
+function arrange(bucket: Partial<Bucket['spec']> = {}) {
+  const timeline: string[] = [];
+  const cloud = new InMemoryCloud();
+  cloud.onCall((call) => {
+    timeline.push(`cloud ${call.operation}`);
+  });
+  const objects = new FakeObjects({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media' }, spec: bucket }, timeline);
+  const events: EventRecorder = {
+    record: async (_object, type, reason) => {
+      timeline.push(`event ${type} ${reason}`);
+    },
+  };
+  const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud)]]), events, outputs }, { clusterId: 'c1', random: () => 0.5 });
+  return { timeline, cloud, objects, reconciler, request: { namespace: 'media', name: 'photos' } };
+}
+
+describe('the reconcile algorithm, effect by effect', () => {
+  it('creates: markers and finalizer first, then the cloud, then one status write', async () => {
+    const { timeline, reconciler, request, objects } = arrange({ versioning: true });
+    const outcome = await reconciler.reconcile(request);
+    assert.deepEqual(timeline, [
+      `patch finalizers=${FINALIZER} spec.name external-name create-pending`,
+      'cloud observe',
+      'cloud create',
+      'patch create-succeeded',
+      `event Normal ${Reasons.CreatedExternalResource}`,
+      'cloud observe',
+      `status Ready=True Synced=${Reasons.ReconcileSuccess}`,
+    ]);
+    assert.equal(outcome.requeueAfterMs, 3_600_000, 'the next look is the resync period (jitter neutral here)');
+    assert.equal(objects.object?.status?.observedGeneration, objects.object?.metadata.generation);
+  });
+
+  it('resyncs an unchanged resource with one observe and no write', async () => {
+    const { timeline, reconciler, request } = arrange();
+    await reconciler.reconcile(request);
+    timeline.length = 0;
+    await reconciler.reconcile(request);
+    assert.deepEqual(timeline, ['cloud observe']);
+  });
+
+  it('retries a status write that meets a conflict, re-reading the object', async () => {
+    const { timeline, reconciler, request, objects } = arrange();
+    objects.conflicts = 2;
+    await reconciler.reconcile(request);
+    assert.deepEqual(timeline.slice(-3), ['status 409', 'status 409', `status Ready=True Synced=${Reasons.ReconcileSuccess}`]);
+  });
+
+  it('after a crash between create and marker, takes the bucket over instead of creating again', async () => {
+    const { timeline, reconciler, request, cloud, objects } = arrange();
+    await reconciler.reconcile(request);
+    // As if the worker died right after the create call: the marker never got written.
+    delete objects.object?.metadata.annotations?.[Annotations.createSucceeded];
+    timeline.length = 0;
+    await reconciler.reconcile(request);
+    assert.deepEqual(timeline, ['cloud observe', 'patch create-succeeded', `event Normal ${Reasons.RecoveredExternalResource}`]);
+    assert.equal(cloud.buckets.size, 1);
+  });
+
+  it('deletes: the cloud first, the finalizer only once the bucket is gone', async () => {
+    const { timeline, reconciler, request, objects, cloud } = arrange({ deletionPolicy: 'Delete' });
+    await reconciler.reconcile(request);
+    assert.ok(objects.object);
+    objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    timeline.length = 0;
+    await reconciler.reconcile(request);
+    assert.deepEqual(timeline, ['cloud observe', 'cloud delete', 'cloud observe', `event Normal ${Reasons.DeletedExternalResource}`, 'patch finalizers=']);
+    assert.equal(cloud.buckets.size, 0);
+  });
+
+  it('retains: never a cloud call, just the finalizer', async () => {
+    const { timeline, reconciler, request, objects, cloud } = arrange({ deletionPolicy: 'Retain' });
+    await reconciler.reconcile(request);
+    assert.ok(objects.object);
+    objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    timeline.length = 0;
+    await reconciler.reconcile(request);
+    assert.deepEqual(timeline, [`event Normal ${Reasons.RetainedExternalResource}`, 'patch finalizers=']);
+    assert.equal(cloud.buckets.size, 1);
+  });
+});
