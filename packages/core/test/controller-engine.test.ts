@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Annotations } from '@k8or/api';
-import { CoreMetrics, HealthChecks, KubeEventRecorder, KubeRest, Reasons, type Engine } from '@k8or/core';
+import { Container } from 'inversify';
+import { CoreMetrics, HealthChecks, KubeEventRecorder, KubeRest, Reasons, inMemoryProviderPlugin, providerModule, type Engine } from '@k8or/core';
 import { World, condition, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 describe('controllers and the engine as a whole', () => {
@@ -30,6 +31,17 @@ describe('controllers and the engine as a whole', () => {
     assert.match(text, /k8or_cloud_calls_total\{provider="aws",operation="create",result="success"\} 1/);
     assert.match(text, /workqueue_adds_total\{name="bucket"\} [1-9]/);
     assert.match(text, /controller_runtime_max_concurrent_reconciles\{controller="bucket"\} 3/);
+    await engine.stop();
+    world.engines.splice(world.engines.indexOf(engine), 1);
+  });
+
+  it('runs the provider plugins loaded into an inversify container', async () => {
+    const container = new Container();
+    await container.load(providerModule(inMemoryProviderPlugin(world.cloud)));
+    const engine = await world.startEngine({ providers: container });
+    const ns = await world.newNamespace();
+    await world.createBucket(ns, 'from-container');
+    await world.waitForBucket(ns, 'from-container', 'Ready', isReadyAndSynced);
     await engine.stop();
     world.engines.splice(world.engines.indexOf(engine), 1);
   });
