@@ -175,8 +175,8 @@ export class S3BucketClient implements ExternalClient<Bucket> {
     return callAws(this.#context, operation, () => call(this.#s3));
   }
 
-  /** A read that answers `absentCode` when the setting was never configured. */
-  async #readOptional<T>(operation: string, absentCodes: string[], call: (s3: S3Client) => Promise<T>): Promise<T | undefined> {
+  /** The call's result, or undefined when AWS answers one of `codes` (a setting never configured, a resource already gone...). */
+  async #callOrUndefined<T>(operation: string, absentCodes: string[], call: (s3: S3Client) => Promise<T>): Promise<T | undefined> {
     try {
       return await this.#call(operation, call);
     } catch (error) {
@@ -192,7 +192,7 @@ export class S3BucketClient implements ExternalClient<Bucket> {
    */
   async #locate(): Promise<string | undefined> {
     const Bucket = this.#name;
-    const location = await this.#readOptional('GetBucketLocation', ['NoSuchBucket', 'NotFound', 'AccessDenied', 'Forbidden'], (s3) =>
+    const location = await this.#callOrUndefined('GetBucketLocation', ['NoSuchBucket', 'NotFound', 'AccessDenied', 'Forbidden'], (s3) =>
       s3.send(new GetBucketLocationCommand({ Bucket })),
     );
     if (location === undefined) return undefined;
@@ -205,12 +205,12 @@ export class S3BucketClient implements ExternalClient<Bucket> {
     const Bucket = this.#name;
     const [versioning, publicAccessBlock, encryption, lifecycle, tagging] = await Promise.all([
       this.#call('GetBucketVersioning', (s3) => s3.send(new GetBucketVersioningCommand({ Bucket }))),
-      this.#readOptional('GetPublicAccessBlock', ['NoSuchPublicAccessBlockConfiguration'], (s3) => s3.send(new GetPublicAccessBlockCommand({ Bucket }))),
-      this.#readOptional('GetBucketEncryption', ['ServerSideEncryptionConfigurationNotFoundError'], (s3) => s3.send(new GetBucketEncryptionCommand({ Bucket }))),
-      this.#readOptional('GetBucketLifecycleConfiguration', ['NoSuchLifecycleConfiguration'], (s3) =>
+      this.#callOrUndefined('GetPublicAccessBlock', ['NoSuchPublicAccessBlockConfiguration'], (s3) => s3.send(new GetPublicAccessBlockCommand({ Bucket }))),
+      this.#callOrUndefined('GetBucketEncryption', ['ServerSideEncryptionConfigurationNotFoundError'], (s3) => s3.send(new GetBucketEncryptionCommand({ Bucket }))),
+      this.#callOrUndefined('GetBucketLifecycleConfiguration', ['NoSuchLifecycleConfiguration'], (s3) =>
         s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket })),
       ),
-      this.#readOptional('GetBucketTagging', ['NoSuchTagSet'], (s3) => s3.send(new GetBucketTaggingCommand({ Bucket }))),
+      this.#callOrUndefined('GetBucketTagging', ['NoSuchTagSet'], (s3) => s3.send(new GetBucketTaggingCommand({ Bucket }))),
     ]);
     return {
       region,
@@ -247,7 +247,7 @@ export class S3BucketClient implements ExternalClient<Bucket> {
   async create(bucket: Bucket): Promise<void> {
     const Bucket = this.#name;
     const configuration = this.#region === 'us-east-1' ? {} : { CreateBucketConfiguration: { LocationConstraint: this.#region as BucketLocationConstraint } };
-    await this.#readOptional('CreateBucket', ['BucketAlreadyOwnedByYou'], (s3) => s3.send(new CreateBucketCommand({ Bucket, ...configuration })));
+    await this.#callOrUndefined('CreateBucket', ['BucketAlreadyOwnedByYou'], (s3) => s3.send(new CreateBucketCommand({ Bucket, ...configuration })));
     await this.#putTags(bucket);
     await this.#putPublicAccess(bucket);
     await this.#putEncryption(bucket);
@@ -274,7 +274,7 @@ export class S3BucketClient implements ExternalClient<Bucket> {
     const Bucket = this.#name;
     if (bucket.spec.forceDelete) await this.#empty();
     try {
-      await this.#readOptional('DeleteBucket', ['NoSuchBucket'], (s3) => s3.send(new DeleteBucketCommand({ Bucket })));
+      await this.#callOrUndefined('DeleteBucket', ['NoSuchBucket'], (s3) => s3.send(new DeleteBucketCommand({ Bucket })));
     } catch (error) {
       if (!hasCode(error, 'BucketNotEmpty')) throw error;
       throw new DeletionBlockedError(
@@ -288,7 +288,7 @@ export class S3BucketClient implements ExternalClient<Bucket> {
   async #empty(): Promise<void> {
     const Bucket = this.#name;
     for (;;) {
-      const page = await this.#readOptional('ListObjectVersions', ['NoSuchBucket'], (s3) => s3.send(new ListObjectVersionsCommand({ Bucket, MaxKeys: 1000 })));
+      const page = await this.#callOrUndefined('ListObjectVersions', ['NoSuchBucket'], (s3) => s3.send(new ListObjectVersionsCommand({ Bucket, MaxKeys: 1000 })));
       if (page === undefined) return;
       const entries = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])]
         .filter((v) => v.Key !== undefined)

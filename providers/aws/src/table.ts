@@ -137,7 +137,8 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     return callAws(this.#context, operation, () => call(this.#dynamodb));
   }
 
-  async #readOptional<T>(operation: string, absentCodes: string[], call: (dynamodb: DynamoDBClient) => Promise<T>): Promise<T | undefined> {
+  /** The call's result, or undefined when AWS answers one of `codes` (a resource already gone, an operation the endpoint lacks). */
+  async #callOrUndefined<T>(operation: string, absentCodes: string[], call: (dynamodb: DynamoDBClient) => Promise<T>): Promise<T | undefined> {
     try {
       return await this.#call(operation, call);
     } catch (error) {
@@ -148,7 +149,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
 
   async #describe(): Promise<TableDescription | undefined> {
     const TableName = this.#name;
-    const described = await this.#readOptional('DescribeTable', ['ResourceNotFoundException'], (d) => d.send(new DescribeTableCommand({ TableName })));
+    const described = await this.#callOrUndefined('DescribeTable', ['ResourceNotFoundException'], (d) => d.send(new DescribeTableCommand({ TableName })));
     return described?.Table;
   }
 
@@ -157,7 +158,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     const tags: { Key?: string; Value?: string }[] = [];
     let NextToken: string | undefined;
     do {
-      const page = await this.#readOptional('ListTagsOfResource', ['UnknownOperationException'], (d) => d.send(new ListTagsOfResourceCommand({ ResourceArn: arn, NextToken })));
+      const page = await this.#callOrUndefined('ListTagsOfResource', ['UnknownOperationException'], (d) => d.send(new ListTagsOfResourceCommand({ ResourceArn: arn, NextToken })));
       if (page === undefined) return undefined;
       tags.push(...(page.Tags ?? []));
       NextToken = page.NextToken;
@@ -170,7 +171,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     const [ttl, backups, tags] = await Promise.all([
       this.#call('DescribeTimeToLive', (d) => d.send(new DescribeTimeToLiveCommand({ TableName }))),
       // An endpoint without continuous backups (DynamoDB Local) has point-in-time recovery off.
-      this.#readOptional('DescribeContinuousBackups', ['UnknownOperationException'], (d) => d.send(new DescribeContinuousBackupsCommand({ TableName }))),
+      this.#callOrUndefined('DescribeContinuousBackups', ['UnknownOperationException'], (d) => d.send(new DescribeContinuousBackupsCommand({ TableName }))),
       description.TableArn ? this.#tags(description.TableArn) : Promise.resolve(undefined),
     ]);
     const ttlStatus = ttl.TimeToLiveDescription?.TimeToLiveStatus;
@@ -311,7 +312,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
       await this.#call('UpdateTable', (d) => d.send(new UpdateTableCommand({ TableName, DeletionProtectionEnabled: false })));
     }
     try {
-      await this.#readOptional('DeleteTable', ['ResourceNotFoundException'], (d) => d.send(new DeleteTableCommand({ TableName })));
+      await this.#callOrUndefined('DeleteTable', ['ResourceNotFoundException'], (d) => d.send(new DeleteTableCommand({ TableName })));
     } catch (error) {
       if (hasCode(error, 'ResourceInUseException')) throw new RetryableError(`DeleteTable: DynamoDB table "${TableName}" is busy (ResourceInUseException)`, { code: 'ResourceInUseException', cause: error });
       throw error;
