@@ -176,11 +176,11 @@ export class S3BucketClient implements ExternalClient<Bucket> {
   }
 
   /** The call's result, or undefined when AWS answers one of `codes` (a setting never configured, a resource already gone...). */
-  async #callOrUndefined<T>(operation: string, absentCodes: string[], call: (s3: S3Client) => Promise<T>): Promise<T | undefined> {
+  async #callOrUndefined<T>(operation: string, codes: string[], call: (s3: S3Client) => Promise<T>): Promise<T | undefined> {
     try {
       return await this.#call(operation, call);
     } catch (error) {
-      if (hasCode(error, ...absentCodes)) return undefined;
+      if (hasCode(error, ...codes)) return undefined;
       throw error;
     }
   }

@@ -138,11 +138,11 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
   }
 
   /** The call's result, or undefined when AWS answers one of `codes` (a resource already gone, an operation the endpoint lacks). */
-  async #callOrUndefined<T>(operation: string, absentCodes: string[], call: (dynamodb: DynamoDBClient) => Promise<T>): Promise<T | undefined> {
+  async #callOrUndefined<T>(operation: string, codes: string[], call: (dynamodb: DynamoDBClient) => Promise<T>): Promise<T | undefined> {
     try {
       return await this.#call(operation, call);
     } catch (error) {
-      if (hasCode(error, ...absentCodes)) return undefined;
+      if (hasCode(error, ...codes)) return undefined;
       throw error;
     }
   }
