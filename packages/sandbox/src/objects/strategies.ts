@@ -12,6 +12,7 @@ export function prepareForCreate(resourceKey: string, obj: KubeObject): void {
       spec['finalizers'] = ['kubernetes'];
       obj['spec'] = spec;
       obj['status'] = { phase: 'Active' };
+      labelNamespaceName(obj);
       break;
     }
     case '/secrets':
@@ -27,11 +28,20 @@ export function prepareForUpdate(resourceKey: string, obj: KubeObject, old: Kube
   switch (resourceKey) {
     case '/namespaces':
       obj['spec'] = old['spec'];
+      labelNamespaceName(obj);
       break;
     case '/secrets':
       normaliseSecret(obj);
       break;
   }
+}
+
+/** Every namespace carries kubernetes.io/metadata.name (the real server sets it since 1.21). */
+function labelNamespaceName(obj: KubeObject): void {
+  const meta = metadataOf(obj);
+  const labels = isObject(meta['labels']) ? meta['labels'] : {};
+  labels['kubernetes.io/metadata.name'] = meta['name'];
+  meta['labels'] = labels;
 }
 
 /** Secrets: fold stringData into base64 data, default the type. */

@@ -1,6 +1,7 @@
 /** Request bodies: bounded reading and decoding of JSON and YAML. */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { decodeProtobufObject } from './protobuf.js';
 import { ApiError, badRequest } from './status.js';
 
 /** The real server's limit for a request body. */
@@ -38,9 +39,10 @@ export function mediaType(contentType: string | undefined): string {
 /** Decode a JSON or YAML body (by content type; JSON is tried first when unspecified). */
 export function decodeBody(body: Buffer, contentType: string | undefined): unknown {
   const type = mediaType(contentType);
+  if (type === 'application/vnd.kubernetes.protobuf') return decodeProtobufObject(body);
   const text = body.toString('utf8');
   if (text.trim() === '') throw badRequest('the body of the request was in an unknown format - accepted media types include: application/json, application/yaml');
-  if (type.includes('protobuf')) {
+  if (type.includes('protobuf') || type.includes('cbor')) {
     throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
   }
   const isYaml = type.endsWith('yaml');

@@ -39,10 +39,29 @@ function unauthorized(): ApiError {
 export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { ctx, token, openapi, requestLog } = options;
   return (req, res) => {
+    try {
+      handle(req, res);
+    } catch (err) {
+      // a bug must never take the server down or leave a client hanging
+      ctx.logger.error({ err }, 'request handler crashed');
+      if (!res.headersSent) sendStatus(res, toApiError(err).status);
+      else res.destroy();
+    }
+  };
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
     const started = process.hrtime.bigint();
     const url = new URL(req.url ?? '/', 'https://sandbox');
     const method = req.method ?? 'GET';
-    const info = parseRequestInfo(method, url.pathname, url.searchParams);
+    let info: RequestInfo;
+    try {
+      info = parseRequestInfo(method, url.pathname, url.searchParams);
+    } catch {
+      requestLog.push({ method, path: url.pathname, verb: 'other', group: '', version: '', resource: '', status: 400, dryRun: false });
+      req.resume();
+      sendStatus(res, new ApiError(400, 'BadRequest', `malformed request path: ${url.pathname}`).status);
+      return;
+    }
     const entry: RequestLogEntry = {
       method,
       path: url.pathname,
@@ -90,7 +109,7 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     } catch (err) {
       fail(err);
     }
-  };
+  }
 }
 
 async function route(ctx: ServerContext, openapi: OpenApiDocuments, req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL): Promise<void> {
