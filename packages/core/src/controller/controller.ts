@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { GROUP, KINDS, VERSION, type ManagedKindName, type ManagedResource } from '@k8or/api';
+import { Annotations, GROUP, KINDS, VERSION, type ManagedKindName, type ManagedResource } from '@k8or/api';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { createInformer, type Informer, type InformerMetricsProvider } from '../informer/informer.js';
@@ -41,9 +41,9 @@ export interface ControllerOptions {
 
 /**
  * Whether an update is worth a reconcile: the desired state (generation,
- * annotations, labels), deletion or finalizers changed. Status-only updates,
- * most of them the engine's own writes, are not (crossplane's
- * DesiredStateChanged predicate).
+ * annotations other than the engine's markers, labels) or deletion changed.
+ * Status, finalizer and marker writes, nearly always the engine's own, are not
+ * (crossplane's DesiredStateChanged predicate); the resync catches the rest.
  */
 export function desiredStateChanged(old: ManagedObject | undefined, obj: ManagedObject): boolean {
   if (!old) return true;
@@ -52,10 +52,16 @@ export function desiredStateChanged(old: ManagedObject | undefined, obj: Managed
   return (
     a.generation !== b.generation ||
     a.deletionTimestamp !== b.deletionTimestamp ||
-    !isDeepStrictEqual(a.annotations ?? {}, b.annotations ?? {}) ||
-    !isDeepStrictEqual(a.labels ?? {}, b.labels ?? {}) ||
-    !isDeepStrictEqual(a.finalizers ?? [], b.finalizers ?? [])
+    !isDeepStrictEqual(userAnnotations(a.annotations), userAnnotations(b.annotations)) ||
+    !isDeepStrictEqual(a.labels ?? {}, b.labels ?? {})
   );
+}
+
+/** The engine's own markers: it writes them mid-reconcile, and they change nothing it should act on. */
+const ENGINE_MARKERS: ReadonlySet<string> = new Set([Annotations.createPending, Annotations.createSucceeded, Annotations.createFailed, Annotations.externalName]);
+
+function userAnnotations(annotations: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(annotations ?? {}).filter(([key]) => !ENGINE_MARKERS.has(key)));
 }
 
 /**
