@@ -5,3 +5,4 @@ export { compileCrdSchema, fieldErrorText, SchemaCompileError } from './schema/i
 export type { AdmitOptions, AdmitResult, CompiledSchema, FieldError } from './schema/index.js';
 export { openApiV3Root, openApiV3GroupVersion, openApiV2, openApiV2Protobuf, OPENAPI_V2_PROTOBUF } from './openapi/index.js';
 export type { ServedResource } from './openapi/index.js';
+export { createCertificateAuthority, createServingCertificate, type CertificateAuthority, type ServingCertificate } from './tls/certs.js';

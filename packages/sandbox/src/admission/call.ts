@@ -62,8 +62,31 @@ export function postAdmissionReview(endpoint: WebhookEndpoint, review: unknown):
       req.destroy();
       fail('context deadline exceeded');
     });
-    req.on('error', (err) => fail(err.message));
+    req.on('error', (err) => fail(goStyleError(err, url)));
     req.on('close', () => clearTimeout(timer));
     req.end(body);
   });
+}
+
+/** Word common network and TLS failures as Go's net/http does, so messages match a real cluster's. */
+function goStyleError(err: Error & { code?: string }, url: URL): string {
+  const address = `${url.hostname}:${url.port || '443'}`;
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return `dial tcp ${address}: connect: connection refused`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `dial tcp: lookup ${url.hostname}: no such host`;
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+      return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      return `tls: failed to verify certificate: x509: certificate is not valid for ${url.hostname}`;
+    case 'CERT_HAS_EXPIRED':
+      return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
+    default:
+      return err.message;
+  }
 }

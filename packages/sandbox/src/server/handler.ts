@@ -88,7 +88,8 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
 
     const fail = (err: unknown): void => {
       const apiError = toApiError(err);
-      if (apiError.code >= 500) ctx.logger.error({ err, path: url.pathname }, 'request failed');
+      if (!(err instanceof ApiError)) ctx.logger.error({ err, path: url.pathname }, 'request failed');
+      else ctx.logger.debug({ status: apiError.code, message: apiError.message, path: url.pathname }, 'request refused');
       if (res.headersSent) {
         res.end();
         return;
