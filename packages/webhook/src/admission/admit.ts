@@ -24,7 +24,8 @@ const ADMITTED_KINDS = new Set(['Bucket', 'Table', 'ProviderConfig']);
  * (`sideEffects: None`). The response always carries the request's uid.
  */
 export function admit(review: AdmissionReview, context: AdmissionContext, webhook: WebhookKind = 'validate'): AdmissionReview {
-  const request = review.request as AdmissionRequest;
+  const request = review.request;
+  if (!request) throw new TypeError('admit needs an AdmissionReview with a request');
   return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response: answer(request, context, webhook) };
 }
 
@@ -35,7 +36,7 @@ function answer(request: AdmissionRequest, context: AdmissionContext, webhook: W
   const operation = request.operation;
   if (operation === 'DELETE') {
     if (webhook === 'mutate') return { uid, allowed: true };
-    const violations = checkDeletion(kind, request.oldObject, context);
+    const violations = checkDeletion(kind, request.oldObject, context, request.name);
     return violations.length ? deny(uid, request, violations, 403, 'Forbidden', 'cannot be deleted') : { uid, allowed: true };
   }
   if (operation !== 'CREATE' && operation !== 'UPDATE') return { uid, allowed: true };

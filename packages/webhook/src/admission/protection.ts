@@ -10,9 +10,9 @@ const LISTED_USERS = 5;
  * `k8or.io/protect: "true"` (the message says how to lift it), or it is a
  * ProviderConfig that resources still use (deleting it would orphan them).
  */
-export function checkDeletion(kind: string, oldObject: unknown, context: AdmissionContext): Violation[] {
+export function checkDeletion(kind: string, oldObject: unknown, context: AdmissionContext, requestName?: string): Violation[] {
   const violations: Violation[] = [];
-  const name = stringField(oldObject, 'metadata', 'name') ?? '';
+  const name = stringField(oldObject, 'metadata', 'name') ?? requestName ?? '';
   const namespace = stringField(oldObject, 'metadata', 'namespace');
   if (annotation(oldObject, Annotations.protect)?.toLowerCase() === 'true') {
     const resource = kind in KINDS ? KINDS[kind as KindName].singular : kind.toLowerCase();
