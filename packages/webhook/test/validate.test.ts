@@ -107,6 +107,16 @@ describe('validating webhook: what the cloud would reject is rejected at apply',
     assertDenied(response, 'metadata.annotations[k8or.io/external-name]', 'annotation.external-name');
   });
 
+  it('warns when the deletion-policy annotation and spec.deletionPolicy disagree, saying which one applies', async () => {
+    const object = valid('both', { deletionPolicy: 'Delete' });
+    (object.metadata as Record<string, unknown>).annotations = { 'k8or.io/deletion-policy': 'Retain' };
+    const response = await send(client, 'validate', reviewOf('CREATE', object));
+    assert.equal(response.allowed, true);
+    assert.deepEqual(response.warnings, [
+      'metadata.annotations[k8or.io/deletion-policy] is Retain but spec.deletionPolicy is Delete: the annotation wins, the cloud resource will be kept when this object is deleted',
+    ]);
+  });
+
   it("returns the provider's portability warnings with an allowed answer", async () => {
     const object = valid('archive', { lifecycle: [{ id: 'cold', transitions: [{ days: 365, tier: 'Archive' }] }] });
     const response = await send(client, 'validate', reviewOf('CREATE', object));

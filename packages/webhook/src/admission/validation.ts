@@ -66,6 +66,12 @@ function validateManaged(kind: 'Bucket' | 'Table', object: Record<string, unknow
     return { violations: [{ field: 'spec', rule: Rules.object, message: `a ${kind} needs a spec object` }], warnings };
   }
   violations.push(...annotationViolations(object));
+  const policyAnnotation = annotation(object, Annotations.deletionPolicy);
+  const specPolicy = stringField(object, 'spec', 'deletionPolicy');
+  if (isDeletionPolicy(policyAnnotation) && specPolicy && specPolicy !== policyAnnotation) {
+    // The engine reads the annotation first (core's deletionPolicyFor), so say which one will apply.
+    warnings.push(`metadata.annotations[${Annotations.deletionPolicy}] is ${policyAnnotation} but spec.deletionPolicy is ${specPolicy}: the annotation wins, the cloud resource will be ${policyAnnotation === 'Retain' ? 'kept' : 'deleted'} when this object is deleted`);
+  }
   const nsPolicy = namespace ? annotation(context.getNamespace(namespace), Annotations.deletionPolicy) : undefined;
   if (nsPolicy !== undefined && !isDeletionPolicy(nsPolicy)) {
     warnings.push(`namespace ${namespace} has ${Annotations.deletionPolicy}=${JSON.stringify(nsPolicy)}, which is neither Delete nor Retain; it is ignored`);
