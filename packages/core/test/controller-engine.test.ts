@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Annotations } from '@k8or/api';
+import { Annotations, defaultExternalName } from '@k8or/api';
 import { Container } from 'inversify';
-import { CoreMetrics, HealthChecks, KubeEventRecorder, KubeRest, Reasons, inMemoryProviderPlugin, providerModule, type Engine } from '@k8or/core';
+import { CoreMetrics, HealthChecks, KubeEventRecorder, KubeRest, Reasons, corePath, inMemoryProviderPlugin, k8orPath, providerModule, type Engine } from '@k8or/core';
 import { World, condition, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 describe('controllers and the engine as a whole', () => {
@@ -126,6 +126,32 @@ describe('controllers and the engine as a whole', () => {
     assert.equal(throttled?.count, 6);
     assert.equal(throttled?.type, 'Warning');
     assert.equal(events.length, 2);
+  });
+
+  it('reconciles as soon as a missing ProviderConfig or Secret appears, and when the ProviderConfig changes', async () => {
+    // The engine resyncs hourly here, so only the watches can bring these changes in.
+    const ns = await world.newNamespace({ [Annotations.providerConfig]: 'team-config' });
+    await world.createBucket(ns, 'waiting');
+    const noConfig = await world.waitForBucket(ns, 'waiting', 'ProviderConfigNotFound', (b) => condition(b, 'Synced')?.reason === Reasons.ProviderConfigNotFound);
+    assert.match(condition(noConfig, 'Synced')?.message ?? '', /"team-config"/);
+
+    await world.createProviderConfig('team-config', { credentials: { source: 'Secret', secretRef: { namespace: ns, name: 'cloud-credentials' } } });
+    await world.waitForBucket(ns, 'waiting', 'CredentialsSecretNotFound', (b) => condition(b, 'Synced')?.reason === Reasons.CredentialsSecretNotFound);
+
+    const secret = (name: string, accessKeyId: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: ns },
+      data: { accessKeyId: Buffer.from(accessKeyId).toString('base64') },
+    });
+    await world.user.create(corePath('secrets', ns), secret('cloud-credentials', 'AKIAFIRST'));
+    await world.waitForBucket(ns, 'waiting', 'Ready', isReadyAndSynced);
+    assert.equal(world.cloud.lastCredentials?.accessKeyId, 'AKIAFIRST');
+    assert.ok(world.cloud.buckets.has(defaultExternalName('Bucket', 'aws', ns, 'waiting')));
+
+    await world.user.create(corePath('secrets', ns), secret('rotated-credentials', 'AKIASECOND'));
+    await world.user.patch(k8orPath('ProviderConfig', undefined, 'team-config'), { spec: { credentials: { secretRef: { name: 'rotated-credentials' } } } });
+    await waitFor('a reconcile with the new credentials', () => world.cloud.lastCredentials?.accessKeyId === 'AKIASECOND');
   });
 
   it('watches one namespace only when scoped', async () => {

@@ -2,8 +2,8 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Annotations, OwnerTags, defaultExternalName } from '@k8or/api';
-import { Reasons, corePath } from '@k8or/core';
-import { World, condition, isReadyAndSynced, waitFor } from './engine-harness.ts';
+import { Reasons } from '@k8or/core';
+import { World, condition, isReadyAndSynced } from './engine-harness.ts';
 
 describe('engine: policies a user sets', () => {
   let world: World;
@@ -148,23 +148,4 @@ describe('engine: policies a user sets', () => {
     assert.equal(bucket.metadata.finalizers, undefined, 'nothing was done, so nothing holds the object');
   });
 
-  it('reports a missing ProviderConfig and Secret, and reconciles as soon as they appear', async () => {
-    const ns = await world.newNamespace({ [Annotations.providerConfig]: 'team-config' });
-    await world.createBucket(ns, 'waiting');
-    const noConfig = await world.waitForBucket(ns, 'waiting', 'ProviderConfigNotFound', (b) => condition(b, 'Synced')?.reason === Reasons.ProviderConfigNotFound);
-    assert.match(condition(noConfig, 'Synced')?.message ?? '', /"team-config"/);
-
-    await world.createProviderConfig('team-config', { credentials: { source: 'Secret', secretRef: { namespace: ns, name: 'cloud-credentials' } } });
-    await world.waitForBucket(ns, 'waiting', 'CredentialsSecretNotFound', (b) => condition(b, 'Synced')?.reason === Reasons.CredentialsSecretNotFound);
-
-    await world.user.create(corePath('secrets', ns), {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'cloud-credentials', namespace: ns },
-      data: { accessKeyId: Buffer.from('AKIAEXAMPLE').toString('base64') },
-    });
-    await world.waitForBucket(ns, 'waiting', 'Ready', isReadyAndSynced);
-    assert.equal(world.cloud.lastCredentials?.accessKeyId, 'AKIAEXAMPLE');
-    await waitFor('the bucket in the cloud', () => world.cloud.buckets.has(defaultExternalName('Bucket', 'aws', ns, 'waiting')));
-  });
 });

@@ -317,7 +317,10 @@ export class Engine {
       }
     };
     for (const event of ['add', 'update', 'delete'] as const) {
-      informers.providerConfigs.on(event, onProviderConfig);
+      informers.providerConfigs.on(event, (obj, old) => {
+        // A status-only update of a ProviderConfig changes nothing its users depend on.
+        if (event !== 'update' || obj.metadata?.generation !== old?.metadata?.generation) onProviderConfig(obj);
+      });
       informers.secrets.on(event, onSecret);
       informers.namespaces.on(event, (obj, old) => {
         if (event !== 'update' || JSON.stringify(obj.metadata?.annotations ?? {}) !== JSON.stringify(old?.metadata?.annotations ?? {})) onNamespace(obj);
