@@ -137,6 +137,15 @@ describe('kubectl through the sandbox API server and the webhook', () => {
     assert.equal(got.stdout, `${defaultExternalName('Bucket', 'aws', 'apps', 'ssa')} Delete default true`);
   });
 
+  it('follows a namespace annotation change without a restart', async () => {
+    const manifest = 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: follow\n  namespace: apps\n';
+    const providerConfigOnDryRun = async (): Promise<string> => (await apply('follow', manifest, ['--dry-run=server', '-o', 'jsonpath={.spec.providerConfigRef.name}'])).stdout;
+    assert.equal((await kubectl(['annotate', 'namespace', 'apps', 'k8or.io/provider-config=staging'])).code, 0);
+    await eventually('new Buckets in apps default to staging', async () => ((await providerConfigOnDryRun()) === 'staging' ? true : undefined));
+    assert.equal((await kubectl(['annotate', 'namespace', 'apps', 'k8or.io/provider-config-'])).code, 0);
+    await eventually('new Buckets in apps default to the cluster default again', async () => ((await providerConfigOnDryRun()) === 'default' ? true : undefined));
+  });
+
   it('kubectl prints the denial, naming every field and rule', async () => {
     const run = await apply('bad', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad\n  namespace: apps\nspec:\n  name: Bad_Bucket\n  location: moon-1\n');
     assert.notEqual(run.code, 0);

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
@@ -94,6 +94,47 @@ describe('TLS', () => {
       await replaceFile(join(dir, 'tls.crt'), second.certPem);
       await eventually('the rotated certificate is served', () => trusts(server.url, second.caPem));
       await assertUntrusted(server.url, first.caPem, 'the old CA no longer verifies new connections');
+      assert.equal(server.caPem, second.caPem);
+    });
+  });
+
+  describe('certificate from a mounted Secret (kubelet swaps a ..data symlink)', () => {
+    let dir: string;
+    let server: WebhookServer;
+    let generation = 0;
+
+    /** Writes a new timestamped directory and atomically repoints `..data` at it, as kubelet's AtomicWriter does. */
+    async function project(certs: GeneratedCertificates): Promise<void> {
+      const target = `..2026_11_22_${++generation}`;
+      await mkdir(join(dir, target));
+      await writeFile(join(dir, target, 'tls.crt'), certs.certPem);
+      await writeFile(join(dir, target, 'tls.key'), certs.keyPem);
+      await writeFile(join(dir, target, 'ca.crt'), certs.caPem);
+      await symlink(target, join(dir, '..data_tmp'));
+      await rename(join(dir, '..data_tmp'), join(dir, '..data'));
+    }
+
+    after(async () => {
+      await server?.close();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it('serves the projected certificate and follows a rotation of the whole volume', async () => {
+      dir = await mkdtemp(join(tmpdir(), 'k8or-webhook-secret-'));
+      const first = generateCertificates({ hosts: ['127.0.0.1'] });
+      const second = generateCertificates({ hosts: ['127.0.0.1'] });
+      await project(first);
+      for (const file of ['tls.crt', 'tls.key', 'ca.crt']) await symlink(join('..data', file), join(dir, file));
+      server = await startWebhookServer({
+        port: 0,
+        tls: { files: { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), caFile: join(dir, 'ca.crt') } },
+        context: testWorld(),
+        logLevel: 'silent',
+        processMetrics: false,
+      });
+      await assertTrusted(server.url, first.caPem);
+      await project(second);
+      await eventually('the rotated Secret is served', () => trusts(server.url, second.caPem));
       assert.equal(server.caPem, second.caPem);
     });
   });
