@@ -454,6 +454,49 @@ describe('schema engine with ad-hoc schemas', () => {
     );
   });
 
+  it('type-checks rules against the schema when the CRD is compiled, as kube-apiserver does', () => {
+    const withRule = (rule: string): unknown => ({
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: {
+            size: { type: 'integer' },
+            colourCode: { type: 'string' },
+            rules: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, days: { type: 'integer' } } } },
+            tags: { type: 'object', additionalProperties: { type: 'string' } },
+            extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+          },
+          'x-kubernetes-validations': [{ rule }],
+        },
+      },
+    });
+    const problems = (rule: string): string[] => {
+      try {
+        compileCrdSchema(withRule(rule));
+        return [];
+      } catch (err) {
+        assert.ok(err instanceof SchemaCompileError);
+        return err.errors;
+      }
+    };
+    assert.deepEqual(problems("self.colour == 'red'"), [
+      'openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: "self.colour == \'red\'": compilation failed: ERROR: <input>:1:6: undefined field \'colour\'',
+    ]);
+    assert.match(problems('self.rules.all(r, r.dayz > 0)')[0]!, /undefined field 'dayz'/);
+    assert.match(problems('self.size')[0]!, /rule must evaluate to a bool, but evaluates to int/);
+    for (const fine of [
+      "self.colourCode == 'red'",
+      'self == oldSelf',
+      'self.rules.all(r, r.days > 0 && r.id != "")',
+      "self.tags.all(k, self.tags[k] != '')",
+      'has(self.extra) && self.extra.anything == 1',
+      'size(self.rules) <= 10 ? true : self.size > 2',
+    ]) {
+      assert.deepEqual(problems(fine), [], fine);
+    }
+  });
+
   it('admits anything when the CRD has no schema', () => {
     const open = compileCrdSchema(undefined);
     const result = open.admit({ apiVersion: 'x/v1', kind: 'X', metadata: {}, spec: { any: ['thing'] } }, undefined, strict);

@@ -1,5 +1,8 @@
 import { Environment, type ParseResult } from '@marcbachmann/cel-js';
 import { isRecord, type SchemaNode, type ValidationRuleSpec } from './node.js';
+import { typedEnvironment, typeProblem } from './cel-types.js';
+import { invalid } from './errors.js';
+import type { FieldError } from './types.js';
 
 // x-kubernetes-validations evaluated with a real CEL implementation. Values are bound the way the
 // Kubernetes CEL adaptor binds them: integers as int (bigint here), numbers as double, date-time strings
@@ -30,17 +33,28 @@ const summaryOf = (err: unknown): string => {
   return err instanceof Error ? err.message.split('\n')[0]! : String(err);
 };
 
-/** Compile every rule of a node; problems are collected as CRD validation messages. */
-export function compileRules(rules: ValidationRuleSpec[], path: string, problems: string[]): CompiledRule[] {
+/** Compile every rule of a node; problems are collected as CRD validation errors. */
+export function compileRules(node: SchemaNode, path: string, problems: FieldError[]): CompiledRule[] {
   const compiled: CompiledRule[] = [];
-  rules.forEach((spec, i) => {
+  let typed: Environment | undefined;
+  try {
+    typed = typedEnvironment(node);
+  } catch {
+    typed = undefined; // a schema shape this checker cannot express: evaluate untyped
+  }
+  node.rules.forEach((spec, i) => {
     try {
       const program = environment.parse(spec.rule);
+      const problem = typed && typeProblem(typed, spec.rule);
+      if (problem) {
+        problems.push(invalid(`${path}.x-kubernetes-validations[${i}].rule`, spec.rule, `compilation failed: ${problem}`));
+        return;
+      }
       let messageProgram: ParseResult | undefined;
       if (spec.messageExpression) messageProgram = environment.parse(spec.messageExpression);
       compiled.push({ spec, program, messageProgram, usesOldSelf: referencesOldSelf(program.ast) });
     } catch (err) {
-      problems.push(`${path}.x-kubernetes-validations[${i}].rule: Invalid value: ${JSON.stringify(spec.rule)}: compilation failed: ${summaryOf(err)}`);
+      problems.push(invalid(`${path}.x-kubernetes-validations[${i}].rule`, spec.rule, `compilation failed: ${summaryOf(err)}`));
     }
   });
   return compiled;

@@ -19,9 +19,9 @@ const inStatus = (e: FieldError): boolean => e.field === 'status' || e.field.sta
 export function compileCrdSchema(openAPIV3Schema: unknown): CompiledSchema {
   const root = parseSchema(openAPIV3Schema);
   const rules = new Map<SchemaNode, CompiledRule[]>();
-  const problems: string[] = [];
+  const problems: FieldError[] = [];
   const collect = (node: SchemaNode, path: string): void => {
-    if (node.rules.length) rules.set(node, compileRules(node.rules, path, problems));
+    if (node.rules.length) rules.set(node, compileRules(node, path, problems));
     node.properties?.forEach((child, name) => collect(child, `${path}.properties[${name}]`));
     if (node.items) collect(node.items, `${path}.items`);
     if (typeof node.additionalProperties === 'object') collect(node.additionalProperties, `${path}.additionalProperties`);

@@ -1,4 +1,5 @@
-import { SchemaCompileError } from './types.js';
+import { invalid, required } from './errors.js';
+import { SchemaCompileError, type FieldError } from './types.js';
 
 /** One CEL rule of `x-kubernetes-validations`, as written in the CRD. */
 export interface ValidationRuleSpec {
@@ -67,9 +68,9 @@ function compilePattern(source: string): RegExp {
 }
 
 /** Narrow a CRD openAPIV3Schema (unknown JSON) into SchemaNodes; throws SchemaCompileError on bad input. */
-export function toSchemaNode(raw: unknown, path: string, problems: string[]): SchemaNode {
+export function toSchemaNode(raw: unknown, path: string, problems: FieldError[]): SchemaNode {
   if (!isRecord(raw)) {
-    problems.push(`${path}: must be an object`);
+    problems.push(invalid(path, raw, 'must be an object'));
     return toSchemaNode({}, path, []);
   }
   const node: SchemaNode = {
@@ -104,7 +105,7 @@ export function toSchemaNode(raw: unknown, path: string, problems: string[]): Sc
     try {
       node.pattern = { source: raw.pattern, regexp: compilePattern(raw.pattern) };
     } catch (err) {
-      problems.push(`${path}.pattern: must be a valid regular expression, but isn't: ${(err as Error).message}`);
+      problems.push(invalid(`${path}.pattern`, raw.pattern, `must be a valid regular expression, but isn't: ${(err as Error).message}`));
     }
   }
   if (isRecord(raw.properties)) {
@@ -125,7 +126,7 @@ export function toSchemaNode(raw: unknown, path: string, problems: string[]): Sc
   if (Array.isArray(rules)) {
     rules.forEach((rule, i) => {
       if (!isRecord(rule) || typeof rule.rule !== 'string') {
-        problems.push(`${path}.x-kubernetes-validations[${i}].rule: Required value`);
+        problems.push(required(`${path}.x-kubernetes-validations[${i}].rule`));
         return;
       }
       node.rules.push({
@@ -142,7 +143,7 @@ export function toSchemaNode(raw: unknown, path: string, problems: string[]): Sc
 }
 
 export function parseSchema(raw: unknown): SchemaNode {
-  const problems: string[] = [];
+  const problems: FieldError[] = [];
   const node = toSchemaNode(raw ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, 'openAPIV3Schema', problems);
   if (problems.length) throw new SchemaCompileError(problems);
   return node;

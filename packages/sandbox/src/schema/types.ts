@@ -51,12 +51,20 @@ export interface CompiledSchema {
   applyDefaults(object: Record<string, unknown>): Record<string, unknown>;
 }
 
-/** Thrown by compileCrdSchema when the schema (a pattern or a CEL rule) does not compile. */
+/**
+ * Thrown by compileCrdSchema when the schema (a pattern or a CEL rule) does not compile.
+ * `fieldErrors` have fields relative to the version's schema (`openAPIV3Schema.properties[spec]...`):
+ * prefix them with `spec.versions[i].schema.` for the CRD's Invalid status, as kube-apiserver reports them.
+ */
 export class SchemaCompileError extends Error {
+  /** One line per problem: `openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: ...`. */
   readonly errors: string[];
-  constructor(errors: string[]) {
+  readonly fieldErrors: FieldError[];
+  constructor(fieldErrors: FieldError[]) {
+    const errors = fieldErrors.map((e) => `${e.field}: ${e.message}`);
     super(`invalid CRD schema: ${errors.join('; ')}`);
     this.name = 'SchemaCompileError';
     this.errors = errors;
+    this.fieldErrors = fieldErrors;
   }
 }
