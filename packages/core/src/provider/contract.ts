@@ -39,7 +39,12 @@ export interface ExternalClient<R extends ManagedResource = ManagedResource> {
   observe(resource: R): Promise<Observation>;
   /** Create the resource under `connection.externalName` with the owner tags. */
   create(resource: R): Promise<void>;
-  /** Bring the cloud in line with the spec; `observation` is the one that found the diff. */
+  /**
+   * Bring the cloud in line with the spec, owner tags included; `observation`
+   * is the one that found the diff. The engine also calls it to adopt a
+   * resource (`k8or.io/adopt`) whose settings already match, so it must
+   * (re)write the owner tags where the cloud has tags.
+   */
   update(resource: R, observation: Observation): Promise<void>;
   /** Delete the resource. Missing is success. Throws DeletionBlockedError rather than lose data. */
   delete(resource: R): Promise<void>;

@@ -386,7 +386,8 @@ export class ManagedReconciler {
       return this.#resync(resource);
     }
     const outputsProblem = await this.#publishOutputs(resource, observation, target, externalName);
-    const drift = [...(observation.diff ?? []), ...(observation.immutableDiff ?? [])];
+    // Owner tags are k8or's business, not the spec's: an imported resource lacks them by design.
+    const drift = [...(observation.diff ?? []), ...(observation.immutableDiff ?? [])].filter((d) => !d.field.startsWith('ownerTags'));
     const synced: ConditionState =
       drift.length > 0
         ? { status: 'False', reason: Reasons.DriftDetected, message: `ObserveOnly: the cloud differs from the spec in ${describeDiff(drift)}; k8or will not change it.` }
