@@ -23,17 +23,17 @@ export interface KubectlEnvironment {
   home: string;
 }
 
-function spawnKubectl(env: KubectlEnvironment, args: string[]): ChildProcess {
+function spawnKubectl(env: KubectlEnvironment, args: string[], extraEnv: Record<string, string> = {}): ChildProcess {
   return spawn(kubectlBinary(env.version), [...args, `--cache-dir=${env.home}/cache`], {
-    env: { ...process.env, KUBECONFIG: env.kubeconfigPath, HOME: env.home },
+    env: { ...process.env, KUBECONFIG: env.kubeconfigPath, HOME: env.home, ...extraEnv },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
 }
 
-/** Run kubectl to completion; `input` goes to its stdin (for `-f -`). */
-export function kubectl(env: KubectlEnvironment, args: string[], input?: string, timeoutMs = 60_000): Promise<KubectlResult> {
+/** Run kubectl to completion; `input` goes to its stdin (for `-f -`); `extraEnv` e.g. KUBE_EDITOR. */
+export function kubectl(env: KubectlEnvironment, args: string[], input?: string, extraEnv: Record<string, string> = {}, timeoutMs = 60_000): Promise<KubectlResult> {
   return new Promise((resolve, reject) => {
-    const child = spawnKubectl(env, args);
+    const child = spawnKubectl(env, args, extraEnv);
     let stdout = '';
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -172,6 +172,30 @@ for (const version of KUBECTL_VERSIONS) {
       assert.match(out, /\nEvents:\s+<none>\n/);
     });
 
+    it('diffs a changed manifest against the live object without changing it', async () => {
+      const changed = bucketYaml('photos', 'location: eu-west-1\nversioning: true\nname: photos-prod');
+      const diff = await kubectl(env, ['diff', '-f', '-'], changed);
+      assert.equal(diff.code, 1, `kubectl diff exits 1 when there are differences: ${diff.stderr}`);
+      assert.match(diff.stdout, /\n- {2}versioning: false\n\+ {2}versioning: true\n/);
+      assert.match(diff.stdout, /\n-( {2})generation: 2\n\+\1generation: 3\n/);
+      assert.equal(await kubectlOk(env, ['get', 'bucket', 'photos', '-o', 'jsonpath={.spec.versioning} {.metadata.generation}']), 'false 2');
+    });
+
+    it('edits a Bucket in $KUBE_EDITOR, labels and annotates it', async () => {
+      const editor = { KUBE_EDITOR: `sed -i -e 's/^  versioning: false$/  versioning: true/'` };
+      const edited = await kubectl(env, ['edit', 'bucket', 'photos'], undefined, editor);
+      assert.equal(edited.code, 0, edited.stderr);
+      assert.equal(edited.stdout, 'bucket.k8or.io/photos edited\n');
+      assert.equal(await kubectlOk(env, ['label', 'bucket', 'photos', 'team=media']), 'bucket.k8or.io/photos labeled\n');
+      // kubectl 1.27 prints "annotate", later versions "annotated".
+      assert.match(await kubectlOk(env, ['annotate', 'bucket', 'photos', 'owner=photos-team']), /^bucket\.k8or\.io\/photos annotated?\n$/);
+      const out = await kubectlOk(env, ['get', 'bucket', 'photos', '-o', 'jsonpath={.spec.versioning} {.metadata.labels.team} {.metadata.annotations.owner}']);
+      assert.equal(out, 'true media photos-team');
+      const strategic = await kubectl(env, ['patch', 'bucket', 'photos', '-p', '{"spec":{"forceDelete":true}}']);
+      assert.equal(strategic.code, 1, 'custom resources take no strategic merge patch');
+      assert.match(strategic.stderr, /application\/strategic-merge-patch\+json is not supported by k8or\.io\/v1alpha1, Kind=Bucket/);
+    });
+
     it('waits for the Ready condition the operator writes on /status', async () => {
       const wait = inBackground(['wait', 'bucket/photos', '--for=condition=Ready', '--timeout=120s']);
       // kubectl wait is listening (it has read the object) before the status changes.
