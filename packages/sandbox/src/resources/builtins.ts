@@ -55,6 +55,8 @@ export function builtinResources(): ResourceType[] {
         { name: 'Reason', type: 'string', jsonPath: '.reason' },
         { name: 'Object', type: 'string', jsonPath: '.involvedObject', format: 'object-ref' },
         { name: 'Message', type: 'string', jsonPath: '.message' },
+        // kubectl shows events without a leading NAME column: the name comes last, at priority 1
+        { name: 'Name', type: 'string', jsonPath: '.metadata.name', format: 'name', priority: 1 },
       ],
     }),
     builtin('events.k8s.io', 'v1', 'Event', 'events', true, {
@@ -65,6 +67,7 @@ export function builtinResources(): ResourceType[] {
         { name: 'Reason', type: 'string', jsonPath: '.reason' },
         { name: 'Object', type: 'string', jsonPath: '.regarding', format: 'object-ref' },
         { name: 'Message', type: 'string', jsonPath: '.note' },
+        { name: 'Name', type: 'string', jsonPath: '.metadata.name', format: 'name', priority: 1 },
       ],
     }),
     builtin('coordination.k8s.io', 'v1', 'Lease', 'leases', true, {

@@ -52,7 +52,7 @@ function columnsFor(type: ResourceType, version: ResourceVersion): PrinterColumn
 }
 
 function definition(column: PrinterColumn): ColumnDefinition {
-  const builtinFormat = column.format && ['age', 'count', 'data-count', 'event-last-seen', 'object-ref', 'timestamp'].includes(column.format);
+  const builtinFormat = column.format && ['name', 'age', 'count', 'data-count', 'event-last-seen', 'object-ref', 'timestamp'].includes(column.format);
   return {
     name: column.name,
     type: column.type === 'date' || column.format === 'age' ? (column.format === 'timestamp' ? 'string' : 'date') : column.type,
@@ -110,9 +110,12 @@ export function toTable(
   listMeta: Record<string, unknown>,
 ): KubeObject {
   const columns = columnsFor(type, version);
+  // the object name leads unless the kind places it itself (events)
+  const nameFirst = !columns.some((c) => c.format === 'name');
   const now = Date.now();
   const rows = objects.map((obj) => {
-    const row: Record<string, unknown> = { cells: [metadataOf(obj)['name'] ?? '', ...columns.map((c) => cell(c, obj, now))] };
+    const cells = columns.map((c) => cell(c, obj, now));
+    const row: Record<string, unknown> = { cells: nameFirst ? [metadataOf(obj)['name'] ?? '', ...cells] : cells };
     const object = rowObject(obj, request.includeObject);
     if (object !== undefined) row['object'] = object;
     return row;
@@ -121,7 +124,7 @@ export function toTable(
     kind: 'Table',
     apiVersion: request.apiVersion,
     metadata: listMeta,
-    columnDefinitions: [NAME_COLUMN, ...columns.map(definition)],
+    columnDefinitions: nameFirst ? [NAME_COLUMN, ...columns.map(definition)] : columns.map(definition),
     rows,
   };
 }

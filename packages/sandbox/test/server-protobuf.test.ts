@@ -1,0 +1,55 @@
+// kubectl 1.3x sends protobuf bodies for `kubectl create namespace|configmap|secret`: the sandbox reads them.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { metadataOf, request, startTestSandbox, type TestSandbox } from './helpers.ts';
+
+const run = promisify(execFile);
+const KUBECTL = '/usr/lib/google-cloud-sdk/bin/kubectl.1.33';
+
+describe('protobuf request bodies (kubectl 1.33 create)', { skip: !existsSync(KUBECTL) && 'kubectl 1.33 not installed' }, () => {
+  let t: TestSandbox;
+  let dir: string;
+  let kubectl: (...args: string[]) => Promise<string>;
+
+  before(async () => {
+    t = await startTestSandbox();
+    dir = mkdtempSync(join(tmpdir(), 'k8or-sandbox-pb-'));
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfig, t.sandbox.kubeconfig);
+    kubectl = async (...args) => (await run(KUBECTL, ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args])).stdout;
+  });
+  after(async () => {
+    await t.sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates a namespace, a configmap and a secret from protobuf', async () => {
+    await kubectl('create', 'namespace', 'team-a');
+    await kubectl('create', 'configmap', 'settings', '-n', 'team-a', '--from-literal=mode=fast', '--from-literal=level=3');
+    await kubectl('create', 'secret', 'generic', 'creds', '-n', 'team-a', '--from-literal=token=s3cr3t');
+    const protobufWrites = t.sandbox.requestLog.filter((e) => e.verb === 'create' && e.status === 201);
+    assert.equal(protobufWrites.length, 3);
+
+    const ns = await request(t.sandbox, 'GET', '/api/v1/namespaces/team-a');
+    assert.equal((ns.json?.['status'] as Record<string, unknown>)['phase'], 'Active');
+    assert.equal(metadataOf(ns.json)['generateName'], undefined, 'empty protobuf strings are omitted as in JSON');
+    const cm = await request(t.sandbox, 'GET', '/api/v1/namespaces/team-a/configmaps/settings');
+    assert.deepEqual(cm.json?.['data'], { mode: 'fast', level: '3' });
+    const secret = await request(t.sandbox, 'GET', '/api/v1/namespaces/team-a/secrets/creds');
+    assert.equal(secret.json?.['type'], 'Opaque');
+    assert.equal(Buffer.from(String((secret.json?.['data'] as Record<string, unknown>)['token']), 'base64').toString(), 's3cr3t');
+    const managed = metadataOf(cm.json)['managedFields'] as Array<Record<string, unknown>>;
+    assert.equal(managed[0]?.['manager'], 'kubectl-create');
+  });
+
+  it('shows them in kubectl get with the usual columns', async () => {
+    const out = await kubectl('get', 'configmaps,secrets', '-n', 'team-a');
+    assert.match(out, /configmap\/settings\s+2\s+\d+s/);
+    assert.match(out, /secret\/creds\s+Opaque\s+1\s+\d+s/);
+  });
+});
