@@ -38,12 +38,17 @@ export function handleWatch(scope: Scope): void {
   let open = true;
   const write = (eventType: EventType, object: unknown): void => {
     if (!open) return;
-    let shown = object;
-    if (eventType !== 'ERROR' && eventType !== 'BOOKMARK') {
-      shown = present(scope, object as KubeObject);
-      if (scope.table) shown = toTable([shown as KubeObject], type, scope.version, scope.table, { resourceVersion: metadataOf(shown as KubeObject)['resourceVersion'] });
+    if (eventType === 'ERROR' || eventType === 'BOOKMARK') {
+      res.write(`${JSON.stringify({ type: eventType, object })}\n`);
+      return;
     }
-    res.write(`${JSON.stringify({ type: eventType, object: shown })}\n`);
+    if (scope.table) {
+      const shown = present(scope, object as KubeObject);
+      const table = toTable([shown], type, scope.version, scope.table, { resourceVersion: metadataOf(shown)['resourceVersion'] });
+      res.write(`${JSON.stringify({ type: eventType, object: table })}\n`);
+      return;
+    }
+    res.write(encodedEvent(scope, eventType, object as KubeObject));
   };
   const bookmark = (annotations?: Record<string, string>): void => {
     const metadata: Record<string, unknown> = { resourceVersion: String(ctx.store.resourceVersion) };
@@ -124,4 +129,22 @@ export function handleWatch(scope: Scope): void {
   if (timeoutSeconds > 0) timers.push(setTimeout(finish, timeoutSeconds * 1000).unref());
   req.on('close', finish);
   res.on('close', finish);
+}
+
+/**
+ * Every watcher of a resource gets the same bytes for the same event, so encode each (object, version,
+ * event type) once: with many watchers (informers in several processes) this is most of the work.
+ */
+const encoded = new WeakMap<KubeObject, Map<string, string>>();
+
+function encodedEvent(scope: Scope, eventType: EventType, object: KubeObject): string {
+  let byVersion = encoded.get(object);
+  if (!byVersion) encoded.set(object, (byVersion = new Map()));
+  const key = `${eventType} ${scope.apiVersion}`;
+  let line = byVersion.get(key);
+  if (line === undefined) {
+    line = `${JSON.stringify({ type: eventType, object: present(scope, object) })}\n`;
+    byVersion.set(key, line);
+  }
+  return line;
 }
