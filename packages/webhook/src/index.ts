@@ -1,6 +1,6 @@
 export * from './admission/index.js';
 export { ClusterContext, type ClusterContextOptions } from './context/cluster-context.js';
-export { staticContext, type StaticContextOptions } from './context/static-context.js';
+export { staticContext, contextFromManifests, type StaticContextOptions } from './context/static-context.js';
 export { startWebhookServer, DEFAULT_BODY_LIMIT, type WebhookServer, type WebhookServerOptions, type TlsOptions } from './server/start.js';
 export { buildApp, type AppOptions } from './server/app.js';
 export { WebhookMetrics, type ReviewResult } from './server/metrics.js';

@@ -1,7 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import jsonpatch from 'fast-json-patch';
-import { defaultObject, escapePointerToken, PatchBuilder, pointer, validateObject, webhookConfigurations } from '@k8or/webhook';
+import { parseAllDocuments } from 'yaml';
+import { contextFromManifests, defaultObject, escapePointerToken, PatchBuilder, pointer, reviewObject, validateObject, webhookConfigurations } from '@k8or/webhook';
+import { aws } from './helpers/fixtures.ts';
 import { bucket, testWorld } from './helpers/fixtures.ts';
 
 describe('library: the same rules offline, for `k8or validate -f`', () => {
@@ -17,6 +19,22 @@ describe('library: the same rules offline, for `k8or validate -f`', () => {
       broken.violations.map((v) => v.rule),
       ['s3.characters', 's3.edges'],
     );
+  });
+
+  it('reviews a multi-document manifest file offline: defaults, denials and warnings per object', () => {
+    const file = [
+      'apiVersion: k8or.io/v1alpha1\nkind: ProviderConfig\nmetadata:\n  name: default\nspec:\n  provider: aws\n  region: eu-west-1',
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  annotations:\n    k8or.io/deletion-policy: Retain',
+      'apiVersion: k8or.io/v1alpha1\nkind: Table\nmetadata:\n  name: orders\n  namespace: shop\nspec:\n  partitionKey: {name: id, type: string}\n  ttlAttribute: expiresAt',
+      'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: assets\n  namespace: shop\nspec:\n  name: Shop_Assets',
+    ].join('\n---\n');
+    const manifests = parseAllDocuments(file).map((d) => d.toJS() as unknown);
+    const context = contextFromManifests(manifests, { providers: [aws] });
+    const [, , orders, assets] = manifests.map((m) => reviewObject(m, context));
+    assert.deepEqual(orders?.violations, []);
+    assert.deepEqual((orders?.object as { spec: unknown }).spec, { partitionKey: { name: 'id', type: 'string' }, ttlAttribute: 'expiresAt', providerConfigRef: { name: 'default' }, name: 'shop.orders', deletionPolicy: 'Retain' });
+    assert.match(orders?.warnings.join('\n') ?? '', /spec\.ttlAttribute: DynamoDB deletes expired items/);
+    assert.deepEqual(assets?.violations.map((v) => `${v.field} ${v.rule}`), ['spec.name s3.characters', 'spec.name s3.edges']);
   });
 
   it('never modifies the object it is given', () => {

@@ -35,3 +35,24 @@ export function staticContext(options: StaticContextOptions): AdmissionContext {
   };
   return context;
 }
+
+/**
+ * A static context from a pile of manifests, as `k8or validate -f dir/` reads
+ * them: ProviderConfigs and Namespaces are looked up by name, Buckets and
+ * Tables count as resources using their ProviderConfig. Anything else is ignored.
+ */
+export function contextFromManifests(manifests: readonly unknown[], options: Omit<StaticContextOptions, 'providerConfigs' | 'namespaces' | 'resources'>): AdmissionContext {
+  const ofKind = (kind: string): unknown[] => manifests.filter((m) => stringField(m, 'kind') === kind);
+  return staticContext({
+    ...options,
+    providerConfigs: ofKind('ProviderConfig') as ProviderConfig[],
+    namespaces: ofKind('Namespace').map((ns) => ({ metadata: { name: stringField(ns, 'metadata', 'name'), annotations: annotationsOf(ns) } })),
+    resources: [...ofKind('Bucket'), ...ofKind('Table')],
+  });
+}
+
+function annotationsOf(object: unknown): Record<string, string> {
+  const found = (object as { metadata?: { annotations?: unknown } } | null)?.metadata?.annotations;
+  if (!found || typeof found !== 'object') return {};
+  return Object.fromEntries(Object.entries(found).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+}

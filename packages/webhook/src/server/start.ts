@@ -63,6 +63,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const logger = options.logger ?? pino({ name: 'k8or-webhook', level: options.logLevel ?? 'info' });
   const host = options.host ?? '127.0.0.1';
   const timeoutSeconds = options.timeoutSeconds ?? 5;
+  if (options.caBundle && !options.kubeConfig) throw new Error('caBundle injection needs a kubeConfig');
 
   let material: { cert: string; key: string; caPem: string };
   if ('files' in options.tls) {
@@ -139,8 +140,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     cluster?.stop();
   };
 
-  if (options.caBundle) {
-    if (!options.kubeConfig) throw new Error('caBundle injection needs a kubeConfig');
+  if (options.caBundle && options.kubeConfig) {
     const names = { validating: options.caBundle.validating ?? WEBHOOK_CONFIGURATION_NAMES.validating, mutating: options.caBundle.mutating ?? WEBHOOK_CONFIGURATION_NAMES.mutating };
     const create = options.caBundle.register
       ? webhookConfigurations({ ...(options.caBundle.service ? { service: options.caBundle.service } : { url }), names, timeoutSeconds })
