@@ -60,7 +60,8 @@ export const Messages = {
   notOwned: (externalName: string) =>
     `A cloud resource named "${externalName}" exists but is not owned by this object (its owner tags are missing or name another owner). ` +
     'k8or will not update or delete it. Set the annotation k8or.io/adopt: "true" to take it over, or choose another spec.name.',
-  deletionBlocked: (detail: string) => `Deletion is blocked: ${detail}. Empty it first, or set spec.forceDelete: true to delete its contents too.`,
+  // The provider's message says what to do (forceDelete for a bucket, deletionProtection for a table).
+  deletionBlocked: (detail: string) => `Deletion is blocked: ${detail}`,
   providerConfigNotFound: (name: string) => `ProviderConfig "${name}" not found; create it or set spec.providerConfigRef.`,
   providerNotInstalled: (provider: string) => `No provider package for "${provider}" is loaded in the operator.`,
   kindNotSupported: (provider: string, kind: string) => `Provider "${provider}" does not manage ${kind} resources.`,

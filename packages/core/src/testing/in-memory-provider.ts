@@ -103,7 +103,7 @@ class BucketClient implements ExternalClient<Bucket> {
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) return;
       if (bucket.objects > 0 && !resource.spec.forceDelete) {
-        throw new DeletionBlockedError(`bucket "${this.#name}" holds ${bucket.objects} objects`, { code: 'BucketNotEmpty' });
+        throw new DeletionBlockedError(`bucket "${this.#name}" holds ${bucket.objects} objects; empty it, or set spec.forceDelete: true to delete its contents too`, { code: 'BucketNotEmpty' });
       }
       this.#cloud.buckets.delete(this.#name);
     });
@@ -207,7 +207,7 @@ class TableClient implements ExternalClient<Table> {
     await this.#context.recordCall('delete', async () => {
       await this.#cloud.enter('Table', 'delete', this.#name);
       if (resource.spec.deletionProtection) {
-        throw new DeletionBlockedError(`table "${this.#name}" has deletion protection on`, { code: 'DeletionProtection' });
+        throw new DeletionBlockedError(`table "${this.#name}" has deletion protection on; set spec.deletionProtection: false to delete it`, { code: 'DeletionProtection' });
       }
       this.#cloud.tables.delete(this.#name);
     });
