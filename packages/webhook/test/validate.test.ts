@@ -83,6 +83,18 @@ describe('validating webhook: what the cloud would reject is rejected at apply',
     assertDenied(keys, 'spec.sortKey', 'immutable.sort-key', /was \{"name":"at","type":"number"\}, now unset/);
   });
 
+  it('denies moving a created resource to a ProviderConfig of another cloud, but allows another account of the same cloud', async () => {
+    const created = { ...valid('moving'), status: { atProvider: { id: 'arn:aws:s3:::apps-moving' } } };
+    const toGcp = valid('moving', { providerConfigRef: { name: 'google' } });
+    const response = await send(client, 'validate', reviewOf('UPDATE', toGcp, created));
+    assertDenied(response, 'spec.providerConfigRef.name', 'immutable.provider', /was "default" \(aws\), now "google" \(gcp\); the cloud resource exists in aws/);
+    const toStaging = valid('moving', { providerConfigRef: { name: 'staging' } });
+    assert.equal((await send(client, 'validate', reviewOf('UPDATE', toStaging, created))).allowed, true);
+    const neverCreated = valid('moving');
+    const early = await send(client, 'validate', reviewOf('UPDATE', valid('moving', { providerConfigRef: { name: 'google' } }), neverCreated));
+    assert.ok(!early.status?.details?.causes.some((c) => c.reason === 'immutable.provider'), 'nothing exists in the cloud yet, so nothing can be orphaned');
+  });
+
   it('denies setting a location different from where the bucket already lives', async () => {
     const stored = { ...valid('old'), status: { atProvider: { location: 'us-east-1' } } };
     const moved = valid('old', { location: 'eu-central-1' });

@@ -23,6 +23,7 @@ export const Rules = {
   providerFailed: 'provider.validation-error',
   secretNamespace: 'credentials.secret-namespace',
   providerChangeInUse: 'providerconfig.in-use',
+  cloudChange: 'immutable.provider',
   deletionPolicyAnnotation: 'annotation.deletion-policy',
   externalNameAnnotation: 'annotation.external-name',
 } as const;
@@ -46,6 +47,7 @@ export function validateObject(object: unknown, context: AdmissionContext, optio
   const violations = outcome.violations.filter((v) => !known.has(key(v)));
   violations.push(...checkImmutableFields(kind, options.oldObject, object));
   if (kind === 'ProviderConfig') violations.push(...providerChange(options.oldObject, object, context));
+  if (isManagedKind(kind)) violations.push(...cloudChange(options.oldObject, object, context, options.namespace));
   return { violations, warnings: outcome.warnings };
 }
 
@@ -136,6 +138,32 @@ function providerChange(oldObject: unknown, object: unknown, context: AdmissionC
   const users = providerConfigUsers(stringField(object, 'metadata', 'name') ?? '', context);
   if (!users) return [];
   return [{ field: 'spec.provider', rule: Rules.providerChangeInUse, message: `cannot change from ${JSON.stringify(before)} to ${JSON.stringify(after)}: ${users}` }];
+}
+
+/**
+ * A resource k8or may already have created cannot move to a ProviderConfig of
+ * another cloud: the engine would create a second resource there and orphan
+ * the first. Moving between ProviderConfigs of the same cloud stays allowed.
+ */
+function cloudChange(oldObject: unknown, object: unknown, context: AdmissionContext, requestNamespace: string | undefined): Violation[] {
+  const created =
+    annotation(oldObject, Annotations.createPending) !== undefined ||
+    annotation(oldObject, Annotations.createSucceeded) !== undefined ||
+    field(oldObject, 'status', 'atProvider', 'id') !== undefined;
+  if (!created) return [];
+  const before = providerConfigFor(oldObject, namespaceOf(oldObject, requestNamespace), context)?.name;
+  const after = providerConfigFor(object, namespaceOf(object, requestNamespace), context)?.name;
+  if (!before || !after || before === after) return [];
+  const cloudBefore = stringField(context.getProviderConfig(before), 'spec', 'provider');
+  const cloudAfter = stringField(context.getProviderConfig(after), 'spec', 'provider');
+  if (!cloudBefore || !cloudAfter || cloudBefore === cloudAfter) return [];
+  return [
+    {
+      field: 'spec.providerConfigRef.name',
+      rule: Rules.cloudChange,
+      message: `cannot move to another cloud: was ${JSON.stringify(before)} (${cloudBefore}), now ${JSON.stringify(after)} (${cloudAfter}); the cloud resource exists in ${cloudBefore} and would be orphaned, so create a new object instead`,
+    },
+  ];
 }
 
 function annotationViolations(object: Record<string, unknown>): Violation[] {
