@@ -114,7 +114,7 @@ describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoD
     await someoneElse.send(new CreateBucketCommand({ Bucket: 'e2e-taken' }));
     await world.createBucket('taken', { name: 'e2e-taken' });
     const stopped = await world.waitForBucket('taken', 'a terminal condition', (b) => conditionOf(b, 'Synced')?.status === 'False');
-    assert.equal(conditionOf(stopped, 'Synced')?.reason, 'CannotCreateExternalResource');
+    assert.equal(conditionOf(stopped, 'Synced')?.reason, 'NotOwned');
     assert.match(conditionOf(stopped, 'Synced')?.message ?? '', /BucketAlreadyExists/);
     await world.deleteBucket('taken');
     await waitFor('the Bucket object gone', async () => (await world.bucket('taken')) === undefined);

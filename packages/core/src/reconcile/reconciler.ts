@@ -12,7 +12,7 @@ import {
 } from '@k8or/api';
 import type { Logger } from 'pino';
 import type { CloudCallRecorder, Connector, ExternalClient, FieldDiff, Observation } from '../provider/contract.js';
-import { DeletionBlockedError, isRetryable } from '../provider/errors.js';
+import { DeletionBlockedError, NotOwnedError, isRetryable } from '../provider/errors.js';
 import { isConflict } from '../kube/rest.js';
 import { mergeConditions, statusEqual, type DesiredCondition } from './conditions.js';
 
@@ -428,7 +428,9 @@ export class ManagedReconciler {
   }
 
   /** A failed call: Synced False with the error; retryable errors back off, terminal ones wait for the resync or a change. */
-  async #fail(resource: ManagedResource, reason: string, error: unknown): Promise<ReconcileOutcome> {
+  async #fail(resource: ManagedResource, failedStep: string, error: unknown): Promise<ReconcileOutcome> {
+    // A name taken by someone else is one reason whichever call found it, so users can grep for it.
+    const reason = error instanceof NotOwnedError ? Reasons.NotOwned : failedStep;
     const message = errorMessage(error);
     this.#logger?.warn({ resource: `${this.kind}/${resource.metadata.namespace}/${resource.metadata.name}`, reason, err: message }, 'reconcile failed');
     await this.#setStatus(resource, { synced: { status: 'False', reason, message } }, { type: 'Warning', reason, message, always: true });
