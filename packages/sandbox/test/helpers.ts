@@ -94,6 +94,12 @@ export function widgetCrd(): Record<string, unknown> {
                     size: { type: 'integer', minimum: 0, maximum: 100 },
                     color: { type: 'string', enum: ['red', 'green', 'blue'], default: 'red' },
                     tags: { type: 'array', items: { type: 'string' } },
+                    rules: {
+                      type: 'array',
+                      'x-kubernetes-list-type': 'map',
+                      'x-kubernetes-list-map-keys': ['id'],
+                      items: { type: 'object', required: ['id'], properties: { id: { type: 'string' }, days: { type: 'integer' } } },
+                    },
                   },
                 },
                 status: {

@@ -288,6 +288,19 @@ describe('HTTP surface', () => {
       assert.equal((forced.json?.['spec'] as Obj)['size'], 9);
     });
 
+    it('merges map-lists by key between managers and removes only what a manager stopped applying', async () => {
+      assert.equal((await apply('lists', { rules: [{ id: 'a', days: 1 }] }, 'team-a')).status, 201);
+      const both = await apply('lists', { rules: [{ id: 'b', days: 2 }] }, 'team-b');
+      assert.deepEqual((both.json?.['spec'] as Obj)['rules'], [{ id: 'a', days: 1 }, { id: 'b', days: 2 }]);
+      const fields = (metadataOf(both.json)['managedFields'] as Obj[]).find((m) => m['manager'] === 'team-b')?.['fieldsV1'];
+      assert.deepEqual(fields, { 'f:spec': { 'f:rules': { 'k:{"id":"b"}': { '.': {}, 'f:id': {}, 'f:days': {} } } } });
+      const clash = await apply('lists', { rules: [{ id: 'b', days: 5 }] }, 'team-a');
+      assert.equal(clash.status, 409);
+      assert.match(String(clash.json?.['message']), /conflict with "team-b" using example.com\/v1: \.spec\.rules\[id="b"\]\.days/);
+      const withdrawn = await apply('lists', {}, 'team-a');
+      assert.deepEqual((withdrawn.json?.['spec'] as Obj)['rules'], [{ id: 'b', days: 2 }]);
+    });
+
     it('requires a fieldManager', async () => {
       const res = await request(t.sandbox, 'PATCH', `${WIDGETS}/ssa`, { contentType: 'application/apply-patch+yaml', body: 'apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: ssa}\n' });
       assert.equal(res.status, 400);

@@ -1,10 +1,12 @@
 /**
- * metadata.managedFields: which field manager owns which fields, in the FieldsV1 format. Lists are
- * treated as atomic (owned as a whole), which is what CRDs without list-type markers get anyway.
+ * metadata.managedFields: which field manager owns which fields, in the FieldsV1 format. Paths are
+ * FieldsV1 keys: `f:name` for a field, `k:{"type":"Ready"}` for an item of a map-list, `v:"x"` for an
+ * item of a set; other lists are atomic (owned as a whole).
  */
 import type { KubeObject } from '../types.js';
 import { isObject, jsonEqual, metadataOf, nowIso } from '../util.js';
 import { ApiError } from '../server/status.js';
+import type { ListType, ListTypeOf } from './list-types.js';
 
 type Path = string[];
 const SEP = '\u0000';
@@ -17,6 +19,8 @@ export interface TrackOptions {
   subresource: '' | 'status';
   /** Main-resource writes do not own status when the kind has a status subresource. */
   statusIsSubresource: boolean;
+  /** Map-lists and sets of this kind; other lists are atomic. */
+  listTypeOf: ListTypeOf;
 }
 
 function tracked(top: string, options: TrackOptions): boolean {
@@ -26,52 +30,91 @@ function tracked(top: string, options: TrackOptions): boolean {
   return true;
 }
 
-/** Leaf paths of a JSON object (objects recursed into; lists and scalars are leaves). */
+function itemKey(item: Record<string, unknown>, keys: string[]): string {
+  const key: Record<string, unknown> = {};
+  for (const k of keys) key[k] = item[k];
+  return `k:${JSON.stringify(key)}`;
+}
+
+/** Leaf paths of a JSON object (objects and map-list items recursed into; atomic lists and scalars are leaves). */
 export function leafPaths(obj: unknown, options: TrackOptions): Path[] {
   const out: Path[] = [];
-  const walk = (value: unknown, path: Path): void => {
+  const walk = (value: unknown, path: Path, schemaPath: string[]): void => {
     if (isObject(value) && Object.keys(value).length > 0) {
-      for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
-    } else out.push(path);
+      for (const [k, v] of Object.entries(value)) walk(v, [...path, `f:${k}`], [...schemaPath, k]);
+      return;
+    }
+    if (Array.isArray(value)) {
+      const listType = options.listTypeOf(schemaPath);
+      if (listType?.kind === 'map') {
+        for (const item of value) {
+          if (!isObject(item)) continue;
+          const element = [...path, itemKey(item, listType.keys)];
+          out.push([...element, '.']);
+          for (const [k, v] of Object.entries(item)) walk(v, [...element, `f:${k}`], [...schemaPath, '[]', k]);
+        }
+        if (value.length > 0) return;
+      } else if (listType?.kind === 'set') {
+        for (const item of value) out.push([...path, `v:${JSON.stringify(item)}`]);
+        if (value.length > 0) return;
+      }
+    }
+    out.push(path);
   };
   if (!isObject(obj)) return out;
   for (const [k, v] of Object.entries(obj)) {
     if (!tracked(k, options)) continue;
     if (k === 'metadata') {
       if (!isObject(v)) continue;
-      for (const [mk, mv] of Object.entries(v)) if (TRACKED_METADATA.has(mk)) walk(mv, ['metadata', mk]);
+      for (const [mk, mv] of Object.entries(v)) if (TRACKED_METADATA.has(mk)) walk(mv, ['f:metadata', `f:${mk}`], ['metadata', mk]);
       continue;
     }
-    walk(v, [k]);
+    walk(v, [`f:${k}`], [k]);
   }
   return out;
 }
 
+function matchesKey(item: unknown, element: string): boolean {
+  if (!isObject(item)) return false;
+  const key = JSON.parse(element.slice(2)) as Record<string, unknown>;
+  return Object.entries(key).every(([k, v]) => jsonEqual(item[k], v));
+}
+
+/** The value a path points at, undefined when absent. */
 function valueAt(obj: unknown, path: Path): unknown {
   let cur = obj;
-  for (const p of path) {
-    if (!isObject(cur)) return undefined;
-    cur = cur[p];
+  for (const segment of path) {
+    if (segment === '.') return cur;
+    if (segment.startsWith('f:')) {
+      if (!isObject(cur)) return undefined;
+      cur = cur[segment.slice(2)];
+    } else if (segment.startsWith('k:')) {
+      if (!Array.isArray(cur)) return undefined;
+      cur = cur.find((item) => matchesKey(item, segment));
+    } else if (segment.startsWith('v:')) {
+      if (!Array.isArray(cur)) return undefined;
+      const wanted: unknown = JSON.parse(segment.slice(2));
+      cur = cur.find((item) => jsonEqual(item, wanted));
+    } else return undefined;
+    if (cur === undefined) return undefined;
   }
   return cur;
 }
 
+/** Remove what a path points at (a field, a map-list item or a set item). */
 function removeAt(obj: KubeObject, path: Path): void {
-  const parents: Array<Record<string, unknown>> = [];
-  let cur: unknown = obj;
-  for (const p of path.slice(0, -1)) {
-    if (!isObject(cur)) return;
-    parents.push(cur);
-    cur = cur[p];
-  }
-  if (!isObject(cur)) return;
-  delete cur[path[path.length - 1] as string];
-  // drop maps emptied by the removal (except the top-level sections)
-  for (let i = path.length - 2; i >= 1; i--) {
-    const parent = parents[i];
-    const child = parent?.[path[i] as string];
-    if (parent && isObject(child) && Object.keys(child).length === 0) delete parent[path[i] as string];
-    else break;
+  const effective = path[path.length - 1] === '.' ? path.slice(0, -1) : path;
+  const parent = valueAt(obj, effective.slice(0, -1));
+  const last = effective[effective.length - 1];
+  if (last === undefined) return;
+  if (last.startsWith('f:') && isObject(parent)) delete parent[last.slice(2)];
+  else if (last.startsWith('k:') && Array.isArray(parent)) {
+    const i = parent.findIndex((item) => matchesKey(item, last));
+    if (i >= 0) parent.splice(i, 1);
+  } else if (last.startsWith('v:') && Array.isArray(parent)) {
+    const wanted: unknown = JSON.parse(last.slice(2));
+    const i = parent.findIndex((item) => jsonEqual(item, wanted));
+    if (i >= 0) parent.splice(i, 1);
   }
 }
 
@@ -80,9 +123,8 @@ function toFieldsV1(paths: Path[]): Record<string, unknown> {
   for (const path of paths) {
     let node = root;
     for (const part of path) {
-      const key = `f:${part}`;
-      if (!isObject(node[key])) node[key] = {};
-      node = node[key] as Record<string, unknown>;
+      if (!isObject(node[part])) node[part] = {};
+      node = node[part] as Record<string, unknown>;
     }
   }
   return root;
@@ -91,12 +133,12 @@ function toFieldsV1(paths: Path[]): Record<string, unknown> {
 function fromFieldsV1(fields: unknown): Path[] {
   const out: Path[] = [];
   const walk = (node: unknown, path: Path): void => {
-    const children = isObject(node) ? Object.keys(node).filter((k) => k.startsWith('f:')) : [];
+    const children = isObject(node) ? Object.keys(node) : [];
     if (children.length === 0) {
       if (path.length > 0) out.push(path);
       return;
     }
-    for (const k of children) walk((node as Record<string, unknown>)[k], [...path, k.slice(2)]);
+    for (const k of children) walk((node as Record<string, unknown>)[k], [...path, k]);
   };
   walk(fields, []);
   return out;
@@ -179,28 +221,58 @@ export function recordUpdate(next: KubeObject, old: KubeObject | undefined, mana
   writeEntries(next, entries);
 }
 
-/** Deep-merge an applied configuration into the live object: maps merge, lists and scalars replace. */
-function mergeApplied(live: unknown, applied: unknown): unknown {
+/** Record a create by server-side apply: `manager` owns exactly the fields of the applied configuration. */
+export function recordApplyCreate(next: KubeObject, applied: KubeObject, manager: string, apiVersion: string, options: TrackOptions): void {
+  const entry: Entry = { manager, operation: 'Apply', apiVersion, time: nowIso(), subresource: options.subresource, paths: new Set(leafPaths(applied, options).map((p) => p.join(SEP))) };
+  const entries = [entry];
+  pruneMissing(entries, next);
+  writeEntries(next, entries);
+}
+
+/** Deep-merge an applied configuration into the live object: maps merge, map-lists merge by key, sets unite, other lists replace. */
+function mergeApplied(live: unknown, applied: unknown, schemaPath: string[], listTypeOf: ListTypeOf): unknown {
+  if (Array.isArray(applied) && Array.isArray(live)) {
+    const listType: ListType | undefined = listTypeOf(schemaPath);
+    if (listType?.kind === 'set') return [...live, ...applied.filter((a) => !live.some((l) => jsonEqual(l, a)))];
+    if (listType?.kind === 'map') {
+      const out = [...live];
+      for (const item of applied) {
+        if (!isObject(item)) continue;
+        const element = itemKey(item, listType.keys);
+        const i = out.findIndex((l) => matchesKey(l, element));
+        if (i >= 0) out[i] = mergeApplied(out[i], item, [...schemaPath, '[]'], listTypeOf);
+        else out.push(structuredClone(item));
+      }
+      return out;
+    }
+    return structuredClone(applied);
+  }
   if (!isObject(applied) || !isObject(live)) return structuredClone(applied);
   const out: Record<string, unknown> = { ...live };
-  for (const [k, v] of Object.entries(applied)) out[k] = v === null ? v : mergeApplied(live[k], v);
+  for (const [k, v] of Object.entries(applied)) out[k] = v === null ? v : mergeApplied(live[k], v, [...schemaPath, k], listTypeOf);
   return out;
 }
 
+/** The map-list item a path lies in (its deepest `k:` element), as a path prefix. */
+function itemPrefix(path: Path): Path | undefined {
+  for (let i = path.length - 1; i >= 0; i--) if (path[i]?.startsWith('k:')) return path.slice(0, i + 1);
+  return undefined;
+}
+
 /**
- * Server-side apply: merge `applied` into `live` (undefined when creating), owned by `manager`.
- * Fields other managers own with a different value conflict (409) unless `force`. Fields this
- * manager applied before but no longer applies, and nobody else owns, are removed.
+ * Server-side apply: merge `applied` into `live`, owned by `manager`. Fields other managers own with a
+ * different value conflict (409) unless `force`. Fields this manager applied before but no longer
+ * applies, and nobody else owns, are removed (whole map-list items when nothing of them is kept).
  */
 export function serverSideApply(
-  live: KubeObject | undefined,
+  live: KubeObject,
   applied: KubeObject,
   manager: string,
   apiVersion: string,
   force: boolean,
   options: TrackOptions,
 ): KubeObject {
-  const entries = live ? readEntries(live) : [];
+  const entries = readEntries(live);
   const appliedPaths = leafPaths(applied, options).map((p) => p.join(SEP));
   const appliedSet = new Set(appliedPaths);
   const conflicts: Array<{ manager: string; apiVersion: string; path: string }> = [];
@@ -209,25 +281,31 @@ export function serverSideApply(
     for (const p of e.paths) {
       if (!appliedSet.has(p)) continue;
       const path = p.split(SEP);
-      if (live && !jsonEqual(valueAt(live, path), valueAt(applied, path))) conflicts.push({ manager: e.manager, apiVersion: e.apiVersion, path: `.${path.join('.')}` });
+      if (path[path.length - 1] === '.') continue;
+      if (!jsonEqual(valueAt(live, path), valueAt(applied, path))) conflicts.push({ manager: e.manager, apiVersion: e.apiVersion, path: displayPath(path) });
     }
   }
   if (conflicts.length > 0 && !force) throw applyConflict(conflicts);
 
-  const next = (live ? mergeApplied(live, applied) : structuredClone(applied)) as KubeObject;
-  if (live) {
-    // keep server-owned metadata of the live object
-    const meta = metadataOf(next);
-    const liveMeta = metadataOf(live);
-    for (const [k, v] of Object.entries(liveMeta)) if (!TRACKED_METADATA.has(k)) meta[k] = v;
-  }
+  const next = mergeApplied(live, applied, [], options.listTypeOf) as KubeObject;
+  // keep server-owned metadata of the live object
+  const meta = metadataOf(next);
+  for (const [k, v] of Object.entries(metadataOf(live))) if (!TRACKED_METADATA.has(k)) meta[k] = v;
   const mine = entryFor(entries, manager, 'Apply', options.subresource, apiVersion);
   const others = entries.filter((e) => e !== mine);
+  for (const e of others) for (const p of appliedPaths) e.paths.delete(p);
+  const keptElsewhere = (prefix: string): boolean => appliedPaths.some((p) => p.startsWith(prefix)) || others.some((e) => [...e.paths].some((p) => p.startsWith(prefix)));
+  const removed = new Set<string>();
   for (const p of mine.paths) {
     if (appliedSet.has(p) || others.some((e) => e.paths.has(p))) continue;
-    removeAt(next, p.split(SEP));
+    const path = p.split(SEP);
+    const item = itemPrefix(path);
+    const target = item && !keptElsewhere(item.join(SEP) + SEP) ? item : path;
+    const key = target.join(SEP);
+    if (removed.has(key)) continue;
+    removed.add(key);
+    removeAt(next, target);
   }
-  for (const e of others) for (const p of appliedPaths) e.paths.delete(p);
   mine.paths = appliedSet;
   mine.time = nowIso();
   pruneMissing(entries, next);
@@ -235,12 +313,17 @@ export function serverSideApply(
   return next;
 }
 
-/** Record a create by server-side apply: `manager` owns exactly the fields of the applied configuration. */
-export function recordApplyCreate(next: KubeObject, applied: KubeObject, manager: string, apiVersion: string, options: TrackOptions): void {
-  const entry: Entry = { manager, operation: 'Apply', apiVersion, time: nowIso(), subresource: options.subresource, paths: new Set(leafPaths(applied, options).map((p) => p.join(SEP))) };
-  const entries = [entry];
-  pruneMissing(entries, next);
-  writeEntries(next, entries);
+/** `.spec.lifecycle[id="r1"].days` as the real server prints conflicting fields. */
+function displayPath(path: Path): string {
+  let out = '';
+  for (const segment of path) {
+    if (segment.startsWith('f:')) out += `.${segment.slice(2)}`;
+    else if (segment.startsWith('k:')) {
+      const key = JSON.parse(segment.slice(2)) as Record<string, unknown>;
+      out += `[${Object.entries(key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
+    } else if (segment.startsWith('v:')) out += `[${segment.slice(2)}]`;
+  }
+  return out;
 }
 
 function applyConflict(conflicts: Array<{ manager: string; apiVersion: string; path: string }>): ApiError {

@@ -19,6 +19,7 @@ import {
   validateObjectName,
 } from '../objects/meta.js';
 import { prepareForCreate, prepareForUpdate, validateBuiltin } from '../objects/strategies.js';
+import { builtinListTypes, schemaListTypes } from '../patch/list-types.js';
 import { recordApplyCreate, recordUpdate, type TrackOptions } from '../patch/managed-fields.js';
 import { schemaFor, type Scope } from './scope.js';
 import type { ApiError} from './status.js';
@@ -43,8 +44,12 @@ function fieldValidation(scope: Scope): FieldValidation {
   return 'Warn';
 }
 
-function trackOptions(scope: Scope): TrackOptions {
-  return { subresource: scope.info.subresource === 'status' ? 'status' : '', statusIsSubresource: scope.version.hasStatus };
+export function trackOptions(scope: Scope): TrackOptions {
+  return {
+    subresource: scope.info.subresource === 'status' ? 'status' : '',
+    statusIsSubresource: scope.version.hasStatus,
+    listTypeOf: scope.type.builtin ? builtinListTypes() : schemaListTypes(scope.version.schema),
+  };
 }
 
 function optionsObject(kind: string, scope: Scope, fieldManager: string): KubeObject {

@@ -5,7 +5,7 @@ import { applyJsonPatch } from '../patch/json.js';
 import { defaultFieldManager, serverSideApply } from '../patch/managed-fields.js';
 import { applyMergePatch } from '../patch/merge.js';
 import { applyStrategicMergePatch } from '../patch/strategic.js';
-import { checkBodyIdentity, conflictError, createObject, StaleWrite, updateObject, type WriteOptions } from './admit.js';
+import { checkBodyIdentity, conflictError, createObject, StaleWrite, trackOptions, updateObject, type WriteOptions } from './admit.js';
 import { decodeBody, mediaType, readBody } from './body.js';
 import { present, sendObject, type Scope } from './scope.js';
 import { ApiError, badRequest, conflict, methodNotAllowed, notFound } from './status.js';
@@ -148,10 +148,7 @@ async function applyServerSide(scope: Scope, patch: unknown): Promise<void> {
       return;
     }
     // merge and conflicts are computed against the live object; the pipeline then admits the result
-    const trial = serverSideApply(present(scope, clone(old)), applied, manager, scope.apiVersion, force, {
-      subresource: info.subresource === 'status' ? 'status' : '',
-      statusIsSubresource: scope.version.hasStatus,
-    });
+    const trial = serverSideApply(present(scope, clone(old)), applied, manager, scope.apiVersion, force, trackOptions(scope));
     try {
       const result = await updateObject(scope, old, trial, { fieldManager: manager, managedFieldsComputed: true });
       sendObject(scope, 200, result.object);
