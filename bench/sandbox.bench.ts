@@ -159,6 +159,7 @@ if (process.argv.includes('--serve')) {
   const keepAliveSeconds = (performance.now() - keepAliveStart) / 1000;
   keepAliveLatencies.sort((a, b) => a - b);
   progress('keep-alive creates done');
+  const doubled = await memory();
 
   // 2. watch fan-out
   const watch = new Watch(kc);
@@ -208,5 +209,7 @@ if (process.argv.includes('--serve')) {
   console.log(`| Watch fan-out (${watchers} watchers x ${events.toLocaleString('en')} creates) | **${Math.round((watchers * events) / fanoutSeconds).toLocaleString('en')} events/s delivered** (${fanoutSeconds.toFixed(1)} s until every watcher saw every event) |`);
   console.log(`| Server memory, empty (CRD installed) | RSS ${mib(empty.rss)} MiB, heap ${mib(empty.heapUsed)} MiB |`);
   console.log(`| Server memory, ${(objects + 200).toLocaleString('en')} Buckets stored | RSS ${mib(full.rss)} MiB, heap ${mib(full.heapUsed)} MiB (~${perObject} KiB heap per Bucket) |`);
+  const perKeptObject = ((doubled.heapUsed - full.heapUsed) / objects / 1024).toFixed(2);
+  console.log(`| Server memory, ${(2 * objects + 200).toLocaleString('en')} Buckets (after the keep-alive creates) | RSS ${mib(doubled.rss)} MiB, heap ${mib(doubled.heapUsed)} MiB (+${perKeptObject} KiB heap per Bucket) |`);
   child.disconnect();
 }

@@ -497,6 +497,18 @@ describe('schema engine with ad-hoc schemas', () => {
     }
   });
 
+  it('applies the restrictions a CRD puts on metadata.name', () => {
+    const s = compileCrdSchema({
+      type: 'object',
+      properties: { metadata: { type: 'object', properties: { name: { type: 'string', maxLength: 10, pattern: '^[a-z]+$' } } }, spec: { type: 'object' } },
+    });
+    const named = (name: string) => s.admit({ apiVersion: 'x/v1', kind: 'X', metadata: { name, namespace: 'a', uid: 'u' }, spec: {} }, undefined, strict);
+    assert.deepEqual(named('short').errors, []);
+    assert.deepEqual(texts(named('much-too-long-name')), ['metadata.name: Too long: may not be more than 10 bytes', BLOCKED]);
+    assert.deepEqual(texts(named('abc1')), ["metadata.name: Invalid value: \"abc1\": metadata.name in body should match '^[a-z]+$'"]);
+    assert.deepEqual(named('short').object.metadata, { name: 'short', namespace: 'a', uid: 'u' }, 'metadata is left to the server');
+  });
+
   it('admits anything when the CRD has no schema', () => {
     const open = compileCrdSchema(undefined);
     const result = open.admit({ apiVersion: 'x/v1', kind: 'X', metadata: {}, spec: { any: ['thing'] } }, undefined, strict);

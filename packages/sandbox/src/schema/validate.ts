@@ -189,13 +189,28 @@ function validateObject(
     return;
   }
   for (const [key, child] of Object.entries(value)) {
-    if (isResourceRoot && key === 'metadata') continue;
+    if (isResourceRoot && key === 'metadata') {
+      validateMetadataNames(schema.properties?.get('metadata'), child, childOld(old, key), errors);
+      continue;
+    }
     const prop = schema.properties?.get(key);
     const target = prop ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
     if (target) validateValue(target, child, childPath(path, key), childOld(old, key), errors, listErrors);
   }
   for (const name of schema.required) {
     if (!(name in value)) errors.push(required(childPath(path, name)));
+  }
+}
+
+/**
+ * The server owns metadata, but a CRD schema may restrict metadata.name and metadata.generateName
+ * (the only metadata a structural schema may constrain); those restrictions apply.
+ */
+function validateMetadataNames(metadataSchema: SchemaNode | undefined, metadata: unknown, old: Old, errors: FieldError[]): void {
+  if (!metadataSchema?.properties || !isRecord(metadata)) return;
+  for (const field of ['name', 'generateName']) {
+    const fieldSchema = metadataSchema.properties.get(field);
+    if (fieldSchema && field in metadata) validateValue(fieldSchema, metadata[field], `metadata.${field}`, childOld(old, field), errors, []);
   }
 }
 
