@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import type { KubeObject, RequestLogEntry, Sandbox, SandboxOptions } from './types.js';
 import { AdmissionChain, defaultServiceResolver } from './admission/chain.js';
 import { CrdController } from './controllers/crds.js';
+import { GarbageCollector } from './controllers/garbage-collector.js';
 import { NamespaceController } from './controllers/namespaces.js';
 import { SchemaCache } from './crd/schema-cache.js';
 import { OpenApiDocuments } from './discovery/openapi.js';
@@ -61,8 +62,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   const crds = new CrdController(store, registry, schemas);
   const namespaces = new NamespaceController(store, registry);
+  const garbageCollector = new GarbageCollector(store, registry);
   crds.resync();
   namespaces.resync();
+  garbageCollector.resync();
   const writer = options.dataDir ? new SnapshotWriter(options.dataDir, store) : undefined;
   seedNamespaces(store);
 
@@ -77,6 +80,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     logger,
     user: { username: 'k8or-sandbox-admin', uid: 'k8or-sandbox-admin', groups: ['system:masters', 'system:authenticated'] },
     bookmarkIntervalMs: 5000,
+    garbageCollector,
     serverAddress: '',
   };
   const openapi = new OpenApiDocuments(registry);
@@ -124,6 +128,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       stopping ??= new Promise<void>((resolve) => {
         crds.stop();
         namespaces.stop();
+        garbageCollector.stop();
         hub.closeAll();
         writer?.flush();
         server.close(() => resolve());

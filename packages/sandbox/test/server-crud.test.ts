@@ -186,3 +186,52 @@ describe('object semantics', () => {
     }
   });
 });
+
+describe('garbage collection', () => {
+  let t: TestSandbox;
+  const CMS = '/api/v1/namespaces/default/configmaps';
+  const ownedBy = (owner: Obj): Obj => ({ apiVersion: 'example.com/v1', kind: 'Widget', name: metadataOf(owner)['name'], uid: metadataOf(owner)['uid'], controller: true, blockOwnerDeletion: true });
+
+  before(async () => {
+    t = await startTestSandbox();
+    await installWidgetCrd(t.sandbox);
+  });
+  after(() => t.sandbox.stop());
+
+  it('deletes dependents when their only owner is deleted', async () => {
+    const owner = (await request(t.sandbox, 'POST', WIDGETS, { body: widget('owner') })).json as Obj;
+    await request(t.sandbox, 'POST', CMS, { body: { metadata: { name: 'outputs', ownerReferences: [ownedBy(owner)] }, data: { url: 'x' } } });
+    await request(t.sandbox, 'DELETE', `${WIDGETS}/owner`);
+    for (let i = 0; ; i++) {
+      if ((await request(t.sandbox, 'GET', `${CMS}/outputs`)).status === 404) break;
+      assert.ok(i < 500, 'dependent collected');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+
+  it('keeps a dependent that has another owner, dropping the reference to the deleted one', async () => {
+    const first = (await request(t.sandbox, 'POST', WIDGETS, { body: widget('first-owner') })).json as Obj;
+    const second = (await request(t.sandbox, 'POST', WIDGETS, { body: widget('second-owner') })).json as Obj;
+    await request(t.sandbox, 'POST', CMS, { body: { metadata: { name: 'shared', ownerReferences: [ownedBy(first), { ...ownedBy(second), controller: false }] } } });
+    await request(t.sandbox, 'DELETE', `${WIDGETS}/first-owner`);
+    for (let i = 0; ; i++) {
+      const refs = metadataOf((await request(t.sandbox, 'GET', `${CMS}/shared`)).json)['ownerReferences'] as Obj[];
+      if (refs.length === 1) {
+        assert.equal(refs[0]?.['name'], 'second-owner');
+        break;
+      }
+      assert.ok(i < 500, 'reference dropped');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+
+  it('orphans dependents with propagationPolicy=Orphan', async () => {
+    const owner = (await request(t.sandbox, 'POST', WIDGETS, { body: widget('orphaning') })).json as Obj;
+    await request(t.sandbox, 'POST', CMS, { body: { metadata: { name: 'orphan', ownerReferences: [ownedBy(owner)] } } });
+    await request(t.sandbox, 'DELETE', `${WIDGETS}/orphaning`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Orphan' } });
+    await new Promise((r) => setTimeout(r, 100));
+    const kept = await request(t.sandbox, 'GET', `${CMS}/orphan`);
+    assert.equal(kept.status, 200);
+    assert.equal(metadataOf(kept.json)['ownerReferences'], undefined);
+  });
+});

@@ -1,6 +1,7 @@
 /** Everything a request handler needs, built once per sandbox. */
 import type { Logger } from 'pino';
 import type { AdmissionChain } from '../admission/chain.js';
+import type { GarbageCollector } from '../controllers/garbage-collector.js';
 import type { SchemaCache } from '../crd/schema-cache.js';
 import type { ResourceRegistry } from '../resources/registry.js';
 import type { ObjectStore } from '../store/store.js';
@@ -22,6 +23,7 @@ export interface ServerContext {
   admission: AdmissionChain;
   logger: Logger;
   user: UserInfo;
+  garbageCollector: GarbageCollector;
   /** Interval between BOOKMARK events on watches that allow them. */
   bookmarkIntervalMs: number;
   /** Host:port clients reach us at (for discovery's serverAddressByClientCIDRs). */

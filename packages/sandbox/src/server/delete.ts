@@ -35,6 +35,8 @@ async function deleteOne(scope: Scope, current: KubeObject, options: Record<stri
   if (!latest) throw notFound(type.group, type.plural, name);
   const plan = planDeletion(type, latest);
   if (scope.dryRun) return plan;
+  const propagation = options['propagationPolicy'] ?? scope.query.get('propagationPolicy') ?? (options['orphanDependents'] === true ? 'Orphan' : undefined);
+  if (propagation === 'Orphan') ctx.garbageCollector.orphanDependents(String(meta['uid'] ?? ''), type.namespaced ? String(meta['namespace'] ?? '') : '');
   return { object: commitDeletion(ctx.store, type, latest, plan), deleted: plan.deleted };
 }
 
