@@ -15,7 +15,8 @@ import { OpenApiDocuments } from './discovery/openapi.js';
 import { initCreateMetadata } from './objects/meta.js';
 import { prepareForCreate } from './objects/strategies.js';
 import { persistedText, readSnapshot, SnapshotWriter } from './persistence/snapshot.js';
-import { ResourceRegistry } from './resources/registry.js';
+import { ResourceRegistry, resourceTypeFromCrd } from './resources/registry.js';
+import { CRD_KEY } from './objects/lifecycle.js';
 import type { ServerContext } from './server/context.js';
 import { createHandler } from './server/handler.js';
 import { ObjectStore } from './store/store.js';
@@ -59,6 +60,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   store.onEvent((event) => {
     history.append(event);
     hub.publish(event);
+    if (event.type === 'DELETED' && event.resourceKey === CRD_KEY) hub.closeResource(resourceTypeFromCrd(event.object).key);
   });
   const crds = new CrdController(store, registry, schemas);
   const namespaces = new NamespaceController(store, registry);

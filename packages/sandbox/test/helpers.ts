@@ -147,3 +147,32 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
 export function metadataOf(obj: Record<string, unknown> | undefined): Record<string, unknown> {
   return (obj?.['metadata'] ?? {}) as Record<string, unknown>;
 }
+
+export interface WatchEvent { type: string; object: Record<string, unknown> }
+
+/** Open a raw watch and collect its events until `stop()` or the server ends it. */
+export function openWatch(sandbox: Sandbox, path: string): { events: WatchEvent[]; ended: Promise<void>; stop(): void } {
+  const events: WatchEvent[] = [];
+  let req: ReturnType<typeof https.request> | undefined;
+  const ended = new Promise<void>((resolve) => {
+    req = https.request(new URL(path, sandbox.url), { headers: { Authorization: `Bearer ${sandbox.token}` }, ca: sandbox.caPem, agent: false }, (res) => {
+      let buffer = '';
+      res.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString('utf8');
+        let nl: number;
+        while ((nl = buffer.indexOf('\n')) >= 0) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          if (line.trim()) events.push(JSON.parse(line) as WatchEvent);
+        }
+      });
+      res.on('end', () => resolve());
+      res.on('error', () => resolve());
+      res.on('aborted', () => resolve());
+    });
+    req.on('error', () => resolve());
+    req.end();
+  });
+  return { events, ended, stop: () => req?.destroy() };
+}
+

@@ -1,7 +1,7 @@
 // CRD lifecycle: served within moments of creation, updated in place, withdrawn after its objects are deleted.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventually, installWidgetCrd, metadataOf, request, startTestSandbox, widget, widgetCrd, WIDGETS, type TestSandbox } from './helpers.ts';
+import { eventually, installWidgetCrd, metadataOf, openWatch, request, startTestSandbox, widget, widgetCrd, WIDGETS, type TestSandbox } from './helpers.ts';
 
 type Obj = Record<string, unknown>;
 const CRD = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com';
@@ -42,6 +42,8 @@ describe('CRD lifecycle', () => {
 
   it('on deletion removes every custom object, waits for their finalizers, then stops serving', async () => {
     await request(t.sandbox, 'POST', WIDGETS, { body: widget('held', { size: 1 }, { finalizers: ['example.com/hold'] }) });
+    const watch = openWatch(t.sandbox, `${WIDGETS}?watch=1`);
+    await eventually(() => watch.events.length >= 2, 20_000, 'watch open');
     const deleting = await request(t.sandbox, 'DELETE', CRD);
     assert.ok([200, 202].includes(deleting.status), deleting.text);
     await eventually(async () => (await request(t.sandbox, 'GET', `${WIDGETS}/first`)).status === 404, 20_000, 'first deleted');
@@ -52,6 +54,8 @@ describe('CRD lifecycle', () => {
     await eventually(async () => (await request(t.sandbox, 'GET', CRD)).status === 404, 20_000, 'CRD gone');
     const list = await request(t.sandbox, 'GET', WIDGETS);
     assert.equal(list.status, 404);
+    await watch.ended;
+    assert.ok(watch.events.some((e) => e.type === 'DELETED'), 'watchers saw the objects go before the watch ended');
     const groups = await request(t.sandbox, 'GET', '/apis');
     assert.ok(!((groups.json?.['groups'] as Obj[]) ?? []).some((g) => g['name'] === 'example.com'));
   });

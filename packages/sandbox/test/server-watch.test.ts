@@ -2,39 +2,10 @@
 // surviving a dropped watch and an expired resourceVersion.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import https from 'node:https';
 import { CustomObjectsApi, makeInformer, type KubernetesObject, type KubernetesListObject } from '@kubernetes/client-node';
-import type { Sandbox } from '@k8or/sandbox';
-import { eventually, installWidgetCrd, metadataOf, request, startTestSandbox, widget, WIDGETS, type TestSandbox } from './helpers.ts';
+import { eventually, installWidgetCrd, metadataOf, openWatch, request, startTestSandbox, widget, WIDGETS, type TestSandbox, type WatchEvent } from './helpers.ts';
 
 type Obj = Record<string, unknown>;
-interface WatchEvent { type: string; object: Obj }
-
-/** Open a raw watch and collect its events until `stop()` or the server ends it. */
-function openWatch(sandbox: Sandbox, path: string): { events: WatchEvent[]; ended: Promise<void>; stop(): void } {
-  const events: WatchEvent[] = [];
-  let req: ReturnType<typeof https.request> | undefined;
-  const ended = new Promise<void>((resolve) => {
-    req = https.request(new URL(path, sandbox.url), { headers: { Authorization: `Bearer ${sandbox.token}` }, ca: sandbox.caPem, agent: false }, (res) => {
-      let buffer = '';
-      res.on('data', (chunk: Buffer) => {
-        buffer += chunk.toString('utf8');
-        let nl: number;
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          if (line.trim()) events.push(JSON.parse(line) as WatchEvent);
-        }
-      });
-      res.on('end', () => resolve());
-      res.on('error', () => resolve());
-      res.on('aborted', () => resolve());
-    });
-    req.on('error', () => resolve());
-    req.end();
-  });
-  return { events, ended, stop: () => req?.destroy() };
-}
 
 const nameOf = (e: WatchEvent): string => String(metadataOf(e.object)['name']);
 

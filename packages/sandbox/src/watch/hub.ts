@@ -2,10 +2,14 @@
 import type { StoreEvent } from '../store/store.js';
 
 export interface WatchSubscriber {
+  /** Storage key of the watched resource (group/plural). */
+  resourceKey: string;
   /** Receives every store event, synchronously, in resourceVersion order. */
   deliver(event: StoreEvent): void;
   /** Abruptly end the stream (dropWatches, server stop). */
   close(): void;
+  /** End the stream cleanly. */
+  end(): void;
 }
 
 export class WatchHub {
@@ -22,6 +26,15 @@ export class WatchHub {
 
   get size(): number {
     return this.subscribers.size;
+  }
+
+  /** End every watch of one resource (its CRD was deleted), as the real server does. */
+  closeResource(resourceKey: string): void {
+    for (const s of [...this.subscribers]) {
+      if (s.resourceKey !== resourceKey) continue;
+      this.subscribers.delete(s);
+      s.end();
+    }
   }
 
   closeAll(): void {

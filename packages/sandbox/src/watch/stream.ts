@@ -97,6 +97,8 @@ export function handleWatch(scope: Scope): void {
     res.end();
   };
   const unsubscribe = ctx.hub.subscribe({
+    resourceKey: type.key,
+    end: () => finish(),
     deliver(event) {
       if (event.rv <= startRv) return;
       const translated = translate(event);
