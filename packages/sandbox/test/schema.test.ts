@@ -423,6 +423,32 @@ describe('schema engine with ad-hoc schemas', () => {
     );
   });
 
+  it('evaluates the Kubernetes CEL library functions CRD authors use (lists, regex, strings, URLs)', () => {
+    const rules = [
+      'self.versions.isSorted()',
+      'self.versions.sum() <= 10',
+      'self.versions.min() >= 1 && self.versions.max() <= 5',
+      'self.versions.indexOf(2) == 1 && self.versions.lastIndexOf(9) == -1',
+      "self.name.find('[0-9]+') == '42'",
+      "self.name.findAll('[a-z]').size() == 3",
+      "self.name.replace('-', '_') == 'abc_42'",
+      "self.name.charAt(0) == 'a' && self.name.reverse() == '24-cba'",
+      'isURL(self.homepage)',
+    ];
+    const s = schema(
+      { versions: { type: 'array', items: { type: 'integer' } }, name: { type: 'string' }, homepage: { type: 'string' } },
+      { 'x-kubernetes-validations': rules.map((rule) => ({ rule })) },
+    );
+    assert.deepEqual(admit(s, { versions: [1, 2, 3], name: 'abc-42', homepage: 'https://example.com/docs' }).errors, []);
+    const failed = admit(s, { versions: [3, 1, 9], name: 'abc-42', homepage: 'not a url' });
+    assert.deepEqual(
+      failed.errors.map((e) => e.message),
+      ['failed rule: self.versions.isSorted()', 'failed rule: self.versions.sum() <= 10', 'failed rule: self.versions.min() >= 1 && self.versions.max() <= 5', 'failed rule: self.versions.indexOf(2) == 1 && self.versions.lastIndexOf(9) == -1', 'failed rule: isURL(self.homepage)'].map(
+        (m) => `Invalid value: "object": ${m}`,
+      ),
+    );
+  });
+
   it('correlates map-list items by key for transition rules', () => {
     const s = schema({
       ports: {

@@ -1,5 +1,6 @@
 import { Environment } from '@marcbachmann/cel-js';
 import { isObjectNode, type SchemaNode } from './node.js';
+import { registerKubernetesLibraries } from './cel-library.js';
 
 // Type-checking of x-kubernetes-validations against the schema, as kube-apiserver does when a CRD is
 // written: `self` (and `oldSelf`) get the type the schema declares at the rule's node, so a rule that
@@ -7,7 +8,7 @@ import { isObjectNode, type SchemaNode } from './node.js';
 
 /** A CEL environment where `self` and `oldSelf` have the declared type of `node`. */
 export function typedEnvironment(node: SchemaNode): Environment {
-  const env = new Environment({ homogeneousAggregateLiterals: false });
+  const env = registerKubernetesLibraries(new Environment({ homogeneousAggregateLiterals: false }));
   let counter = 0;
   const typeOf = (s: SchemaNode): string => {
     if (s.intOrString) return 'dyn';

@@ -1,6 +1,7 @@
 import { Environment, type ParseResult } from '@marcbachmann/cel-js';
 import { isRecord, type SchemaNode, type ValidationRuleSpec } from './node.js';
 import { typedEnvironment, typeProblem } from './cel-types.js';
+import { registerKubernetesLibraries } from './cel-library.js';
 import { invalid } from './errors.js';
 import type { FieldError } from './types.js';
 
@@ -8,7 +9,7 @@ import type { FieldError } from './types.js';
 // Kubernetes CEL adaptor binds them: integers as int (bigint here), numbers as double, date-time strings
 // as timestamps, objects as maps, arrays as lists.
 
-const environment = new Environment({ unlistedVariablesAreDyn: true, homogeneousAggregateLiterals: false })
+const environment = registerKubernetesLibraries(new Environment({ unlistedVariablesAreDyn: true, homogeneousAggregateLiterals: false }))
   .registerVariable('self', 'dyn')
   .registerVariable('oldSelf', 'dyn');
 
