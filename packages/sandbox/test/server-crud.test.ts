@@ -235,3 +235,44 @@ describe('garbage collection', () => {
     assert.equal(metadataOf(kept.json)['ownerReferences'], undefined);
   });
 });
+
+describe('events in two API groups', () => {
+  let t: TestSandbox;
+  before(async () => {
+    t = await startTestSandbox();
+  });
+  after(() => t.sandbox.stop());
+
+  it('serves one stored Event as core/v1 and as events.k8s.io/v1', async () => {
+    const created = await request(t.sandbox, 'POST', '/apis/events.k8s.io/v1/namespaces/default/events', {
+      body: {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: 'photos.1' },
+        eventTime: '2026-01-01T00:00:00.000000Z',
+        regarding: { apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', name: 'photos', namespace: 'default' },
+        note: 'created bucket photos',
+        reason: 'CreatedExternalResource',
+        type: 'Normal',
+        action: 'Create',
+        reportingController: 'k8or.io/operator',
+        reportingInstance: 'k8or-0',
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.json?.['note'], 'created bucket photos');
+    const core = await request(t.sandbox, 'GET', '/api/v1/namespaces/default/events/photos.1');
+    assert.equal(core.json?.['apiVersion'], 'v1');
+    assert.equal(core.json?.['message'], 'created bucket photos');
+    assert.equal((core.json?.['involvedObject'] as Obj)['name'], 'photos');
+    assert.equal(core.json?.['reportingComponent'], 'k8or.io/operator');
+    const bySelector = await request(t.sandbox, 'GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dphotos');
+    assert.equal((bySelector.json?.['items'] as Obj[]).length, 1);
+    const v1List = await request(t.sandbox, 'GET', '/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.kind%3DBucket');
+    assert.equal(((v1List.json?.['items'] as Obj[])[0] as Obj)['note'], 'created bucket photos');
+    const patched = await request(t.sandbox, 'PATCH', '/api/v1/namespaces/default/events/photos.1', { body: { count: 2 }, contentType: 'application/merge-patch+json' });
+    assert.equal(patched.status, 200);
+    const again = await request(t.sandbox, 'GET', '/apis/events.k8s.io/v1/namespaces/default/events/photos.1');
+    assert.equal(again.json?.['deprecatedCount'], 2);
+  });
+});

@@ -55,7 +55,7 @@ export class NamespaceController {
     if (!ns || !isTerminating(ns)) return;
     let remaining = 0;
     for (const type of this.registry.all()) {
-      if (!type.namespaced) continue;
+      if (!type.namespaced || type.conversion) continue;
       for (const obj of this.store.list(type.key, name)) {
         if (!isTerminating(obj)) commitDeletion(this.store, type, obj, planDeletion(type, obj));
       }

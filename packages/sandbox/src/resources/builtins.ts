@@ -1,3 +1,4 @@
+import { eventsV1Conversion } from './event-conversion.js';
 import { ALL_VERBS, resourceKey, type PrinterColumn, type ResourceType } from './types.js';
 
 const AGE: PrinterColumn = { name: 'Age', type: 'string', jsonPath: '.metadata.creationTimestamp', format: 'age' };
@@ -59,7 +60,8 @@ export function builtinResources(): ResourceType[] {
         { name: 'Name', type: 'string', jsonPath: '.metadata.name', format: 'name', priority: 1 },
       ],
     }),
-    builtin('events.k8s.io', 'v1', 'Event', 'events', true, {
+    {
+      ...builtin('events.k8s.io', 'v1', 'Event', 'events', true, {
       shortNames: ['ev'],
       columns: [
         { name: 'Last Seen', type: 'string', jsonPath: '.eventTime', format: 'event-last-seen' },
@@ -69,7 +71,11 @@ export function builtinResources(): ResourceType[] {
         { name: 'Message', type: 'string', jsonPath: '.note' },
         { name: 'Name', type: 'string', jsonPath: '.metadata.name', format: 'name', priority: 1 },
       ],
-    }),
+      }),
+      // one storage with core/v1 Events, served in the events.k8s.io shape
+      key: resourceKey('', 'events'),
+      conversion: eventsV1Conversion,
+    },
     builtin('coordination.k8s.io', 'v1', 'Lease', 'leases', true, {
       columns: [{ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }, AGE],
     }),

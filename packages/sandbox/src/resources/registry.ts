@@ -141,7 +141,8 @@ export class ResourceRegistry {
 
   /** The served type for group + resource in any version (for storage, CRD cleanup). */
   byKey(key: string): ResourceType | undefined {
-    return this.all().find((t) => t.key === key);
+    // the stored shape's own type first (events.k8s.io Events are a view of core's)
+    return this.all().find((t) => t.key === key && !t.conversion) ?? this.all().find((t) => t.key === key);
   }
 
   lookup(group: string, version: string, plural: string): ResolvedResource | undefined {

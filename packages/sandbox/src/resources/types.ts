@@ -19,9 +19,17 @@ export interface ResourceVersion {
   hasStatus: boolean;
 }
 
+/** Converts between the shape a resource is served in and the shape it is stored in (when they differ). */
+export interface StorageConversion {
+  toStorage(obj: Record<string, unknown>): Record<string, unknown>;
+  fromStorage(obj: Record<string, unknown>): Record<string, unknown>;
+}
+
 export interface ResourceType {
-  /** `group/plural`: the storage key shared by every version. */
+  /** Storage key shared by every version (`group/plural`; events.k8s.io Events share core's `/events`). */
   key: string;
+  /** Set when the served shape differs from the stored one. */
+  conversion?: StorageConversion;
   group: string;
   kind: string;
   listKind: string;

@@ -174,18 +174,19 @@ export async function createObject(scope: Scope, input: KubeObject, options: Wri
   else recordUpdate(obj, undefined, options.fieldManager, scope.apiVersion, trackOptions(scope));
 
   scope.warnings.push(...(await ctx.admission.validate(admissionRequest(scope, 'CREATE', name, obj, undefined, options.fieldManager))));
-  if (scope.dryRun) return obj;
+  if (scope.dryRun) return toStorage(scope, obj);
   if (ctx.store.get(type.key, scope.info.namespace, name)) throw alreadyExists(type.group, type.plural, name);
   checkNamespace(scope, name);
-  return ctx.store.create(type.key, scope.info.namespace, name, obj);
+  return ctx.store.create(type.key, scope.info.namespace, name, toStorage(scope, obj));
 }
 
 /**
  * Update `old` to `candidate` (a full object in the request's version) through the main resource or
  * the status subresource. Returns the stored object (or `old` when nothing changed).
  */
-export async function updateObject(scope: Scope, old: KubeObject, candidate: KubeObject, options: WriteOptions): Promise<{ object: KubeObject; deleted: boolean }> {
+export async function updateObject(scope: Scope, stored: KubeObject, candidate: KubeObject, options: WriteOptions): Promise<{ object: KubeObject; deleted: boolean }> {
   const { ctx, type } = scope;
+  const old = type.conversion ? type.conversion.fromStorage(stored) : stored;
   const name = String(metadataOf(old)['name'] ?? '');
   const oldShown = versioned(scope, old);
   let obj = clone(candidate);
@@ -221,13 +222,18 @@ export async function updateObject(scope: Scope, old: KubeObject, candidate: Kub
 
   scope.warnings.push(...(await ctx.admission.validate(admissionRequest(scope, 'UPDATE', name, obj, oldShown, options.fieldManager))));
   const finalizedAway = isTerminating(obj) && finalizersOf(obj).length === 0 && type.key !== '/namespaces';
-  if (!finalizedAway && isNoOpUpdate(obj, old)) return { object: old, deleted: false };
-  if (scope.dryRun) return { object: obj, deleted: finalizedAway };
+  if (!finalizedAway && isNoOpUpdate(obj, old)) return { object: stored, deleted: false };
+  if (scope.dryRun) return { object: toStorage(scope, obj), deleted: finalizedAway };
   const current = ctx.store.get(type.key, scope.info.namespace, name);
   if (!current) throw notFound(type.group, type.plural, name);
-  if (metadataOf(current)['resourceVersion'] !== metadataOf(old)['resourceVersion']) throw new StaleWrite();
-  if (finalizedAway) return { object: ctx.store.delete(type.key, scope.info.namespace, name, obj) ?? obj, deleted: true };
-  return { object: ctx.store.update(type.key, scope.info.namespace, name, obj), deleted: false };
+  if (metadataOf(current)['resourceVersion'] !== metadataOf(stored)['resourceVersion']) throw new StaleWrite();
+  if (finalizedAway) return { object: ctx.store.delete(type.key, scope.info.namespace, name, toStorage(scope, obj)) ?? obj, deleted: true };
+  return { object: ctx.store.update(type.key, scope.info.namespace, name, toStorage(scope, obj)), deleted: false };
+}
+
+/** The stored shape of an object written through this request's version. */
+function toStorage(scope: Scope, obj: KubeObject): KubeObject {
+  return scope.type.conversion ? scope.type.conversion.toStorage(obj) : obj;
 }
 
 export function conflictError(scope: Scope, name: string): ApiError {

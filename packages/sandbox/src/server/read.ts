@@ -36,8 +36,10 @@ function decodeContinue(token: string): ContinueToken {
 /** The objects a list or watch selects: namespace, label selector, field selector. */
 export function selectorFor(scope: Scope): (obj: KubeObject) => boolean {
   const labels = parseLabelSelector(scope.query.get('labelSelector'));
-  const fields = parseFieldSelector(scope.query.get('fieldSelector'), scope.type.key);
-  return (obj) => labels(labelsOf(obj)) && fields(obj);
+  const fields = parseFieldSelector(scope.query.get('fieldSelector'), `${scope.type.group}/${scope.type.plural}`);
+  const conversion = scope.type.conversion;
+  // field selectors name fields of the served shape
+  return (obj) => labels(labelsOf(obj)) && fields(conversion ? conversion.fromStorage(obj) : obj);
 }
 
 export function handleList(scope: Scope): void {

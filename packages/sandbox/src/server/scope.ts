@@ -43,7 +43,8 @@ export function makeScope(ctx: ServerContext, req: IncomingMessage, res: ServerR
 
 /** The stored object as the request's version shows it (CRs are stored once and served in every version). */
 export function present(scope: Scope, obj: KubeObject): KubeObject {
-  let out: KubeObject = { ...obj, apiVersion: scope.apiVersion, kind: scope.type.kind };
+  const served = scope.type.conversion ? scope.type.conversion.fromStorage(obj) : obj;
+  let out: KubeObject = { ...served, apiVersion: scope.apiVersion, kind: scope.type.kind };
   if (!scope.type.builtin && scope.version.schema !== undefined) out = schemaFor(scope).applyDefaults(out);
   // keep the usual key order: apiVersion, kind, metadata first
   const { apiVersion, kind, metadata, ...rest } = out;
