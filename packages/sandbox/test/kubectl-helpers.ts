@@ -6,8 +6,9 @@ import forge from 'node-forge';
 
 // Helpers to drive the real kubectl binaries against a sandbox, as a user would from a shell.
 
-export const KUBECTL_VERSIONS = ['1.27', '1.33'] as const;
-export type KubectlVersion = (typeof KUBECTL_VERSIONS)[number];
+export type KubectlVersion = '1.27' | '1.28' | '1.29' | '1.30' | '1.31' | '1.32' | '1.33';
+/** The oldest and newest kubectl installed; K8OR_KUBECTL_VERSIONS=1.27,1.28,... runs others too. */
+export const KUBECTL_VERSIONS = (process.env.K8OR_KUBECTL_VERSIONS?.split(',') ?? ['1.27', '1.33']) as KubectlVersion[];
 export const kubectlBinary = (version: KubectlVersion): string => `/usr/lib/google-cloud-sdk/bin/kubectl.${version}`;
 
 export interface KubectlResult {
