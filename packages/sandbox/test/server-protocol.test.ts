@@ -349,3 +349,66 @@ describe('HTTP surface', () => {
     );
   });
 });
+
+describe('built-in validation', () => {
+  let t: TestSandbox;
+  before(async () => {
+    t = await startTestSandbox();
+  });
+  after(() => t.sandbox.stop());
+
+  it('refuses to delete the default, kube-system and kube-public namespaces', async () => {
+    for (const name of ['default', 'kube-system', 'kube-public']) {
+      const res = await request(t.sandbox, 'DELETE', `/api/v1/namespaces/${name}`);
+      assert.equal(res.status, 403);
+      assert.equal(res.json?.['message'], `namespaces "${name}" is forbidden: this namespace may not be deleted`);
+    }
+  });
+
+  it('checks names, label keys and values, and secret data', async () => {
+    const badName = await request(t.sandbox, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'Not_Valid' } } });
+    assert.equal(badName.status, 422);
+    assert.match(String(badName.json?.['message']), /^ConfigMap "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain/);
+    const badKey = await request(t.sandbox, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'x', labels: { 'bad key': 'v' } } } });
+    assert.equal(badKey.status, 422);
+    const badValue = await request(t.sandbox, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'x', labels: { ok: 'not ok' } } } });
+    assert.equal(badValue.status, 422);
+    const badSecret = await request(t.sandbox, 'POST', '/api/v1/namespaces/default/secrets', { body: { metadata: { name: 's' }, data: { k: 'not base64!' } } });
+    assert.equal(badSecret.status, 400);
+    assert.match(String(badSecret.json?.['message']), /illegal base64 data/);
+  });
+});
+
+describe('Table watch', () => {
+  let t: TestSandbox;
+  before(async () => {
+    t = await startTestSandbox();
+    await installWidgetCrd(t.sandbox);
+  });
+  after(() => t.sandbox.stop());
+
+  it('streams watch events as one-row Tables when asked, as kubectl get -w does', async () => {
+    const https = await import('node:https');
+    const lines: string[] = [];
+    const req = https.request(new URL(`${WIDGETS}?watch=1`, t.sandbox.url), { headers: { Authorization: `Bearer ${t.sandbox.token}`, Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' }, ca: t.sandbox.caPem, agent: false }, (res) => {
+      let buffer = '';
+      res.on('data', (c: Buffer) => {
+        buffer += c.toString();
+        const parts = buffer.split('\n');
+        buffer = parts.pop() ?? '';
+        lines.push(...parts.filter(Boolean));
+      });
+    });
+    req.end();
+    await request(t.sandbox, 'POST', WIDGETS, { body: widget('tabled', { size: 6 }) });
+    for (let i = 0; lines.length === 0; i++) {
+      assert.ok(i < 1000, 'event received');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    req.destroy();
+    const event = JSON.parse(lines[0] as string) as { type: string; object: Obj };
+    assert.equal(event.type, 'ADDED');
+    assert.equal(event.object['kind'], 'Table');
+    assert.deepEqual(((event.object['rows'] as Obj[])[0]?.['cells'] as unknown[]).slice(0, 3), ['tabled', 6, null]);
+  });
+});

@@ -9,6 +9,8 @@ const SYSTEM_FIELDS = ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletio
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** Label and annotation keys: optional DNS-subdomain prefix and "/", then a name part. */
+const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
 export function finalizersOf(obj: KubeObject): string[] {
   const f = metadataOf(obj)['finalizers'];
@@ -111,11 +113,19 @@ export function validateCommonMetadata(obj: KubeObject): FieldCause[] {
       causes.push({ field: `metadata.${field}`, reason: 'FieldValueTypeInvalid', message: `Invalid value: "${typeof value}": metadata.${field} must be an object of strings` });
       continue;
     }
+    let total = 0;
     for (const [k, v] of Object.entries(value)) {
+      total += k.length + (typeof v === 'string' ? v.length : 0);
+      if (!QUALIFIED_NAME.test(k) || (k.split('/').pop() ?? '').length > 63 || (k.includes('/') && (k.split('/')[0] ?? '').length > 253)) {
+        causes.push({ field: `metadata.${field}`, reason: 'FieldValueInvalid', message: `Invalid value: "${k}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')` });
+      }
       if (typeof v !== 'string') causes.push({ field: `metadata.${field}`, reason: 'FieldValueTypeInvalid', message: `Invalid value: ${JSON.stringify(v)}: value of "${k}" must be a string` });
       else if (field === 'labels' && (v.length > 63 || !/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(v))) {
         causes.push({ field: `metadata.labels`, reason: 'FieldValueInvalid', message: `Invalid value: "${v}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')` });
       }
+    }
+    if (field === 'annotations' && total > 256 * 1024) {
+      causes.push({ field: 'metadata.annotations', reason: 'FieldValueTooLong', message: 'Too long: must have at most 262144 bytes' });
     }
   }
   const finalizers = meta['finalizers'];

@@ -1,7 +1,7 @@
 /** Per-kind rules applied on create and update (the real server's "strategies"), for built-in kinds. */
 import type { KubeObject } from '../types.js';
 import { isObject, metadataOf, stringField } from '../util.js';
-import type { FieldCause } from '../server/status.js';
+import { badRequest, type FieldCause } from '../server/status.js';
 import { crdNames } from '../resources/registry.js';
 
 /** Kind-specific defaulting and normalisation on create. */
@@ -44,8 +44,17 @@ function labelNamespaceName(obj: KubeObject): void {
   meta['labels'] = labels;
 }
 
-/** Secrets: fold stringData into base64 data, default the type. */
+/** Secrets: fold stringData into base64 data, default the type; data that is not base64 fails decoding (400). */
 function normaliseSecret(obj: KubeObject): void {
+  const data = obj['data'];
+  if (isObject(data)) {
+    for (const value of Object.values(data)) {
+      if (typeof value !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value) || value.length % 4 !== 0) {
+        const at = typeof value === 'string' ? Math.max(0, value.search(/[^A-Za-z0-9+/=]/)) : 0;
+        throw badRequest(`Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte ${at}`);
+      }
+    }
+  }
   const stringData = obj['stringData'];
   if (isObject(stringData)) {
     const data = isObject(obj['data']) ? obj['data'] : {};
@@ -68,6 +77,11 @@ export function validateBuiltin(resourceKey: string, obj: KubeObject, old: KubeO
         if (!isObject(data)) {
           causes.push({ field, reason: 'FieldValueTypeInvalid', message: `Invalid value: ${JSON.stringify(data)}: must be a map of strings` });
           continue;
+        }
+        let bytes = 0;
+        for (const value of Object.values(data)) bytes += typeof value === 'string' ? value.length : 0;
+        if (resourceKey === '/configmaps' && bytes > 1024 * 1024) {
+          causes.push({ field: '', reason: 'FieldValueTooLong', message: 'Too long: must have at most 1048576 bytes' });
         }
         for (const key of Object.keys(data)) {
           if (!/^[-._a-zA-Z0-9]+$/.test(key) || key.length > 253) {

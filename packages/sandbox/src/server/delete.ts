@@ -7,7 +7,10 @@ import { decodeBody, readBody } from './body.js';
 import { selectorFor } from './read.js';
 import { present, sendObject, type Scope } from './scope.js';
 import { sendJson } from './respond.js';
-import { conflict, methodNotAllowed, notFound, successStatus } from './status.js';
+import { conflict, forbidden, methodNotAllowed, notFound, successStatus } from './status.js';
+
+/** The real server's NamespaceLifecycle admission refuses to delete these. */
+const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 
 async function deleteOptions(scope: Scope): Promise<Record<string, unknown>> {
   const raw = await readBody(scope.req);
@@ -46,6 +49,9 @@ export async function handleDelete(scope: Scope): Promise<void> {
   const options = await deleteOptions(scope);
   const current = ctx.store.get(type.key, info.namespace, info.name);
   if (!current) throw notFound(type.group, type.plural, info.name);
+  if (type.key === '/namespaces' && IMMORTAL_NAMESPACES.has(info.name)) {
+    throw forbidden('', 'namespaces', info.name, 'this namespace may not be deleted');
+  }
   const result = await deleteOne(scope, current, options);
   // 202 while finalizers hold the object; CRs answer with the object, built-ins with a Status once gone
   if (!result.deleted) {
