@@ -64,6 +64,22 @@ describe('HTTP surface', () => {
       assert.deepEqual(group.json?.['preferredVersion'], { groupVersion: 'example.com/v1', version: 'v1' });
     });
 
+    it('answers aggregated discovery when asked for it, as kubectl 1.27+ asks', async () => {
+      const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+      const apis = await request(t.sandbox, 'GET', '/apis', { headers: { Accept: accept } });
+      assert.equal(apis.headers['content-type'], 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+      const group = (apis.json?.['items'] as Obj[]).find((g) => (g['metadata'] as Obj)['name'] === 'example.com');
+      const resources = ((group?.['versions'] as Obj[])[0]?.['resources'] as Obj[]) ?? [];
+      const widgets = resources.find((r) => r['resource'] === 'widgets');
+      assert.deepEqual(widgets?.['responseKind'], { group: 'example.com', version: 'v1', kind: 'Widget' });
+      assert.equal(widgets?.['scope'], 'Namespaced');
+      assert.deepEqual((widgets?.['subresources'] as Obj[]).map((s) => s['subresource']), ['status']);
+      const core = await request(t.sandbox, 'GET', '/api', { headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList' } });
+      assert.equal(core.json?.['apiVersion'], 'apidiscovery.k8s.io/v2beta1');
+      const coreResources = (((core.json?.['items'] as Obj[])[0]?.['versions'] as Obj[])[0]?.['resources'] as Obj[]).map((r) => r['resource']);
+      assert.ok(coreResources.includes('namespaces') && coreResources.includes('configmaps'));
+    });
+
     it('marks the CRD Established and NamesAccepted', async () => {
       const crd = await request(t.sandbox, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com');
       const status = crd.json?.['status'] as Obj;

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestLogEntry } from '../types.js';
+import { aggregatedContentType, aggregatedDiscovery, aggregatedRequested } from '../discovery/aggregated.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from '../discovery/discovery.js';
 import type { OpenApiDocuments } from '../discovery/openapi.js';
 import type { ServerContext } from './context.js';
@@ -119,6 +120,13 @@ async function route(ctx: ServerContext, openapi: OpenApiDocuments, req: Incomin
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       req.resume();
       throw methodNotAllowed();
+    }
+    const aggregated = (path === '/api' || path === '/apis') && aggregatedRequested(req.headers.accept);
+    if (aggregated) {
+      const body = JSON.stringify(aggregatedDiscovery(ctx.registry, path === '/api', aggregated));
+      res.writeHead(200, { 'Content-Type': aggregatedContentType(aggregated), 'Content-Length': String(Buffer.byteLength(body)), 'Cache-Control': 'no-cache, private' });
+      res.end(body);
+      return;
     }
     const doc = discovery(ctx, path, info);
     if (doc !== undefined) {
