@@ -87,7 +87,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
   const openapi = new OpenApiDocuments(registry);
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem }, createHandler({ ctx, token, openapi, requestLog }));
-  server.keepAliveTimeout = 30_000;
+  // idle keep-alive TLS sockets cost memory; clients that open a connection per request leave many behind
+  server.keepAliveTimeout = 5_000;
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
