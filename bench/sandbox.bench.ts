@@ -14,7 +14,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:https';
 import { parseArgs } from 'node:util';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
 import { allCrds, GROUP, VERSION } from '@k8or/api';
 import { startSandbox } from '@k8or/sandbox';
 
@@ -37,6 +36,8 @@ if (process.argv.includes('--serve')) {
   process.on('disconnect', () => void sandbox.stop().then(() => process.exit(0)));
   send({ type: 'ready', kubeconfig: sandbox.kubeconfig, url: sandbox.url, token: sandbox.token, caPem: sandbox.caPem });
 } else {
+  // Loaded here only, so the server process's memory holds the sandbox and nothing of the client.
+  const { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } = await import('@kubernetes/client-node');
   const { values } = parseArgs({
     options: {
       objects: { type: 'string', default: '10000' },
