@@ -169,8 +169,8 @@ function operationsFor(r: ServedResource): Record<string, JsonSchema> {
     'x-kubernetes-group-version-kind': gvk,
   });
   const writeParams = [DRY_RUN, FIELD_MANAGER, FIELD_VALIDATION];
-  const patchOp = (what: string, suffix = ''): JsonSchema =>
-    op('patch', `patch${suffix}`, `partially update ${what} of the specified ${r.kind}`, {
+  const patchOp = (description: string): JsonSchema =>
+    op('patch', 'patch', description, {
       parameters: [...writeParams, FORCE],
       requestBody: { content: Object.fromEntries(patchContentTypes(r.builtin).map((t) => [t, { schema: ref(PATCH) }])), required: true },
       responses: { '200': response(model), '201': response(model, 'Created') },
@@ -202,12 +202,10 @@ function operationsFor(r: ServedResource): Record<string, JsonSchema> {
         requestBody: { content: { '*/*': { schema: ref(DELETE_OPTIONS) } } },
         responses: { '200': response(STATUS), '202': response(STATUS, 'Accepted') },
       }),
-      patch: patchOp('the'),
+      patch: patchOp(`partially update the specified ${r.kind}`),
       parameters: [pathParam('name', `name of the ${r.kind}`), ...ns, PRETTY],
     },
   };
-  // patchOp's description reads "partially update the of": tidy it.
-  (paths[item]!.patch as JsonSchema).description = `partially update the specified ${r.kind}`;
   if (r.namespaced) {
     paths[`${prefix}/${r.plural}`] = {
       get: op('list', 'list', `list or watch objects of kind ${r.kind}`, { operationId: `list${id.replace('Namespaced', '')}ForAllNamespaces`, parameters: LIST_PARAMS, responses: { '200': response(`${model}List`) } }),
@@ -226,7 +224,7 @@ function operationsFor(r: ServedResource): Record<string, JsonSchema> {
         requestBody: jsonBody(model),
         responses: { '200': response(model), '201': response(model, 'Created') },
       }),
-      patch: { ...patchOp('status'), operationId: `patch${id}Status` },
+      patch: { ...patchOp(`partially update status of the specified ${r.kind}`), operationId: `patch${id}Status` },
       parameters: [pathParam('name', `name of the ${r.kind}`), ...ns, PRETTY],
     };
   }
