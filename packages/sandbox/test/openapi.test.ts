@@ -118,6 +118,13 @@ describe('OpenAPI v3', () => {
     assert.deepEqual(vwc['x-kubernetes-group-version-kind'], [{ group: 'admissionregistration.k8s.io', kind: 'ValidatingWebhookConfiguration', version: 'v1' }]);
   });
 
+  it('still describes a built-in kind it has no schema for, as an open object', () => {
+    const doc = obj(openApiV3GroupVersion('apps', 'v1', [builtin('apps', 'v1', 'Deployment', 'deployments', true)]));
+    const deployment = obj(obj(obj(doc.components).schemas)['io.k8s.api.apps.v1.Deployment']);
+    assert.equal(deployment['x-kubernetes-preserve-unknown-fields'], true);
+    assert.deepEqual(deployment['x-kubernetes-group-version-kind'], [{ group: 'apps', kind: 'Deployment', version: 'v1' }]);
+  });
+
   it('has no document for a group version nobody serves', () => {
     assert.equal(openApiV3GroupVersion('example.com', 'v1', resources), undefined);
   });

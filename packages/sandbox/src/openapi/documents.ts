@@ -43,6 +43,8 @@ function modelName(r: ServedResource): string {
   if (r.builtin) {
     const known = BUILTIN_KINDS.find((b) => b.group === r.group && b.version === r.version && b.kind === r.kind);
     if (known) return known.model;
+    // A built-in without a schema here yet: upstream's naming, served as preserve-unknown-fields.
+    return `io.k8s.api.${r.group ? r.group.replace(/\.k8s\.io$/, '') : 'core'}.${r.version}.${r.kind}`;
   }
   return customModelName(r.group, r.version, r.kind);
 }
