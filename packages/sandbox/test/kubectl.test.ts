@@ -138,6 +138,17 @@ for (const version of KUBECTL_VERSIONS) {
       assert.deepEqual(wide.split('\n')[0]!.split(/\s+/), ['NAME', 'PROVIDER', 'EXTERNAL-NAME', 'READY', 'SYNCED', 'AGE', 'CONFIG', 'LOCATION']);
       const short = await kubectlOk(env, ['get', 'bkt', 'photos', '--no-headers']);
       assert.match(short, /^photos\s+photos-prod/);
+      const category = await kubectlOk(env, ['get', 'k8or', '--no-headers']);
+      assert.deepEqual(category.trim().split('\n').map((row) => row.split(/\s+/)[0]), ['bucket.k8or.io/archive', 'bucket.k8or.io/photos']);
+      const resources = await kubectlOk(env, ['api-resources', '--api-group=k8or.io', '--no-headers']);
+      assert.deepEqual(
+        resources.trim().split('\n').map((row) => row.split(/\s+/)),
+        [
+          ['buckets', 'bkt', 'k8or.io/v1alpha1', 'true', 'Bucket'],
+          ['providerconfigs', 'pc', 'k8or.io/v1alpha1', 'false', 'ProviderConfig'],
+          ['tables', 'tbl', 'k8or.io/v1alpha1', 'true', 'Table'],
+        ],
+      );
     });
 
     it('shows a Bucket as YAML with the schema defaults filled in', async () => {
