@@ -27,13 +27,25 @@ import { WatchHub } from './watch/hub.js';
 
 const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
-function seedNamespaces(store: ObjectStore): void {
+/** What every cluster starts with: the system namespaces and the `kubernetes` Service. */
+function seedDefaults(store: ObjectStore): void {
   for (const name of INITIAL_NAMESPACES) {
     if (store.get('/namespaces', '', name)) continue;
     const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kubernetes.io/metadata.name': name } } };
     prepareForCreate('/namespaces', ns);
     initCreateMetadata(ns, false);
     store.create('/namespaces', '', name, ns);
+  }
+  if (!store.get('/services', 'default', 'kubernetes')) {
+    const svc: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
+      spec: { type: 'ClusterIP', clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }] },
+    };
+    prepareForCreate('/services', svc);
+    initCreateMetadata(svc, false);
+    store.create('/services', 'default', 'kubernetes', svc);
   }
 }
 
@@ -69,7 +81,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   namespaces.resync();
   garbageCollector.resync();
   const writer = options.dataDir ? new SnapshotWriter(options.dataDir, store) : undefined;
-  seedNamespaces(store);
+  seedDefaults(store);
 
   const requestLog: RequestLogEntry[] = [];
   const ctx: ServerContext = {
@@ -84,6 +96,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     bookmarkIntervalMs: 5000,
     garbageCollector,
     serverAddress: '',
+    token,
   };
   const openapi = new OpenApiDocuments(registry);
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem }, createHandler({ ctx, token, openapi, requestLog }));

@@ -11,7 +11,7 @@ import { metadataOf, request, startTestSandbox, type TestSandbox } from './helpe
 const run = promisify(execFile);
 const KUBECTL = '/usr/lib/google-cloud-sdk/bin/kubectl.1.33';
 
-describe('protobuf request bodies (kubectl 1.33 create)', { skip: !existsSync(KUBECTL) && 'kubectl 1.33 not installed' }, () => {
+describe('protobuf request bodies and review kinds (kubectl 1.33)', { skip: !existsSync(KUBECTL) && 'kubectl 1.33 not installed' }, () => {
   let t: TestSandbox;
   let dir: string;
   let kubectl: (...args: string[]) => Promise<string>;
@@ -45,6 +45,18 @@ describe('protobuf request bodies (kubectl 1.33 create)', { skip: !existsSync(KU
     assert.equal(Buffer.from(String((secret.json?.['data'] as Record<string, unknown>)['token']), 'base64').toString(), 's3cr3t');
     const managed = metadataOf(cm.json)['managedFields'] as Array<Record<string, unknown>>;
     assert.equal(managed[0]?.['manager'], 'kubectl-create');
+  });
+
+  it('answers the review kinds kubectl auth uses, and serves Services', async () => {
+    assert.equal((await kubectl('auth', 'can-i', 'delete', 'namespaces')).trim(), 'yes');
+    assert.match(await kubectl('auth', 'whoami'), /Username\s+k8or-sandbox-admin/);
+    await kubectl('create', 'service', 'clusterip', 'web', '-n', 'team-a', '--tcp=80:8080');
+    const svc = await request(t.sandbox, 'GET', '/api/v1/namespaces/team-a/services/web');
+    const spec = svc.json?.['spec'] as Record<string, unknown>;
+    assert.deepEqual(spec['ports'], [{ name: '80-8080', protocol: 'TCP', port: 80, targetPort: 8080 }]);
+    assert.match(String(spec['clusterIP']), /^10\.96\./);
+    assert.match(await kubectl('cluster-info'), /Kubernetes control plane.*is running at/);
+    assert.match(await kubectl('get', 'svc', '-n', 'team-a'), /web\s+ClusterIP\s+10\.96\.\d+\.\d+\s+<none>\s+80\/TCP/);
   });
 
   it('shows them in kubectl get with the usual columns', async () => {

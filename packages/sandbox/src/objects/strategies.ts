@@ -18,10 +18,31 @@ export function prepareForCreate(resourceKey: string, obj: KubeObject): void {
     case '/secrets':
       normaliseSecret(obj);
       break;
+    case '/services':
+      defaultService(obj);
+      break;
     case 'apiextensions.k8s.io/customresourcedefinitions':
       delete obj['status'];
       break;
   }
+}
+
+let nextClusterIp = 2;
+
+/** Services: type ClusterIP and an address from 10.96.0.0/12 unless given (no proxying happens). */
+function defaultService(obj: KubeObject): void {
+  const spec = isObject(obj['spec']) ? obj['spec'] : {};
+  obj['spec'] = spec;
+  if (typeof spec['type'] !== 'string') spec['type'] = 'ClusterIP';
+  if (typeof spec['clusterIP'] !== 'string' || spec['clusterIP'] === '') {
+    const n = nextClusterIp++;
+    spec['clusterIP'] = `10.96.${Math.floor(n / 256) % 256}.${n % 256}`;
+  }
+  if (spec['clusterIP'] !== 'None' && !Array.isArray(spec['clusterIPs'])) spec['clusterIPs'] = [spec['clusterIP']];
+  if (Array.isArray(spec['ports'])) {
+    for (const port of spec['ports']) if (isObject(port)) port['protocol'] ??= 'TCP';
+  }
+  obj['status'] ??= { loadBalancer: {} };
 }
 
 export function prepareForUpdate(resourceKey: string, obj: KubeObject, old: KubeObject): void {
@@ -30,6 +51,15 @@ export function prepareForUpdate(resourceKey: string, obj: KubeObject, old: Kube
       obj['spec'] = old['spec'];
       labelNamespaceName(obj);
       break;
+    case '/services': {
+      // clusterIP is immutable once allocated
+      const spec = isObject(obj['spec']) ? obj['spec'] : {};
+      const oldSpec = isObject(old['spec']) ? old['spec'] : {};
+      spec['clusterIP'] = oldSpec['clusterIP'];
+      spec['clusterIPs'] = oldSpec['clusterIPs'];
+      obj['spec'] = spec;
+      break;
+    }
     case '/secrets':
       normaliseSecret(obj);
       break;

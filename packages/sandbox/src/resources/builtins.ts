@@ -28,9 +28,37 @@ function builtin(
   };
 }
 
+function withVersions(type: ResourceType, names: string[]): ResourceType {
+  const first = type.versions[0];
+  if (!first) return type;
+  return { ...type, versions: names.map((name, i) => ({ ...first, name, storage: i === 0 })) };
+}
+
+function review(group: string, kind: string, plural: string): ResourceType {
+  return { ...builtin(group, 'v1', kind, plural, false, { verbs: ['create'], columns: [] }), review: true };
+}
+
 /** The built-in kinds the sandbox serves, with the columns `kubectl get` shows for them. */
 export function builtinResources(): ResourceType[] {
   return [
+    builtin('', 'v1', 'Service', 'services', true, {
+      shortNames: ['svc'],
+      categories: ['all'],
+      hasStatus: true,
+      columns: [
+        { name: 'Type', type: 'string', jsonPath: '.spec.type' },
+        { name: 'Cluster-IP', type: 'string', jsonPath: '.spec.clusterIP' },
+        { name: 'External-IP', type: 'string', jsonPath: '.status.loadBalancer', format: 'external-ip' },
+        { name: 'Port(s)', type: 'string', jsonPath: '.spec.ports', format: 'ports' },
+        AGE,
+      ],
+    }),
+    review('authorization.k8s.io', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews'),
+    review('authorization.k8s.io', 'SelfSubjectRulesReview', 'selfsubjectrulesreviews'),
+    review('authorization.k8s.io', 'SubjectAccessReview', 'subjectaccessreviews'),
+    // kubectl 1.27 `auth whoami` asks for v1beta1 (v1 came with 1.28)
+    withVersions(review('authentication.k8s.io', 'SelfSubjectReview', 'selfsubjectreviews'), ['v1', 'v1beta1']),
+    review('authentication.k8s.io', 'TokenReview', 'tokenreviews'),
     builtin('', 'v1', 'Namespace', 'namespaces', false, {
       shortNames: ['ns'],
       hasStatus: true,

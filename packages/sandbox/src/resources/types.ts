@@ -45,6 +45,8 @@ export interface ResourceType {
   /** Name of the CRD serving this resource. */
   crdName?: string;
   verbs: string[];
+  /** Create-only review kinds (SelfSubjectAccessReview, TokenReview, ...): answered, never stored. */
+  review?: boolean;
 }
 
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];

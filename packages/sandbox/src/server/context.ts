@@ -26,6 +26,8 @@ export interface ServerContext {
   garbageCollector: GarbageCollector;
   /** Interval between BOOKMARK events on watches that allow them. */
   bookmarkIntervalMs: number;
+  /** The bearer token clients authenticate with (for TokenReview). */
+  token: string;
   /** Host:port clients reach us at (for discovery's serverAddressByClientCIDRs). */
   serverAddress: string;
 }

@@ -10,6 +10,7 @@ import { handleDelete, handleDeleteCollection } from './delete.js';
 import { handleGet, handleList } from './read.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { sendJson, sendStatus } from './respond.js';
+import { handleReview } from './review.js';
 import { makeScope } from './scope.js';
 import { ApiError, methodNotAllowed, notFound, toApiError } from './status.js';
 import { handleCreate, handlePatch, handleUpdate } from './write.js';
@@ -158,6 +159,10 @@ async function route(ctx: ServerContext, openapi: OpenApiDocuments, req: Incomin
     throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
   }
   const scope = makeScope(ctx, req, res, info, url.searchParams, resolved);
+  if (resolved.type.review) {
+    await handleReview(scope);
+    return;
+  }
   switch (info.verb) {
     case 'get':
       if (info.subresource && !(info.subresource === 'status' && resolved.version.hasStatus)) throw notFound(resolved.type.group, `${resolved.type.plural}/${info.subresource}`, info.name);

@@ -6,7 +6,7 @@
  */
 import { ApiError } from './status.js';
 
-type FieldKind = 'string' | 'bytes-base64' | 'int64' | 'bool' | 'time' | 'map-string' | 'map-bytes' | 'repeated-string' | 'message' | 'repeated-message';
+type FieldKind = 'string' | 'bytes-base64' | 'int64' | 'bool' | 'time' | 'map-string' | 'map-bytes' | 'repeated-string' | 'message' | 'repeated-message' | 'int-or-string';
 interface Field { name: string; kind: FieldKind; message?: MessageSpec }
 type MessageSpec = Record<number, Field>;
 
@@ -35,8 +35,60 @@ const OBJECT_META: MessageSpec = {
 
 const META: Field = { name: 'metadata', kind: 'message', message: OBJECT_META };
 
+const SERVICE_PORT: MessageSpec = {
+  1: { name: 'name', kind: 'string' },
+  2: { name: 'protocol', kind: 'string' },
+  3: { name: 'port', kind: 'int64' },
+  4: { name: 'targetPort', kind: 'int-or-string' },
+  5: { name: 'nodePort', kind: 'int64' },
+  6: { name: 'appProtocol', kind: 'string' },
+};
+
+const RESOURCE_ATTRIBUTES: MessageSpec = {
+  1: { name: 'namespace', kind: 'string' },
+  2: { name: 'verb', kind: 'string' },
+  3: { name: 'group', kind: 'string' },
+  4: { name: 'version', kind: 'string' },
+  5: { name: 'resource', kind: 'string' },
+  6: { name: 'subresource', kind: 'string' },
+  7: { name: 'name', kind: 'string' },
+};
+
+const ACCESS_REVIEW: MessageSpec = {
+  1: META,
+  2: {
+    name: 'spec',
+    kind: 'message',
+    message: {
+      1: { name: 'resourceAttributes', kind: 'message', message: RESOURCE_ATTRIBUTES },
+      2: { name: 'nonResourceAttributes', kind: 'message', message: { 1: { name: 'path', kind: 'string' }, 2: { name: 'verb', kind: 'string' } } },
+    },
+  },
+};
+
 /** Kinds by "apiVersion/kind". */
 const KINDS: Record<string, MessageSpec> = {
+  'v1/Service': {
+    1: META,
+    2: {
+      name: 'spec',
+      kind: 'message',
+      message: {
+        1: { name: 'ports', kind: 'repeated-message', message: SERVICE_PORT },
+        2: { name: 'selector', kind: 'map-string' },
+        3: { name: 'clusterIP', kind: 'string' },
+        4: { name: 'type', kind: 'string' },
+        5: { name: 'externalIPs', kind: 'repeated-string' },
+        7: { name: 'sessionAffinity', kind: 'string' },
+        10: { name: 'externalName', kind: 'string' },
+        18: { name: 'clusterIPs', kind: 'repeated-string' },
+      },
+    },
+  },
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': ACCESS_REVIEW,
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': { 1: META, 2: { name: 'spec', kind: 'message', message: { 1: { name: 'namespace', kind: 'string' } } } },
+  'authentication.k8s.io/v1/SelfSubjectReview': { 1: META },
+  'authentication.k8s.io/v1beta1/SelfSubjectReview': { 1: META },
   'v1/Namespace': {
     1: META,
     2: { name: 'spec', kind: 'message', message: { 1: { name: 'finalizers', kind: 'repeated-string' } } },
@@ -140,10 +192,10 @@ function decodeMessage(buf: Buffer, spec: MessageSpec): Record<string, unknown> 
         out[field.name] = bytes(last).toString('base64');
         break;
       case 'int64':
-        out[field.name] = typeof last === 'bigint' ? Number(BigInt.asIntN(64, last)) : 0;
+        if (typeof last === 'bigint' && last !== 0n) out[field.name] = Number(BigInt.asIntN(64, last));
         break;
       case 'bool':
-        out[field.name] = last === 1n;
+        if (last === 1n) out[field.name] = true;
         break;
       case 'time': {
         const seconds = fields(bytes(last)).get(1)?.[0];
@@ -158,11 +210,11 @@ function decodeMessage(buf: Buffer, spec: MessageSpec): Record<string, unknown> 
           const [k, value] = mapEntry(bytes(v));
           map[k] = field.kind === 'map-string' ? value.toString('utf8') : value.toString('base64');
         }
-        out[field.name] = map;
+        if (Object.keys(map).length > 0) out[field.name] = map;
         break;
       }
       case 'repeated-string':
-        out[field.name] = values.map((v) => bytes(v).toString('utf8'));
+        if (values.length > 0) out[field.name] = values.map((v) => bytes(v).toString('utf8'));
         break;
       case 'message':
         out[field.name] = decodeMessage(bytes(last), field.message ?? {});
@@ -170,6 +222,14 @@ function decodeMessage(buf: Buffer, spec: MessageSpec): Record<string, unknown> 
       case 'repeated-message':
         out[field.name] = values.map((v) => decodeMessage(bytes(v), field.message ?? {}));
         break;
+      case 'int-or-string': {
+        const f = fields(bytes(last));
+        const isString = f.get(1)?.[0] === 1n;
+        const intVal = f.get(2)?.[0];
+        const strVal = f.get(3)?.[0];
+        out[field.name] = isString ? (Buffer.isBuffer(strVal) ? strVal.toString('utf8') : '') : typeof intVal === 'bigint' ? Number(BigInt.asIntN(32, intVal)) : 0;
+        break;
+      }
     }
   }
   return out;

@@ -52,7 +52,7 @@ function columnsFor(type: ResourceType, version: ResourceVersion): PrinterColumn
 }
 
 function definition(column: PrinterColumn): ColumnDefinition {
-  const builtinFormat = column.format && ['name', 'age', 'count', 'data-count', 'event-last-seen', 'object-ref', 'timestamp'].includes(column.format);
+  const builtinFormat = column.format && ['name', 'age', 'count', 'data-count', 'event-last-seen', 'object-ref', 'timestamp', 'external-ip', 'ports'].includes(column.format);
   return {
     name: column.name,
     type: column.type === 'date' || column.format === 'age' ? (column.format === 'timestamp' ? 'string' : 'date') : column.type,
@@ -79,6 +79,16 @@ function cell(column: PrinterColumn, obj: KubeObject, now: number): unknown {
       return isObject(value) ? `${String(value['kind'] ?? '').toLowerCase()}/${String(value['name'] ?? '')}` : '';
     case 'timestamp':
       return typeof value === 'string' ? value : '';
+    case 'external-ip': {
+      const ingress = isObject(value) && Array.isArray(value['ingress']) ? value['ingress'].filter(isObject) : [];
+      const ips = ingress.map((i) => String(i['ip'] ?? i['hostname'] ?? '')).filter(Boolean);
+      return ips.length > 0 ? ips.join(',') : '<none>';
+    }
+    case 'ports': {
+      const ports = Array.isArray(value) ? value.filter(isObject) : [];
+      if (ports.length === 0) return '<none>';
+      return ports.map((p) => `${String(p['port'] ?? '')}${p['nodePort'] ? `:${String(p['nodePort'])}` : ''}/${String(p['protocol'] ?? 'TCP')}`).join(',');
+    }
   }
   if (value === undefined || value === null) return null;
   switch (column.type) {
