@@ -469,6 +469,21 @@ describe('schema engine with ad-hoc schemas', () => {
     assert.deepEqual(admit(s, { ports: [{ name: 'https', port: 443 }, { name: 'http', port: 80 }] }, old).errors, []);
   });
 
+  it('runs optionalOldSelf rules on create too, with oldSelf as an optional', () => {
+    const s = schema({
+      tier: {
+        type: 'string',
+        'x-kubernetes-validations': [
+          { rule: "oldSelf.hasValue() ? (oldSelf.value() == 'Archive' ? self == 'Archive' : true) : self != 'Archive'", optionalOldSelf: true, message: 'Archive is one-way, and not a starting tier' },
+        ],
+      },
+    });
+    assert.deepEqual(texts(admit(s, { tier: 'Archive' })), ['spec.tier: Invalid value: "string": Archive is one-way, and not a starting tier']);
+    assert.deepEqual(admit(s, { tier: 'Hot' }).errors, []);
+    assert.deepEqual(admit(s, { tier: 'Archive' }, { tier: 'Hot' }).errors, []);
+    assert.deepEqual(texts(admit(s, { tier: 'Hot' }, { tier: 'Archive' })), ['spec.tier: Invalid value: "string": Archive is one-way, and not a starting tier']);
+  });
+
   it('rejects a schema whose CEL rule or pattern does not compile', () => {
     assert.throws(
       () => compileCrdSchema({ type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.a ==' }] } } }),

@@ -1,4 +1,4 @@
-import { Environment, type ParseResult } from '@marcbachmann/cel-js';
+import { Environment, Optional, type ParseResult } from '@marcbachmann/cel-js';
 import { isRecord, type SchemaNode, type ValidationRuleSpec } from './node.js';
 import { typedEnvironment, typeProblem } from './cel-types.js';
 import { registerKubernetesLibraries } from './cel-library.js';
@@ -9,7 +9,7 @@ import type { FieldError } from './types.js';
 // Kubernetes CEL adaptor binds them: integers as int (bigint here), numbers as double, date-time strings
 // as timestamps, objects as maps, arrays as lists.
 
-const environment = registerKubernetesLibraries(new Environment({ unlistedVariablesAreDyn: true, homogeneousAggregateLiterals: false }))
+const environment = registerKubernetesLibraries(new Environment({ unlistedVariablesAreDyn: true, homogeneousAggregateLiterals: false, enableOptionalTypes: true }))
   .registerVariable('self', 'dyn')
   .registerVariable('oldSelf', 'dyn');
 
@@ -46,7 +46,8 @@ export function compileRules(node: SchemaNode, path: string, problems: FieldErro
   node.rules.forEach((spec, i) => {
     try {
       const program = environment.parse(spec.rule);
-      const problem = typed && typeProblem(typed, spec.rule);
+      // With optionalOldSelf, oldSelf is an optional; the checker below only knows it as the node's type.
+      const problem = typed && !spec.optionalOldSelf && typeProblem(typed, spec.rule);
       if (problem) {
         problems.push(invalid(`${path}.x-kubernetes-validations[${i}].rule`, spec.rule, `compilation failed: ${problem}`));
         return;
@@ -89,9 +90,17 @@ export function toCel(value: unknown, schema: SchemaNode | undefined): unknown {
 
 export type RuleOutcome = { ok: true } | { ok: false; message: string } | { ok: false; evaluationError: string };
 
-/** Evaluate one rule against `self` (and `oldSelf` for transition rules). */
-export function evaluateRule(rule: CompiledRule, self: unknown, oldSelf: unknown, schema: SchemaNode): RuleOutcome {
-  const context = { self: toCel(self, schema), oldSelf: toCel(oldSelf, schema) };
+/**
+ * Evaluate one rule against `self` and, for transition rules, `oldSelf` (the correlated old value, when
+ * there is one). With `optionalOldSelf`, oldSelf is bound as an optional, empty on create.
+ */
+export function evaluateRule(rule: CompiledRule, self: unknown, old: { value: unknown } | undefined, schema: SchemaNode): RuleOutcome {
+  const oldSelf = rule.spec.optionalOldSelf
+    ? old === undefined
+      ? Optional.none()
+      : Optional.of(toCel(old.value, schema))
+    : toCel(old?.value, schema);
+  const context = { self: toCel(self, schema), oldSelf };
   let result: unknown;
   try {
     result = rule.program(context);

@@ -258,8 +258,8 @@ export function validateRules(schema: SchemaNode, value: unknown, path: string, 
   if (value === undefined || value === null || !typeMatches(schema, value)) return;
   if (unchanged(value, old)) return;
   for (const rule of rulesOf(schema)) {
-    if (rule.usesOldSelf && old === undefined) continue;
-    const outcome = evaluateRule(rule, value, old?.value, schema);
+    if (rule.usesOldSelf && old === undefined && !rule.spec.optionalOldSelf) continue;
+    const outcome = evaluateRule(rule, value, old, schema);
     if (outcome.ok) continue;
     if ('message' in outcome) {
       errors.push(ruleError(rule, schema, path, outcome.message));
