@@ -276,3 +276,34 @@ describe('events in two API groups', () => {
     assert.equal(again.json?.['deprecatedCount'], 2);
   });
 });
+
+describe('concurrent writers', () => {
+  let t: TestSandbox;
+  before(async () => {
+    t = await startTestSandbox();
+    await installWidgetCrd(t.sandbox);
+  });
+  after(() => t.sandbox.stop());
+
+  it('lets exactly one of many updates from the same resourceVersion win; the others get 409', async () => {
+    const created = (await request(t.sandbox, 'POST', WIDGETS, { body: widget('contended') })).json as Obj;
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => request(t.sandbox, 'PUT', `${WIDGETS}/contended`, { body: { ...created, spec: { size: i + 2 } } })),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    assert.equal(statuses.filter((s) => s === 200).length, 1, statuses.join(','));
+    assert.equal(statuses.filter((s) => s === 409).length, 11);
+  });
+
+  it('applies every one of many concurrent merge patches (patches retry on conflict)', async () => {
+    await request(t.sandbox, 'POST', WIDGETS, { body: widget('patched-by-many') });
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        request(t.sandbox, 'PATCH', `${WIDGETS}/patched-by-many`, { body: { metadata: { labels: { [`writer-${i}`]: 'yes' } } }, contentType: 'application/merge-patch+json' }),
+      ),
+    );
+    assert.ok(results.every((r) => r.status === 200));
+    const final = await request(t.sandbox, 'GET', `${WIDGETS}/patched-by-many`);
+    assert.equal(Object.keys(metadataOf(final.json)['labels'] as Obj).length, 12);
+  });
+});

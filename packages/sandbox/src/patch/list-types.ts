@@ -13,6 +13,7 @@ const BUILTIN: Record<string, ListType> = {
   'metadata.ownerReferences': { kind: 'map', keys: ['uid'] },
   'metadata.finalizers': { kind: 'set' },
   webhooks: { kind: 'map', keys: ['name'] },
+  'spec.ports': { kind: 'map', keys: ['port', 'protocol'] },
 };
 
 export function builtinListTypes(): ListTypeOf {

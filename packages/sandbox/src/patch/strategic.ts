@@ -13,6 +13,7 @@ const LIST_STRATEGIES: Record<string, ListStrategy> = {
   'metadata.ownerReferences': { mergeKey: 'uid' },
   'metadata.finalizers': { primitiveMerge: true },
   webhooks: { mergeKey: 'name' },
+  'spec.ports': { mergeKey: 'port' },
 };
 
 function strategyFor(path: string): ListStrategy | undefined {
