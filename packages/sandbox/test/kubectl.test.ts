@@ -183,6 +183,16 @@ for (const version of KUBECTL_VERSIONS) {
       assert.match(out, /\nEvents:\s+<none>\n/);
     });
 
+    it('runs a server-side dry run without storing anything', async () => {
+      const draft = bucketYaml('draft', 'location: eu-west-1');
+      assert.equal(await kubectlOk(env, ['apply', '--dry-run=server', '-f', '-'], draft), 'bucket.k8or.io/draft created (server dry run)\n');
+      const invalid = await kubectl(env, ['apply', '--dry-run=server', '-f', '-'], bucketYaml('draft', 'location: eu west'));
+      assert.equal(invalid.code, 1);
+      assert.match(invalid.stderr, /^The Bucket "draft" is invalid: spec\.location: Invalid value: "eu west": spec\.location in body should match/);
+      const gone = await kubectl(env, ['get', 'bucket', 'draft']);
+      assert.equal(gone.stderr, 'Error from server (NotFound): buckets.k8or.io "draft" not found\n');
+    });
+
     it('diffs a changed manifest against the live object without changing it', async () => {
       const changed = bucketYaml('photos', 'location: eu-west-1\nversioning: true\nname: photos-prod');
       const diff = await kubectl(env, ['diff', '-f', '-'], changed);
@@ -321,6 +331,10 @@ for (const version of KUBECTL_VERSIONS) {
       assert.equal(warned.code, 0, warned.stderr);
       assert.equal(warned.stderr, 'Warning: bucket public will be publicly readable\n');
       assert.equal(warned.stdout, 'bucket.k8or.io/public created\n');
+
+      const dryRun = await kubectl(env, ['apply', '--dry-run=server', '-f', '-'], bucketYaml('dry', 'location: eu-west-1', labels));
+      assert.equal(dryRun.stdout, 'bucket.k8or.io/dry created (server dry run)\n', dryRun.stderr);
+      assert.equal(webhook.requests.at(-1)?.dryRun, true, 'the webhook (sideEffects None) is told it is a dry run');
 
       const unlabelled = await kubectl(env, ['apply', '-f', '-'], bucketYaml('forbidden-but-unlabelled', 'location: eu-west-1'));
       assert.equal(unlabelled.code, 0, 'the objectSelector keeps other buckets away from the webhook');
