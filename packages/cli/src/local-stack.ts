@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { API_VERSION, allCrds, type ProviderConfig } from '@k8or/api';
 import { CoreMetrics, Engine, HealthChecks, createLogger, startProbeServer, type ProbeServer } from '@k8or/core';
 import { awsProvider } from '@k8or/provider-aws';
-import { startDynamoDbLocal, startS3Fake, startSandbox, type Sandbox } from '@k8or/sandbox';
+import { startDynamoDbLocal, startS3Fake, startSandbox } from '@k8or/sandbox';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { destination, type Logger } from 'pino';
