@@ -307,3 +307,25 @@ describe('concurrent writers', () => {
     assert.equal(Object.keys(metadataOf(final.json)['labels'] as Obj).length, 12);
   });
 });
+
+describe('unconditional updates', () => {
+  let t: TestSandbox;
+  before(async () => {
+    t = await startTestSandbox();
+    await installWidgetCrd(t.sandbox);
+  });
+  after(() => t.sandbox.stop());
+
+  it('refuses a PUT of a custom resource without metadata.resourceVersion, as the real server does', async () => {
+    await request(t.sandbox, 'POST', WIDGETS, { body: widget('guarded') });
+    const res = await request(t.sandbox, 'PUT', `${WIDGETS}/guarded`, { body: widget('guarded', { size: 9 }) });
+    assert.equal(res.status, 422);
+    assert.equal(res.json?.['message'], 'Widget.example.com "guarded" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
+  });
+
+  it('allows it for built-in kinds such as ConfigMaps', async () => {
+    await request(t.sandbox, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'loose' }, data: { a: '1' } } });
+    const res = await request(t.sandbox, 'PUT', '/api/v1/namespaces/default/configmaps/loose', { body: { metadata: { name: 'loose' }, data: { a: '2' } } });
+    assert.equal(res.status, 200);
+  });
+});

@@ -8,7 +8,7 @@ import { applyStrategicMergePatch } from '../patch/strategic.js';
 import { checkBodyIdentity, conflictError, createObject, StaleWrite, trackOptions, updateObject, type WriteOptions } from './admit.js';
 import { decodeBody, mediaType, readBody } from './body.js';
 import { present, sendObject, type Scope } from './scope.js';
-import { ApiError, badRequest, conflict, methodNotAllowed, notFound } from './status.js';
+import { ApiError, badRequest, conflict, invalid, methodNotAllowed, notFound } from './status.js';
 
 const MAX_RETRIES = 5;
 
@@ -45,6 +45,11 @@ export async function handleUpdate(scope: Scope): Promise<void> {
     throw badRequest(`the name of the object (${String(meta['name'])}) does not match the name on the URL (${info.name})`);
   }
   meta['name'] = info.name;
+  const wantedVersion = meta['resourceVersion'];
+  if (!allowsUnconditionalUpdate(scope) && (typeof wantedVersion !== 'string' || wantedVersion === '')) {
+    // custom resources and CRDs refuse a PUT that does not say which version it replaces
+    throw invalid(type.kind, type.group, info.name, [{ field: 'metadata.resourceVersion', reason: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update' }]);
+  }
   const fieldManager = fieldManagerOf(scope);
   for (let attempt = 0; ; attempt++) {
     const old = ctx.store.get(type.key, info.namespace, info.name);
@@ -64,6 +69,11 @@ export async function handleUpdate(scope: Scope): Promise<void> {
       if ((typeof wanted === 'string' && wanted !== '') || attempt >= MAX_RETRIES) throw conflictError(scope, info.name);
     }
   }
+}
+
+/** kube-apiserver allows a PUT without metadata.resourceVersion for most built-in kinds, not for CRs and CRDs. */
+function allowsUnconditionalUpdate(scope: Scope): boolean {
+  return scope.type.builtin && scope.type.key !== 'apiextensions.k8s.io/customresourcedefinitions';
 }
 
 type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
