@@ -20,7 +20,7 @@ import { CRD_KEY } from './objects/lifecycle.js';
 import type { ServerContext } from './server/context.js';
 import { createHandler } from './server/handler.js';
 import { ObjectStore } from './store/store.js';
-import { createCertificateAuthority, createServingCertificate } from './tls/certs.js';
+import { createCertificateAuthority, createServingCertificate, type CertificateAuthority, type ServingCertificate } from './tls/certs.js';
 import { renderKubeconfig } from './tls/kubeconfig.js';
 import { WatchHistory } from './watch/history.js';
 import { WatchHub } from './watch/hub.js';
@@ -49,17 +49,36 @@ function seedDefaults(store: ObjectStore): void {
   }
 }
 
+/**
+ * Key generation is most of a start's cost, so sandboxes without a data dir in one process share a CA
+ * and serving certificate (each still has its own token). With a data dir the CA is kept there.
+ */
+const certificateCache = new Map<string, { ca: CertificateAuthority; serving: ServingCertificate }>();
+
+function certificates(dataDir: string | undefined, host: string): { ca: CertificateAuthority; serving: ServingCertificate } {
+  const hosts = { dns: ['localhost'], ips: ['127.0.0.1', '::1'] };
+  if (/^[\d.]+$/.test(host) && !hosts.ips.includes(host) && host !== '0.0.0.0') hosts.ips.push(host);
+  else if (!/^[\d.:]+$/.test(host) && host !== 'localhost') hosts.dns.push(host);
+  if (dataDir) {
+    const ca = JSON.parse(persistedText(dataDir, 'ca.json', () => JSON.stringify(createCertificateAuthority()))) as CertificateAuthority;
+    return { ca, serving: createServingCertificate(ca, hosts) };
+  }
+  const key = JSON.stringify(hosts);
+  let cached = certificateCache.get(key);
+  if (!cached) {
+    const ca = createCertificateAuthority();
+    cached = { ca, serving: createServingCertificate(ca, hosts) };
+    certificateCache.set(key, cached);
+  }
+  return cached;
+}
+
 /** Start an embedded Kubernetes API server over HTTPS. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
   const logger = pino({ name: 'k8or-sandbox', level: options.logLevel ?? 'warn' });
 
-  const caJson = persistedText(options.dataDir, 'ca.json', () => JSON.stringify(createCertificateAuthority()));
-  const ca = JSON.parse(caJson) as { certPem: string; keyPem: string };
-  const hosts = { dns: ['localhost'], ips: ['127.0.0.1', '::1'] };
-  if (/^[\d.]+$/.test(host) && !hosts.ips.includes(host) && host !== '0.0.0.0') hosts.ips.push(host);
-  else if (!/^[\d.:]+$/.test(host) && host !== 'localhost') hosts.dns.push(host);
-  const serving = createServingCertificate(ca, hosts);
+  const { ca, serving } = certificates(options.dataDir, host);
   const token = persistedText(options.dataDir, 'token', () => randomBytes(24).toString('base64url')).trim();
 
   const store = new ObjectStore();
