@@ -28,6 +28,25 @@ describe('CRD lifecycle', () => {
     assert.match(String(res.json?.['message']), /must be spec.names.plural\+"."\+spec.group/);
   });
 
+  it('does not serve a CRD whose kind is already taken in its group, and says why in NamesAccepted', async () => {
+    const clash = widgetCrd();
+    (clash['metadata'] as Obj)['name'] = 'widgetz.example.com';
+    const names = (clash['spec'] as Obj)['names'] as Obj;
+    names['plural'] = 'widgetz';
+    names['singular'] = 'widgetz';
+    names['shortNames'] = [];
+    assert.equal((await request(t.sandbox, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: clash })).status, 201);
+    await eventually(async () => {
+      const crd = await request(t.sandbox, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgetz.example.com');
+      const conditions = ((crd.json?.['status'] as Obj | undefined)?.['conditions'] as Obj[] | undefined) ?? [];
+      return conditions.some((c) => c['type'] === 'NamesAccepted' && c['status'] === 'False' && String(c['message']).includes('"Widget" is already in use'));
+    }, 20_000, 'NamesAccepted=False');
+    assert.equal((await request(t.sandbox, 'GET', '/apis/example.com/v1/namespaces/default/widgetz')).status, 404);
+    await request(t.sandbox, 'DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgetz.example.com');
+    await eventually(async () => (await request(t.sandbox, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgetz.example.com')).status === 404);
+    assert.equal((await request(t.sandbox, 'GET', WIDGETS)).status, 200, 'the first CRD is still served');
+  });
+
   it('picks up a schema change on update', async () => {
     const current = (await request(t.sandbox, 'GET', CRD)).json as Obj;
     const version = ((current['spec'] as Obj)['versions'] as Obj[])[0] as Obj;
