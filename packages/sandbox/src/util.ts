@@ -44,11 +44,3 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 export function nowIso(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
-
-export function stringMap(value: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (isObject(value)) {
-    for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
-  }
-  return out;
-}

@@ -154,15 +154,6 @@ export class ResourceRegistry {
     return undefined;
   }
 
-  lookupKind(group: string, version: string, kind: string): ResolvedResource | undefined {
-    for (const type of this.all()) {
-      if (type.group !== group || type.kind !== kind) continue;
-      const v = type.versions.find((x) => x.name === version && x.served);
-      if (v) return { type, version: v };
-    }
-    return undefined;
-  }
-
   /** Groups with their served versions, core group first, as /apis lists them. */
   groups(): GroupInfo[] {
     const byGroup = new Map<string, Set<string>>();

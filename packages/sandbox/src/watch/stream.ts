@@ -13,6 +13,9 @@ import { toTable } from '../table/table.js';
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
+/** Unsent bytes a watch may pile up before it is closed. */
+const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+
 export function handleWatch(scope: Scope): void {
   const { ctx, info, type, query, res, req } = scope;
   const matches = selectorFor(scope);
@@ -49,6 +52,8 @@ export function handleWatch(scope: Scope): void {
       return;
     }
     res.write(encodedEvent(scope, eventType, object as KubeObject));
+    // a watcher that stops reading is cut off (as kube-apiserver drops watchers that fall behind)
+    if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
   };
   const bookmark = (annotations?: Record<string, string>): void => {
     const metadata: Record<string, unknown> = { resourceVersion: String(ctx.store.resourceVersion) };
