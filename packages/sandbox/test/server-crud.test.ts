@@ -162,6 +162,17 @@ describe('object semantics', () => {
     assert.match(String(metadataOf(created)['name']), /^auto-[a-z0-9]{5}$/);
   });
 
+  it('lets a stuck Terminating namespace go through namespaces/finalize', async () => {
+    await core.createNamespace({ body: { metadata: { name: 'stuck' } } });
+    await custom.createNamespacedCustomObject({ ...W, namespace: 'stuck', body: { ...widget('w'), metadata: { name: 'w', namespace: 'stuck', finalizers: ['example.com/hold'] } } });
+    await core.deleteNamespace({ name: 'stuck' });
+    const ns = (await request(t.sandbox, 'GET', '/api/v1/namespaces/stuck')).json as Obj;
+    assert.equal((ns['status'] as Obj)['phase'], 'Terminating');
+    const res = await request(t.sandbox, 'PUT', '/api/v1/namespaces/stuck/finalize', { body: { ...ns, spec: { finalizers: [] } } });
+    assert.equal(res.status, 200, res.text);
+    assert.equal((await request(t.sandbox, 'GET', '/api/v1/namespaces/stuck')).status, 404);
+  });
+
   it('deletes a namespace with its contents, waiting for finalizers', async () => {
     await core.createNamespace({ body: { metadata: { name: 'doomed' } } });
     await core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'c' } } });

@@ -195,7 +195,12 @@ export async function updateObject(scope: Scope, stored: KubeObject, candidate: 
   scope.warnings.push(...mutated.warnings);
   obj = versioned(scope, mutated.object ?? obj);
 
-  if (scope.version.hasStatus) {
+  if (scope.info.subresource === 'finalize') {
+    // namespaces/finalize changes spec.finalizers only (how users unstick a Terminating namespace)
+    const spec = isObject(obj['spec']) ? obj['spec'] : {};
+    obj = versioned(scope, clone(old));
+    obj['spec'] = { ...(isObject(obj['spec']) ? obj['spec'] : {}), finalizers: Array.isArray(spec['finalizers']) ? spec['finalizers'] : [] };
+  } else if (scope.version.hasStatus) {
     if (scope.info.subresource === 'status') {
       const status = obj['status'];
       const managedFields = metadataOf(obj)['managedFields'];
@@ -207,7 +212,7 @@ export async function updateObject(scope: Scope, stored: KubeObject, candidate: 
     else obj['status'] = clone(old['status']);
   }
   keepSystemMetadata(obj, old);
-  prepareForUpdate(type.key, obj, old);
+  if (scope.info.subresource !== 'finalize') prepareForUpdate(type.key, obj, old);
   obj = validateAndPrune(scope, obj, oldShown, name);
   keepSystemMetadata(obj, old);
   bumpGenerationIfSpecChanged(obj, old);
@@ -221,7 +226,7 @@ export async function updateObject(scope: Scope, stored: KubeObject, candidate: 
   if (metadataOf(obj)['managedFields'] === undefined) delete metadataOf(obj)['managedFields'];
 
   scope.warnings.push(...(await ctx.admission.validate(admissionRequest(scope, 'UPDATE', name, obj, oldShown, options.fieldManager))));
-  const finalizedAway = isTerminating(obj) && finalizersOf(obj).length === 0 && type.key !== '/namespaces';
+  const finalizedAway = isTerminating(obj) && finalizersOf(obj).length === 0 && (type.key !== '/namespaces' || specFinalizers(obj).length === 0);
   if (!finalizedAway && isNoOpUpdate(obj, old)) return { object: stored, deleted: false };
   if (scope.dryRun) return { object: toStorage(scope, obj), deleted: finalizedAway };
   const current = ctx.store.get(type.key, scope.info.namespace, name);
@@ -229,6 +234,11 @@ export async function updateObject(scope: Scope, stored: KubeObject, candidate: 
   if (metadataOf(current)['resourceVersion'] !== metadataOf(stored)['resourceVersion']) throw new StaleWrite();
   if (finalizedAway) return { object: ctx.store.delete(type.key, scope.info.namespace, name, toStorage(scope, obj)) ?? obj, deleted: true };
   return { object: ctx.store.update(type.key, scope.info.namespace, name, toStorage(scope, obj)), deleted: false };
+}
+
+function specFinalizers(obj: KubeObject): unknown[] {
+  const spec = obj['spec'];
+  return isObject(spec) && Array.isArray(spec['finalizers']) ? spec['finalizers'] : [];
 }
 
 /** The stored shape of an object written through this request's version. */

@@ -33,6 +33,7 @@ function checkSubresource(scope: Scope): void {
   const sub = scope.info.subresource;
   if (sub === '') return;
   if (sub === 'status' && scope.version.hasStatus) return;
+  if (sub === 'finalize' && scope.type.key === '/namespaces' && scope.info.verb === 'update') return;
   throw notFound(scope.type.group, `${scope.type.plural}/${sub}`, scope.info.name);
 }
 
