@@ -22,6 +22,7 @@ async function startWebhook(replies: Record<string, Reply>): Promise<{ port: num
       const request = review['request'] as Obj;
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       received.push({ path, request });
+      if (path === '/slow') return; // never answers: the API server's timeoutSeconds must end the call
       const reply = replies[path];
       if (!reply) {
         res.writeHead(404);
@@ -185,6 +186,19 @@ describe('admission webhooks', () => {
     assert.equal(refused.status, 500);
     assert.match(String(refused.json?.['message']), /failed calling webhook "untrusted.example.com"/);
     await remove(untrusted);
+  });
+
+  it('gives up on a webhook after its timeoutSeconds and applies failurePolicy', async () => {
+    const slow = webhookConfig('Validating', 'slow', [{ name: 'slow.example.com', clientConfig: byUrl('/slow'), rules: [rule(['widgets'])], timeoutSeconds: 1 }]);
+    await install(slow);
+    const refused = await request(t.sandbox, 'POST', WIDGETS, { body: widget('slow-fail') });
+    assert.equal(refused.status, 500);
+    assert.match(String(refused.json?.['message']), /failed calling webhook "slow.example.com": failed to call webhook: Post ".*\/slow": context deadline exceeded/);
+    await remove(slow);
+    const lenient = webhookConfig('Validating', 'slow-ignore', [{ name: 'slow.example.com', clientConfig: byUrl('/slow'), rules: [rule(['widgets'])], timeoutSeconds: 1, failurePolicy: 'Ignore' }]);
+    await install(lenient);
+    assert.equal((await request(t.sandbox, 'POST', WIDGETS, { body: widget('slow-ignore') })).status, 201);
+    await remove(lenient);
   });
 
   it('follows failurePolicy when the webhook is down: Fail refuses, Ignore lets the write through', async () => {
