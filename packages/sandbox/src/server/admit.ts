@@ -188,7 +188,8 @@ export async function updateObject(scope: Scope, stored: KubeObject, candidate: 
   const { ctx, type } = scope;
   const old = type.conversion ? type.conversion.fromStorage(stored) : stored;
   const name = String(metadataOf(old)['name'] ?? '');
-  const oldShown = versioned(scope, old);
+  // the old object as read from storage: defaulted by the current schema, as the real server reads it
+  const oldShown = type.builtin ? versioned(scope, old) : schemaFor(scope).applyDefaults(versioned(scope, old));
   let obj = clone(candidate);
   if (!type.builtin) obj = schemaFor(scope).applyDefaults(versioned(scope, obj));
   const mutated = await ctx.admission.mutate(admissionRequest(scope, 'UPDATE', name, versioned(scope, obj), oldShown, options.fieldManager));
@@ -215,7 +216,8 @@ export async function updateObject(scope: Scope, stored: KubeObject, candidate: 
   if (scope.info.subresource !== 'finalize') prepareForUpdate(type.key, obj, old);
   obj = validateAndPrune(scope, obj, oldShown, name);
   keepSystemMetadata(obj, old);
-  bumpGenerationIfSpecChanged(obj, old);
+  // generation compares with the object as read (defaulted); the no-op check below with what is stored
+  bumpGenerationIfSpecChanged(obj, oldShown);
   metadataOf(obj)['resourceVersion'] = metadataOf(old)['resourceVersion'];
   if (options.managedFieldsComputed) {
     metadataOf(obj)['managedFields'] = metadataOf(candidate)['managedFields'];
