@@ -19,6 +19,7 @@ import { ResourceRegistry, resourceTypeFromCrd } from './resources/registry.js';
 import { CRD_KEY } from './objects/lifecycle.js';
 import type { ServerContext } from './server/context.js';
 import { createHandler } from './server/handler.js';
+import { ListSnapshots } from './store/list-snapshots.js';
 import { ObjectStore } from './store/store.js';
 import { createCertificateAuthority, createServingCertificate, type CertificateAuthority, type ServingCertificate } from './tls/certs.js';
 import { renderKubeconfig } from './tls/kubeconfig.js';
@@ -103,6 +104,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   seedDefaults(store);
 
   const requestLog: RequestLogEntry[] = [];
+  const listSnapshots = new ListSnapshots();
   const ctx: ServerContext = {
     registry,
     store,
@@ -114,6 +116,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     user: { username: 'k8or-sandbox-admin', uid: 'k8or-sandbox-admin', groups: ['system:masters', 'system:authenticated'] },
     bookmarkIntervalMs: 5000,
     garbageCollector,
+    listSnapshots,
     serverAddress: '',
     token,
   };
@@ -158,7 +161,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       requestLog.length = 0;
     },
     dropWatches: () => hub.closeAll(),
-    compactHistory: () => history.compact(store.resourceVersion),
+    compactHistory: () => {
+      history.compact(store.resourceVersion);
+      listSnapshots.clear();
+    },
     stop: () => {
       stopping ??= new Promise<void>((resolve) => {
         crds.stop();

@@ -175,6 +175,22 @@ describe('HTTP surface', () => {
       assert.equal(bad.status, 400);
     });
 
+    it('serves later pages from the state the first page saw, and 410 once that state is gone', async () => {
+      const first = await request(t.sandbox, 'GET', `${WIDGETS}?limit=2`);
+      assert.deepEqual(names(first.json), ['a', 'b']);
+      const token = encodeURIComponent(String(metadataOf(first.json)['continue']));
+      await request(t.sandbox, 'POST', WIDGETS, { body: widget('bb') });
+      await request(t.sandbox, 'PATCH', `${WIDGETS}/c`, { body: { metadata: { labels: { page: 'changed' } } }, contentType: 'application/merge-patch+json' });
+      const second = await request(t.sandbox, 'GET', `${WIDGETS}?limit=2&continue=${token}`);
+      assert.deepEqual(names(second.json), ['c', 'd'], 'bb was created after the first page');
+      assert.equal((metadataOf(((second.json?.['items'] as Obj[]) ?? [])[0])['labels'] as Obj)['page'], undefined, 'c as it was');
+      await request(t.sandbox, 'DELETE', `${WIDGETS}/bb`);
+      t.sandbox.compactHistory();
+      const expired = await request(t.sandbox, 'GET', `${WIDGETS}?limit=2&continue=${token}`);
+      assert.equal(expired.status, 410);
+      assert.equal(expired.json?.['reason'], 'Expired');
+    });
+
     it('lists a namespaced kind across namespaces', async () => {
       await request(t.sandbox, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'other' } } });
       await request(t.sandbox, 'POST', '/apis/example.com/v1/namespaces/other/widgets', { body: widget('e', { size: 5 }, { namespace: 'other' }) });

@@ -4,6 +4,7 @@ import type { AdmissionChain } from '../admission/chain.js';
 import type { GarbageCollector } from '../controllers/garbage-collector.js';
 import type { SchemaCache } from '../crd/schema-cache.js';
 import type { ResourceRegistry } from '../resources/registry.js';
+import type { ListSnapshots } from '../store/list-snapshots.js';
 import type { ObjectStore } from '../store/store.js';
 import type { WatchHistory } from '../watch/history.js';
 import type { WatchHub } from '../watch/hub.js';
@@ -24,6 +25,8 @@ export interface ServerContext {
   logger: Logger;
   user: UserInfo;
   garbageCollector: GarbageCollector;
+  /** States that paged lists continue from. */
+  listSnapshots: ListSnapshots;
   /** Interval between BOOKMARK events on watches that allow them. */
   bookmarkIntervalMs: number;
   /** The bearer token clients authenticate with (for TokenReview). */

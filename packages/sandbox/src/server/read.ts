@@ -8,7 +8,7 @@ import { objectKey } from '../store/store.js';
 import { toTable } from '../table/table.js';
 import { present, sendObject, type Scope } from './scope.js';
 import { sendJson } from './respond.js';
-import { badRequest, notFound } from './status.js';
+import { ApiError, badRequest, notFound } from './status.js';
 
 export function handleGet(scope: Scope): void {
   const { info, type } = scope;
@@ -18,19 +18,31 @@ export function handleGet(scope: Scope): void {
 }
 
 interface ContinueToken {
+  /** resourceVersion of the first page */
   rv: number;
+  /** last key served */
   start: string;
+  /** snapshot the pages are served from */
+  snapshot: string;
 }
 
 function decodeContinue(token: string): ContinueToken {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
     const t = parsed as Partial<ContinueToken>;
-    if (typeof t.rv === 'number' && typeof t.start === 'string') return { rv: t.rv, start: t.start };
+    if (typeof t.rv === 'number' && typeof t.start === 'string' && typeof t.snapshot === 'string') return { rv: t.rv, start: t.start, snapshot: t.snapshot };
   } catch {
     // fall through
   }
   throw badRequest(`continue key is not valid: ${token}`);
+}
+
+function continueExpired(): ApiError {
+  return new ApiError(
+    410,
+    'Expired',
+    'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+  );
 }
 
 /** The objects a list or watch selects: namespace, label selector, field selector. */
@@ -50,12 +62,22 @@ export function handleList(scope: Scope): void {
   if (limitParam && (!Number.isInteger(limit) || limit < 0)) throw badRequest(`invalid limit: ${limitParam}`);
   const continueParam = query.get('continue');
   const token = continueParam ? decodeContinue(continueParam) : undefined;
-  const listRv = token?.rv ?? ctx.store.resourceVersion;
+  let all: KubeObject[];
+  let listRv: number;
+  if (token) {
+    const snapshot = ctx.listSnapshots.get(token.snapshot);
+    if (!snapshot) throw continueExpired();
+    all = snapshot.objects;
+    listRv = snapshot.resourceVersion;
+  } else {
+    all = ctx.store.list(type.key, info.namespace || undefined);
+    listRv = ctx.store.resourceVersion;
+  }
 
   const selected: KubeObject[] = [];
   let remaining = 0;
   let nextStart: string | undefined;
-  for (const obj of ctx.store.list(type.key, info.namespace || undefined)) {
+  for (const obj of all) {
     const meta = metadataOf(obj);
     const key = objectKey(String(meta['namespace'] ?? ''), String(meta['name'] ?? ''));
     if (token && key <= token.start) continue;
@@ -69,7 +91,8 @@ export function handleList(scope: Scope): void {
   }
   const listMeta: Record<string, unknown> = { resourceVersion: String(listRv) };
   if (remaining > 0 && nextStart !== undefined) {
-    listMeta['continue'] = Buffer.from(JSON.stringify({ rv: listRv, start: nextStart } satisfies ContinueToken)).toString('base64url');
+    const snapshot = token?.snapshot ?? ctx.listSnapshots.keep(all, listRv);
+    listMeta['continue'] = Buffer.from(JSON.stringify({ rv: listRv, start: nextStart, snapshot } satisfies ContinueToken)).toString('base64url');
     listMeta['remainingItemCount'] = remaining;
   }
   const items = selected.map((obj) => present(scope, obj));
