@@ -59,6 +59,19 @@ describe('CRD lifecycle', () => {
     assert.equal(res.status, 422);
   });
 
+  it('warns on every request to a deprecated version', async () => {
+    const current = (await request(t.sandbox, 'GET', CRD)).json as Obj;
+    const versions = (current['spec'] as Obj)['versions'] as Obj[];
+    versions.push({ ...(versions[0] as Obj), name: 'v1beta1', storage: false, deprecated: true, deprecationWarning: 'example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget' });
+    assert.equal((await request(t.sandbox, 'PUT', CRD, { body: current })).status, 200);
+    const old = await request(t.sandbox, 'GET', '/apis/example.com/v1beta1/namespaces/default/widgets');
+    assert.equal(old.status, 200);
+    assert.equal(old.headers['warning'], '299 - "example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"');
+    const first = (old.json?.['items'] as Obj[])[0];
+    assert.equal(first?.['apiVersion'], 'example.com/v1beta1', 'served in the version asked for');
+    assert.equal((await request(t.sandbox, 'GET', WIDGETS)).headers['warning'], undefined);
+  });
+
   it('on deletion removes every custom object, waits for their finalizers, then stops serving', async () => {
     await request(t.sandbox, 'POST', WIDGETS, { body: widget('held', { size: 1 }, { finalizers: ['example.com/hold'] }) });
     const watch = openWatch(t.sandbox, `${WIDGETS}?watch=1`);

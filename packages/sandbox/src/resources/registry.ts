@@ -85,6 +85,10 @@ export function resourceTypeFromCrd(crd: KubeObject): ResourceType {
       hasStatus: isObject(subresources['status']),
     };
     if (schema !== undefined) version.schema = schema;
+    if (v['deprecated'] === true) {
+      const custom = stringField(v, 'deprecationWarning');
+      version.deprecationWarning = custom ?? `${group}/${name} ${stringField(isObject(spec['names']) ? spec['names'] : {}, 'kind') ?? ''} is deprecated`;
+    }
     versions.push(version);
   }
   const meta = isObject(crd['metadata']) ? crd['metadata'] : {};

@@ -17,6 +17,8 @@ export interface ResourceVersion {
   schema?: unknown;
   printerColumns: PrinterColumn[];
   hasStatus: boolean;
+  /** Set for a deprecated CRD version: the warning every request to it gets. */
+  deprecationWarning?: string;
 }
 
 /** Converts between the shape a resource is served in and the shape it is stored in (when they differ). */

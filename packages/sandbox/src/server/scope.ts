@@ -36,7 +36,8 @@ export function makeScope(ctx: ServerContext, req: IncomingMessage, res: ServerR
     version: resolved.version,
     apiVersion: apiVersionOf(resolved.type.group, resolved.version.name),
     dryRun: query.getAll('dryRun').includes('All'),
-    warnings: [],
+    // a deprecated CRD version warns on every request, as the real server does
+    warnings: resolved.version.deprecationWarning ? [resolved.version.deprecationWarning] : [],
     table: tableRequested(req.headers.accept, query.get('includeObject')),
   };
 }

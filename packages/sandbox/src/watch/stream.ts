@@ -8,6 +8,7 @@ import type { StoreEvent } from '../store/store.js';
 import { selectedName } from '../selectors/fields.js';
 import { selectorFor } from '../server/read.js';
 import { present, type Scope } from '../server/scope.js';
+import { warningHeader } from '../server/respond.js';
 import { badRequest, gone } from '../server/status.js';
 import { toTable } from '../table/table.js';
 
@@ -35,7 +36,9 @@ export function handleWatch(scope: Scope): void {
     return matches(obj);
   };
 
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  const headers: Record<string, string | string[]> = { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' };
+  if (scope.warnings.length > 0) headers['Warning'] = scope.warnings.map(warningHeader);
+  res.writeHead(200, headers);
   // clients wait for the headers before they consider the watch open
   res.flushHeaders();
   let open = true;
