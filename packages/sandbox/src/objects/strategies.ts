@@ -5,7 +5,8 @@ import { badRequest, type FieldCause } from '../server/status.js';
 import { crdNames } from '../resources/registry.js';
 
 /** Kind-specific defaulting and normalisation on create. */
-export function prepareForCreate(resourceKey: string, obj: KubeObject): void {
+/** `existing`: the kind's stored objects, for allocations that must not collide (Service cluster IPs). */
+export function prepareForCreate(resourceKey: string, obj: KubeObject, existing: KubeObject[] = []): void {
   switch (resourceKey) {
     case '/namespaces': {
       const spec = isObject(obj['spec']) ? obj['spec'] : {};
@@ -19,7 +20,7 @@ export function prepareForCreate(resourceKey: string, obj: KubeObject): void {
       normaliseSecret(obj);
       break;
     case '/services':
-      defaultService(obj);
+      defaultService(obj, existing);
       break;
     case 'apiextensions.k8s.io/customresourcedefinitions':
       delete obj['status'];
@@ -27,16 +28,20 @@ export function prepareForCreate(resourceKey: string, obj: KubeObject): void {
   }
 }
 
-let nextClusterIp = 2;
-
-/** Services: type ClusterIP and an address from 10.96.0.0/12 unless given (no proxying happens). */
-function defaultService(obj: KubeObject): void {
+/** Services: type ClusterIP and a free address from 10.96.0.0/16 unless given (no proxying happens). */
+function defaultService(obj: KubeObject, existing: KubeObject[]): void {
   const spec = isObject(obj['spec']) ? obj['spec'] : {};
   obj['spec'] = spec;
   if (typeof spec['type'] !== 'string') spec['type'] = 'ClusterIP';
   if (typeof spec['clusterIP'] !== 'string' || spec['clusterIP'] === '') {
-    const n = nextClusterIp++;
-    spec['clusterIP'] = `10.96.${Math.floor(n / 256) % 256}.${n % 256}`;
+    const used = new Set(existing.map((svc) => (isObject(svc['spec']) ? svc['spec']['clusterIP'] : undefined)));
+    for (let n = 2; n < 65534; n++) {
+      const ip = `10.96.${Math.floor(n / 256)}.${n % 256}`;
+      if (!used.has(ip)) {
+        spec['clusterIP'] = ip;
+        break;
+      }
+    }
   }
   if (spec['clusterIP'] !== 'None' && !Array.isArray(spec['clusterIPs'])) spec['clusterIPs'] = [spec['clusterIP']];
   if (Array.isArray(spec['ports'])) {

@@ -164,7 +164,7 @@ export async function createObject(scope: Scope, input: KubeObject, options: Wri
   obj = versioned(scope, mutated.object ?? obj);
 
   if (scope.version.hasStatus && !type.builtin) delete obj['status'];
-  prepareForCreate(type.key, obj);
+  prepareForCreate(type.key, obj, type.key === '/services' ? ctx.store.list(type.key) : []);
   initCreateMetadata(obj, type.hasGeneration);
   metadataOf(obj)['name'] = name;
   if (type.namespaced) metadataOf(obj)['namespace'] = scope.info.namespace;
