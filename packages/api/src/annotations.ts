@@ -21,8 +21,6 @@ export const Annotations = {
   createPending: 'k8or.io/create-pending',
   /** Engine marker: set (RFC 3339 time) once the create call returned success. */
   createSucceeded: 'k8or.io/create-succeeded',
-  /** Engine marker: set (RFC 3339 time) when the create call failed. */
-  createFailed: 'k8or.io/create-failed',
 } as const;
 
 /** The finalizer the engine puts on every managed resource before any cloud call. */
