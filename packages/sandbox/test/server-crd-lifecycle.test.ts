@@ -47,6 +47,25 @@ describe('CRD lifecycle', () => {
     assert.equal((await request(t.sandbox, 'GET', WIDGETS)).status, 200, 'the first CRD is still served');
   });
 
+  it('counts status as part of the object when the CRD has no status subresource', async () => {
+    const plain = widgetCrd();
+    (plain['metadata'] as Obj)['name'] = 'gadgets.example.com';
+    const names = (plain['spec'] as Obj)['names'] as Obj;
+    Object.assign(names, { kind: 'Gadget', plural: 'gadgets', singular: 'gadget', listKind: 'GadgetList', shortNames: [] });
+    delete (((plain['spec'] as Obj)['versions'] as Obj[])[0] as Obj)['subresources'];
+    assert.equal((await request(t.sandbox, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: plain })).status, 201);
+    const GADGETS = '/apis/example.com/v1/namespaces/default/gadgets';
+    const created = await request(t.sandbox, 'POST', GADGETS, { body: { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g' }, spec: { size: 1 }, status: { phase: 'New' } } });
+    assert.equal(created.status, 201, created.text);
+    assert.deepEqual(created.json?.['status'], { phase: 'New' }, 'status is kept on create');
+    const patched = await request(t.sandbox, 'PATCH', `${GADGETS}/g`, { body: { status: { phase: 'Ready' } }, contentType: 'application/merge-patch+json' });
+    assert.deepEqual(patched.json?.['status'], { phase: 'Ready' });
+    assert.equal(metadataOf(patched.json)['generation'], 2);
+    assert.equal((await request(t.sandbox, 'GET', `${GADGETS}/g/status`)).status, 404, 'no /status subresource');
+    await request(t.sandbox, 'DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com');
+    await eventually(async () => (await request(t.sandbox, 'GET', GADGETS)).status === 404, 20_000, 'gadgets withdrawn');
+  });
+
   it('picks up a schema change on update', async () => {
     const current = (await request(t.sandbox, 'GET', CRD)).json as Obj;
     const version = ((current['spec'] as Obj)['versions'] as Obj[])[0] as Obj;

@@ -60,17 +60,23 @@ export function keepSystemMetadata(next: KubeObject, old: KubeObject): void {
   if (oldMeta['namespace'] !== undefined) meta['namespace'] = oldMeta['namespace'];
 }
 
-/** Everything but metadata and status: a change here bumps generation. */
-function specPart(obj: KubeObject): Record<string, unknown> {
+/**
+ * Everything but metadata (and status, when the kind has a status subresource): a change here bumps
+ * generation. Without a status subresource a status change is a change like any other, as on a real server.
+ */
+function generationPart(obj: KubeObject, statusIsSeparate: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(obj)) if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') out[k] = v;
+  for (const [k, v] of Object.entries(obj)) {
+    if (k === 'metadata' || k === 'apiVersion' || k === 'kind' || (statusIsSeparate && k === 'status')) continue;
+    out[k] = v;
+  }
   return out;
 }
 
-export function bumpGenerationIfSpecChanged(next: KubeObject, old: KubeObject): void {
+export function bumpGenerationIfSpecChanged(next: KubeObject, old: KubeObject, statusIsSeparate: boolean): void {
   const meta = metadataOf(next);
   if (typeof meta['generation'] !== 'number') return;
-  if (!jsonEqual(specPart(next), specPart(old))) meta['generation'] = (meta['generation'] as number) + 1;
+  if (!jsonEqual(generationPart(next, statusIsSeparate), generationPart(old, statusIsSeparate))) meta['generation'] = (meta['generation'] as number) + 1;
 }
 
 /** True when an update would store nothing new (the real server then skips the write). */

@@ -217,7 +217,7 @@ export async function updateObject(scope: Scope, stored: KubeObject, candidate: 
   obj = validateAndPrune(scope, obj, oldShown, name);
   keepSystemMetadata(obj, old);
   // generation compares with the object as read (defaulted); the no-op check below with what is stored
-  bumpGenerationIfSpecChanged(obj, oldShown);
+  bumpGenerationIfSpecChanged(obj, oldShown, scope.version.hasStatus);
   metadataOf(obj)['resourceVersion'] = metadataOf(old)['resourceVersion'];
   if (options.managedFieldsComputed) {
     metadataOf(obj)['managedFields'] = metadataOf(candidate)['managedFields'];
