@@ -405,6 +405,9 @@ describe('built-in validation', () => {
     assert.equal(badKey.status, 422);
     const badValue = await request(t.sandbox, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'x', labels: { ok: 'not ok' } } } });
     assert.equal(badValue.status, 422);
+    const badFinalizer = await request(t.sandbox, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'x', finalizers: ['not a finalizer!'] } } });
+    assert.equal(badFinalizer.status, 422);
+    assert.match(String(badFinalizer.json?.['message']), /metadata.finalizers: Invalid value: "not a finalizer!"/);
     const badSecret = await request(t.sandbox, 'POST', '/api/v1/namespaces/default/secrets', { body: { metadata: { name: 's' }, data: { k: 'not base64!' } } });
     assert.equal(badSecret.status, 400);
     assert.match(String(badSecret.json?.['message']), /illegal base64 data/);

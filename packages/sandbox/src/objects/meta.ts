@@ -137,6 +137,12 @@ export function validateCommonMetadata(obj: KubeObject): FieldCause[] {
   const finalizers = meta['finalizers'];
   if (finalizers !== undefined && finalizers !== null && (!Array.isArray(finalizers) || finalizers.some((f) => typeof f !== 'string'))) {
     causes.push({ field: 'metadata.finalizers', reason: 'FieldValueTypeInvalid', message: 'Invalid value: finalizers must be a list of strings' });
+  } else if (Array.isArray(finalizers)) {
+    for (const f of finalizers as string[]) {
+      if (!QUALIFIED_NAME.test(f) || (f.split('/').pop() ?? '').length > 63) {
+        causes.push({ field: 'metadata.finalizers', reason: 'FieldValueInvalid', message: `Invalid value: "${f}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')` });
+      }
+    }
   }
   return causes;
 }
