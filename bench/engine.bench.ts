@@ -6,9 +6,9 @@
 //
 // Prints a Markdown table for docs/benchmarks.md.
 import { parseArgs } from 'node:util';
-import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { API_VERSION, allCrds, defaultExternalName, type Bucket } from '@k8or/api';
-import { CoreMetrics, Engine, InMemoryCloud, KubeRest, corePath, inMemoryProviderPlugin, k8orPath } from '@k8or/core';
+import { KubeConfig } from '@kubernetes/client-node';
+import { API_VERSION, defaultExternalName, type Bucket } from '@k8or/api';
+import { CoreMetrics, Engine, InMemoryCloud, KubeRest, corePath, installCrds, inMemoryProviderPlugin, k8orPath } from '@k8or/core';
 import { startSandbox, type RequestLogEntry } from '@k8or/sandbox';
 
 const { values } = parseArgs({ options: { resources: { type: 'string', default: '1000' }, workers: { type: 'string', default: '10' } } });
@@ -31,8 +31,7 @@ const sandbox = await startSandbox({ logLevel: 'error' });
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromString(sandbox.kubeconfig);
 const user = new KubeRest(kubeConfig, { userAgent: USER_AGENT });
-const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
-for (const crd of allCrds()) await extensions.createCustomResourceDefinition({ body: crd as unknown as V1CustomResourceDefinition });
+await installCrds(kubeConfig);
 await until(async () => (await user.get(k8orPath('ProviderConfig', undefined))) !== undefined);
 await user.create(k8orPath('ProviderConfig', undefined), { apiVersion: API_VERSION, kind: 'ProviderConfig', metadata: { name: 'default' }, spec: { provider: 'aws', region: 'mem-1' } });
 await user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });

@@ -37,7 +37,8 @@ if (process.argv.includes('--serve')) {
   send({ type: 'ready', kubeconfig: sandbox.kubeconfig, url: sandbox.url, token: sandbox.token, caPem: sandbox.caPem });
 } else {
   // Loaded here only, so the server process's memory holds the sandbox and nothing of the client.
-  const { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } = await import('@kubernetes/client-node');
+  const { CoreV1Api, CustomObjectsApi, KubeConfig, Watch } = await import('@kubernetes/client-node');
+  const { installCrds } = await import('@k8or/core');
   const { values } = parseArgs({
     options: {
       objects: { type: 'string', default: '10000' },
@@ -74,10 +75,10 @@ if (process.argv.includes('--serve')) {
   kc.loadFromString(ready.kubeconfig);
   const customObjects = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
-  const crds = kc.makeApiClient(ApiextensionsV1Api);
 
   const bucketCrd = allCrds().find((c) => c.spec.names.kind === 'Bucket')!;
-  await crds.createCustomResourceDefinition({ body: bucketCrd as never });
+  // Plain JSON: client-node's typed serializer would drop `default` and `x-kubernetes-validations`.
+  await installCrds(kc, [bucketCrd]);
   for (const name of ['bench', 'fanout', 'keepalive']) await core.createNamespace({ body: { metadata: { name } } });
   for (;;) {
     try {

@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { API_VERSION, allCrds, type ProviderConfig } from '@k8or/api';
-import { CoreMetrics, Engine, HealthChecks, createLogger, startProbeServer, type ProbeServer } from '@k8or/core';
+import { API_VERSION, type ProviderConfig } from '@k8or/api';
+import { CoreMetrics, Engine, HealthChecks, createLogger, installCrds, startProbeServer, type ProbeServer } from '@k8or/core';
 import { awsProvider } from '@k8or/provider-aws';
 import { startDynamoDbLocal, startS3Fake, startSandbox } from '@k8or/sandbox';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { destination, type Logger } from 'pino';
 
 export interface LocalStackOptions {
@@ -109,20 +109,6 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
   } catch (error) {
     await stop();
     throw error;
-  }
-}
-
-async function installCrds(kubeConfig: KubeConfig): Promise<void> {
-  const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
-  for (const crd of allCrds()) {
-    const body = crd as unknown as V1CustomResourceDefinition;
-    try {
-      await extensions.createCustomResourceDefinition({ body });
-    } catch (error) {
-      if (!isConflict(error)) throw error;
-      const current = await extensions.readCustomResourceDefinition({ name: crd.metadata.name });
-      await extensions.replaceCustomResourceDefinition({ name: crd.metadata.name, body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } } });
-    }
   }
 }
 

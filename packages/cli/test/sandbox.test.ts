@@ -75,6 +75,9 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
 
     const outputs = await kubectl('get', 'configmap', 'photos-bucket', '-o', 'jsonpath={.data.externalName}');
     assert.equal(outputs.trim(), bucketName);
+
+    // The CRD schema's own defaults hold: the CRDs were installed whole.
+    assert.equal((await kubectl('get', 'bucket', 'photos', '-o', 'jsonpath={.spec.publicAccess}')).trim(), 'Blocked');
   });
 
   it('rejects at apply time what the cloud would reject', async () => {
@@ -90,6 +93,16 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
     assert.match(failure, /^1 /);
     assert.match(failure, /spec\.name/);
     assert.match(failure, /s3\.characters/);
+
+    const immutable = await new Promise<string>((resolve) => {
+      const p = spawn('kubectl', ['patch', 'bucket', 'photos', '--type=merge', '-p', '{"spec":{"name":"renamed-photos"}}'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
+      let text = '';
+      p.stderr.on('data', (c: Buffer) => (text += c.toString()));
+      p.on('close', (code) => resolve(`${code} ${text}`));
+    });
+    assert.match(immutable, /^1 /);
+    assert.match(immutable, /spec\.name/);
+    assert.match(immutable, /immutable/);
   });
 
   it('deletes the cloud resources with the objects, then stops cleanly on SIGTERM', async () => {

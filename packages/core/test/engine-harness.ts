@@ -2,9 +2,9 @@
 // CRDs, a client acting as the user, an in-memory cloud, and engines to start
 // and stop (or kill) against them.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { API_VERSION, allCrds, type Bucket, type Condition, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
-import { Engine, InMemoryCloud, KubeRest, corePath, inMemoryProviderPlugin, k8orPath, type EngineOptions, type InMemoryCloudOptions } from '@k8or/core';
+import { KubeConfig } from '@kubernetes/client-node';
+import { API_VERSION, type Bucket, type Condition, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
+import { Engine, InMemoryCloud, KubeRest, corePath, installCrds, inMemoryProviderPlugin, k8orPath, type EngineOptions, type InMemoryCloudOptions } from '@k8or/core';
 import { startSandbox, type RequestLogEntry, type Sandbox } from '@k8or/sandbox';
 
 export const USER_AGENT = 'k8or-test-user';
@@ -69,11 +69,10 @@ export class World {
     this.user = new KubeRest(this.kubeConfig, { userAgent: USER_AGENT });
   }
 
-  /** A sandbox with the CRDs applied (through client-node) and a `default` ProviderConfig for the in-memory cloud. */
+  /** A sandbox with the CRDs applied (as plain JSON, schemas whole) and a `default` ProviderConfig for the in-memory cloud. */
   static async start(cloudOptions: InMemoryCloudOptions = {}): Promise<World> {
     const world = new World(await startSandbox(), cloudOptions);
-    const extensions = world.kubeConfig.makeApiClient(ApiextensionsV1Api);
-    for (const crd of allCrds()) await extensions.createCustomResourceDefinition({ body: crd as unknown as V1CustomResourceDefinition });
+    await installCrds(world.kubeConfig);
     await waitFor('CRDs served', async () => (await world.user.get(k8orPath('ProviderConfig', undefined))) !== undefined);
     await world.createProviderConfig('default');
     return world;

@@ -2,15 +2,13 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  ApiextensionsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
   type V1ConfigMap,
-  type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { API_VERSION, GROUP, VERSION, allCrds, type Bucket, type ProviderConfig } from '@k8or/api';
-import { createInformer, informersSynced, NAMESPACE_INDEX, objectKey, type Informer, type InformerOptions, type WatchEndReason } from '@k8or/core';
+import { API_VERSION, GROUP, VERSION, type Bucket, type ProviderConfig } from '@k8or/api';
+import { createInformer, informersSynced, installCrds, NAMESPACE_INDEX, objectKey, type Informer, type InformerOptions, type WatchEndReason } from '@k8or/core';
 import { startSandbox, type Sandbox } from '@k8or/sandbox';
 
 interface Recorded {
@@ -328,8 +326,7 @@ describe('informer against the sandbox API server', () => {
     assert.equal(buckets.hasSynced(), false, 'not synced while the resource does not exist');
     assert.equal(ready(), false);
 
-    const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
-    for (const crd of allCrds()) await extensions.createCustomResourceDefinition({ body: crd as unknown as V1CustomResourceDefinition });
+    await installCrds(kubeConfig);
     await synced;
     assert.equal(ready(), true, 'the readiness check passes once synced');
 

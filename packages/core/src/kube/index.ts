@@ -1,3 +1,4 @@
 export * from './rest.js';
 export * from './paths.js';
 export * from './resources.js';
+export * from './crds.js';

@@ -1,0 +1,28 @@
+import { allCrds, type CustomResourceDefinition } from '@k8or/api';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeRest, isAlreadyExists } from './rest.js';
+
+const CRDS_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+
+/**
+ * Creates the k8or CRDs, or replaces them with the current ones, as plain JSON.
+ * Not through client-node's typed API: its serializer maps JSONSchemaProps by
+ * model field names and silently drops `default` and `x-kubernetes-validations`,
+ * which would leave a cluster without k8or's defaults and CEL immutability rules.
+ */
+export async function installCrds(kubeConfig: KubeConfig, crds: readonly CustomResourceDefinition[] = allCrds()): Promise<void> {
+  const rest = new KubeRest(kubeConfig, { userAgent: 'k8or-install-crds' });
+  try {
+    for (const crd of crds) {
+      try {
+        await rest.request('POST', CRDS_PATH, crd);
+      } catch (error) {
+        if (!isAlreadyExists(error)) throw error;
+        const current = await rest.get<{ metadata?: { resourceVersion?: string } }>(`${CRDS_PATH}/${crd.metadata.name}`);
+        await rest.request('PUT', `${CRDS_PATH}/${crd.metadata.name}`, { ...crd, metadata: { ...crd.metadata, resourceVersion: current?.metadata?.resourceVersion } });
+      }
+    }
+  } finally {
+    rest.close();
+  }
+}
