@@ -25,7 +25,7 @@ export interface ConfigMap {
 }
 
 /** Polls `check` until it returns a truthy value (generous timeout; no timing is asserted). */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 60_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
