@@ -52,7 +52,12 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     for (const step of stops.reverse()) await step().catch((error: unknown) => logger.warn({ err: error }, 'stop step failed'));
   };
   try {
-    const sandbox = await startSandbox({ port: options.port, kubeconfigPath: options.kubeconfigPath, ...(options.dataDir ? { dataDir: options.dataDir } : {}), logLevel: options.logLevel });
+    const sandbox = await startSandbox({
+      port: options.port,
+      kubeconfigPath: options.kubeconfigPath,
+      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+      logger: logger.child({ component: 'apiserver' }),
+    });
     stops.push(() => sandbox.stop());
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(sandbox.kubeconfig);

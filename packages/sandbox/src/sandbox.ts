@@ -77,7 +77,7 @@ function certificates(dataDir: string | undefined, host: string): { ca: Certific
 /** Start an embedded Kubernetes API server over HTTPS. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
-  const logger = pino({ name: 'k8or-sandbox', level: options.logLevel ?? 'warn' });
+  const logger = options.logger ?? pino({ name: 'k8or-sandbox', level: options.logLevel ?? 'warn' });
 
   const { ca, serving } = certificates(options.dataDir, host);
   const token = persistedText(options.dataDir, 'token', () => randomBytes(24).toString('base64url')).trim();

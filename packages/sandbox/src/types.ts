@@ -1,3 +1,5 @@
+import type { Logger } from 'pino';
+
 /** Options for {@link startSandbox}. */
 export interface SandboxOptions {
   /** Port to listen on; default 0 (ephemeral). */
@@ -14,6 +16,8 @@ export interface SandboxOptions {
   watchHistorySize?: number;
   /** pino level; default 'warn'. */
   logLevel?: string;
+  /** Log here instead of a logger of its own on stdout (logLevel is then the logger's). */
+  logger?: Logger;
 }
 
 export type RequestVerb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'other';
