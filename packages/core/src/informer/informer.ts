@@ -5,6 +5,7 @@ import { Backoff } from './backoff.js';
 import { ObjectCache, type Indexer } from './indexer.js';
 import { objectKey, type ObjectWithMetadata } from './object-key.js';
 import { ApiStatusError, requestJson, resourcePath } from './request.js';
+import { sleepUnlessAborted } from '../util/sleep.js';
 
 /** Why one watch request ended. */
 export type WatchEndReason =
@@ -114,11 +115,10 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   private resolveStarted: (() => void) | undefined;
   private synced = false;
   private stopped = false;
-  /** Aborted by stop(), which cancels a list in flight. */
+  /** Aborted by stop(), which cancels a list in flight and ends a backoff wait. */
   private readonly lifetime = new AbortController();
   private resourceVersion: string | undefined;
   private abortWatch: (() => void) | undefined;
-  private wake: (() => void) | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(options: InformerOptions) {
@@ -165,7 +165,6 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
     this.lifetime.abort();
     if (this.resyncTimer) clearInterval(this.resyncTimer);
     this.abortWatch?.();
-    this.wake?.();
     this.resolveStarted?.();
   }
 
@@ -376,18 +375,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
 
   /** Waits `ms`, or less if the informer is stopped meanwhile. */
   private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = () => {
-        this.wake = undefined;
-        done();
-      };
-    });
+    return sleepUnlessAborted(ms, this.lifetime.signal);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ApiStatusError, requestJson, resourcePath } from '../informer/request.js';
+import { sleepUnlessAborted } from '../util/sleep.js';
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeConfig;
@@ -86,7 +87,8 @@ export class LeaderElector {
   private releaseOnStop: boolean;
   private running: Promise<void> | undefined;
   private leadership: AbortController | undefined;
-  private wake: (() => void) | undefined;
+  /** Aborted by stop(), which ends a retry wait at once. */
+  private readonly stopping = new AbortController();
 
   constructor(options: LeaderElectionOptions) {
     this.options = options;
@@ -125,7 +127,7 @@ export class LeaderElector {
     if (options.release !== undefined) this.releaseOnStop = options.release;
     this.stopped = true;
     this.leadership?.abort();
-    this.wake?.();
+    this.stopping.abort();
     await this.running;
   }
 
@@ -285,18 +287,7 @@ export class LeaderElector {
   }
 
   private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = () => {
-        this.wake = undefined;
-        done();
-      };
-    });
+    return sleepUnlessAborted(ms, this.stopping.signal);
   }
 }
 
