@@ -1,10 +1,9 @@
 // Shared arrangement for the engine tests: a sandbox API server with k8or's
 // CRDs, a client acting as the user, an in-memory cloud, and engines to start
 // and stop (or kill) against them.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type Bucket, type Condition, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
-import { Engine, InMemoryCloud, KubeRest, corePath, installCrds, inMemoryProviderPlugin, k8orPath, type EngineOptions, type InMemoryCloudOptions } from '@k8or/core';
+import { Engine, InMemoryCloud, KubeRest, corePath, installCrds, waitFor, inMemoryProviderPlugin, k8orPath, type EngineOptions, type InMemoryCloudOptions } from '@k8or/core';
 import { startSandbox, type RequestLogEntry, type Sandbox } from '@k8or/sandbox';
 
 export const USER_AGENT = 'k8or-test-user';
@@ -24,21 +23,7 @@ export interface ConfigMap {
   data?: Record<string, string>;
 }
 
-/** Polls `check` until it returns a truthy value (generous timeout; no timing is asserted). */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 60_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as NonNullable<T>;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await sleep(25);
-  }
-}
+export { waitFor };
 
 export function condition(resource: ManagedResource | undefined, type: string): Condition | undefined {
   return resource?.status?.conditions?.find((c) => c.type === type);

@@ -8,7 +8,7 @@ import {
   type V1ConfigMap,
 } from '@kubernetes/client-node';
 import { API_VERSION, GROUP, VERSION, type Bucket, type ProviderConfig } from '@k8or/api';
-import { createInformer, informersSynced, installCrds, NAMESPACE_INDEX, objectKey, type Informer, type InformerOptions, type WatchEndReason } from '@k8or/core';
+import { createInformer, informersSynced, installCrds, NAMESPACE_INDEX, objectKey, waitFor as pollUntil, type Informer, type InformerOptions, type WatchEndReason } from '@k8or/core';
 import { startSandbox, type Sandbox } from '@k8or/sandbox';
 
 interface Recorded {
@@ -18,14 +18,8 @@ interface Recorded {
   oldData?: Record<string, string>;
 }
 
-/** Polls until `condition` holds; generous timeout for loaded machines. */
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+/** Polls until `condition` holds (every 10 ms, 30 s at most). */
+const waitFor = (what: string, condition: () => boolean, timeoutMs = 30_000): Promise<boolean> => pollUntil(what, condition, timeoutMs, 10);
 
 describe('informer against the sandbox API server', () => {
   let sandbox: Sandbox;

@@ -2,16 +2,11 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, V1MicroTime } from '@kubernetes/client-node';
-import { LeaderElector } from '@k8or/core';
+import { LeaderElector, waitFor as pollUntil } from '@k8or/core';
 import { startSandbox, type Sandbox } from '@k8or/sandbox';
 
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+/** Polls until `condition` holds (every 10 ms, 30 s at most). */
+const waitFor = (what: string, condition: () => boolean, timeoutMs = 30_000): Promise<boolean> => pollUntil(what, condition, timeoutMs, 10);
 
 /** One operator replica competing for the lease, recording what it was told. */
 interface Candidate {

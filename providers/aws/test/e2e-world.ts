@@ -1,10 +1,9 @@
 // The arrangement for end-to-end tests through the engine: the sandbox API server with k8or's CRDs,
 // the S3 fake and DynamoDB Local, ProviderConfigs and Secrets pointing at them, and the engine
 // running the AWS provider plugin.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, allCrds, type Bucket, type Condition, type ManagedResource, type Table } from '@k8or/api';
-import { Engine, KubeRest, corePath, k8orPath } from '@k8or/core';
+import { Engine, KubeRest, corePath, k8orPath, waitFor as pollUntil } from '@k8or/core';
 import { awsProvider, destroyDynamoDbClients, destroyS3Clients } from '@k8or/provider-aws';
 import { startDynamoDbLocal, startS3Fake, startSandbox, type DynamoDbLocal, type S3Fake, type Sandbox } from '@k8or/sandbox';
 
@@ -23,21 +22,8 @@ export interface KubeEvent {
   message: string;
 }
 
-/** Polls `check` until it returns a truthy value (generous timeout; nothing about timing is asserted). */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 60_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as NonNullable<T>;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await sleep(50);
-  }
-}
+/** Polls `check` until it returns a truthy value (every 50 ms, 60 s at most). */
+export const waitFor = <T>(what: string, check: () => T | Promise<T>, timeoutMs = 60_000): Promise<NonNullable<T>> => pollUntil(what, check, timeoutMs, 50);
 
 export const conditionOf = (resource: ManagedResource | undefined, type: string): Condition | undefined =>
   resource?.status?.conditions?.find((c) => c.type === type);
