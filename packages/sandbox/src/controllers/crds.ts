@@ -10,10 +10,10 @@ import { finalizersOf, isTerminating } from '../objects/meta.js';
 import { crdNames, resourceTypeFromCrd, type ResourceRegistry } from '../resources/registry.js';
 import type { ObjectStore, StoreEvent } from '../store/store.js';
 import type { SchemaCache } from '../crd/schema-cache.js';
+import { CoalescingScheduler } from './coalescing-scheduler.js';
 
 export class CrdController {
-  private readonly pending = new Set<string>();
-  private stopped = false;
+  private readonly scheduler = new CoalescingScheduler((name) => this.reconcile(name));
 
   constructor(
     private readonly store: ObjectStore,
@@ -29,7 +29,7 @@ export class CrdController {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.scheduler.stop();
   }
 
   private onEvent(event: StoreEvent): void {
@@ -64,12 +64,7 @@ export class CrdController {
   }
 
   private schedule(name: string): void {
-    if (this.pending.has(name)) return;
-    this.pending.add(name);
-    setImmediate(() => {
-      this.pending.delete(name);
-      if (!this.stopped) this.reconcile(name);
-    });
+    this.scheduler.schedule(name);
   }
 
   private reconcile(name: string): void {

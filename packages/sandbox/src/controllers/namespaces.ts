@@ -7,12 +7,12 @@ import { commitDeletion, planDeletion } from '../objects/lifecycle.js';
 import { finalizersOf, isTerminating } from '../objects/meta.js';
 import type { ResourceRegistry } from '../resources/registry.js';
 import type { ObjectStore, StoreEvent } from '../store/store.js';
+import { CoalescingScheduler } from './coalescing-scheduler.js';
 
 const NAMESPACES = '/namespaces';
 
 export class NamespaceController {
-  private readonly pending = new Set<string>();
-  private stopped = false;
+  private readonly scheduler = new CoalescingScheduler((name) => this.reconcile(name));
 
   constructor(
     private readonly store: ObjectStore,
@@ -22,7 +22,7 @@ export class NamespaceController {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.scheduler.stop();
   }
 
   /** Pick up namespaces left terminating (after loading a snapshot). */
@@ -42,12 +42,7 @@ export class NamespaceController {
   }
 
   private schedule(name: string): void {
-    if (this.pending.has(name)) return;
-    this.pending.add(name);
-    setImmediate(() => {
-      this.pending.delete(name);
-      if (!this.stopped) this.reconcile(name);
-    });
+    this.scheduler.schedule(name);
   }
 
   private reconcile(name: string): void {
