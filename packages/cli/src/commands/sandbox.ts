@@ -16,9 +16,10 @@ Options:
   --log-level LEVEL   debug, info, warn (default info)
 `;
 
-/** `k8or sandbox`: runs until SIGINT/SIGTERM, then stops every part cleanly. */
-export async function sandboxCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+function parseSandboxArgs(argv: string[]) {
+  return parseArgs({
     args: argv,
     options: {
       kubeconfig: { type: 'string', default: '.k8or/kubeconfig' },
@@ -29,13 +30,29 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
+}
+
+/** `k8or sandbox`: runs until SIGINT/SIGTERM, then stops every part cleanly. */
+export async function sandboxCommand(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseSandboxArgs(argv);
+  } catch (error) {
+    process.stderr.write(`k8or sandbox: ${error instanceof Error ? error.message : String(error)}\n${HELP}`);
+    return 2;
+  }
+  const { values } = parsed;
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
   }
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  if (!/^\d+$/.test(values.port) || port > 65535) {
     process.stderr.write(`k8or sandbox: --port must be a whole number from 0 to 65535, got "${values.port}"\n`);
+    return 2;
+  }
+  if (!LOG_LEVELS.includes(values['log-level'])) {
+    process.stderr.write(`k8or sandbox: --log-level must be one of ${LOG_LEVELS.join(', ')}, got "${values['log-level']}"\n`);
     return 2;
   }
   const kubeconfigPath = resolve(values.kubeconfig);
