@@ -215,4 +215,21 @@ describe('admission webhooks', () => {
     assert.equal((await request(t.sandbox, 'POST', WIDGETS, { body: widget('while-down') })).status, 201);
     await remove(ignore);
   });
+
+  it('refuses a v1 webhook that may have side effects or speaks no v1 review, naming the field and the rule', async () => {
+    const config = webhookConfig('Validating', 'side-effects', [
+      { name: 'some.example.com', clientConfig: byUrl('/allow'), rules: [rule(['widgets'])], sideEffects: 'Some' },
+      { name: 'old.example.com', clientConfig: byUrl('/allow'), rules: [rule(['widgets'])], admissionReviewVersions: ['v0'] },
+    ]);
+    const res = await request(t.sandbox, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', { body: config });
+    assert.equal(res.status, 422);
+    const causes = (res.json?.['details'] as { causes?: { field: string; message: string }[] } | undefined)?.causes ?? [];
+    assert.deepEqual(
+      causes.map((c) => `${c.field}: ${c.message}`),
+      [
+        'webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"',
+        'webhooks[1].admissionReviewVersions: Invalid value: ["v0"]: must include at least one of v1, v1beta1',
+      ],
+    );
+  });
 });

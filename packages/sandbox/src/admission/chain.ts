@@ -8,7 +8,7 @@ import type { Operation as JsonPatchOperation } from 'fast-json-patch';
 import type { Logger } from 'pino';
 import type { KubeObject } from '../types.js';
 import { clone, isObject, stringField } from '../util.js';
-import { ApiError } from '../server/status.js';
+import { ApiError, badRequest } from '../server/status.js';
 import type { ObjectStore } from '../store/store.js';
 import type { UserInfo } from '../server/context.js';
 import { postAdmissionReview, WebhookCallError, type WebhookEndpoint } from './call.js';
@@ -114,8 +114,9 @@ export class AdmissionChain {
       for (const w of webhooks) {
         if (!webhookMatches(w, target)) continue;
         if (request.dryRun) {
+          // As kube-apiserver: a dry run through a webhook that may have side effects is refused, not skipped.
           const sideEffects = stringField(w, 'sideEffects') ?? 'Unknown';
-          if (sideEffects !== 'None' && sideEffects !== 'NoneOnDryRun') continue;
+          if (sideEffects !== 'None' && sideEffects !== 'NoneOnDryRun') throw badRequest(`admission webhook "${stringField(w, 'name') ?? ''}" does not support dry run`);
         }
         out.push(w);
       }

@@ -140,7 +140,36 @@ export function validateBuiltin(resourceKey: string, obj: KubeObject, old: KubeO
     case 'apiextensions.k8s.io/customresourcedefinitions':
       causes.push(...validateCrd(obj, old));
       break;
+    case 'admissionregistration.k8s.io/validatingwebhookconfigurations':
+    case 'admissionregistration.k8s.io/mutatingwebhookconfigurations':
+      causes.push(...validateWebhooks(obj));
+      break;
   }
+  return causes;
+}
+
+const SIDE_EFFECT_CLASSES = ['None', 'NoneOnDryRun'];
+
+/** admissionregistration.k8s.io/v1 rules for each webhook: sideEffects None or NoneOnDryRun, a v1 or v1beta1 review version. */
+function validateWebhooks(config: KubeObject): FieldCause[] {
+  const causes: FieldCause[] = [];
+  const webhooks = Array.isArray(config['webhooks']) ? config['webhooks'] : [];
+  webhooks.forEach((hook: unknown, i) => {
+    const webhook = isObject(hook) ? hook : {};
+    const field = `webhooks[${i}]`;
+    const sideEffects = webhook['sideEffects'];
+    if (sideEffects === undefined || sideEffects === null) {
+      causes.push({ field: `${field}.sideEffects`, reason: 'FieldValueRequired', message: `Required value: must specify one of ${SIDE_EFFECT_CLASSES.join(', ')}` });
+    } else if (typeof sideEffects !== 'string' || !SIDE_EFFECT_CLASSES.includes(sideEffects)) {
+      causes.push({ field: `${field}.sideEffects`, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(sideEffects)}: supported values: ${SIDE_EFFECT_CLASSES.map((c) => `"${c}"`).join(', ')}` });
+    }
+    const versions = Array.isArray(webhook['admissionReviewVersions']) ? webhook['admissionReviewVersions'] : [];
+    if (versions.length === 0) {
+      causes.push({ field: `${field}.admissionReviewVersions`, reason: 'FieldValueRequired', message: 'Required value: must specify one of v1, v1beta1' });
+    } else if (!versions.some((v) => v === 'v1' || v === 'v1beta1')) {
+      causes.push({ field: `${field}.admissionReviewVersions`, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(versions)}: must include at least one of v1, v1beta1` });
+    }
+  });
   return causes;
 }
 
