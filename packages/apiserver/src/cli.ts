@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-/** k8or-sandbox --kubeconfig FILE [--port N] [--host H] [--data-dir DIR] [--log-level L] */
+/** k8or-apiserver --kubeconfig FILE [--port N] [--host H] [--data-dir DIR] [--log-level L] */
 import { parseArgs } from 'node:util';
 import { startSandbox } from './sandbox.js';
 import type { SandboxOptions } from './types.js';
 
-const USAGE = 'usage: k8or-sandbox --kubeconfig FILE [--port N] [--host ADDRESS] [--data-dir DIR] [--log-level LEVEL]';
+const USAGE = 'usage: k8or-apiserver --kubeconfig FILE [--port N] [--host ADDRESS] [--data-dir DIR] [--log-level LEVEL]';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -36,12 +36,12 @@ async function main(): Promise<void> {
   if (values.host) options.host = values.host;
   if (values['data-dir']) options.dataDir = values['data-dir'];
   const sandbox = await startSandbox(options);
-  console.error(`k8or-sandbox serving at ${sandbox.url}; kubeconfig written to ${values.kubeconfig}`);
+  console.error(`k8or-apiserver serving at ${sandbox.url}; kubeconfig written to ${values.kubeconfig}`);
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    console.error(`k8or-sandbox: ${signal}, stopping`);
+    console.error(`k8or-apiserver: ${signal}, stopping`);
     sandbox.stop().then(
       () => process.exit(0),
       (err: unknown) => {
@@ -55,6 +55,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(`k8or-sandbox: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`k8or-apiserver: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

@@ -1,7 +1,7 @@
 // Shared test helpers: a sandbox with a client-node KubeConfig, raw HTTPS requests, and a test CRD.
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import { startSandbox, type Sandbox, type SandboxOptions } from '@k8or/sandbox';
+import { startSandbox, type Sandbox, type SandboxOptions } from '@k8or/apiserver';
 
 export interface TestSandbox {
   sandbox: Sandbox;

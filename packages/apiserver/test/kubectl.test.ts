@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FINALIZER } from '@k8or/api';
-import { startSandbox, type Sandbox } from '@k8or/sandbox';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import {
   KUBECTL_VERSIONS,
   kubectl,

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { allCrds } from '@k8or/api';
-import { openApiV2, openApiV2Protobuf, openApiV3GroupVersion, openApiV3Root, type ServedResource } from '@k8or/sandbox';
+import { openApiV2, openApiV2Protobuf, openApiV3GroupVersion, openApiV3Root, type ServedResource } from '@k8or/apiserver';
 
 // The OpenAPI documents are what kubectl reads for `explain`, for the choice of patch type and for
 // server-side field validation support. These tests check the documents the way kubectl reads them.

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { allCrds, type CustomResourceDefinition } from '@k8or/api';
-import { compileCrdSchema, fieldErrorText, SchemaCompileError, type AdmitResult, type CompiledSchema } from '@k8or/sandbox';
+import { compileCrdSchema, fieldErrorText, SchemaCompileError, type AdmitResult, type CompiledSchema } from '@k8or/apiserver';
 
 // The CRD schema engine must answer like apiextensions-apiserver: same pruning, defaults and error texts,
 // so that kubectl users and clients see what a real cluster would tell them.

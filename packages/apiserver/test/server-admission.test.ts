@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { createCertificateAuthority, createServingCertificate } from '@k8or/sandbox';
+import { createCertificateAuthority, createServingCertificate } from '@k8or/apiserver';
 import { installWidgetCrd, metadataOf, request, startTestSandbox, widget, WIDGETS, type TestSandbox } from './helpers.ts';
 
 type Obj = Record<string, unknown>;

@@ -45,9 +45,9 @@ describe('data dir', () => {
   });
 });
 
-describe('k8or-sandbox bin', () => {
+describe('k8or-apiserver bin', () => {
   it('writes the kubeconfig once serving and stops cleanly on SIGTERM', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'k8or-sandbox-bin-'));
+    const dir = mkdtempSync(join(tmpdir(), 'k8or-apiserver-bin-'));
     const kubeconfigPath = join(dir, 'kubeconfig');
     const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
     const child = spawn(process.execPath, [cli, '--kubeconfig', kubeconfigPath, '--port', '0', '--data-dir', join(dir, 'data'), '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { startDynamoDbLocal } from '@k8or/sandbox';
+import { startDynamoDbLocal } from '@k8or/local-clouds';
 
 describe('DynamoDB Local launcher', () => {
   it('starts the real DynamoDB Local jar, serves the real SDK, and stops it', async () => {

@@ -28,7 +28,7 @@ import {
   S3Client,
   type BucketLocationConstraint,
 } from '@aws-sdk/client-s3';
-import { startS3Fake, type S3Fake } from '@k8or/sandbox';
+import { startS3Fake, type S3Fake } from '@k8or/local-clouds';
 
 /** Matches an SDK error by its S3 code and HTTP status. */
 const s3Error =
