@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { waitFor } from '@k8or/core';
 import { startDynamoDbLocal } from '@k8or/local-clouds';
+import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
 
 describe('DynamoDB Local launcher', () => {
   it('starts the real DynamoDB Local jar, serves the real SDK, and stops it', async () => {
@@ -30,5 +32,19 @@ describe('DynamoDB Local launcher', () => {
 
   it('says what is missing when Java cannot be run', async () => {
     await assert.rejects(startDynamoDbLocal({ javaPath: '/nonexistent/bin/java' }), /DynamoDB Local needs Java 17 or later: cannot run \/nonexistent\/bin\/java/);
+  });
+
+  it('leaves no JVM and no bound port behind when its parent is killed with SIGKILL', async () => {
+    const { parent, backend } = await startOwningParent('dynamodb');
+    try {
+      assert.ok(isRunning(backend.pid), 'the JVM runs');
+      assert.ok(await isListening(backend.port), 'DynamoDB Local listens');
+      parent.kill('SIGKILL');
+      await waitFor('the JVM to end after its parent was killed', () => !isRunning(backend.pid));
+      await waitFor('the DynamoDB Local port to be free', async () => !(await isListening(backend.port)));
+    } finally {
+      parent.kill('SIGKILL');
+      if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
+    }
   });
 });
