@@ -101,6 +101,23 @@ describe('watch', () => {
     assert.ok(watch.events.slice(0, watch.events.indexOf(bookmark)).every((e) => e.type === 'ADDED'));
   });
 
+  it('reads boolean query parameters as kube-apiserver does (watch=True, allowWatchBookmarks=TRUE, sendInitialEvents=yes)', async () => {
+    // The Python client sends watch=True; Go's apimachinery takes anything but absent, 0 or false as true.
+    await request(t.sandbox, 'POST', WIDGETS, { body: widget('w-flags') });
+    for (const flag of ['True', 'TRUE', 'yes', '']) {
+      const watch = openWatch(t.sandbox, `${WIDGETS}?watch=${flag}&allowWatchBookmarks=${flag}&sendInitialEvents=${flag}&resourceVersionMatch=NotOlderThan&timeoutSeconds=1`);
+      await watch.ended;
+      assert.ok(watch.events.some((e) => e.type === 'ADDED' && nameOf(e) === 'w-flags'), `watch=${flag} streams events`);
+      const bookmark = watch.events.find((e) => e.type === 'BOOKMARK');
+      assert.deepEqual(metadataOf(bookmark?.object)['annotations'], { 'k8s.io/initial-events-end': 'true' }, `bookmark for ${flag}`);
+    }
+    for (const flag of ['False', 'FALSE', '0']) {
+      const list = await request(t.sandbox, 'GET', `${WIDGETS}?watch=${flag}`);
+      assert.equal(list.status, 200);
+      assert.equal(list.json?.['kind'], 'WidgetList', `watch=${flag} is a list`);
+    }
+  });
+
   it('closes every watch on dropWatches()', async () => {
     const watch = openWatch(t.sandbox, `${WIDGETS}?watch=1`);
     await eventually(() => watch.events.length >= 1);

@@ -1,5 +1,6 @@
 /** Decode a request path the way kube-apiserver's RequestInfoFactory does. */
 import type { RequestVerb } from '../types.js';
+import { queryFlag } from './query.js';
 
 export interface RequestInfo {
   /** True for /api/... and /apis/... resource paths (not discovery). */
@@ -67,8 +68,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   info.subresource = parts[2] ?? '';
   if (info.resource === 'namespaces') info.namespace = '';
 
-  const watchParam = query.get('watch');
-  const isWatch = legacyWatch || watchParam === '1' || watchParam === 'true';
+  const isWatch = legacyWatch || queryFlag(query, 'watch');
   switch (method) {
     case 'GET':
     case 'HEAD':

@@ -9,6 +9,7 @@ import { checkBodyIdentity, conflictError, createObject, StaleWrite, trackOption
 import { decodeBody, mediaType, readBody } from './body.js';
 import { present, sendObject, type Scope } from './scope.js';
 import { ApiError, badRequest, conflict, invalid, methodNotAllowed, notFound } from './status.js';
+import { queryFlag } from './query.js';
 
 const MAX_RETRIES = 5;
 
@@ -142,7 +143,7 @@ async function applyServerSide(scope: Scope, patch: unknown): Promise<void> {
   const { ctx, type, info } = scope;
   const manager = scope.query.get('fieldManager');
   if (!manager) throw badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
-  const force = scope.query.get('force') === 'true';
+  const force = queryFlag(scope.query, 'force');
   if (!isObject(patch)) throw badRequest('error decoding YAML: the applied configuration must be an object');
   const applied = checkBodyIdentity(scope, patch);
   if (patch['apiVersion'] === undefined || patch['kind'] === undefined) throw badRequest('apiVersion and kind must be set in an applied configuration');

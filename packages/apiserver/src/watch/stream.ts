@@ -10,6 +10,7 @@ import { selectorFor } from '../server/read.js';
 import { present, type Scope } from '../server/scope.js';
 import { warningHeader } from '../server/respond.js';
 import { badRequest, gone } from '../server/status.js';
+import { queryFlag } from '../server/query.js';
 import { toTable } from '../table/table.js';
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -22,8 +23,8 @@ export function handleWatch(scope: Scope): void {
   const matches = selectorFor(scope);
   const name = info.name || selectedName(query.get('fieldSelector'));
   const rvParam = query.get('resourceVersion') ?? '';
-  const sendInitialEvents = query.get('sendInitialEvents') === 'true';
-  const allowBookmarks = query.get('allowWatchBookmarks') === 'true' || query.get('allowWatchBookmarks') === '1';
+  const sendInitialEvents = queryFlag(query, 'sendInitialEvents');
+  const allowBookmarks = queryFlag(query, 'allowWatchBookmarks');
   const timeoutSeconds = Number(query.get('timeoutSeconds') ?? '0');
   if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`resourceVersion: Invalid value: "${rvParam}": must be a non-negative integer`);
   const fromCurrentState = rvParam === '' || rvParam === '0' || sendInitialEvents;
