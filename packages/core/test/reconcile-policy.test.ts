@@ -36,6 +36,12 @@ describe('reconcile rules', () => {
     assert.equal(resyncPeriodFor(bucket({}, { [Annotations.resyncPeriod]: 'often' }), 3_600_000), 3_600_000);
   });
 
+  it('never resyncs faster than the operator floor, whatever the annotation asks', () => {
+    assert.equal(resyncPeriodFor(bucket({}, { [Annotations.resyncPeriod]: '1s' }), 3_600_000, 30_000), 30_000);
+    assert.equal(resyncPeriodFor(bucket({}, { [Annotations.resyncPeriod]: '2m' }), 3_600_000, 30_000), 120_000);
+    assert.equal(resyncPeriodFor(bucket({}, {}), 3_600_000, 30_000), 3_600_000);
+  });
+
   it('spreads the resync period by at most ±10 %', () => {
     assert.equal(withJitter(1000, 0.1, () => 0), 900);
     assert.equal(withJitter(1000, 0.1, () => 0.5), 1000);

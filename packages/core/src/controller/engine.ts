@@ -49,6 +49,10 @@ export interface EngineOptions {
   workers?: number | Partial<Record<ManagedKindName, number>>;
   /** Drift-check period. Default 1 h, ±10 % jitter. */
   resyncPeriodMs?: number;
+  /** The shortest period a `k8or.io/resync-period` annotation may ask for. Default 0. */
+  minResyncPeriodMs?: number;
+  /** Deadline of one reconcile (its provider calls are aborted after it). Default 2 min. */
+  reconcileTimeoutMs?: number;
   resyncJitter?: number;
   pollIntervalMs?: number;
   deletionBlockedRetryMs?: number;
@@ -255,6 +259,8 @@ export class Engine {
         ...(o.defaultDeletionPolicy ? { defaultDeletionPolicy: o.defaultDeletionPolicy } : {}),
         ...(o.resyncPeriodMs !== undefined ? { resyncPeriodMs: o.resyncPeriodMs } : {}),
         ...(o.resyncJitter !== undefined ? { resyncJitter: o.resyncJitter } : {}),
+        ...(o.minResyncPeriodMs !== undefined ? { minResyncPeriodMs: o.minResyncPeriodMs } : {}),
+        ...(o.reconcileTimeoutMs !== undefined ? { reconcileTimeoutMs: o.reconcileTimeoutMs } : {}),
         ...(o.pollIntervalMs !== undefined ? { pollIntervalMs: o.pollIntervalMs } : {}),
         ...(o.deletionBlockedRetryMs !== undefined ? { deletionBlockedRetryMs: o.deletionBlockedRetryMs } : {}),
         ...(metrics ? { cloudCallRecorder: (provider: string) => metrics.cloudCallRecorder(provider) } : {}),

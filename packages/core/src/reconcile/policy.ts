@@ -99,10 +99,14 @@ export function parseGoDuration(text: string): number | undefined {
   return total > 0 ? total : undefined;
 }
 
-/** The resource's drift-check period: its `k8or.io/resync-period` annotation when valid, else the default. */
-export function resyncPeriodFor(resource: ManagedResource, defaultMs: number): number {
+/**
+ * The resource's drift-check period: its `k8or.io/resync-period` annotation
+ * when valid (never below `minMs`, the operator's floor), else the default.
+ */
+export function resyncPeriodFor(resource: ManagedResource, defaultMs: number, minMs = 0): number {
   const text = annotation(resource, Annotations.resyncPeriod);
-  return (text !== undefined ? parseGoDuration(text) : undefined) ?? defaultMs;
+  const asked = text !== undefined ? parseGoDuration(text) : undefined;
+  return asked === undefined ? defaultMs : Math.max(asked, minMs);
 }
 
 /** `periodMs` spread by ±fraction, so resources created together do not resync together. */

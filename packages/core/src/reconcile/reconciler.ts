@@ -58,6 +58,8 @@ export interface ReconcilerOptions {
   defaultDeletionPolicy?: DeletionPolicy;
   /** Drift-check period when the resource has no `k8or.io/resync-period`. Default 1 h. */
   resyncPeriodMs?: number;
+  /** The shortest period a `k8or.io/resync-period` annotation may ask for. Default 0 (no floor). */
+  minResyncPeriodMs?: number;
   /** Spread of the resync period, as a fraction. Default 0.1 (±10 %). */
   resyncJitter?: number;
   /** How soon to look again while the cloud finishes creating or deleting. Default 5 s. */
@@ -111,6 +113,7 @@ export class ManagedReconciler {
   readonly #clusterId: string;
   readonly #defaultDeletionPolicy: DeletionPolicy;
   readonly #resyncPeriodMs: number;
+  readonly #minResyncPeriodMs: number;
   readonly #resyncJitter: number;
   readonly #pollIntervalMs: number;
   readonly #deletionBlockedRetryMs: number;
@@ -126,6 +129,7 @@ export class ManagedReconciler {
     this.#clusterId = options.clusterId;
     this.#defaultDeletionPolicy = options.defaultDeletionPolicy ?? 'Delete';
     this.#resyncPeriodMs = options.resyncPeriodMs ?? 3_600_000;
+    this.#minResyncPeriodMs = options.minResyncPeriodMs ?? 0;
     this.#resyncJitter = options.resyncJitter ?? 0.1;
     this.#pollIntervalMs = options.pollIntervalMs ?? 5_000;
     this.#deletionBlockedRetryMs = options.deletionBlockedRetryMs ?? 60_000;
@@ -446,7 +450,7 @@ export class ManagedReconciler {
   }
 
   #resync(resource: ManagedResource): ReconcileOutcome {
-    return { requeueAfterMs: withJitter(resyncPeriodFor(resource, this.#resyncPeriodMs), this.#resyncJitter, this.#random) };
+    return { requeueAfterMs: withJitter(resyncPeriodFor(resource, this.#resyncPeriodMs, this.#minResyncPeriodMs), this.#resyncJitter, this.#random) };
   }
 
   /**
