@@ -84,11 +84,6 @@ function duration(text: string): number {
   return ms;
 }
 
-function wholeNumber(text: string, min: number, max: number): number {
-  if (!/^\d+$/.test(text.trim()) || Number(text) < min || Number(text) > max) throw `must be a whole number from ${min} to ${max}`;
-  return Number(text);
-}
-
 function hostPort(text: string): HostPort {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text.trim());
   const port = Number(match?.[3]);
