@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { crdsCommand } from './commands/crds.js';
 import { addSettingOptions, operatorSettings, runComponents, webhookSettings } from './commands/operator.js';
@@ -91,4 +93,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     throw error;
   }
   return exitCode;
+}
+
+// Run directly (`node dist/bin.js`, as older scripts do), not only through bin/k8or.js.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`k8or: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
 }

@@ -22,7 +22,7 @@ describe('k8or: bad arguments are refused with the option and the rule, before a
     [['sandbox', '--port', ''], /--port must be a whole number from 0 to 65535, got ""/],
     [['sandbox', '--log-level', 'loud'], /--log-level must be one of trace, debug, info, warn, error, fatal, silent, got "loud"/],
     [['sandbox', '--bogus'], /k8or sandbox: Unknown option '--bogus'/],
-    [['frob'], /unknown command "frob"/],
+    [['frob'], /unknown command 'frob'/],
   ];
   for (const [args, message] of cases) {
     it(`k8or ${args.join(' ')}`, async () => {

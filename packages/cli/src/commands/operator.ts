@@ -17,7 +17,9 @@ export function addSettingOptions(command: Command, settings: readonly Setting[]
  * components asked for, until SIGTERM. Exit 2 for a setting that breaks its
  * rule, 1 when it cannot start (a provider not installed) or cannot drain in time.
  */
-export async function runComponents(name: string, flags: Record<string, string | boolean | undefined>, components: Component[]): Promise<number> {
+export async function runComponents(name: string, options: Record<string, string | boolean | undefined>, components: Component[]): Promise<number> {
+  // commander names option values in camelCase; the settings go by their flags.
+  const flags = Object.fromEntries(Object.entries(options).map(([key, value]) => [key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), value]));
   let config;
   try {
     config = resolveConfig(flags, process.env, components);
