@@ -118,6 +118,7 @@ export async function startManager(config: OperatorConfig, options: StartManager
       clearTimeout(timer);
       return drained;
     };
+    logger.info({ providers: [...providers.keys()], probes: probes.url, metrics: metricsUrl, webhook: webhook?.url, engines: engines.length }, 'ready');
     return { container, providers, providerPackages: packages.map((p) => p.packageName), engines, webhook, probeUrl: probes.url, metricsUrl, stop };
   } catch (error) {
     await closeAll();
