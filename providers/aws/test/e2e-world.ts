@@ -3,7 +3,8 @@
 // running the AWS provider plugin.
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, allCrds, type Bucket, type Condition, type ManagedResource, type Table } from '@k8or/api';
-import { Engine, KubeRest, corePath, k8orPath, waitFor as pollUntil } from '@k8or/core';
+import { Engine, KubeRest, corePath, k8orPath } from '@k8or/core';
+import { waitFor as pollUntil } from '@k8or/core/testing';
 import { awsProvider, destroyDynamoDbClients, destroyS3Clients } from '@k8or/provider-aws';
 import { startDynamoDbLocal, startS3Fake, startSandbox, type DynamoDbLocal, type S3Fake, type Sandbox } from '@k8or/sandbox';
 
