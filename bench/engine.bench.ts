@@ -10,7 +10,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, genericDefaultName, type Bucket } from '@k8or/api';
 import { CoreMetrics, Engine, KubeRest, corePath, installCrds, k8orPath } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
-import { startSandbox, type RequestLogEntry } from '@k8or/sandbox';
+import { startSandbox, type RequestLogEntry } from '@k8or/apiserver';
 
 const { values } = parseArgs({ options: { resources: { type: 'string', default: '1000' }, workers: { type: 'string', default: '10' } } });
 const RESOURCES = Number(values.resources);

@@ -5,7 +5,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type Bucket, type Condition, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
 import { Engine, KubeRest, corePath, installCrds, k8orPath, type EngineOptions } from '@k8or/core';
 import { InMemoryCloud, waitFor, inMemoryProviderPlugin, type InMemoryCloudOptions } from '@k8or/core/testing';
-import { startSandbox, type RequestLogEntry, type Sandbox } from '@k8or/sandbox';
+import { startSandbox, type RequestLogEntry, type Sandbox } from '@k8or/apiserver';
 
 export const USER_AGENT = 'k8or-test-user';
 export const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);

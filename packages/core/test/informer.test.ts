@@ -10,7 +10,7 @@ import {
 import { API_VERSION, GROUP, VERSION, type Bucket, type ProviderConfig } from '@k8or/api';
 import { createInformer, informersSynced, installCrds, NAMESPACE_INDEX, objectKey, type Informer, type InformerOptions, type WatchEndReason } from '@k8or/core';
 import { waitFor as pollUntil } from '@k8or/core/testing';
-import { startSandbox, type Sandbox } from '@k8or/sandbox';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
 interface Recorded {
   type: 'add' | 'update' | 'delete' | 'resync';

@@ -9,7 +9,7 @@ import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } f
 import { defaultS3BucketName } from '@k8or/provider-aws';
 import { installCrds } from '@k8or/core';
 import { awsProvider } from '@k8or/provider-aws';
-import { startSandbox, type Sandbox } from '@k8or/sandbox';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { startWebhookServer, webhookConfigurations, type WebhookServer } from '@k8or/webhook';
 
 const CLUSTER_ID = 'webhook-cluster-test';

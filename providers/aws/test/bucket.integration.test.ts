@@ -20,7 +20,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { DeletionBlockedError, NotOwnedError, RetryableError, TerminalError, type ExternalClient } from '@k8or/core';
 import { bucketConnector, destroyS3Clients } from '@k8or/provider-aws';
-import { startS3Fake, type S3Fake } from '@k8or/sandbox';
+import { startS3Fake, type S3Fake } from '@k8or/local-clouds';
 import type { Bucket } from '@k8or/api';
 import { ACCESS_KEY, awsProviderConfig, bucket, call, connectionContext, credentials } from './support.ts';
 

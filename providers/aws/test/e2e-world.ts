@@ -6,7 +6,8 @@ import { API_VERSION, allCrds, type Bucket, type Condition, type ManagedResource
 import { Engine, KubeRest, corePath, k8orPath } from '@k8or/core';
 import { waitFor as pollUntil } from '@k8or/core/testing';
 import { awsProvider, destroyDynamoDbClients, destroyS3Clients } from '@k8or/provider-aws';
-import { startDynamoDbLocal, startS3Fake, startSandbox, type DynamoDbLocal, type S3Fake, type Sandbox } from '@k8or/sandbox';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
+import { startDynamoDbLocal, startS3Fake, type DynamoDbLocal, type S3Fake } from '@k8or/local-clouds';
 
 export const NAMESPACE = 'team-a';
 export const SECRETS_NAMESPACE = 'k8or-system';

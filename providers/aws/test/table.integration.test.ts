@@ -11,7 +11,7 @@ import {
 import type { Table } from '@k8or/api';
 import { DeletionBlockedError, TerminalError, type ExternalClient } from '@k8or/core';
 import { destroyDynamoDbClients, tableConnector } from '@k8or/provider-aws';
-import { startDynamoDbLocal, type DynamoDbLocal } from '@k8or/sandbox';
+import { startDynamoDbLocal, type DynamoDbLocal } from '@k8or/local-clouds';
 import { awsProviderConfig, call, connectionContext, credentials, table } from './support.ts';
 
 describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Local', () => {
