@@ -174,6 +174,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         namespaces.stop();
         garbageCollector.stop();
         hub.closeAll();
+        ctx.admission.close();
         writer?.flush();
         server.close(() => resolve());
         server.closeIdleConnections();
