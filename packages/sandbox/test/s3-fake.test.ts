@@ -128,9 +128,10 @@ describe('S3 fake, driven by the real @aws-sdk/client-s3', () => {
       await assert.rejects(client().send(new CreateBucketCommand({ Bucket: '192.168.1.1' })), { name: 'InvalidBucketName' });
     });
 
-    it('lists only the caller\'s buckets', async () => {
+    it('lists only the caller\'s buckets, those starting with a prefix when given', async () => {
       const names = (await client().send(new ListBucketsCommand({}))).Buckets?.map((b) => b.Name);
       assert.deepEqual(names, ['alice-default', 'alice-eu', 'alice-tagged', 'alice-tagged-us']);
+      assert.deepEqual((await client().send(new ListBucketsCommand({ Prefix: 'alice-tagged' }))).Buckets?.map((b) => b.Name), ['alice-tagged', 'alice-tagged-us']);
       assert.deepEqual((await client('us-east-1', 'AKIABOB0000000000001').send(new ListBucketsCommand({}))).Buckets ?? [], []);
     });
   });

@@ -21,6 +21,7 @@ import {
   type ScalarAttributeType,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
+import { isDeepStrictEqual } from 'node:util';
 import { OwnerTags, type KeyAttribute, type KeyType, type Table, type TableBilling } from '@k8or/api';
 import { DeletionBlockedError, RetryableError, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
@@ -85,15 +86,16 @@ export function billingOf(description: TableDescription): TableBilling {
   };
 }
 
-const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+/** A key attribute in its portable shape, so keys compare by value whatever their field order. */
+const keyValue = (key: KeyAttribute | undefined): KeyAttribute | undefined => (key === undefined ? undefined : { name: key.name, type: key.type });
 const ownerTagKeys = (ownerTags: Readonly<Record<string, string>>): string[] => [...new Set([...Object.values(OwnerTags), ...Object.keys(ownerTags)])];
 
 /** Differences DynamoDB can change in place (`diff`) and key schema differences it cannot (`immutableDiff`). */
 export function diffTable(table: Table, observed: ObservedTable, ownerTags: Readonly<Record<string, string>>): { diff: FieldDiff[]; immutableDiff: FieldDiff[] } {
   const immutableDiff: FieldDiff[] = [];
   const keys = keysOf(observed.description);
-  if (!sameJson(table.spec.partitionKey, keys.partitionKey)) immutableDiff.push({ field: 'spec.partitionKey', desired: table.spec.partitionKey, actual: keys.partitionKey });
-  if (!sameJson(table.spec.sortKey, keys.sortKey)) immutableDiff.push({ field: 'spec.sortKey', desired: table.spec.sortKey, actual: keys.sortKey });
+  if (!isDeepStrictEqual(keyValue(table.spec.partitionKey), keyValue(keys.partitionKey))) immutableDiff.push({ field: 'spec.partitionKey', desired: table.spec.partitionKey, actual: keys.partitionKey });
+  if (!isDeepStrictEqual(keyValue(table.spec.sortKey), keyValue(keys.sortKey))) immutableDiff.push({ field: 'spec.sortKey', desired: table.spec.sortKey, actual: keys.sortKey });
 
   const diff: FieldDiff[] = [];
   const desiredBilling = billingFor(table.spec.billing);

@@ -63,9 +63,12 @@ export function getBucketLocation(state: S3FakeState, request: S3Request): S3Res
   return ok(xmlDocument('LocationConstraint', bucket.region === US_EAST_1 ? '' : bucket.region));
 }
 
-/** ListBuckets: the caller's own buckets, by name. */
+/** ListBuckets: the caller's own buckets, by name, those starting with `prefix` when given. */
 export function listBuckets(state: S3FakeState, request: S3Request): S3Response {
-  const buckets = [...state.buckets.values()].filter((b) => b.owner === request.account).sort((a, b) => a.name.localeCompare(b.name));
+  const prefix = request.query.get('prefix') ?? '';
+  const buckets = [...state.buckets.values()]
+    .filter((b) => b.owner === request.account && b.name.startsWith(prefix))
+    .sort((a, b) => a.name.localeCompare(b.name));
   const entries: XmlElement[] = buckets.map((b) => [
     'Bucket',
     [
