@@ -10,5 +10,5 @@ export * as s3Mapping from './bucket.js';
 export { tableConnector, destroyDynamoDbClients, DynamoDbTableClient } from './table.js';
 export * as dynamoDbMapping from './table.js';
 export { awsValidation, validateBucket, validateTable, validateProviderConfig } from './validation.js';
-export { classifyAwsError, awsErrorCode } from './errors.js';
+export { classifyAwsError, awsErrorCode, isAccessDenied } from './errors.js';
 export { clientSettings, credentialsFrom, endpointFor, type AwsClientSettings, type StaticCredentials } from './config.js';
