@@ -1,0 +1,2 @@
+export * from './process/index.js';
+export * from './aws/index.js';
