@@ -25,6 +25,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { OwnerTags, type KeyAttribute, type KeyType, type Table, type TableBilling } from '@k8or/api';
 import {
   DeletionBlockedError,
+  NotOwnedError,
   RetryableError,
   type ApplyResult,
   type CallOptions,
@@ -277,22 +278,50 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
    */
   async create(table: Table, call: CallOptions): Promise<ApplyResult | void> {
     const TableName = this.#name;
-    const created = await this.#call(call, 'CreateTable', (d, abort) =>
-      d.send(
-        new CreateTableCommand({
-          TableName,
-          ...keySchemaFor(table),
-          ...billingFor(table.spec.billing),
-          DeletionProtectionEnabled: table.spec.deletionProtection ?? false,
-          Tags: toTagList(desiredTags(table.spec.labels, this.#context.ownerTags)),
-        }), abort,
-      ),
-    );
+    let status: string | undefined;
+    try {
+      const created = await this.#call(call, 'CreateTable', (d, abort) =>
+        d.send(
+          new CreateTableCommand({
+            TableName,
+            ...keySchemaFor(table),
+            ...billingFor(table.spec.billing),
+            DeletionProtectionEnabled: table.spec.deletionProtection ?? false,
+            Tags: toTagList(desiredTags(table.spec.labels, this.#context.ownerTags)),
+          }),
+          abort,
+        ),
+      );
+      status = created.TableDescription?.TableStatus;
+    } catch (error) {
+      if (!hasCode(error, 'ResourceInUseException')) throw error;
+      status = await this.#ownTableStatus(error, call);
+    }
     // Some endpoints (DynamoDB Local) answer ACTIVE at once: then the rest is set now rather than at the next resync.
-    if (created.TableDescription?.TableStatus !== 'ACTIVE') return;
+    if (status !== 'ACTIVE') return;
     if (table.spec.ttlAttribute) await this.#updateTtl(table, undefined, call);
     if (table.spec.pointInTimeRecovery) return await this.#updatePointInTimeRecovery(table, call);
   }
+
+  /**
+   * CreateTable answered that the name is taken. "Already exists" is success only for a table that
+   * carries this object's owner tags (a create repeated); anything else, including a table on an
+   * endpoint whose tags cannot be read, is never taken for ours here: NotOwnedError, nothing written.
+   */
+  async #ownTableStatus(inUse: unknown, call: CallOptions): Promise<string | undefined> {
+    const description = await this.#describe(call);
+    const tags = description?.TableArn ? await this.#tags(description.TableArn, call) : undefined;
+    if (description && tags && !(tags instanceof Unsupported)) {
+      const found = ownerTagsIn(tags, ownerTagKeys(this.#context.ownerTags));
+      if (isDeepStrictEqual(found, { ...this.#context.ownerTags })) return description.TableStatus;
+    }
+    const why = tags instanceof Unsupported ? `its tags cannot be read here (${tags.answer})` : "it does not carry this object's owner tags";
+    throw new NotOwnedError(`CreateTable: DynamoDB table "${this.#name}" already exists and ${why}, so k8or leaves it alone (set k8or.io/adopt: "true" to take it over)`, {
+      code: 'ResourceInUseException',
+      cause: inUse,
+    });
+  }
+
 
   /** UpdateContinuousBackups; an endpoint without it (DynamoDB Local) yields a setting issue instead of a failure. */
   async #updatePointInTimeRecovery(table: Table, call: CallOptions): Promise<ApplyResult | void> {
