@@ -27,12 +27,12 @@ import {
   type TransitionStorageClass,
 } from '@aws-sdk/client-s3';
 import { isDeepStrictEqual } from 'node:util';
-import { OwnerTags, type Bucket, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
+import { type Bucket, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
 import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
 import { callAws, hasCode, isAccessDenied } from './errors.js';
-import { desiredTags, diffTags, fromTagList, ownerTagsIn, toTagList } from './tags.js';
+import { carriesOwnerTags, desiredTags, diffTags, fromTagList, ownerTagKeys, ownerTagsIn, toTagList } from './tags.js';
 
 // --- mapping: portable spec -> S3 ---------------------------------------------------------------
 
@@ -145,8 +145,6 @@ export function diffBucket(bucket: Bucket, observed: ObservedBucket, ownerTags: 
   diff.push(...diffTags(desiredTags(bucket.spec.labels, ownerTags), observed.tags, ownerTagKeys(ownerTags)));
   return diff;
 }
-
-const ownerTagKeys = (ownerTags: Readonly<Record<string, string>>): string[] => [...new Set([...Object.values(OwnerTags), ...Object.keys(ownerTags)])];
 
 /** atProvider for a bucket: its ARN, region and URL (path-style under an endpoint override). */
 export function bucketAtProvider(name: string, region: string, endpoint: string | undefined): { id: string; location: string; url: string } {
@@ -296,10 +294,10 @@ export class S3BucketClient implements ExternalClient<Bucket> {
       s3.send(new CreateBucketCommand({ Bucket, CreateBucketConfiguration }), abort),
     );
     const tags = await this.#callOrUndefined(call, 'GetBucketTagging', ['NoSuchTagSet'], (s3, abort) => s3.send(new GetBucketTaggingCommand({ Bucket }), abort));
-    const found = ownerTagsIn(fromTagList(tags?.TagSet), ownerTagKeys(this.#context.ownerTags));
-    if (!isDeepStrictEqual(found, { ...this.#context.ownerTags })) {
+    const found = fromTagList(tags?.TagSet);
+    if (!carriesOwnerTags(found, this.#context.ownerTags)) {
       // Outside us-east-1 a 200 is a bucket made just now: an endpoint that dropped the tags gets them right after.
-      const madeNow = created !== undefined && this.#region !== 'us-east-1' && Object.keys(found).length === 0;
+      const madeNow = created !== undefined && this.#region !== 'us-east-1' && Object.keys(ownerTagsIn(found, ownerTagKeys(this.#context.ownerTags))).length === 0;
       if (!madeNow) throw this.#notOurs(created === undefined ? 'BucketAlreadyOwnedByYou' : '200 in us-east-1 (its answer for a bucket the account already had, too)');
       await this.#putTags(bucket, call);
     }

@@ -22,7 +22,7 @@ import {
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import { isDeepStrictEqual } from 'node:util';
-import { OwnerTags, type KeyAttribute, type KeyType, type Table, type TableBilling } from '@k8or/api';
+import { type KeyAttribute, type KeyType, type Table, type TableBilling } from '@k8or/api';
 import {
   DeletionBlockedError,
   NotOwnedError,
@@ -39,7 +39,7 @@ import {
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION } from './config.js';
 import { callAws, hasCode } from './errors.js';
-import { desiredTags, diffTags, fromTagList, ownerTagsIn, toTagList } from './tags.js';
+import { carriesOwnerTags, desiredTags, diffTags, fromTagList, ownerTagKeys, ownerTagsIn, toTagList } from './tags.js';
 
 // --- mapping: portable spec -> DynamoDB ---------------------------------------------------------
 
@@ -108,7 +108,6 @@ export function billingOf(description: TableDescription): TableBilling {
 
 /** A key attribute in its portable shape, so keys compare by value whatever their field order. */
 const keyValue = (key: KeyAttribute | undefined): KeyAttribute | undefined => (key === undefined ? undefined : { name: key.name, type: key.type });
-const ownerTagKeys = (ownerTags: Readonly<Record<string, string>>): string[] => [...new Set([...Object.values(OwnerTags), ...Object.keys(ownerTags)])];
 
 /** Differences DynamoDB can change in place (`diff`) and key schema differences it cannot (`immutableDiff`). */
 export function diffTable(table: Table, observed: ObservedTable, ownerTags: Readonly<Record<string, string>>): { diff: FieldDiff[]; immutableDiff: FieldDiff[] } {
@@ -311,17 +310,13 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
   async #ownTableStatus(inUse: unknown, call: CallOptions): Promise<string | undefined> {
     const description = await this.#describe(call);
     const tags = description?.TableArn ? await this.#tags(description.TableArn, call) : undefined;
-    if (description && tags && !(tags instanceof Unsupported)) {
-      const found = ownerTagsIn(tags, ownerTagKeys(this.#context.ownerTags));
-      if (isDeepStrictEqual(found, { ...this.#context.ownerTags })) return description.TableStatus;
-    }
+    if (description && tags && !(tags instanceof Unsupported) && carriesOwnerTags(tags, this.#context.ownerTags)) return description.TableStatus;
     const why = tags instanceof Unsupported ? `its tags cannot be read here (${tags.answer})` : "it does not carry this object's owner tags";
     throw new NotOwnedError(`CreateTable: DynamoDB table "${this.#name}" already exists and ${why}, so k8or leaves it alone (set k8or.io/adopt: "true" to take it over)`, {
       code: 'ResourceInUseException',
       cause: inUse,
     });
   }
-
 
   /** UpdateContinuousBackups; an endpoint without it (DynamoDB Local) yields a setting issue instead of a failure. */
   async #updatePointInTimeRecovery(table: Table, call: CallOptions): Promise<ApplyResult | void> {
