@@ -5,23 +5,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Storage, type Bucket as GcsBucket, type BucketMetadata, type CreateBucketRequest, type File } from '@google-cloud/storage';
 import type { Bucket, LifecycleRule, StorageTier } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, RetryableError, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, RetryableError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { answerOf, callGoogle, isNotFound } from './errors.js';
 import { desiredLabels, diffLabels, labelsPatch, ownerTagsFromLabels } from './labels.js';
-import { gcpSettings, type GcpSettings } from './settings.js';
-
-/** Signal-carrying call options (the engine's CallOptions). */
-export interface GcpCallOptions {
-  signal?: AbortSignal;
-}
+import { DEFAULT_STORAGE_CLASS, gcpSettings, type GcpSettings } from './settings.js';
 
 // --- mapping: portable spec -> GCS -------------------------------------------------------------
 
 /** Portable storage tiers and the GCS storage classes they become. */
 export const TIER_TO_STORAGE_CLASS: Record<StorageTier, string> = { InfrequentAccess: 'NEARLINE', Archive: 'ARCHIVE' };
-/** The storage class of new objects in a k8or bucket; colder tiers come from lifecycle rules. */
-export const DEFAULT_STORAGE_CLASS = 'STANDARD';
 
 /** One GCS lifecycle rule (the JSON API's shape). */
 export interface GcsLifecycleRule {
@@ -83,10 +76,10 @@ export interface DesiredBucket {
   labels: Record<string, string>;
 }
 
-export function desiredBucket(bucket: Bucket, settings: Pick<GcpSettings, 'defaultLocation'>, ownerTags: Readonly<Record<string, string>>): DesiredBucket {
+export function desiredBucket(bucket: Bucket, settings: Pick<GcpSettings, 'defaultLocation' | 'storageClass'>, ownerTags: Readonly<Record<string, string>>): DesiredBucket {
   return {
     location: bucketLocation(bucket, settings),
-    storageClass: DEFAULT_STORAGE_CLASS,
+    storageClass: settings.storageClass,
     versioning: bucket.spec.versioning ?? false,
     iamConfiguration: iamConfigurationFor(bucket),
     kmsKey: kmsKeyFor(bucket),
@@ -192,12 +185,12 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
     return this.#storage.bucket(this.#context.externalName);
   }
 
-  #call<T>(call: GcpCallOptions | undefined, operation: string, run: (bucket: GcsBucket) => Promise<T>): Promise<T> {
-    return callGoogle(this.#context, call?.signal, operation, () => run(this.#bucket));
+  #call<T>(call: CallOptions, operation: string, run: (bucket: GcsBucket) => Promise<T>): Promise<T> {
+    return callGoogle(this.#context, call.signal, operation, () => run(this.#bucket));
   }
 
   /** The bucket resource, or undefined on a definite 404. A 403 is an error, never absence. */
-  async #read(call: GcpCallOptions | undefined): Promise<BucketMetadata | undefined> {
+  async #read(call: CallOptions): Promise<BucketMetadata | undefined> {
     try {
       const [metadata] = await this.#call(call, 'buckets.get', (bucket) => bucket.getMetadata());
       return metadata;
@@ -211,7 +204,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
     return desiredBucket(bucket, this.#settings, this.#context.ownerTags);
   }
 
-  async observe(bucket: Bucket, call?: GcpCallOptions): Promise<Observation> {
+  async observe(bucket: Bucket, call: CallOptions): Promise<Observation> {
     const metadata = await this.#read(call);
     if (metadata === undefined) return { exists: false, upToDate: false, ready: false };
     const actual = observedBucket(metadata);
@@ -234,7 +227,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
    * buckets.insert with every setting and the owner labels in the one call. A 409 means the name
    * exists: ours when its owner labels are ours (a repeated create), else NotOwnedError.
    */
-  async create(bucket: Bucket, call?: GcpCallOptions): Promise<void> {
+  async create(bucket: Bucket, call: CallOptions): Promise<void> {
     const desired = this.#desired(bucket);
     try {
       await this.#call(call, 'buckets.insert', () => this.#storage.createBucket(this.#context.externalName, insertBody(desired)));
@@ -254,7 +247,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
    * One patch with only the drifted settings, conditional on the metageneration the observation
    * saw: a concurrent change (412) is retried after a fresh observe rather than overwritten.
    */
-  async update(bucket: Bucket, observation: Observation, call?: GcpCallOptions): Promise<void> {
+  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
     let read = this.#reads.get(observation);
     if (read === undefined) {
       // An observation this client did not make: read the bucket now and patch against that.
@@ -281,7 +274,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
    * buckets.delete. With forceDelete, every object generation (noncurrent ones too) goes first;
    * without, a non-empty bucket stops with DeletionBlockedError. Missing is success.
    */
-  async delete(bucket: Bucket, call?: GcpCallOptions): Promise<void> {
+  async delete(bucket: Bucket, call: CallOptions): Promise<void> {
     if (bucket.spec.forceDelete) await this.#empty(call);
     try {
       await this.#call(call, 'buckets.delete', (gcs) => gcs.delete());
@@ -296,7 +289,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
   }
 
   /** Deletes every generation of every object, page by page. */
-  async #empty(call: GcpCallOptions | undefined): Promise<void> {
+  async #empty(call: CallOptions): Promise<void> {
     for (;;) {
       let files: File[];
       try {

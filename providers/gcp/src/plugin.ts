@@ -1,5 +1,7 @@
-import type { Connector, ProviderPlugin } from '@k8or/core';
+import type { ProviderPlugin } from '@k8or/core';
 import { bucketConnector } from './bucket.js';
+import { bigtableTableNaming, gcsBucketNaming } from './naming.js';
+import { gcpSettingsSchema } from './settings.js';
 import { tableConnector } from './table.js';
 import { gcpValidation } from './validation.js';
 
@@ -7,6 +9,8 @@ import { gcpValidation } from './validation.js';
 export const gcpProvider: ProviderPlugin = {
   provider: 'gcp',
   packageName: '@k8or/provider-gcp',
-  connectors: { Bucket: bucketConnector as Connector, Table: tableConnector as Connector },
+  connectors: { Bucket: bucketConnector, Table: tableConnector },
+  naming: { Bucket: gcsBucketNaming, Table: bigtableTableNaming },
+  settingsSchema: gcpSettingsSchema,
   validation: gcpValidation,
 };

@@ -1,4 +1,4 @@
-import type { ManagedKindName, ProviderConfig } from '@k8or/api';
+import type { JSONSchemaProps, ManagedKindName, ProviderConfig } from '@k8or/api';
 import { TerminalError } from '@k8or/core';
 
 /** The fields of a service-account JSON key the clients use. */
@@ -20,9 +20,29 @@ export interface GcpSettings {
   storageEndpoint: string | undefined;
   /** `host:port` of a Bigtable emulator (`endpoints.table`): plaintext gRPC, no credentials. */
   bigtableEmulatorHost: string | undefined;
+  /** Storage class of new buckets (settings.storageClass), STANDARD by default. */
+  storageClass: string;
   /** Undefined means Application Default Credentials (GKE Workload Identity, a metadata server, GOOGLE_APPLICATION_CREDENTIALS). */
   serviceAccountKey: ServiceAccountKey | undefined;
 }
+
+/** Storage class of new buckets when the ProviderConfig names none. */
+export const DEFAULT_STORAGE_CLASS = 'STANDARD';
+/** The storage classes a bucket can default to. */
+export const STORAGE_CLASSES = ['STANDARD', 'NEARLINE', 'COLDLINE', 'ARCHIVE'] as const;
+
+/** JSON schema of `ProviderConfig.spec.settings` for gcp (the CRD's structural subset). */
+export const gcpSettingsSchema: JSONSchemaProps = {
+  type: 'object',
+  description: 'Settings of the gcp provider.',
+  properties: {
+    storageClass: {
+      type: 'string',
+      description: 'Storage class of new Cloud Storage buckets (their default for new objects): STANDARD (default), NEARLINE, COLDLINE or ARCHIVE. Colder tiers for older objects come from lifecycle transitions.',
+      enum: [...STORAGE_CLASSES],
+    },
+  },
+};
 
 /** GCS's location for buckets created without one. */
 export const GCS_DEFAULT_LOCATION = 'US';
@@ -69,6 +89,7 @@ export function gcpSettings(providerConfig: ProviderConfig, secretData: Readonly
     project: spec.project,
     defaultLocation: spec.region ?? GCS_DEFAULT_LOCATION,
     bigtableInstance: spec.bigtableInstance,
+    storageClass: typeof spec.settings?.['storageClass'] === 'string' ? spec.settings['storageClass'] : DEFAULT_STORAGE_CLASS,
     storageEndpoint: spec.endpoints?.bucket ?? spec.endpoint,
     bigtableEmulatorHost: emulatorHostOf(spec.endpoints?.table),
     serviceAccountKey: serviceAccountKeyFrom(providerConfig, secretData),

@@ -14,8 +14,19 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Bigtable, protos } from '@google-cloud/bigtable';
 import type { Table } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, RetryableError, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
-import type { GcpCallOptions } from './bucket.js';
+import {
+  DeletionBlockedError,
+  NotOwnedError,
+  RetryableError,
+  type ApplyResult,
+  type CallOptions,
+  type ConnectionContext,
+  type Connector,
+  type ExternalClient,
+  type FieldDiff,
+  type Observation,
+  type SettingIssue,
+} from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { answerOf, callGoogle, isNotFound } from './errors.js';
 import { gcpSettings, type GcpSettings } from './settings.js';
@@ -114,22 +125,16 @@ export function diffTable(table: Table, observed: ObservedTable): FieldDiff[] {
   return diff;
 }
 
-/** A portable setting this Table asks for that Bigtable cannot honour, and why. */
-export interface UnappliedSetting {
-  field: string;
-  message: string;
-}
-
-/** The portable settings Bigtable has no counterpart for, when the Table sets them. */
-export function unappliedSettings(table: Table): UnappliedSetting[] {
-  const issues: UnappliedSetting[] = [];
+/** The portable settings Bigtable has no counterpart for, when the Table sets them: never applied, so never reported as done. */
+export function unappliedSettings(table: Table): SettingIssue[] {
+  const issues: SettingIssue[] = [];
   if (table.spec.billing?.mode === 'provisioned') {
-    issues.push({ field: 'spec.billing', message: 'Bigtable bills the instance\'s nodes, not per table: provisioned read and write capacities are not applied' });
+    issues.push({ field: 'spec.billing', problem: 'unapplied', message: 'Bigtable bills the instance\'s nodes, not per table: provisioned read and write capacities are not applied' });
   }
   if (table.spec.pointInTimeRecovery) {
-    issues.push({ field: 'spec.pointInTimeRecovery', message: 'Bigtable has no point-in-time recovery; use Bigtable backups' });
+    issues.push({ field: 'spec.pointInTimeRecovery', problem: 'unapplied', message: 'Bigtable has no point-in-time recovery; use Bigtable backups' });
   }
-  if (Object.keys(table.spec.labels ?? {}).length > 0) issues.push({ field: 'spec.labels', message: 'Bigtable tables carry no labels' });
+  if (Object.keys(table.spec.labels ?? {}).length > 0) issues.push({ field: 'spec.labels', problem: 'unapplied', message: 'Bigtable tables carry no labels' });
   return issues;
 }
 
@@ -168,12 +173,12 @@ export class BigtableTableClient implements ExternalClient<Table> {
     return `${this.#instancePath}/tables/${this.#context.externalName}`;
   }
 
-  #call<T>(call: GcpCallOptions | undefined, operation: string, run: (admin: TableAdminClient) => Promise<T>): Promise<T> {
-    return callGoogle(this.#context, call?.signal, operation, () => run(this.#admin));
+  #call<T>(call: CallOptions, operation: string, run: (admin: TableAdminClient) => Promise<T>): Promise<T> {
+    return callGoogle(this.#context, call.signal, operation, () => run(this.#admin));
   }
 
   /** The table, or undefined on a definite NOT_FOUND. PERMISSION_DENIED or a timeout is an error, never absence. */
-  async #get(call: GcpCallOptions | undefined): Promise<AdminTable | undefined> {
+  async #get(call: CallOptions): Promise<AdminTable | undefined> {
     try {
       const [table] = await this.#call(call, 'GetTable', (admin) => admin.getTable({ name: this.#tablePath, view: 'FULL' }));
       return table as AdminTable;
@@ -183,7 +188,7 @@ export class BigtableTableClient implements ExternalClient<Table> {
     }
   }
 
-  async observe(table: Table, call?: GcpCallOptions): Promise<Observation> {
+  async observe(table: Table, call: CallOptions): Promise<Observation> {
     const found = await this.#get(call);
     if (found === undefined) return { exists: false, upToDate: false, ready: false };
     const observed: ObservedTable = {
@@ -201,17 +206,18 @@ export class BigtableTableClient implements ExternalClient<Table> {
       atProvider: { id: this.#tablePath, location: this.#instancePath, state: 'READY' },
       // Bigtable tables carry no labels: ownership rests on the external name and the create markers.
       ownerTags: undefined,
-      ...(unapplied.length ? { settingIssues: unapplied.map((issue) => ({ ...issue, problem: 'unapplied' as const })) } : {}),
+      ...(unapplied.length ? { settingIssues: unapplied } : {}),
     };
   }
 
   /** CreateTable with every declared family and deletion protection. ALREADY_EXISTS: the name is someone else's. */
-  async create(table: Table, call?: GcpCallOptions): Promise<void> {
+  async create(table: Table, call: CallOptions): Promise<ApplyResult> {
     const columnFamilies = Object.fromEntries(Object.entries(desiredFamilies(table)).map(([id, rule]) => [id, { gcRule: protoGcRule(rule) }]));
     try {
       await this.#call(call, 'CreateTable', (admin) =>
         admin.createTable({ parent: this.#instancePath, tableId: this.#context.externalName, table: { columnFamilies, deletionProtection: table.spec.deletionProtection ?? false } }),
       );
+      return { settingIssues: unappliedSettings(table) };
     } catch (error) {
       if (answerOf(error).grpc !== 'ALREADY_EXISTS') throw error;
       throw new NotOwnedError(`CreateTable: Bigtable table "${this.#tablePath}" already exists and k8or did not create it for this object (ALREADY_EXISTS); adopt it with the k8or.io/adopt annotation`, {
@@ -222,7 +228,7 @@ export class BigtableTableClient implements ExternalClient<Table> {
   }
 
   /** ModifyColumnFamilies for missing or changed families; UpdateTable (started, not awaited) for deletion protection. */
-  async update(table: Table, observation: Observation, call?: GcpCallOptions): Promise<void> {
+  async update(table: Table, observation: Observation, call: CallOptions): Promise<ApplyResult> {
     const diff = observation.diff ?? [];
     const families = desiredFamilies(table);
     const modifications = Object.entries(families).flatMap(([id, rule]): Modification[] => {
@@ -232,10 +238,11 @@ export class BigtableTableClient implements ExternalClient<Table> {
     });
     if (modifications.length > 0) await this.#call(call, 'ModifyColumnFamilies', (admin) => admin.modifyColumnFamilies({ name: this.#tablePath, modifications }));
     if (diff.some((d) => d.field === 'spec.deletionProtection')) await this.#setDeletionProtection(table.spec.deletionProtection ?? false, call);
+    return { settingIssues: unappliedSettings(table) };
   }
 
   /** Starts the UpdateTable operation; the next observe sees its effect. */
-  async #setDeletionProtection(deletionProtection: boolean, call: GcpCallOptions | undefined): Promise<void> {
+  async #setDeletionProtection(deletionProtection: boolean, call: CallOptions): Promise<void> {
     await this.#call(call, 'UpdateTable', (admin) => admin.updateTable({ table: { name: this.#tablePath, deletionProtection }, updateMask: { paths: ['deletion_protection'] } }));
   }
 
@@ -243,7 +250,7 @@ export class BigtableTableClient implements ExternalClient<Table> {
    * DeleteTable. Deletion protection is never switched off behind the user's back: while the spec
    * asks for it, delete stops with DeletionBlockedError. Missing is success.
    */
-  async delete(table: Table, call?: GcpCallOptions): Promise<void> {
+  async delete(table: Table, call: CallOptions): Promise<void> {
     const found = await this.#get(call);
     if (found === undefined) return;
     if (found.deletionProtection) {

@@ -4,7 +4,7 @@ import { Storage } from '@google-cloud/storage';
 import type { Bucket } from '@k8or/api';
 import { DeletionBlockedError, NotOwnedError, RetryableError, TerminalError, type ExternalClient } from '@k8or/core';
 import { bucketConnector, destroyStorageClients, ownerLabelKey } from '@k8or/provider-gcp';
-import { startGcsFake, type GcsFake } from '@k8or/sandbox';
+import { startGcsFake, type GcsFake } from '@k8or/local-clouds';
 import { PROJECT, bucket, call, connectionContext, gcpProviderConfig, serviceAccountKey } from './support.ts';
 
 describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against the GCS fake', () => {

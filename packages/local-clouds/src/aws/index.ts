@@ -1,0 +1,2 @@
+export { startS3Fake, type S3Fake, type S3FakeOptions, type S3FakeRequestRecord } from './s3/index.js';
+export { startDynamoDbLocal, type DynamoDbLocal, type DynamoDbLocalOptions } from './dynamodb-local.js';

@@ -1,4 +1,0 @@
-export { startS3Fake, type S3Fake, type S3FakeOptions, type S3FakeRequestRecord } from './s3/index.js';
-export { startDynamoDbLocal, type DynamoDbLocal, type DynamoDbLocalOptions } from './dynamodb-local.js';
-export { startGcsFake, type GcsFake, type GcsFakeOptions, type GcsRequestRecord, type GcsServiceAccount } from './gcs/index.js';
-export { startBigtableEmulator, findCbtemulator, type BigtableEmulator, type BigtableEmulatorOptions } from './bigtable-emulator.js';
