@@ -285,7 +285,8 @@ function newBigtable(settings: GcpSettings): BigtableClients {
     projectId: settings.project,
     // k8or counts its own calls; Bigtable's client-side metrics would need Cloud Monitoring write access.
     metricsEnabled: false,
-    ...(settings.bigtableEmulatorHost ? { apiEndpoint: settings.bigtableEmulatorHost } : {}),
+    // An emulator takes no credentials; naming the universe spares the auth library its metadata-server probe.
+    ...(settings.bigtableEmulatorHost ? { apiEndpoint: settings.bigtableEmulatorHost, universeDomain: 'googleapis.com' } : {}),
     ...(settings.serviceAccountKey ? { credentials: settings.serviceAccountKey } : {}),
   });
   return { bigtable, admin: bigtable.admin.getTableAdminClient() };
