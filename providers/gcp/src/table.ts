@@ -12,7 +12,7 @@
  * external name and the engine's create markers.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Bigtable, protos } from '@google-cloud/bigtable';
+import { Bigtable, type protos } from '@google-cloud/bigtable';
 import type { Table } from '@k8or/api';
 import {
   DeletionBlockedError,
