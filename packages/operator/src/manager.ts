@@ -62,7 +62,7 @@ export async function startManager(config: OperatorConfig, options: StartManager
           defaultDeletionPolicy: config.defaultDeletionPolicy,
           workers: config.workers,
           resyncPeriodMs: config.resyncPeriodMs,
-          minResyncPeriodMs: config.minResyncPeriodMs,
+          resyncFloorMs: config.minResyncPeriodMs,
           reconcileTimeoutMs: config.reconcileTimeoutMs,
           shutdownDeadlineMs: config.shutdownTimeoutMs,
           secretsNamespace: config.secretsNamespace,

@@ -8,7 +8,7 @@ describe('operator configuration: flags over environment over defaults, checked 
     assert.deepEqual(config.providers, []);
     assert.equal(config.workers, 10);
     assert.equal(config.resyncPeriodMs, 3_600_000);
-    assert.equal(config.minResyncPeriodMs, 30_000);
+    assert.equal(config.minResyncPeriodMs, 10_000);
     assert.equal(config.defaultDeletionPolicy, 'Delete');
     assert.equal(config.leaderElect, false);
     assert.deepEqual(config.probeAddress, { host: '0.0.0.0', port: 8081 });
@@ -29,7 +29,7 @@ describe('operator configuration: flags over environment over defaults, checked 
     [{ workers: 'lots' }, {}, /^--workers \(K8OR_WORKERS\) must be a number from 1 to 1000, or per kind as Bucket=N,Table=N, got "lots"$/],
     [{}, { K8OR_WORKERS: '0' }, /^--workers \(K8OR_WORKERS\) .* got "0"$/],
     [{ 'resync-period': 'hourly' }, {}, /^--resync-period \(K8OR_RESYNC_PERIOD\) must be a duration such as 30s, 5m or 1h, got "hourly"$/],
-    [{ 'resync-period': '10s' }, {}, /^--resync-period \(K8OR_RESYNC_PERIOD\) must not be shorter than --min-resync-period \(30s\), got "10s"$/],
+    [{ 'resync-period': '5s' }, {}, /^--resync-period \(K8OR_RESYNC_PERIOD\) must not be shorter than --min-resync-period \(10s\), got "5s"$/],
     [{ 'default-deletion-policy': 'Orphan' }, {}, /^--default-deletion-policy \(K8OR_DEFAULT_DELETION_POLICY\) must be one of Delete, Retain, got "Orphan"$/],
     [{}, { K8OR_METRICS_BIND_ADDRESS: 'localhost' }, /^--metrics-bind-address \(K8OR_METRICS_BIND_ADDRESS\) must be HOST:PORT/],
     [{ namespaces: 'Team_A' }, {}, /^--namespaces \(K8OR_NAMESPACES\) must be a comma-separated list of namespace names/],

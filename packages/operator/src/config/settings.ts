@@ -196,7 +196,7 @@ export const SETTINGS: readonly Setting[] = [
     key: 'minResyncPeriodMs',
     flag: 'min-resync-period',
     env: 'K8OR_MIN_RESYNC_PERIOD',
-    default: '30s',
+    default: '10s',
     valueName: 'DURATION',
     scope: 'controllers',
     description: 'the shortest resync a k8or.io/resync-period annotation may ask for (protects the cloud API quota)',
@@ -377,7 +377,7 @@ export function resolveConfig(flags: Readonly<Record<string, string | boolean | 
   }
   const result = config as OperatorConfig;
   if (result.resyncPeriodMs < result.minResyncPeriodMs) {
-    throw new ConfigError(settingOf('resyncPeriodMs'), `must not be shorter than --min-resync-period (${String(flags['min-resync-period'] ?? env.K8OR_MIN_RESYNC_PERIOD ?? '30s')})`, String(flags['resync-period'] ?? env.K8OR_RESYNC_PERIOD ?? '1h'));
+    throw new ConfigError(settingOf('resyncPeriodMs'), `must not be shorter than --min-resync-period (${String(flags['min-resync-period'] ?? env.K8OR_MIN_RESYNC_PERIOD ?? '10s')})`, String(flags['resync-period'] ?? env.K8OR_RESYNC_PERIOD ?? '1h'));
   }
   return result;
 }
