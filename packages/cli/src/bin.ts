@@ -1,11 +1,24 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { Command, CommanderError, Option } from 'commander';
+import { MANAGED_KINDS, type ManagedKindName } from '@k8or/api';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { crdsCommand } from './commands/crds.js';
 import { addSettingOptions, operatorSettings, runComponents, webhookSettings } from './commands/operator.js';
 import { sandboxCommand } from './commands/sandbox.js';
+import { importCommand, ImportError } from './commands/import.js';
+import { planCommand, PlanUsageError } from './commands/plan.js';
 import { validateCommand } from './commands/validate.js';
 import { ManifestPathError } from './manifests/read.js';
+
+/** How long plan and import wait for one cloud call. */
+const CLOUD_TIMEOUT_MS = 60_000;
+
+function kindList(value: string): ManagedKindName[] {
+  const kinds = list(value);
+  const unknown = kinds.filter((k) => !(MANAGED_KINDS as readonly string[]).includes(k));
+  if (unknown.length || kinds.length === 0) throw new InvalidArgumentError(`must be a comma-separated list of ${MANAGED_KINDS.join(', ')}`);
+  return kinds as ManagedKindName[];
+}
 
 /** Exit codes every command keeps to. */
 export const ExitCode = { ok: 0, failed: 1, usage: 2 } as const;
@@ -73,6 +86,41 @@ export async function main(argv: readonly string[]): Promise<number> {
     exitCode = await validateCommand({ ...options, providers: options.providers ?? [], providerRoot: options.providerRoot });
   });
 
+  providerOptions(
+    program
+      .command('plan')
+      .description('show what the operator would do in the cloud for each Bucket and Table of the manifests (create, update with each field, no change, blocked), without writing anything to the cloud or the cluster')
+      .requiredOption('-f, --filename <FILE|DIR|->', 'manifests to plan; repeat for more', collect)
+      .option('--provider-config <FILE>', 'use the ProviderConfig in FILE instead of the cluster\'s (credentials Secrets are read from the files given with -f, then the cluster)')
+      .option('--kubeconfig <FILE>', 'the cluster to read ProviderConfigs, Secrets and stored objects from (default: KUBECONFIG, in-cluster, ~/.kube/config)')
+      .option('--cluster-id <ID>', 'the operator\'s cluster id, for owner tags and default names (default: K8OR_CLUSTER_ID, else the uid of kube-system; the sandbox\'s is k8or-sandbox)')
+      .addOption(new Option('-o, --output <FORMAT>', 'human or json').choices(['human', 'json']).default('human')),
+  ).action(async (options: { filename: string[]; providerConfig?: string; kubeconfig?: string; clusterId?: string; output: 'human' | 'json'; providers?: string[]; providerRoot?: string }) => {
+    exitCode = await planCommand({
+      filename: options.filename,
+      providerConfig: options.providerConfig,
+      kubeconfig: options.kubeconfig,
+      clusterId: options.clusterId,
+      output: options.output,
+      providers: options.providers ?? [],
+      providerRoot: options.providerRoot,
+      timeoutMs: CLOUD_TIMEOUT_MS,
+    });
+  });
+
+  providerOptions(
+    program
+      .command('import')
+      .description('list the buckets and tables in the cloud account of a ProviderConfig and print Bucket and Table manifests for them (ObserveOnly, k8or.io/adopt), ready for kubectl apply')
+      .requiredOption('--provider-config <NAME>', 'the ProviderConfig (in the cluster) whose account to list')
+      .option('--kubeconfig <FILE>', 'the cluster to read the ProviderConfig and its credentials from (default: KUBECONFIG, in-cluster, ~/.kube/config)')
+      .option('-n, --namespace <NS>', 'namespace of the manifests', 'default')
+      .addOption(new Option('--kinds <LIST>', 'kinds to list, comma-separated').default(['Bucket', 'Table'], 'Bucket,Table').argParser(kindList))
+      .option('--include-managed', 'also list resources another k8or object already manages', false),
+  ).action(async (options: { providerConfig: string; kubeconfig?: string; namespace: string; kinds: ManagedKindName[]; includeManaged: boolean; providers?: string[]; providerRoot?: string }) => {
+    exitCode = await importCommand({ ...options, kubeconfig: options.kubeconfig, providerRoot: options.providerRoot, providers: options.providers ?? [], timeoutMs: CLOUD_TIMEOUT_MS });
+  });
+
   program
     .command('crds')
     .description('print the k8or CRDs as YAML, ready for kubectl apply -f -')
@@ -86,9 +134,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) {
       return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? ExitCode.ok : ExitCode.usage;
     }
-    if (error instanceof ManifestPathError) {
+    if (error instanceof ManifestPathError || error instanceof PlanUsageError) {
       process.stderr.write(`k8or: ${error.message}\n`);
       return ExitCode.usage;
+    }
+    if (error instanceof ImportError) {
+      process.stderr.write(`k8or import: ${error.message}\n`);
+      return ExitCode.failed;
     }
     throw error;
   }

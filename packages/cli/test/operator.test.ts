@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_VERSION } from '@k8or/api';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
-import { installCrds, waitFor } from '@k8or/core';
+import { installCrds } from '@k8or/core';
+import { waitFor } from '@k8or/core/testing';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { k8or, startK8or } from './support.ts';
 

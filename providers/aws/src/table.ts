@@ -8,6 +8,7 @@ import {
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
+  ListTablesCommand,
   ListTagsOfResourceCommand,
   TagResourceCommand,
   UntagResourceCommand,
@@ -33,6 +34,8 @@ import {
   type Connector,
   type ExternalClient,
   type FieldDiff,
+  type InventoryContext,
+  type InventoryItem,
   type Observation,
   type SettingIssue,
 } from '@k8or/core';
@@ -425,6 +428,25 @@ export const tableConnector: Connector<Table> = {
     const region = context.providerConfig.spec.region ?? DEFAULT_REGION;
     const dynamodb = clients.get(clientSettings(context.providerConfig, context.credentials, 'Table', region));
     return new DynamoDbTableClient(dynamodb, context, region);
+  },
+
+  /** Every table of the ProviderConfig's region (ListTables), with its keys and billing (DescribeTable). */
+  async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Table>[]> {
+    const region = context.providerConfig.spec.region ?? DEFAULT_REGION;
+    const dynamodb = clients.get(clientSettings(context.providerConfig, context.credentials, 'Table', region));
+    const abort = { abortSignal: call.signal };
+    const items: InventoryItem<Table>[] = [];
+    let ExclusiveStartTableName: string | undefined;
+    do {
+      const page = await callAws(context, 'ListTables', () => dynamodb.send(new ListTablesCommand({ ...(ExclusiveStartTableName ? { ExclusiveStartTableName } : {}) }), abort));
+      for (const TableName of page.TableNames ?? []) {
+        const described = await callAws(context, 'DescribeTable', () => dynamodb.send(new DescribeTableCommand({ TableName }), abort));
+        if (!described.Table) continue;
+        items.push({ externalName: TableName, spec: { ...keysOf(described.Table), billing: billingOf(described.Table) } });
+      }
+      ExclusiveStartTableName = page.LastEvaluatedTableName;
+    } while (ExclusiveStartTableName);
+    return items;
   },
 };
 
