@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+const bin = fileURLToPath(new URL('../bin/k8or.js', import.meta.url));
 
 /** Runs `k8or ...args` and resolves with its exit code and stderr. */
 function k8or(...args: string[]): Promise<{ code: number; stderr: string }> {
