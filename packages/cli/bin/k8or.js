@@ -15,12 +15,12 @@ if (Number(found.split('.')[0]) < NEEDED_MAJOR) {
 const { existsSync } = await import('node:fs');
 const program = new URL('../dist/bin.js', import.meta.url);
 if (!existsSync(program)) {
-  // A fresh checkout after npm ci: build the CLI and what it depends on, once.
+  // A fresh checkout after npm ci: build every package (the providers too: the CLI loads them by name), once.
   const { spawnSync } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const root = fileURLToPath(new URL('../../../', import.meta.url));
   process.stderr.write('k8or: first run in this checkout, building (about a minute)...\n');
-  const build = spawnSync('npx', ['turbo', 'run', 'build', '--filter=@k8or/cli...', '--output-logs=errors-only'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  const build = spawnSync('npx', ['turbo', 'run', 'build', '--output-logs=errors-only'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   if (build.status !== 0) {
     process.stderr.write('k8or: the build failed; run npm run build to see why\n');
     process.exit(1);

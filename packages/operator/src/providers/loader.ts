@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadedProviders, PROVIDER_PLUGIN, type ProviderPlugin } from '@k8or/core';
@@ -51,7 +52,9 @@ export class ProviderLoader {
     for (const packageName of candidates) {
       const dir = findPackageDir(packageName, this.roots);
       if (!dir) continue;
-      const exports = (await import(packageEntryUrl(dir))) as { default?: unknown };
+      const entry = packageEntryUrl(dir);
+      if (!existsSync(fileURLToPath(entry))) throw new ProviderLoadError(`provider package ${packageName} (${dir}) is installed but its entry ${fileURLToPath(entry)} is missing (not built? run npm run build)`);
+      const exports = (await import(entry)) as { default?: unknown };
       if (!isContainerModule(exports.default)) {
         throw new ProviderLoadError(`provider package ${packageName} (${dir}) does not export a ContainerModule as its default export; build it with providerModule(plugin) from @k8or/core`);
       }
