@@ -81,9 +81,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option('-R, --recursive', 'read directories given with -f recursively', false)
       .addOption(new Option('-o, --output <FORMAT>', 'human or json').choices(['human', 'json']).default('human'))
       .addOption(new Option('--default-deletion-policy <POLICY>', 'the operator\'s default deletion policy').choices(['Delete', 'Retain']).default('Delete'))
-      .option('--secrets-namespace <NS>', 'the namespace whose Secrets the operator reads', 'k8or-system'),
-  ).action(async (options: { filename: string[]; recursive: boolean; output: 'human' | 'json'; providers?: string[]; providerRoot?: string; defaultDeletionPolicy: 'Delete' | 'Retain'; secretsNamespace: string }) => {
-    exitCode = await validateCommand({ ...options, providers: options.providers ?? [], providerRoot: options.providerRoot });
+      .option('--secrets-namespace <NS>', 'the namespace whose Secrets the operator reads', 'k8or-system')
+      .option('--cluster-id <ID>', 'the operator\'s cluster id, which default external names fold in (default: K8OR_CLUSTER_ID; without one, spec.name is left for the operator to fill)'),
+  ).action(async (options: { filename: string[]; recursive: boolean; output: 'human' | 'json'; providers?: string[]; providerRoot?: string; defaultDeletionPolicy: 'Delete' | 'Retain'; secretsNamespace: string; clusterId?: string }) => {
+    const clusterId = options.clusterId ?? process.env.K8OR_CLUSTER_ID;
+    exitCode = await validateCommand({ ...options, providers: options.providers ?? [], providerRoot: options.providerRoot, clusterId });
   });
 
   providerOptions(

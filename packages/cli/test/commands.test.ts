@@ -103,7 +103,7 @@ describe('k8or validate: the webhook\'s rules, offline', () => {
   });
 
   it('prints JSON with -o json, defaults applied as the mutating webhook would, reading stdin with -f -', async () => {
-    const result = await k8or(['validate', '-f', '-', '-o', 'json'], { input: `${GOOD}---\n${BAD_TABLE.replace('name: orders', 'name: ledger')}` });
+    const result = await k8or(['validate', '-f', '-', '-o', 'json', '--cluster-id', 'test-cluster'], { input: `${GOOD}---\n${BAD_TABLE.replace('name: orders', 'name: ledger')}` });
     assert.equal(result.code, 1, result.stderr);
     const report = JSON.parse(result.stdout) as JsonReport;
     assert.equal(report.valid, false);
@@ -156,7 +156,7 @@ describe('k8or: help, crds, and the Node version', () => {
     for (const flag of ['--providers', '--provider-root', '--namespaces', '--workers', '--resync-period', '--min-resync-period', '--reconcile-timeout', '--default-deletion-policy', '--leader-elect', '--leader-election-namespace', '--metrics-bind-address', '--health-probe-bind-address', '--log-level', '--webhook']) {
       assert.match(operator.stdout, new RegExp(`${flag}\\b.*\\S`), flag);
     }
-    assert.match(operator.stdout, /env K8OR_WORKERS; default 10/);
+    assert.match(operator.stdout, /env K8OR_WORKERS;\s+default\s+10/);
   });
 
   it('k8or crds prints the three CRDs', async () => {

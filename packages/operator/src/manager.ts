@@ -51,8 +51,9 @@ export async function startManager(config: OperatorConfig, options: StartManager
     const metrics = new CoreMetrics();
     const health = new HealthChecks();
     const engines: Engine[] = [];
+    // Owner tags and default external names fold it in: the engine and the webhook must agree on it.
+    const clusterId = config.clusterId ?? (await clusterIdOf(kubeConfig));
     if (config.components.includes('controllers')) {
-      const clusterId = config.clusterId ?? (await clusterIdOf(kubeConfig));
       const namespaces = config.namespaces.length ? config.namespaces : [undefined];
       for (const namespace of namespaces) {
         const engine = new Engine({
@@ -91,6 +92,7 @@ export async function startManager(config: OperatorConfig, options: StartManager
         providers,
         defaultDeletionPolicy: config.defaultDeletionPolicy,
         secretNamespaces: [config.secretsNamespace],
+        clusterId,
         ...(certDir ? {} : { caBundle: { register: true } }),
         logger: logger.child({ component: 'webhook' }),
       });

@@ -12,6 +12,8 @@ export interface ValidateOptions {
   providerRoot: string | undefined;
   defaultDeletionPolicy: 'Delete' | 'Retain';
   secretsNamespace: string;
+  /** Default external names fold it in; without it they are left to the operator. */
+  clusterId: string | undefined;
 }
 
 /** What `k8or validate` found for one object. */
@@ -37,7 +39,12 @@ export async function validateCommand(options: ValidateOptions): Promise<number>
   const documents = readManifests(options.filename);
   const { providers } = await new ProviderLoader(options.providerRoot ? { root: options.providerRoot } : {}).loadAll(options.providers);
   const objects = documents.filter((d) => d.object !== undefined).map((d) => d.object);
-  const context = contextFromManifests(objects, { providers, defaultDeletionPolicy: options.defaultDeletionPolicy, secretNamespaces: [options.secretsNamespace] });
+  const context = contextFromManifests(objects, {
+    providers,
+    defaultDeletionPolicy: options.defaultDeletionPolicy,
+    secretNamespaces: [options.secretsNamespace],
+    ...(options.clusterId ? { clusterId: options.clusterId } : {}),
+  });
 
   const verdicts: ObjectVerdict[] = [];
   for (const document of documents) {

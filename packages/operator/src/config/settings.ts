@@ -277,8 +277,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'K8OR_CLUSTER_ID',
     default: undefined,
     valueName: 'ID',
-    scope: 'controllers',
-    description: 'identifies this cluster in owner tags; default: the uid of the kube-system namespace',
+    scope: 'all',
+    description: 'identifies this cluster in owner tags and default external names (the webhook and the controllers must agree); default: the uid of the kube-system namespace',
     parse: (text) => {
       if (!/^[A-Za-z0-9][-A-Za-z0-9_.]{0,62}$/.test(text)) throw 'must be 1 to 63 letters, digits, hyphens, dots or underscores';
       return text;
