@@ -61,6 +61,8 @@ function labelsOf(obj: KubeObject | undefined): Record<string, string> | undefin
 
 export class AdmissionChain {
   private readonly clients = new WebhookClients();
+  /** Endpoints per stored webhook (stored objects are replaced, never changed, so identity is the version). */
+  private readonly endpoints = new WeakMap<KubeObject, WebhookEndpoint | string>();
 
   constructor(
     private readonly store: ObjectStore,
@@ -167,7 +169,11 @@ export class AdmissionChain {
       }
       throw new ApiError(500, 'InternalError', `Internal error occurred: failed calling webhook "${name}": ${why}`);
     };
-    const endpoint = this.endpoint(webhook);
+    let endpoint = this.endpoints.get(webhook);
+    if (endpoint === undefined) {
+      endpoint = this.endpoint(webhook);
+      this.endpoints.set(webhook, endpoint);
+    }
     if (typeof endpoint === 'string') return failed(endpoint);
     let reply: unknown;
     try {
