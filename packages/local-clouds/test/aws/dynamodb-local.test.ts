@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand, ListTablesCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { waitFor } from '@k8or/core';
 import { startDynamoDbLocal } from '@k8or/local-clouds';
 import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
@@ -45,6 +48,39 @@ describe('DynamoDB Local launcher', () => {
     } finally {
       parent.kill('SIGKILL');
       if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
+    }
+  });
+
+  it('keeps tables and items in dataDir across a restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'k8or-dynamodb-local-'));
+    const connect = (endpoint: string): DynamoDBClient => new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    try {
+      const first = await startDynamoDbLocal({ dataDir });
+      const dynamodb = connect(first.endpoint);
+      await dynamodb.send(
+        new CreateTableCommand({
+          TableName: 'kept-table',
+          KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+          AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+          BillingMode: 'PAY_PER_REQUEST',
+        }),
+      );
+      await dynamodb.send(new PutItemCommand({ TableName: 'kept-table', Item: { id: { S: 'order-1' }, total: { N: '42' } } }));
+      dynamodb.destroy();
+      await first.stop();
+
+      const second = await startDynamoDbLocal({ dataDir });
+      const again = connect(second.endpoint);
+      try {
+        assert.deepEqual((await again.send(new ListTablesCommand({}))).TableNames, ['kept-table']);
+        const item = await again.send(new GetItemCommand({ TableName: 'kept-table', Key: { id: { S: 'order-1' } } }));
+        assert.deepEqual(item.Item, { id: { S: 'order-1' }, total: { N: '42' } });
+      } finally {
+        again.destroy();
+        await second.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
