@@ -6,11 +6,11 @@ import { randomUUID } from 'node:crypto';
 import fastJsonPatch from 'fast-json-patch';
 import type { Operation as JsonPatchOperation } from 'fast-json-patch';
 import type { Logger } from 'pino';
-import type { KubeObject } from '../types.js';
+import type { KubeObject, UserInfo } from '../types.js';
 import { clone, isObject, stringField } from '../util.js';
-import { ApiError, badRequest } from '../server/status.js';
+import { ApiError, badRequest } from '../status.js';
 import type { ObjectStore } from '../store/store.js';
-import type { UserInfo } from '../server/context.js';
+
 import { postAdmissionReview, WebhookCallError, type WebhookEndpoint } from './call.js';
 import { WebhookClients } from './clients.js';
 import { webhookMatches, type AdmissionTarget, type Operation } from './match.js';
