@@ -10,7 +10,6 @@ import type { KubeObject, UserInfo } from '../types.js';
 import { clone, isObject, stringField } from '../util.js';
 import { ApiError, badRequest } from '../status.js';
 import type { ObjectStore } from '../store/store.js';
-
 import { postAdmissionReview, WebhookCallError, type WebhookEndpoint } from './call.js';
 import { WebhookClients } from './clients.js';
 import { webhookMatches, type AdmissionTarget, type Operation } from './match.js';
