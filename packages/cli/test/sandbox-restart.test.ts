@@ -33,15 +33,19 @@ async function startSandboxCli(dir: string, dataDir: string): Promise<RunningSan
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitFor(
-    'k8or sandbox to be ready',
-    () => {
-      if (child.exitCode !== null) throw new Error(`k8or sandbox exited with ${child.exitCode}:\n${output}`);
-      return output.includes('k8or sandbox is ready.');
-    },
-    180_000,
-    200,
-  ).catch((error: unknown) => {
+  // Ready when it says so; an exit before that fails at once, with what it printed.
+  await new Promise<void>((resolve, reject) => {
+    const deadline = setTimeout(() => reject(new Error(`k8or sandbox was not ready after 180 s:\n${output}`)), 180_000);
+    child.stdout?.on('data', () => {
+      if (!output.includes('k8or sandbox is ready.')) return;
+      clearTimeout(deadline);
+      resolve();
+    });
+    child.once('exit', (code) => {
+      clearTimeout(deadline);
+      reject(new Error(`k8or sandbox exited with ${code}:\n${output}`));
+    });
+  }).catch((error: unknown) => {
     child.kill('SIGKILL');
     throw error;
   });

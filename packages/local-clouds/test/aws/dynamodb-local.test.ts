@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand, ListTablesCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { waitFor } from '@k8or/core';
+import { waitFor } from '@k8or/core/testing';
 import { startDynamoDbLocal } from '@k8or/local-clouds';
 import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
 
