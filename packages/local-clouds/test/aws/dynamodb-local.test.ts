@@ -4,9 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand, ListTablesCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { waitFor } from '@k8or/core/testing';
 import { startDynamoDbLocal } from '@k8or/local-clouds';
-import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
+import { assertBackendEndsWithItsKilledParent } from '../process-helpers.ts';
 
 describe('DynamoDB Local launcher', () => {
   it('starts the real DynamoDB Local jar, serves the real SDK, and stops it', async () => {
@@ -38,18 +37,9 @@ describe('DynamoDB Local launcher', () => {
   });
 
   it('leaves no JVM and no bound port behind when its parent is killed with SIGKILL', async () => {
-    const { parent, backend } = await startOwningParent('dynamodb');
-    try {
-      assert.ok(isRunning(backend.pid), 'the JVM runs');
-      assert.ok(await isListening(backend.port), 'DynamoDB Local listens');
-      parent.kill('SIGKILL');
-      await waitFor('the JVM to end after its parent was killed', () => !isRunning(backend.pid));
-      await waitFor('the DynamoDB Local port to be free', async () => !(await isListening(backend.port)));
-    } finally {
-      parent.kill('SIGKILL');
-      if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
-    }
+    await assertBackendEndsWithItsKilledParent('dynamodb');
   });
+
 
   it('keeps tables and items in dataDir across a restart', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'k8or-dynamodb-local-'));
