@@ -1,4 +1,5 @@
 import type { KeyAttribute, ManagedKindName, TableBilling } from '@k8or/api';
+import { TerminalError } from '../provider/errors.js';
 
 /** A bucket in the in-memory cloud. Tests may change fields directly to simulate drift. */
 export interface CloudBucket {
@@ -74,6 +75,8 @@ interface Crash {
 export interface InMemoryCloudOptions {
   /** How many observes a new table stays CREATING before it turns ACTIVE. Default 0. */
   observesUntilActive?: number;
+  /** Which credentials the cloud accepts; others get AccessDenied (a TerminalError). Default: any. */
+  acceptCredentials?: (credentials: Readonly<Record<string, string>> | undefined) => boolean;
   now?: () => Date;
 }
 
@@ -96,6 +99,7 @@ export class InMemoryCloud {
   lastCredentials: Readonly<Record<string, string>> | undefined;
   readonly observesUntilActive: number;
   readonly #now: () => Date;
+  readonly #acceptCredentials: (credentials: Readonly<Record<string, string>> | undefined) => boolean;
   #failures: Failure[] = [];
   #crashes: Crash[] = [];
   #hooks: ((call: CloudCall) => void | Promise<void>)[] = [];
@@ -103,6 +107,7 @@ export class InMemoryCloud {
   constructor(options: InMemoryCloudOptions = {}) {
     this.observesUntilActive = options.observesUntilActive ?? 0;
     this.#now = options.now ?? (() => new Date());
+    this.#acceptCredentials = options.acceptCredentials ?? (() => true);
   }
 
   /** Calls matching `match`, optionally only those at or after `sinceMs`. */
@@ -160,6 +165,10 @@ export class InMemoryCloud {
     if (options.signal?.aborted) {
       call.outcome = 'error';
       options.signal.throwIfAborted();
+    }
+    if (!this.#acceptCredentials(options.credentials)) {
+      call.outcome = 'error';
+      throw new TerminalError(`access denied to ${kind} "${name}"`, { code: 'AccessDenied' });
     }
     const failure = this.#failures.find((f) => f.remaining > 0 && matches(f.match, kind, operation, name));
     if (failure) {
