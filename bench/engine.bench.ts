@@ -28,7 +28,7 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 600_00
   }
 }
 
-const sandbox = await startSandbox({ logLevel: 'error' });
+const sandbox = await startSandbox({ logLevel: 'error', recordRequests: true });
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromString(sandbox.kubeconfig);
 const user = new KubeRest(kubeConfig, { userAgent: USER_AGENT });

@@ -6,6 +6,7 @@ import { awsProvider } from '@k8or/provider-aws';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
+import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { destination, type Logger } from 'pino';
 
@@ -29,6 +30,7 @@ export interface LocalStackEndpoints {
   probes: string;
   s3: string;
   dynamodb: string | undefined;
+  gcp: LocalGcpEndpoints;
 }
 
 export interface LocalStack {
@@ -73,12 +75,14 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     if (dynamodb) stops.push(() => dynamodb.stop());
 
     await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
+    const gcp = await startLocalGcp(kubeConfig, options, logger.child({ component: 'gcp' }));
+    stops.push(() => gcp.stop());
 
     const webhook: WebhookServer = await startWebhookServer({
       port: 0,
       tls: { selfSigned: {} },
       kubeConfig,
-      providers: [awsProvider],
+      providers: [awsProvider, gcp.plugin],
       secretNamespaces: [SYSTEM_NAMESPACE],
       caBundle: { register: true },
       logger: logger.child({ component: 'webhook' }),
@@ -90,7 +94,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     const health = new HealthChecks();
     const engine = new Engine({
       kubeConfig,
-      providers: new Map([[awsProvider.provider, awsProvider]]),
+      providers: new Map([[awsProvider.provider, awsProvider], [gcp.plugin.provider, gcp.plugin]]),
       clusterId: 'k8or-sandbox',
       secretsNamespace: SYSTEM_NAMESPACE,
       metrics,
@@ -109,6 +113,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       probes: probes.url,
       s3: s3.endpoint,
       dynamodb: dynamodb?.endpoint,
+      gcp: gcp.endpoints,
     };
     writeEndpoints(options.kubeconfigPath, endpoints);
     return { endpoints, stop };

@@ -8,11 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { HeadBucketCommand, GetBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Storage } from '@google-cloud/storage';
 import type { LocalStackEndpoints } from '@k8or/cli';
 
 const run = promisify(execFile);
 const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const examples = fileURLToPath(new URL('../../../examples/sandbox/', import.meta.url));
+const gcpExamples = fileURLToPath(new URL('../../../examples/sandbox/gcp/', import.meta.url));
 const credentials = { accessKeyId: 'AKIASANDBOXEXAMPLE00', secretAccessKey: 'sandbox-secret-access-key-not-a-real-one' };
 
 describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
@@ -103,6 +105,31 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
     assert.match(immutable, /^1 /);
     assert.match(immutable, /spec\.name/);
     assert.match(immutable, /immutable/);
+  });
+
+  it('serves GCP through local-gcp: the example Bucket and Table reach Ready, and a bad GCS name is refused at apply time', async () => {
+    assert.match(await kubectl('get', 'providerconfigs'), /local-gcp\s+gcp/);
+    const withTable = endpoints.gcp.bigtable !== undefined;
+    assert.match(output, withTable ? /Bigtable\s+127\.0\.0\.1:\d+ \(the Bigtable emulator keeps no state/ : /Bigtable\s+- \(not running, so the sandbox has no GCP Tables/);
+    await kubectl('apply', '-f', withTable ? gcpExamples : join(gcpExamples, 'bucket.yaml'));
+    await kubectl('wait', '--for=condition=Ready', 'bucket/gcp-photos', ...(withTable ? ['table/gcp-orders'] : []), '--timeout=90s');
+    const bucketName = (await kubectl('get', 'bucket', 'gcp-photos', '-o', 'jsonpath={.spec.name}')).trim();
+    const [metadata] = await new Storage({ apiEndpoint: endpoints.gcp.gcs, projectId: 'k8or-sandbox' }).bucket(bucketName).getMetadata();
+    assert.deepEqual(metadata.versioning, { enabled: true });
+
+    const manifest = `apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad-gcs\n  namespace: default\nspec:\n  providerConfigRef:\n    name: local-gcp\n  name: goog-photos\n`;
+    const failure = await new Promise<string>((resolve) => {
+      const p = spawn('kubectl', ['apply', '-f', '-'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
+      let text = '';
+      p.stdout.on('data', (c: Buffer) => (text += c.toString()));
+      p.stderr.on('data', (c: Buffer) => (text += c.toString()));
+      p.on('close', (code) => resolve(`${code} ${text}`));
+      p.stdin.end(manifest);
+    });
+    assert.match(failure, /^1 /);
+    assert.match(failure, /spec\.name/);
+    assert.match(failure, /gcs\.goog-prefix/);
+    await kubectl('delete', '-f', withTable ? gcpExamples : join(gcpExamples, 'bucket.yaml'), '--wait=true', '--timeout=90s');
   });
 
   it('deletes the cloud resources with the objects, then stops cleanly on SIGTERM', async () => {

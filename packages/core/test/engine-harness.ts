@@ -57,7 +57,7 @@ export class World {
 
   /** A sandbox with the CRDs applied (as plain JSON, schemas whole) and a `default` ProviderConfig for the in-memory cloud. */
   static async start(cloudOptions: InMemoryCloudOptions = {}): Promise<World> {
-    const world = new World(await startSandbox(), cloudOptions);
+    const world = new World(await startSandbox({ recordRequests: true }), cloudOptions);
     await installCrds(world.kubeConfig);
     await waitFor('CRDs served', async () => (await world.user.get(k8orPath('ProviderConfig', undefined))) !== undefined);
     await world.createProviderConfig('default');

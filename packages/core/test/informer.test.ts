@@ -30,7 +30,7 @@ describe('informer against the sandbox API server', () => {
   let namespaceCounter = 0;
 
   before(async () => {
-    sandbox = await startSandbox();
+    sandbox = await startSandbox({ recordRequests: true });
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(sandbox.kubeconfig);
     core = kubeConfig.makeApiClient(CoreV1Api);

@@ -11,5 +11,5 @@ export { tableConnector, destroyDynamoDbClients, DynamoDbTableClient } from './t
 export * as dynamoDbMapping from './table.js';
 export { awsNaming, defaultS3BucketName, defaultDynamoDbTableName } from './naming.js';
 export { awsValidation, validateBucket, validateTable, validateProviderConfig } from './validation.js';
-export { classifyAwsError, awsErrorCode } from './errors.js';
+export { classifyAwsError, awsErrorCode, isAccessDenied } from './errors.js';
 export { clientSettings, credentialsFrom, endpointFor, type AwsClientSettings, type StaticCredentials } from './config.js';

@@ -11,8 +11,11 @@ import { startDynamoDbLocal, startS3Fake, type DynamoDbLocal, type S3Fake } from
 
 export const NAMESPACE = 'team-a';
 export const SECRETS_NAMESPACE = 'k8or-system';
-/** Access keys: ours, one every S3 request of which is denied, and one that S3 throttles on demand. */
-export const KEYS = { ours: 'AKIAK8ORE2E000000001', denied: 'AKIAK8ORDENIED000001', throttled: 'AKIAK8ORTHROTTLED001' } as const;
+/**
+ * Access keys, each with its Secret and a ProviderConfig of its name (`ours` is `default`): ours, one
+ * every S3 request of which is denied, one that S3 throttles on demand, and one a test revokes.
+ */
+export const KEYS = { ours: 'AKIAK8ORE2E000000001', denied: 'AKIAK8ORDENIED000001', throttled: 'AKIAK8ORTHROTTLED001', revocable: 'AKIAK8ORREVOCABLE001' } as const;
 export const SECRET_KEY = 'e2e-secret';
 /** Another AWS account, for names taken by someone else. */
 export const OTHER_ACCOUNT = { accessKeyId: 'AKIASOMEONEELSE00001', secretAccessKey: 'someone-else-secret' } as const;
@@ -58,6 +61,8 @@ export class AwsWorld {
   static async start(): Promise<AwsWorld> {
     const [sandbox, s3, dynamodb] = await Promise.all([startSandbox(), startS3Fake({
         deniedAccessKeys: [KEYS.denied],
+        // The revocable key is a second key of our own account (another IAM user, say).
+        accounts: { [KEYS.ours]: 'k8or-e2e-account', [KEYS.revocable]: 'k8or-e2e-account' },
         // Signatures are verified: the engine must hand the provider the Secret's keys.
         credentials: { ...Object.fromEntries(Object.values(KEYS).map((key) => [key, SECRET_KEY])), [OTHER_ACCOUNT.accessKeyId]: OTHER_ACCOUNT.secretAccessKey },
       }), startDynamoDbLocal()]);
