@@ -8,6 +8,9 @@ import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
 import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+
+/** Owner tags and default external names carry it; the webhook and the engine must agree on it. */
+const SANDBOX_CLUSTER_ID = 'k8or-sandbox';
 import { destination, type Logger } from 'pino';
 
 export interface LocalStackOptions {
@@ -84,6 +87,8 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       kubeConfig,
       providers: [awsProvider, gcp.plugin],
       secretNamespaces: [SYSTEM_NAMESPACE],
+      // The engine's cluster id: the webhook defaults external names exactly as the engine would.
+      clusterId: SANDBOX_CLUSTER_ID,
       caBundle: { register: true },
       logger: logger.child({ component: 'webhook' }),
       processMetrics: false,
@@ -95,7 +100,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     const engine = new Engine({
       kubeConfig,
       providers: new Map([[awsProvider.provider, awsProvider], [gcp.plugin.provider, gcp.plugin]]),
-      clusterId: 'k8or-sandbox',
+      clusterId: SANDBOX_CLUSTER_ID,
       secretsNamespace: SYSTEM_NAMESPACE,
       metrics,
       health,
