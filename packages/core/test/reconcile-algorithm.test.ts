@@ -202,6 +202,24 @@ describe('the reconcile algorithm, effect by effect', () => {
     assert.equal(objects.object?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True', 'the bucket itself is usable');
   });
 
+  it("blocks on a ProviderConfig whose settings break the provider's schema, naming the field, before any cloud call", async () => {
+    const cloud = new InMemoryCloud();
+    const plugin: ProviderPlugin = {
+      ...inMemoryProviderPlugin(cloud),
+      settingsSchema: { type: 'object', properties: { zone: { type: 'string', enum: ['north', 'south'] } }, required: ['zone'] },
+    };
+    const timeline: string[] = [];
+    const objects = new FakeObjects({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media' }, spec: {} }, timeline);
+    const badConfig: ProviderConfig = { ...providerConfig, spec: { ...providerConfig.spec, settings: { zone: 'east' } } };
+    const settingsLookups: ConfigLookups = { ...lookups, providerConfig: async () => badConfig };
+    const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups: settingsLookups, providers: new Map([['aws', plugin]]), events: { record: async () => {} }, outputs }, { clusterId: 'c1' });
+    await reconciler.reconcile({ namespace: 'media', name: 'photos' });
+    const synced = objects.object?.status?.conditions?.find((c) => c.type === 'Synced');
+    assert.equal(synced?.reason, Reasons.InvalidProviderSettings);
+    assert.match(synced?.message ?? '', /spec\.settings\.zone: must be equal to one of the allowed values \(rule settings\.schema\.enum\)/);
+    assert.equal(cloud.calls.length, 0, 'no cloud call with settings the provider refuses');
+  });
+
   it('never resyncs faster than the floor, whatever k8or.io/resync-period the API server holds', async () => {
     for (const period of ['1ns', '-5m', '0s', 'banana']) {
       const { reconciler, request, objects } = arrange();
