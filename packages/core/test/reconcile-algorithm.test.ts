@@ -220,6 +220,23 @@ describe('the reconcile algorithm, effect by effect', () => {
     assert.equal(cloud.calls.length, 0, 'no cloud call with settings the provider refuses');
   });
 
+  it('gives every reconcile a deadline: a cloud call that hangs is aborted, and the condition says so', async () => {
+    const cloud = new InMemoryCloud();
+    cloud.onCall(async (call, signal) => {
+      // A create that would never answer, as an SDK call without a timeout would not.
+      if (call.operation === 'create') await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve()));
+    });
+    const timeline: string[] = [];
+    const objects = new FakeObjects({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media' }, spec: {} }, timeline);
+    const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud)]]), events: { record: async () => {} }, outputs }, { clusterId: 'c1', reconcileTimeoutMs: 300 });
+    const outcome = await reconciler.reconcile({ namespace: 'media', name: 'photos' });
+    assert.equal(outcome.backoff, true, 'an aborted call is retried with backoff');
+    const synced = objects.object?.status?.conditions?.find((c) => c.type === 'Synced');
+    assert.equal(synced?.reason, Reasons.CannotCreateExternalResource);
+    assert.match(synced?.message ?? '', /timeout|aborted/i);
+    assert.equal(cloud.buckets.size, 0, 'the aborted create wrote nothing');
+  });
+
   it('never resyncs faster than the floor, whatever k8or.io/resync-period the API server holds', async () => {
     for (const period of ['1ns', '-5m', '0s', 'banana']) {
       const { reconciler, request, objects } = arrange();
