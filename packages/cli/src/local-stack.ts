@@ -12,6 +12,9 @@ import { applySandboxProviderConfig } from './provider-configs.js';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { destination, type Logger } from 'pino';
 
+/** Owner tags and default external names carry it; the webhook and the engine must agree on it. */
+const SANDBOX_CLUSTER_ID = 'k8or-sandbox';
+
 export interface LocalStackOptions {
   /** Where the kubeconfig goes; `sandbox.json` (endpoints) is written beside it. */
   kubeconfigPath: string;
@@ -87,6 +90,8 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       kubeConfig,
       providers: [awsProvider, gcpProvider],
       secretNamespaces: [SYSTEM_NAMESPACE],
+      // The engine's cluster id: the webhook defaults external names exactly as the engine would.
+      clusterId: SANDBOX_CLUSTER_ID,
       caBundle: { register: true },
       logger: logger.child({ component: 'webhook' }),
       processMetrics: false,
@@ -102,7 +107,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     const engine = new Engine({
       kubeConfig,
       providers: new Map([[awsProvider.provider, awsProvider], [gcp.plugin.provider, gcp.plugin]]),
-      clusterId: 'k8or-sandbox',
+      clusterId: SANDBOX_CLUSTER_ID,
       secretsNamespace: SYSTEM_NAMESPACE,
       metrics,
       health,
