@@ -1,18 +1,18 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { waitFor } from '@k8or/core/testing';
-import { startK8or } from './support.ts';
+import { k8or, startK8or } from './support.ts';
 
 const run = promisify(execFile);
 const bucketExample = fileURLToPath(new URL('../../../examples/sandbox/bucket.yaml', import.meta.url));
 
-describe('k8or sandbox with a backend that cannot start', () => {
+describe('k8or sandbox with a backend that cannot start, and k8or plan against it', () => {
   const dir = mkdtempSync(join(tmpdir(), 'k8or-degraded-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -30,6 +30,14 @@ describe('k8or sandbox with a backend that cannot start', () => {
       const env = { ...process.env, KUBECONFIG: kubeconfig };
       await run('kubectl', ['apply', '-f', bucketExample], { env, timeout: 120_000 });
       await run('kubectl', ['wait', '--for=condition=Ready', 'bucket/photos', '--timeout=90s'], { env, timeout: 120_000 });
+
+      // k8or plan against the running sandbox: the Bucket it made is unchanged, a new one would be created.
+      const fresh = join(dir, 'fresh.yaml');
+      writeFileSync(fresh, readFileSync(bucketExample, 'utf8').replace('name: photos', 'name: thumbnails'));
+      const plan = await k8or(['plan', '-f', bucketExample, '-f', fresh, '--cluster-id', 'k8or-sandbox'], { env });
+      assert.equal(plan.code, 0, plan.stdout + plan.stderr);
+      assert.match(plan.stdout, /Bucket default\/photos: no change "[a-z0-9-]+" \(ProviderConfig default\)/);
+      assert.match(plan.stdout, /Bucket default\/thumbnails: create "[a-z0-9-]+" \(ProviderConfig default\)/);
 
       sandbox.child.kill('SIGINT');
       assert.equal(await sandbox.exited, 0, sandbox.output());

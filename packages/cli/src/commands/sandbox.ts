@@ -86,6 +86,7 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
       '  kubectl apply -f examples/sandbox/            # AWS, through the default ProviderConfig',
       '  kubectl apply -f examples/sandbox/gcp/        # GCP, through the local-gcp ProviderConfig',
       '  kubectl get buckets,tables',
+      '  npx k8or plan -f examples/sandbox/ --cluster-id k8or-sandbox   # what k8or would do, writing nothing',
       '',
       'Ctrl-C stops everything.',
       '',
