@@ -3,7 +3,8 @@
 // at them, and the engine running the GCP provider plugin.
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, allCrds, type Bucket, type Condition, type ManagedResource, type Table } from '@k8or/api';
-import { Engine, KubeRest, corePath, k8orPath, waitFor as pollUntil } from '@k8or/core';
+import { Engine, KubeRest, corePath, k8orPath } from '@k8or/core';
+import { waitFor as pollUntil } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { startBigtableEmulator, startGcsFake, type BigtableEmulator, type GcsFake } from '@k8or/local-clouds';
 import { destroyBigtableClients, destroyStorageClients, gcpProvider } from '@k8or/provider-gcp';
