@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { describe, it } from 'node:test';
-import { waitFor } from '@k8or/core';
+import { waitFor } from '@k8or/core/testing';
 import { findCbtemulator, startBigtableEmulator } from '@k8or/local-clouds';
 import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
 
