@@ -18,7 +18,6 @@ import {
   DeletionBlockedError,
   NotOwnedError,
   RetryableError,
-  type ApplyResult,
   type CallOptions,
   type ConnectionContext,
   type Connector,
@@ -210,14 +209,17 @@ export class BigtableTableClient implements ExternalClient<Table> {
     };
   }
 
-  /** CreateTable with every declared family and deletion protection. ALREADY_EXISTS: the name is someone else's. */
-  async create(table: Table, call: CallOptions): Promise<ApplyResult> {
+  /**
+   * CreateTable with every declared family and deletion protection. The settings Bigtable cannot
+   * apply are named by every observe (the engine observes right after create), so not here too.
+   * ALREADY_EXISTS: the name is someone else's.
+   */
+  async create(table: Table, call: CallOptions): Promise<void> {
     const columnFamilies = Object.fromEntries(Object.entries(desiredFamilies(table)).map(([id, rule]) => [id, { gcRule: protoGcRule(rule) }]));
     try {
       await this.#call(call, 'CreateTable', (admin) =>
         admin.createTable({ parent: this.#instancePath, tableId: this.#context.externalName, table: { columnFamilies, deletionProtection: table.spec.deletionProtection ?? false } }),
       );
-      return { settingIssues: unappliedSettings(table) };
     } catch (error) {
       if (answerOf(error).grpc !== 'ALREADY_EXISTS') throw error;
       throw new NotOwnedError(`CreateTable: Bigtable table "${this.#tablePath}" already exists and k8or did not create it for this object (ALREADY_EXISTS); adopt it with the k8or.io/adopt annotation`, {
@@ -227,8 +229,11 @@ export class BigtableTableClient implements ExternalClient<Table> {
     }
   }
 
-  /** ModifyColumnFamilies for missing or changed families; UpdateTable (started, not awaited) for deletion protection. */
-  async update(table: Table, observation: Observation, call: CallOptions): Promise<ApplyResult> {
+  /**
+   * ModifyColumnFamilies for missing or changed families; UpdateTable (started, not awaited) for
+   * deletion protection. The settings Bigtable cannot apply are already in the observation's issues.
+   */
+  async update(table: Table, observation: Observation, call: CallOptions): Promise<void> {
     const diff = observation.diff ?? [];
     const families = desiredFamilies(table);
     const modifications = Object.entries(families).flatMap(([id, rule]): Modification[] => {
@@ -238,7 +243,6 @@ export class BigtableTableClient implements ExternalClient<Table> {
     });
     if (modifications.length > 0) await this.#call(call, 'ModifyColumnFamilies', (admin) => admin.modifyColumnFamilies({ name: this.#tablePath, modifications }));
     if (diff.some((d) => d.field === 'spec.deletionProtection')) await this.#setDeletionProtection(table.spec.deletionProtection ?? false, call);
-    return { settingIssues: unappliedSettings(table) };
   }
 
   /** Starts the UpdateTable operation; the next observe sees its effect. */

@@ -122,9 +122,8 @@ describe('Table -> Bigtable, with the real @google-cloud/bigtable against the Bi
   it('names the settings Bigtable cannot apply (billing capacities, point-in-time recovery, labels) instead of skipping them', async () => {
     const resource = table('billed', { billing: { mode: 'provisioned', readCapacity: 5, writeCapacity: 5 }, pointInTimeRecovery: true, labels: { team: 'a' } });
     const client = await connect(resource);
-    const applied = await client.create(resource, call());
-    const fields = (result: { settingIssues?: { field: string }[] } | void): string[] => (result?.settingIssues ?? []).map((issue) => issue.field).sort();
-    assert.deepEqual(fields(applied), ['spec.billing', 'spec.labels', 'spec.pointInTimeRecovery']);
+    await client.create(resource, call());
+    const fields = (result: { settingIssues?: { field: string }[] }): string[] => (result.settingIssues ?? []).map((issue) => issue.field).sort();
     const observation = await client.observe(resource, call());
     assert.deepEqual(observation.diff, []);
     assert.deepEqual(fields(observation), ['spec.billing', 'spec.labels', 'spec.pointInTimeRecovery']);
