@@ -92,6 +92,7 @@ describe('k8or validate: the webhook\'s rules, offline', () => {
     file('estate/bucket.yml', BAD_BUCKET);
     file('estate/table.json', JSON.stringify(parseAllDocuments(BAD_TABLE)[0]?.toJS()));
     file('estate/notes.txt', 'not a manifest');
+    file('estate/more/nested.yaml', BAD_TABLE.replace('name: orders', 'name: nested'));
     const result = await k8or(['validate', '-f', folder]);
     assert.equal(result.code, 1, result.stdout + result.stderr);
     assert.match(result.stdout, /bucket\.yml#1: Bucket default\/photos: 3 violations/);
@@ -100,6 +101,13 @@ describe('k8or validate: the webhook\'s rules, offline', () => {
     assert.match(result.stdout, /table\.json#1: Table default\/orders: 1 violation/);
     assert.match(result.stdout, /spec\.billing: provisioned billing needs readCapacity and writeCapacity/);
     assert.match(result.stdout, /3 objects: 1 valid, 2 invalid \(4 violations\)/);
+  });
+
+  it('reads subdirectories only with -R', async () => {
+    const result = await k8or(['validate', '-f', join(dir, 'estate'), '-R']);
+    assert.equal(result.code, 1);
+    assert.match(result.stdout, /nested\.yaml#1: Table default\/nested: 1 violation/);
+    assert.match(result.stdout, /4 objects: 1 valid, 3 invalid \(5 violations\)/);
   });
 
   it('prints JSON with -o json, defaults applied as the mutating webhook would, reading stdin with -f -', async () => {

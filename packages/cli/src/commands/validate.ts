@@ -36,7 +36,7 @@ export interface ObjectVerdict {
  * cluster it is checked against). Exit 0 when all are valid, 1 otherwise.
  */
 export async function validateCommand(options: ValidateOptions): Promise<number> {
-  const documents = readManifests(options.filename);
+  const documents = readManifests(options.filename, { recursive: options.recursive });
   const { providers } = await new ProviderLoader(options.providerRoot ? { root: options.providerRoot } : {}).loadAll(options.providers);
   const objects = documents.filter((d) => d.object !== undefined).map((d) => d.object);
   const context = contextFromManifests(objects, {
