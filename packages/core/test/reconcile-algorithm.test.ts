@@ -9,6 +9,7 @@ import {
   KubeApiError,
   ManagedReconciler,
   Reasons,
+  RetryableError,
   inMemoryProviderPlugin,
   type ConfigLookups,
   type EventRecorder,
@@ -146,6 +147,14 @@ describe('the reconcile algorithm, effect by effect', () => {
     await reconciler.reconcile(request);
     assert.deepEqual(timeline, ['cloud observe', 'cloud delete', 'cloud observe', `event Normal ${Reasons.DeletedExternalResource}`, 'patch finalizers=']);
     assert.equal(cloud.buckets.size, 0);
+  });
+
+  it('waits the time a retryable error names (a name still being deleted) instead of backing off', async () => {
+    const { reconciler, request, cloud } = arrange();
+    cloud.failWith({ operation: 'create' }, new RetryableError('CreateContainer failed with ContainerBeingDeleted', { code: 'ContainerBeingDeleted', retryAfterMs: 10_000 }), 1);
+    assert.deepEqual(await reconciler.reconcile(request), { requeueAfterMs: 10_000 });
+    cloud.failWith({ operation: 'create' }, new RetryableError('throttled', { code: 'SlowDown' }), 1);
+    assert.deepEqual(await reconciler.reconcile(request), { backoff: true });
   });
 
   it('retains: never a cloud call, just the finalizer', async () => {

@@ -12,7 +12,7 @@ import {
 } from '@k8or/api';
 import type { Logger } from 'pino';
 import type { CloudCallRecorder, Connector, ExternalClient, FieldDiff, Observation } from '../provider/contract.js';
-import { DeletionBlockedError, NotOwnedError, isRetryable } from '../provider/errors.js';
+import { DeletionBlockedError, NotOwnedError, RetryableError, isRetryable } from '../provider/errors.js';
 import { isConflict } from '../kube/rest.js';
 import { mergeConditions, statusEqual, type DesiredCondition } from './conditions.js';
 
@@ -434,6 +434,7 @@ export class ManagedReconciler {
     const message = errorMessage(error);
     this.#logger?.warn({ resource: `${this.kind}/${resource.metadata.namespace}/${resource.metadata.name}`, reason, err: message }, 'reconcile failed');
     await this.#setStatus(resource, { synced: { status: 'False', reason, message } }, { type: 'Warning', reason, message, always: true });
+    if (error instanceof RetryableError && error.retryAfterMs !== undefined) return { requeueAfterMs: error.retryAfterMs };
     return isRetryable(error) ? { backoff: true } : this.#resync(resource);
   }
 
