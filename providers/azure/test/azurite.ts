@@ -20,6 +20,8 @@ export interface Azurite {
   accountKey: string;
   /** A connection string with the account, key and both endpoints. */
   connectionString: string;
+  /** The Azurite process. */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -105,6 +107,7 @@ export async function startAzurite(options: AzuriteOptions = {}): Promise<Azurit
     tableEndpoint,
     accountName: AZURITE_ACCOUNT.name,
     accountKey: AZURITE_ACCOUNT.key,
+    pid: child.pid,
     connectionString: `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT.name};AccountKey=${AZURITE_ACCOUNT.key};BlobEndpoint=${blobEndpoint};TableEndpoint=${tableEndpoint};`,
     stop,
   };

@@ -1,4 +1,4 @@
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Bucket, BucketSpec, ProviderConfig, Table, TableSpec } from '@k8or/api';
 import type { ConnectionContext } from '@k8or/core';
@@ -80,7 +80,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const base = new URL(target);
   const faults: { status: number; code: string }[] = [];
   let injected = 0;
-  const forward = (req: IncomingMessage, res: import('node:http').ServerResponse): void => {
+  const forward = (req: IncomingMessage, res: ServerResponse): void => {
     const upstream = httpRequest({ host: base.hostname, port: base.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
