@@ -20,16 +20,23 @@ export function desiredMetadata(labels: Readonly<Record<string, string>> | undef
 const folded = (metadata: Readonly<Record<string, string>>): Map<string, string> => new Map(Object.entries(metadata).map(([key, value]) => [key.toLowerCase(), value]));
 
 /**
- * The owner tags found in a container's metadata, under their `k8or.io/*` names, or undefined when
- * it carries none of them (then the engine's create markers decide whose it is).
+ * The owner tags found in a container's metadata, under their `k8or.io/*` names. Undefined when
+ * the record is absent or incomplete without contradicting ours (owner metadata removed behind
+ * k8or's back): then the engine's create markers decide whose it is, and a container k8or made
+ * gets its metadata back. Any owner value that differs from ours is returned as found, so the
+ * engine sees someone else's container.
  */
 export function ownerTagsIn(metadata: Readonly<Record<string, string>>, ownerTags: Readonly<Record<string, string>>): Record<string, string> | undefined {
   const actual = folded(metadata);
-  const found = Object.keys(ownerTags).flatMap((tag) => {
-    const value = actual.get(ownerMetadataName(tag).toLowerCase());
-    return value === undefined ? [] : [[tag, value] as const];
-  });
-  return found.length === 0 ? undefined : Object.fromEntries(found);
+  const found = Object.fromEntries(
+    Object.keys(ownerTags).flatMap((tag) => {
+      const value = actual.get(ownerMetadataName(tag).toLowerCase());
+      return value === undefined ? [] : [[tag, value] as const];
+    }),
+  );
+  const complete = Object.keys(found).length === Object.keys(ownerTags).length;
+  const contradicts = Object.entries(found).some(([tag, value]) => ownerTags[tag] !== value);
+  return complete || contradicts ? found : undefined;
 }
 
 /**

@@ -12,6 +12,9 @@ describe('Azure mapping', () => {
     const metadata = { K8OR_MANAGED_BY: 'k8or', k8or_cluster: 'test-cluster', k8or_namespace: 'team-a', k8or_name: 'photos', k8or_kind: 'Bucket', team: 'a' };
     assert.deepEqual(ownerTagsIn(metadata, owner), owner);
     assert.equal(ownerTagsIn({ team: 'a' }, owner), undefined);
+    const { k8or_namespace: _removed, ...incomplete } = metadata;
+    assert.equal(ownerTagsIn(incomplete, owner), undefined, 'an incomplete record of ours: the create markers decide');
+    assert.deepEqual(ownerTagsIn({ ...incomplete, k8or_cluster: 'elsewhere' }, owner), { 'k8or.io/managed-by': 'k8or', 'k8or.io/cluster': 'elsewhere', 'k8or.io/name': 'photos', 'k8or.io/kind': 'Bucket' });
     assert.deepEqual(diffMetadata({ Team: 'a' }, owner, metadata), []);
   });
 
