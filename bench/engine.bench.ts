@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, defaultExternalName, type Bucket } from '@k8or/api';
 import { CoreMetrics, Engine, InMemoryCloud, KubeRest, corePath, installCrds, inMemoryProviderPlugin, k8orPath } from '@k8or/core';
-import { startSandbox, type RequestLogEntry } from '@k8or/sandbox';
+import { startSandbox, type RequestLogEntry } from '@k8or/apiserver';
 
 const { values } = parseArgs({ options: { resources: { type: 'string', default: '1000' }, workers: { type: 'string', default: '10' } } });
 const RESOURCES = Number(values.resources);

@@ -15,7 +15,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:https';
 import { parseArgs } from 'node:util';
 import { allCrds, GROUP, VERSION } from '@k8or/api';
-import { startSandbox } from '@k8or/sandbox';
+import { startSandbox } from '@k8or/apiserver';
 
 interface Memory {
   rss: number;

@@ -4,7 +4,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type Bucket, type Condition, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
 import { Engine, InMemoryCloud, KubeRest, corePath, installCrds, waitFor, inMemoryProviderPlugin, k8orPath, type EngineOptions, type InMemoryCloudOptions } from '@k8or/core';
-import { startSandbox, type RequestLogEntry, type Sandbox } from '@k8or/sandbox';
+import { startSandbox, type RequestLogEntry, type Sandbox } from '@k8or/apiserver';
 
 export const USER_AGENT = 'k8or-test-user';
 export const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);

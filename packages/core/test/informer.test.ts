@@ -9,7 +9,7 @@ import {
 } from '@kubernetes/client-node';
 import { API_VERSION, GROUP, VERSION, type Bucket, type ProviderConfig } from '@k8or/api';
 import { createInformer, informersSynced, installCrds, NAMESPACE_INDEX, objectKey, waitFor as pollUntil, type Informer, type InformerOptions, type WatchEndReason } from '@k8or/core';
-import { startSandbox, type Sandbox } from '@k8or/sandbox';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
 interface Recorded {
   type: 'add' | 'update' | 'delete' | 'resync';

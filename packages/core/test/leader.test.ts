@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, V1MicroTime } from '@kubernetes/client-node';
 import { LeaderElector, waitFor as pollUntil } from '@k8or/core';
-import { startSandbox, type Sandbox } from '@k8or/sandbox';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
 /** Polls until `condition` holds (every 10 ms, 30 s at most). */
 const waitFor = (what: string, condition: () => boolean, timeoutMs = 30_000): Promise<boolean> => pollUntil(what, condition, timeoutMs, 10);

@@ -9,7 +9,7 @@ import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } f
 import { defaultExternalName } from '@k8or/api';
 import { installCrds } from '@k8or/core';
 import { awsProvider } from '@k8or/provider-aws';
-import { startSandbox, type Sandbox } from '@k8or/sandbox';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { startWebhookServer, webhookConfigurations, type WebhookServer } from '@k8or/webhook';
 
 const KUBECTL = existsSync('/usr/bin/kubectl') ? '/usr/bin/kubectl' : '/usr/lib/google-cloud-sdk/bin/kubectl.1.33';

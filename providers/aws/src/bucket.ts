@@ -26,7 +26,7 @@ import {
   type TransitionStorageClass,
 } from '@aws-sdk/client-s3';
 import { OwnerTags, type Bucket, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
-import { DeletionBlockedError, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
+import { DeletionBlockedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
 import { callAws, hasCode } from './errors.js';
@@ -171,14 +171,20 @@ export class S3BucketClient implements ExternalClient<Bucket> {
     return this.#context.externalName;
   }
 
-  #call<T>(operation: string, call: (s3: S3Client) => Promise<T>): Promise<T> {
-    return callAws(this.#context, operation, () => call(this.#s3));
+  /** One SDK call, recorded and classified, aborted with the engine's signal. */
+  #call<T>(call: CallOptions, operation: string, send: (s3: S3Client, abort: { abortSignal: AbortSignal }) => Promise<T>): Promise<T> {
+    return callAws(this.#context, operation, () => send(this.#s3, { abortSignal: call.signal }));
   }
 
   /** The call's result, or undefined when AWS answers one of `codes` (a setting never configured, a resource already gone...). */
-  async #callOrUndefined<T>(operation: string, codes: string[], call: (s3: S3Client) => Promise<T>): Promise<T | undefined> {
+  async #callOrUndefined<T>(
+    call: CallOptions,
+    operation: string,
+    codes: string[],
+    send: (s3: S3Client, abort: { abortSignal: AbortSignal }) => Promise<T>,
+  ): Promise<T | undefined> {
     try {
-      return await this.#call(operation, call);
+      return await this.#call(call, operation, send);
     } catch (error) {
       if (hasCode(error, ...codes)) return undefined;
       throw error;
@@ -190,10 +196,10 @@ export class S3BucketClient implements ExternalClient<Bucket> {
    * code. S3 answers AccessDenied both for another account's bucket and for missing permissions,
    * so both report "not found" here and create tells them apart (BucketAlreadyExists / AccessDenied).
    */
-  async #locate(): Promise<string | undefined> {
+  async #locate(call: CallOptions): Promise<string | undefined> {
     const Bucket = this.#name;
-    const location = await this.#callOrUndefined('GetBucketLocation', ['NoSuchBucket', 'NotFound', 'AccessDenied', 'Forbidden'], (s3) =>
-      s3.send(new GetBucketLocationCommand({ Bucket })),
+    const location = await this.#callOrUndefined(call, 'GetBucketLocation', ['NoSuchBucket', 'NotFound', 'AccessDenied', 'Forbidden'], (s3, abort) =>
+      s3.send(new GetBucketLocationCommand({ Bucket }), abort),
     );
     if (location === undefined) return undefined;
     const constraint = location.LocationConstraint as string | undefined;
@@ -201,16 +207,16 @@ export class S3BucketClient implements ExternalClient<Bucket> {
     return !constraint ? 'us-east-1' : constraint === 'EU' ? 'eu-west-1' : constraint;
   }
 
-  async #read(region: string): Promise<ObservedBucket> {
+  async #read(region: string, call: CallOptions): Promise<ObservedBucket> {
     const Bucket = this.#name;
     const [versioning, publicAccessBlock, encryption, lifecycle, tagging] = await Promise.all([
-      this.#call('GetBucketVersioning', (s3) => s3.send(new GetBucketVersioningCommand({ Bucket }))),
-      this.#callOrUndefined('GetPublicAccessBlock', ['NoSuchPublicAccessBlockConfiguration'], (s3) => s3.send(new GetPublicAccessBlockCommand({ Bucket }))),
-      this.#callOrUndefined('GetBucketEncryption', ['ServerSideEncryptionConfigurationNotFoundError'], (s3) => s3.send(new GetBucketEncryptionCommand({ Bucket }))),
-      this.#callOrUndefined('GetBucketLifecycleConfiguration', ['NoSuchLifecycleConfiguration'], (s3) =>
-        s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket })),
+      this.#call(call, 'GetBucketVersioning', (s3, abort) => s3.send(new GetBucketVersioningCommand({ Bucket }), abort)),
+      this.#callOrUndefined(call, 'GetPublicAccessBlock', ['NoSuchPublicAccessBlockConfiguration'], (s3, abort) => s3.send(new GetPublicAccessBlockCommand({ Bucket }), abort)),
+      this.#callOrUndefined(call, 'GetBucketEncryption', ['ServerSideEncryptionConfigurationNotFoundError'], (s3, abort) => s3.send(new GetBucketEncryptionCommand({ Bucket }), abort)),
+      this.#callOrUndefined(call, 'GetBucketLifecycleConfiguration', ['NoSuchLifecycleConfiguration'], (s3, abort) =>
+        s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket }), abort),
       ),
-      this.#callOrUndefined('GetBucketTagging', ['NoSuchTagSet'], (s3) => s3.send(new GetBucketTaggingCommand({ Bucket }))),
+      this.#callOrUndefined(call, 'GetBucketTagging', ['NoSuchTagSet'], (s3, abort) => s3.send(new GetBucketTaggingCommand({ Bucket }), abort)),
     ]);
     return {
       region,
@@ -222,10 +228,10 @@ export class S3BucketClient implements ExternalClient<Bucket> {
     };
   }
 
-  async observe(bucket: Bucket): Promise<Observation> {
-    const region = await this.#locate();
+  async observe(bucket: Bucket, call: CallOptions): Promise<Observation> {
+    const region = await this.#locate(call);
     if (region === undefined) return { exists: false, upToDate: false, ready: false };
-    const observed = await this.#read(region);
+    const observed = await this.#read(region, call);
     const diff = diffBucket(bucket, observed, this.#context.ownerTags);
     const immutableDiff = region === this.#region ? [] : [{ field: 'spec.location', desired: this.#region, actual: region }];
     return {
@@ -244,37 +250,37 @@ export class S3BucketClient implements ExternalClient<Bucket> {
    * CreateBucket in the bucket's region (us-east-1 takes no LocationConstraint), then the owner tags
    * first, then every managed setting. BucketAlreadyOwnedByYou is success: create may be repeated.
    */
-  async create(bucket: Bucket): Promise<void> {
+  async create(bucket: Bucket, call: CallOptions): Promise<void> {
     const Bucket = this.#name;
     const configuration = this.#region === 'us-east-1' ? {} : { CreateBucketConfiguration: { LocationConstraint: this.#region as BucketLocationConstraint } };
-    await this.#callOrUndefined('CreateBucket', ['BucketAlreadyOwnedByYou'], (s3) => s3.send(new CreateBucketCommand({ Bucket, ...configuration })));
-    await this.#putTags(bucket);
-    await this.#putPublicAccess(bucket);
-    await this.#putEncryption(bucket);
-    if (bucket.spec.versioning) await this.#putVersioning(bucket);
-    if (bucket.spec.lifecycle?.length) await this.#putLifecycle(bucket);
+    await this.#callOrUndefined(call, 'CreateBucket', ['BucketAlreadyOwnedByYou'], (s3, abort) => s3.send(new CreateBucketCommand({ Bucket, ...configuration }), abort));
+    await this.#putTags(bucket, call);
+    await this.#putPublicAccess(bucket, call);
+    await this.#putEncryption(bucket, call);
+    if (bucket.spec.versioning) await this.#putVersioning(bucket, call);
+    if (bucket.spec.lifecycle?.length) await this.#putLifecycle(bucket, call);
   }
 
   /** Repairs each setting the observation found different, and only those. */
-  async update(bucket: Bucket, observation: Observation): Promise<void> {
+  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
     const fields = (observation.diff ?? []).map((d) => d.field);
     const drifted = (prefix: string): boolean => fields.some((field) => field === prefix || field.startsWith(`${prefix}.`));
-    if (drifted('spec.labels') || drifted('ownerTags')) await this.#putTags(bucket);
-    if (drifted('spec.publicAccess')) await this.#putPublicAccess(bucket);
-    if (drifted('spec.encryption')) await this.#putEncryption(bucket);
-    if (drifted('spec.versioning')) await this.#putVersioning(bucket);
-    if (drifted('spec.lifecycle')) await this.#putLifecycle(bucket);
+    if (drifted('spec.labels') || drifted('ownerTags')) await this.#putTags(bucket, call);
+    if (drifted('spec.publicAccess')) await this.#putPublicAccess(bucket, call);
+    if (drifted('spec.encryption')) await this.#putEncryption(bucket, call);
+    if (drifted('spec.versioning')) await this.#putVersioning(bucket, call);
+    if (drifted('spec.lifecycle')) await this.#putLifecycle(bucket, call);
   }
 
   /**
    * DeleteBucket. A non-empty bucket is emptied first only with forceDelete (every object version
    * and delete marker); otherwise S3's BucketNotEmpty becomes DeletionBlockedError. Missing is success.
    */
-  async delete(bucket: Bucket): Promise<void> {
+  async delete(bucket: Bucket, call: CallOptions): Promise<void> {
     const Bucket = this.#name;
-    if (bucket.spec.forceDelete) await this.#empty();
+    if (bucket.spec.forceDelete) await this.#empty(call);
     try {
-      await this.#callOrUndefined('DeleteBucket', ['NoSuchBucket'], (s3) => s3.send(new DeleteBucketCommand({ Bucket })));
+      await this.#callOrUndefined(call, 'DeleteBucket', ['NoSuchBucket'], (s3, abort) => s3.send(new DeleteBucketCommand({ Bucket }), abort));
     } catch (error) {
       if (!hasCode(error, 'BucketNotEmpty')) throw error;
       throw new DeletionBlockedError(
@@ -285,10 +291,10 @@ export class S3BucketClient implements ExternalClient<Bucket> {
   }
 
   /** Deletes every object version and delete marker, 1,000 at a time, page by page. */
-  async #empty(): Promise<void> {
+  async #empty(call: CallOptions): Promise<void> {
     const Bucket = this.#name;
     for (;;) {
-      const page = await this.#callOrUndefined('ListObjectVersions', ['NoSuchBucket'], (s3) => s3.send(new ListObjectVersionsCommand({ Bucket, MaxKeys: 1000 })));
+      const page = await this.#callOrUndefined(call, 'ListObjectVersions', ['NoSuchBucket'], (s3, abort) => s3.send(new ListObjectVersionsCommand({ Bucket, MaxKeys: 1000 }), abort));
       if (page === undefined) return;
       const entries = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])]
         .filter((v) => v.Key !== undefined)
@@ -297,42 +303,42 @@ export class S3BucketClient implements ExternalClient<Bucket> {
       // Deleting what was listed shrinks the listing, so the next page starts from the top again.
       for (let i = 0; i < entries.length; i += 1000) {
         const Objects = entries.slice(i, i + 1000);
-        const result = await this.#call('DeleteObjects', (s3) => s3.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects, Quiet: true } })));
+        const result = await this.#call(call, 'DeleteObjects', (s3, abort) => s3.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects, Quiet: true } }), abort));
         const failed = result.Errors?.[0];
         if (failed) throw new DeletionBlockedError(`could not delete "${failed.Key}" from S3 bucket "${Bucket}": ${failed.Code}: ${failed.Message}`, { code: failed.Code });
       }
     }
   }
 
-  async #putTags(bucket: Bucket): Promise<void> {
+  async #putTags(bucket: Bucket, call: CallOptions): Promise<void> {
     const TagSet = toTagList(desiredTags(bucket.spec.labels, this.#context.ownerTags));
-    await this.#call('PutBucketTagging', (s3) => s3.send(new PutBucketTaggingCommand({ Bucket: this.#name, Tagging: { TagSet } })));
+    await this.#call(call, 'PutBucketTagging', (s3, abort) => s3.send(new PutBucketTaggingCommand({ Bucket: this.#name, Tagging: { TagSet } }), abort));
   }
 
-  async #putPublicAccess(bucket: Bucket): Promise<void> {
+  async #putPublicAccess(bucket: Bucket, call: CallOptions): Promise<void> {
     const PublicAccessBlockConfiguration = publicAccessBlockFor(bucket.spec.publicAccess ?? 'Blocked');
-    await this.#call('PutPublicAccessBlock', (s3) => s3.send(new PutPublicAccessBlockCommand({ Bucket: this.#name, PublicAccessBlockConfiguration })));
+    await this.#call(call, 'PutPublicAccessBlock', (s3, abort) => s3.send(new PutPublicAccessBlockCommand({ Bucket: this.#name, PublicAccessBlockConfiguration }), abort));
   }
 
-  async #putEncryption(bucket: Bucket): Promise<void> {
+  async #putEncryption(bucket: Bucket, call: CallOptions): Promise<void> {
     const Rules = [{ ApplyServerSideEncryptionByDefault: encryptionFor(bucket), BucketKeyEnabled: bucket.spec.encryption?.type === 'CustomerManaged' }];
-    await this.#call('PutBucketEncryption', (s3) => s3.send(new PutBucketEncryptionCommand({ Bucket: this.#name, ServerSideEncryptionConfiguration: { Rules } })));
+    await this.#call(call, 'PutBucketEncryption', (s3, abort) => s3.send(new PutBucketEncryptionCommand({ Bucket: this.#name, ServerSideEncryptionConfiguration: { Rules } }), abort));
   }
 
   /** Versioning can only be suspended, never removed, once enabled: false means Suspended. */
-  async #putVersioning(bucket: Bucket): Promise<void> {
+  async #putVersioning(bucket: Bucket, call: CallOptions): Promise<void> {
     const Status = bucket.spec.versioning ? 'Enabled' : 'Suspended';
-    await this.#call('PutBucketVersioning', (s3) => s3.send(new PutBucketVersioningCommand({ Bucket: this.#name, VersioningConfiguration: { Status } })));
+    await this.#call(call, 'PutBucketVersioning', (s3, abort) => s3.send(new PutBucketVersioningCommand({ Bucket: this.#name, VersioningConfiguration: { Status } }), abort));
   }
 
-  async #putLifecycle(bucket: Bucket): Promise<void> {
+  async #putLifecycle(bucket: Bucket, call: CallOptions): Promise<void> {
     const rules = bucket.spec.lifecycle ?? [];
     if (rules.length === 0) {
-      await this.#call('DeleteBucketLifecycle', (s3) => s3.send(new DeleteBucketLifecycleCommand({ Bucket: this.#name })));
+      await this.#call(call, 'DeleteBucketLifecycle', (s3, abort) => s3.send(new DeleteBucketLifecycleCommand({ Bucket: this.#name }), abort));
       return;
     }
     const LifecycleConfiguration = { Rules: rules.map(toS3LifecycleRule) };
-    await this.#call('PutBucketLifecycleConfiguration', (s3) => s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: this.#name, LifecycleConfiguration })));
+    await this.#call(call, 'PutBucketLifecycleConfiguration', (s3, abort) => s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: this.#name, LifecycleConfiguration }), abort));
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Connector, ProviderPlugin } from '@k8or/core';
+import type { ProviderPlugin } from '@k8or/core';
 import { bucketConnector } from './bucket.js';
 import { tableConnector } from './table.js';
 import { awsValidation } from './validation.js';
@@ -7,6 +7,6 @@ import { awsValidation } from './validation.js';
 export const awsProvider: ProviderPlugin = {
   provider: 'aws',
   packageName: '@k8or/provider-aws',
-  connectors: { Bucket: bucketConnector as Connector, Table: tableConnector as Connector },
+  connectors: { Bucket: bucketConnector, Table: tableConnector },
   validation: awsValidation,
 };

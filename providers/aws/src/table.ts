@@ -22,7 +22,7 @@ import {
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import { OwnerTags, type KeyAttribute, type KeyType, type Table, type TableBilling } from '@k8or/api';
-import { DeletionBlockedError, RetryableError, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
+import { DeletionBlockedError, RetryableError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION } from './config.js';
 import { callAws, hasCode } from './errors.js';
@@ -133,32 +133,38 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     return this.#context.externalName;
   }
 
-  #call<T>(operation: string, call: (dynamodb: DynamoDBClient) => Promise<T>): Promise<T> {
-    return callAws(this.#context, operation, () => call(this.#dynamodb));
+  /** One SDK call, recorded and classified, aborted with the engine's signal. */
+  #call<T>(call: CallOptions, operation: string, send: (dynamodb: DynamoDBClient, abort: { abortSignal: AbortSignal }) => Promise<T>): Promise<T> {
+    return callAws(this.#context, operation, () => send(this.#dynamodb, { abortSignal: call.signal }));
   }
 
   /** The call's result, or undefined when AWS answers one of `codes` (a resource already gone, an operation the endpoint lacks). */
-  async #callOrUndefined<T>(operation: string, codes: string[], call: (dynamodb: DynamoDBClient) => Promise<T>): Promise<T | undefined> {
+  async #callOrUndefined<T>(
+    call: CallOptions,
+    operation: string,
+    codes: string[],
+    send: (dynamodb: DynamoDBClient, abort: { abortSignal: AbortSignal }) => Promise<T>,
+  ): Promise<T | undefined> {
     try {
-      return await this.#call(operation, call);
+      return await this.#call(call, operation, send);
     } catch (error) {
       if (hasCode(error, ...codes)) return undefined;
       throw error;
     }
   }
 
-  async #describe(): Promise<TableDescription | undefined> {
+  async #describe(call: CallOptions): Promise<TableDescription | undefined> {
     const TableName = this.#name;
-    const described = await this.#callOrUndefined('DescribeTable', ['ResourceNotFoundException'], (d) => d.send(new DescribeTableCommand({ TableName })));
+    const described = await this.#callOrUndefined(call, 'DescribeTable', ['ResourceNotFoundException'], (d, abort) => d.send(new DescribeTableCommand({ TableName }), abort));
     return described?.Table;
   }
 
   /** Tags, page by page; undefined where the endpoint has no tagging (DynamoDB Local answers UnknownOperationException). */
-  async #tags(arn: string): Promise<Record<string, string> | undefined> {
+  async #tags(arn: string, call: CallOptions): Promise<Record<string, string> | undefined> {
     const tags: { Key?: string; Value?: string }[] = [];
     let NextToken: string | undefined;
     do {
-      const page = await this.#callOrUndefined('ListTagsOfResource', ['UnknownOperationException'], (d) => d.send(new ListTagsOfResourceCommand({ ResourceArn: arn, NextToken })));
+      const page = await this.#callOrUndefined(call, 'ListTagsOfResource', ['UnknownOperationException'], (d, abort) => d.send(new ListTagsOfResourceCommand({ ResourceArn: arn, NextToken }), abort));
       if (page === undefined) return undefined;
       tags.push(...(page.Tags ?? []));
       NextToken = page.NextToken;
@@ -166,13 +172,13 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     return fromTagList(tags);
   }
 
-  async #read(description: TableDescription): Promise<ObservedTable> {
+  async #read(description: TableDescription, call: CallOptions): Promise<ObservedTable> {
     const TableName = this.#name;
     const [ttl, backups, tags] = await Promise.all([
-      this.#call('DescribeTimeToLive', (d) => d.send(new DescribeTimeToLiveCommand({ TableName }))),
+      this.#call(call, 'DescribeTimeToLive', (d, abort) => d.send(new DescribeTimeToLiveCommand({ TableName }), abort)),
       // An endpoint without continuous backups (DynamoDB Local) has point-in-time recovery off.
-      this.#callOrUndefined('DescribeContinuousBackups', ['UnknownOperationException'], (d) => d.send(new DescribeContinuousBackupsCommand({ TableName }))),
-      description.TableArn ? this.#tags(description.TableArn) : Promise.resolve(undefined),
+      this.#callOrUndefined(call, 'DescribeContinuousBackups', ['UnknownOperationException'], (d, abort) => d.send(new DescribeContinuousBackupsCommand({ TableName }), abort)),
+      description.TableArn ? this.#tags(description.TableArn, call) : Promise.resolve(undefined),
     ]);
     const ttlStatus = ttl.TimeToLiveDescription?.TimeToLiveStatus;
     return {
@@ -183,8 +189,8 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     };
   }
 
-  async observe(table: Table): Promise<Observation> {
-    const description = await this.#describe();
+  async observe(table: Table, call: CallOptions): Promise<Observation> {
+    const description = await this.#describe(call);
     if (description === undefined) return { exists: false, upToDate: false, ready: false };
     const atProvider = {
       id: description.TableArn,
@@ -196,7 +202,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     const ready = description.TableStatus === 'ACTIVE';
     // TTL and backups cannot be read or set before the table is ACTIVE; report what we know and look again.
     if (!ready) return { exists: true, ready: false, upToDate: true, diff: [], atProvider };
-    const observed = await this.#read(description);
+    const observed = await this.#read(description, call);
     const { diff, immutableDiff } = diffTable(table, observed, this.#context.ownerTags);
     return {
       exists: true,
@@ -214,9 +220,9 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
    * for a while. TTL and point-in-time recovery need an ACTIVE table, so the update after the
    * observe that finds it ACTIVE sets them.
    */
-  async create(table: Table): Promise<void> {
+  async create(table: Table, call: CallOptions): Promise<void> {
     const TableName = this.#name;
-    const created = await this.#call('CreateTable', (d) =>
+    const created = await this.#call(call, 'CreateTable', (d, abort) =>
       d.send(
         new CreateTableCommand({
           TableName,
@@ -224,24 +230,24 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
           ...billingFor(table.spec.billing),
           DeletionProtectionEnabled: table.spec.deletionProtection ?? false,
           Tags: toTagList(desiredTags(table.spec.labels, this.#context.ownerTags)),
-        }),
+        }), abort,
       ),
     );
     // Some endpoints (DynamoDB Local) answer ACTIVE at once: then the rest is set now rather than at the next resync.
     if (created.TableDescription?.TableStatus !== 'ACTIVE') return;
-    if (table.spec.ttlAttribute) await this.#updateTtl(table, undefined);
-    if (table.spec.pointInTimeRecovery) await this.#updatePointInTimeRecovery(table);
+    if (table.spec.ttlAttribute) await this.#updateTtl(table, undefined, call);
+    if (table.spec.pointInTimeRecovery) await this.#updatePointInTimeRecovery(table, call);
   }
 
-  async #updatePointInTimeRecovery(table: Table): Promise<void> {
+  async #updatePointInTimeRecovery(table: Table, call: CallOptions): Promise<void> {
     const PointInTimeRecoveryEnabled = table.spec.pointInTimeRecovery ?? false;
-    await this.#call('UpdateContinuousBackups', (d) =>
-      d.send(new UpdateContinuousBackupsCommand({ TableName: this.#name, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled } })),
+    await this.#call(call, 'UpdateContinuousBackups', (d, abort) =>
+      d.send(new UpdateContinuousBackupsCommand({ TableName: this.#name, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled } }), abort),
     );
   }
 
   /** Changes what DynamoDB changes in place: billing and throughput, deletion protection, TTL, PITR, tags. */
-  async update(table: Table, observation: Observation): Promise<void> {
+  async update(table: Table, observation: Observation, call: CallOptions): Promise<void> {
     if (observation.atProvider?.state !== 'ACTIVE') {
       throw new RetryableError(`DynamoDB table "${this.#name}" is ${observation.atProvider?.state ?? 'not ACTIVE'}; it can be updated once ACTIVE`);
     }
@@ -250,43 +256,43 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     const TableName = this.#name;
     if (drifted('spec.billing') || drifted('spec.deletionProtection')) {
       // DeletionProtectionEnabled goes with every UpdateTable: DynamoDB Local resets it when omitted.
-      await this.#call('UpdateTable', (d) =>
+      await this.#call(call, 'UpdateTable', (d, abort) =>
         d.send(
           new UpdateTableCommand({
             TableName,
             // Real DynamoDB rejects an UpdateTable that repeats the current throughput, so billing goes only when it changed.
             ...(drifted('spec.billing') ? billingFor(table.spec.billing) : {}),
             DeletionProtectionEnabled: table.spec.deletionProtection ?? false,
-          }),
+          }), abort,
         ),
       );
     }
     const ttl = drifted('spec.ttlAttribute');
-    if (ttl) await this.#updateTtl(table, typeof ttl.actual === 'string' ? ttl.actual : undefined);
-    if (drifted('spec.pointInTimeRecovery')) await this.#updatePointInTimeRecovery(table);
-    if (diff.some((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'))) await this.#updateTags(table, diff);
+    if (ttl) await this.#updateTtl(table, typeof ttl.actual === 'string' ? ttl.actual : undefined, call);
+    if (drifted('spec.pointInTimeRecovery')) await this.#updatePointInTimeRecovery(table, call);
+    if (diff.some((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'))) await this.#updateTags(table, diff, call);
   }
 
   /** TTL is one attribute at a time: turn the old one off before the new one on. */
-  async #updateTtl(table: Table, enabledAttribute: string | undefined): Promise<void> {
+  async #updateTtl(table: Table, enabledAttribute: string | undefined, call: CallOptions): Promise<void> {
     const TableName = this.#name;
     if (enabledAttribute !== undefined) {
-      await this.#call('UpdateTimeToLive', (d) => d.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName: enabledAttribute, Enabled: false } })));
+      await this.#call(call, 'UpdateTimeToLive', (d, abort) => d.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName: enabledAttribute, Enabled: false } }), abort));
     }
     const AttributeName = table.spec.ttlAttribute;
     if (AttributeName) {
-      await this.#call('UpdateTimeToLive', (d) => d.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName, Enabled: true } })));
+      await this.#call(call, 'UpdateTimeToLive', (d, abort) => d.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName, Enabled: true } }), abort));
     }
   }
 
-  async #updateTags(table: Table, diff: readonly FieldDiff[]): Promise<void> {
-    const ResourceArn = (await this.#describe())?.TableArn;
+  async #updateTags(table: Table, diff: readonly FieldDiff[], call: CallOptions): Promise<void> {
+    const ResourceArn = (await this.#describe(call))?.TableArn;
     if (!ResourceArn) return;
     const desired = desiredTags(table.spec.labels, this.#context.ownerTags);
     const tagFields = diff.filter((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'));
     const removed = tagFields.filter((d) => d.desired === undefined).map((d) => d.field.replace(/^(spec\.labels|ownerTags)\./, ''));
-    if (removed.length > 0) await this.#call('UntagResource', (d) => d.send(new UntagResourceCommand({ ResourceArn, TagKeys: removed })));
-    await this.#call('TagResource', (d) => d.send(new TagResourceCommand({ ResourceArn, Tags: toTagList(desired) })));
+    if (removed.length > 0) await this.#call(call, 'UntagResource', (d, abort) => d.send(new UntagResourceCommand({ ResourceArn, TagKeys: removed }), abort));
+    await this.#call(call, 'TagResource', (d, abort) => d.send(new TagResourceCommand({ ResourceArn, Tags: toTagList(desired) }), abort));
   }
 
   /**
@@ -294,9 +300,9 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
    * asks for it, delete stops with DeletionBlockedError. A table still CREATING or UPDATING is retried;
    * one already DELETING, or missing, is success.
    */
-  async delete(table: Table): Promise<void> {
+  async delete(table: Table, call: CallOptions): Promise<void> {
     const TableName = this.#name;
-    const description = await this.#describe();
+    const description = await this.#describe(call);
     if (description === undefined || description.TableStatus === 'DELETING') return;
     if (description.TableStatus === 'CREATING' || description.TableStatus === 'UPDATING') {
       throw new RetryableError(`DynamoDB table "${TableName}" is ${description.TableStatus}; it can be deleted once ACTIVE`, { code: 'ResourceInUseException' });
@@ -309,10 +315,10 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
         );
       }
       // The spec says no protection: it was turned on behind k8or's back, so bring it in line first.
-      await this.#call('UpdateTable', (d) => d.send(new UpdateTableCommand({ TableName, DeletionProtectionEnabled: false })));
+      await this.#call(call, 'UpdateTable', (d, abort) => d.send(new UpdateTableCommand({ TableName, DeletionProtectionEnabled: false }), abort));
     }
     try {
-      await this.#callOrUndefined('DeleteTable', ['ResourceNotFoundException'], (d) => d.send(new DeleteTableCommand({ TableName })));
+      await this.#callOrUndefined(call, 'DeleteTable', ['ResourceNotFoundException'], (d, abort) => d.send(new DeleteTableCommand({ TableName }), abort));
     } catch (error) {
       if (hasCode(error, 'ResourceInUseException')) throw new RetryableError(`DeleteTable: DynamoDB table "${TableName}" is busy (ResourceInUseException)`, { code: 'ResourceInUseException', cause: error });
       throw error;

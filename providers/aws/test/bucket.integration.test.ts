@@ -20,9 +20,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { DeletionBlockedError, NotOwnedError, RetryableError, TerminalError, type ExternalClient } from '@k8or/core';
 import { bucketConnector, destroyS3Clients } from '@k8or/provider-aws';
-import { startS3Fake, type S3Fake } from '@k8or/sandbox';
+import { startS3Fake, type S3Fake } from '@k8or/local-clouds';
 import type { Bucket } from '@k8or/api';
-import { ACCESS_KEY, awsProviderConfig, bucket, connectionContext, credentials } from './support.ts';
+import { ACCESS_KEY, awsProviderConfig, bucket, call, connectionContext, credentials } from './support.ts';
 
 describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
   let fake: S3Fake;
@@ -63,10 +63,10 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
       labels: { team: 'a', cost: 'photos' },
     });
     const client = await connect(resource);
-    assert.equal((await client.observe(resource)).exists, false);
-    await client.create(resource);
+    assert.equal((await client.observe(resource, call)).exists, false);
+    await client.create(resource, call);
 
-    const observation = await client.observe(resource);
+    const observation = await client.observe(resource, call);
     assert.deepEqual(observation.diff, []);
     assert.equal(observation.upToDate, true);
     assert.equal(observation.ready, true);
@@ -95,10 +95,10 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
   it('creates in us-east-1 without a LocationConstraint, and create can be repeated', async () => {
     const resource = bucket('plain-us-east-1');
     const client = await connect(resource);
-    await client.create(resource);
-    await client.create(resource);
+    await client.create(resource, call);
+    await client.create(resource, call);
     assert.equal((await s3.send(new HeadBucketCommand({ Bucket: 'plain-us-east-1' }))).BucketRegion, 'us-east-1');
-    const observation = await client.observe(resource);
+    const observation = await client.observe(resource, call);
     assert.deepEqual(observation.diff, []);
     assert.equal(observation.atProvider?.location, 'us-east-1');
     const pab = await s3.send(new GetPublicAccessBlockCommand({ Bucket: 'plain-us-east-1' }));
@@ -107,10 +107,10 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
 
   it('reports a bucket found in another region than the spec asks as an immutable difference', async () => {
     const created = bucket('moved-bucket', { location: 'eu-west-1' });
-    await (await connect(created)).create(created);
+    await (await connect(created)).create(created, call);
     // The spec now names another region (spec.location is immutable; a ProviderConfig region change does this too).
     const elsewhere = bucket('moved-bucket', { location: 'us-west-2' });
-    const observation = await (await connect(elsewhere)).observe(elsewhere);
+    const observation = await (await connect(elsewhere)).observe(elsewhere, call);
     assert.equal(observation.exists, true);
     assert.deepEqual(observation.immutableDiff, [{ field: 'spec.location', desired: 'us-west-2', actual: 'eu-west-1' }]);
     assert.deepEqual(observation.diff, []);
@@ -120,34 +120,34 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
   it('sees drift made behind its back as a diff naming the field, and repairs it with update', async () => {
     const resource = bucket('drifting-bucket', { versioning: true, labels: { team: 'a' } });
     const client = await connect(resource);
-    await client.create(resource);
+    await client.create(resource, call);
     const Bucket = 'drifting-bucket';
     await s3.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: 'Suspended' } }));
     const tags = (await s3.send(new GetBucketTaggingCommand({ Bucket }))).TagSet ?? [];
     await s3.send(new PutBucketTaggingCommand({ Bucket, Tagging: { TagSet: tags.filter((t) => t.Key !== 'team') } }));
     await s3.send(new DeletePublicAccessBlockCommand({ Bucket }));
 
-    const drifted = await client.observe(resource);
+    const drifted = await client.observe(resource, call);
     assert.equal(drifted.upToDate, false);
     assert.deepEqual(drifted.diff?.map((d) => d.field).sort(), ['spec.labels.team', 'spec.publicAccess', 'spec.versioning']);
     assert.deepEqual(drifted.diff?.find((d) => d.field === 'spec.versioning'), { field: 'spec.versioning', desired: true, actual: false });
 
     client.calls.length = 0;
-    await client.update(resource, drifted);
+    await client.update(resource, drifted, call);
     assert.deepEqual(client.calls.sort(), ['PutBucketTagging', 'PutBucketVersioning', 'PutPublicAccessBlock']);
-    assert.deepEqual((await client.observe(resource)).diff, []);
+    assert.deepEqual((await client.observe(resource, call)).diff, []);
     assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket }))).Status, 'Enabled');
   });
 
   it('applies a spec change: versioning off becomes Suspended, labels and lifecycle follow', async () => {
     const resource = bucket('changing-bucket', { versioning: true, labels: { team: 'a' }, lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 1 }] });
     const client = await connect(resource);
-    await client.create(resource);
+    await client.create(resource, call);
     const changed = bucket('changing-bucket', { versioning: false, labels: { team: 'b' }, publicAccess: 'Allowed' });
-    const observation = await client.observe(changed);
+    const observation = await client.observe(changed, call);
     assert.deepEqual(observation.diff?.map((d) => d.field).sort(), ['spec.labels.team', 'spec.lifecycle', 'spec.publicAccess', 'spec.versioning']);
-    await client.update(changed, observation);
-    assert.deepEqual((await client.observe(changed)).diff, []);
+    await client.update(changed, observation, call);
+    assert.deepEqual((await client.observe(changed, call)).diff, []);
     assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: 'changing-bucket' }))).Status, 'Suspended');
     await assert.rejects(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'changing-bucket' })), { name: 'NoSuchLifecycleConfiguration' });
   });
@@ -155,9 +155,9 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
   it('reports a bucket whose tags were all removed without owner tags, so the engine judges it by its create record', async () => {
     const resource = bucket('untagged-bucket');
     const client = await connect(resource);
-    await client.create(resource);
+    await client.create(resource, call);
     await s3.send(new DeleteBucketTaggingCommand({ Bucket: 'untagged-bucket' }));
-    const observation = await client.observe(resource);
+    const observation = await client.observe(resource, call);
     assert.equal(observation.ownerTags, undefined);
     assert.ok(observation.diff?.some((d) => d.field === 'ownerTags.k8or.io/managed-by'));
   });
@@ -165,21 +165,21 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
   it('refuses to delete a non-empty bucket without forceDelete, with the BucketNotEmpty code', async () => {
     const resource = bucket('full-bucket');
     const client = await connect(resource);
-    await client.create(resource);
+    await client.create(resource, call);
     await s3.send(new PutObjectCommand({ Bucket: 'full-bucket', Key: 'keep.txt', Body: 'data' }));
-    await assert.rejects(client.delete(resource), (error: unknown) => {
+    await assert.rejects(client.delete(resource, call), (error: unknown) => {
       assert.ok(error instanceof DeletionBlockedError);
       assert.equal(error.code, 'BucketNotEmpty');
       assert.match(error.message, /forceDelete/);
       return true;
     });
-    assert.equal((await client.observe(resource)).exists, true);
+    assert.equal((await client.observe(resource, call)).exists, true);
   });
 
   it('empties a versioned bucket (every version and delete marker, across pages) with forceDelete', async () => {
     const resource = bucket('versioned-full', { versioning: true, forceDelete: true });
     const client = await connect(resource);
-    await client.create(resource);
+    await client.create(resource, call);
     const Bucket = 'versioned-full';
     // 1,100 versions over 600 keys: more than one 1,000-entry page.
     for (let batch = 0; batch < 22; batch++) {
@@ -190,18 +190,18 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     assert.equal(versions.IsTruncated, true);
     assert.equal((versions.Versions?.length ?? 0) + (versions.DeleteMarkers?.length ?? 0), 1000);
 
-    await client.delete(resource);
+    await client.delete(resource, call);
     await assert.rejects(s3.send(new HeadBucketCommand({ Bucket })), { name: 'NotFound' });
-    assert.equal((await client.observe(resource)).exists, false);
-    await client.delete(resource);
+    assert.equal((await client.observe(resource, call)).exists, false);
+    await client.delete(resource, call);
   });
 
   it('deletes an empty bucket, and deleting a missing bucket succeeds', async () => {
     const resource = bucket('short-lived');
     const client = await connect(resource);
-    await client.create(resource);
-    await client.delete(resource);
-    await client.delete(resource);
+    await client.create(resource, call);
+    await client.delete(resource, call);
+    await client.delete(resource, call);
     await assert.rejects(s3.send(new HeadBucketCommand({ Bucket: 'short-lived' })), { name: 'NotFound' });
   });
 
@@ -211,8 +211,8 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     someoneElse.destroy();
     const resource = bucket('taken-name');
     const client = await connect(resource);
-    assert.equal((await client.observe(resource)).exists, false);
-    await assert.rejects(client.create(resource), (error: unknown) => {
+    assert.equal((await client.observe(resource, call)).exists, false);
+    await assert.rejects(client.create(resource, call), (error: unknown) => {
       assert.ok(error instanceof NotOwnedError);
       assert.equal(error.code, 'BucketAlreadyExists');
       assert.match(error.message, /BucketAlreadyExists/);
@@ -225,7 +225,7 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     fake.denyAccessKey(DENIED_KEY);
     const context = connectionContext(awsProviderConfig({ bucket: fake.endpoint }), resource, { accessKeyId: DENIED_KEY, secretAccessKey: 'denied-secret' });
     const client = await bucketConnector.connect(resource, context);
-    await assert.rejects(client.create(resource), (error: unknown) => {
+    await assert.rejects(client.create(resource, call), (error: unknown) => {
       assert.ok(error instanceof TerminalError);
       assert.equal(error.retryable, false);
       assert.equal(error.code, 'AccessDenied');
@@ -237,7 +237,7 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     const resource = bucket('wrong-secret-bucket');
     const context = connectionContext(awsProviderConfig({ bucket: fake.endpoint }), resource, { accessKeyId: ACCESS_KEY, secretAccessKey: 'stale-secret' });
     const client = await bucketConnector.connect(resource, context);
-    await assert.rejects(client.observe(resource), (error: unknown) => {
+    await assert.rejects(client.observe(resource, call), (error: unknown) => {
       assert.ok(error instanceof TerminalError);
       assert.equal(error.code, 'SignatureDoesNotMatch');
       assert.match(error.message, /GetBucketLocation failed with SignatureDoesNotMatch/);
@@ -247,9 +247,9 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
 
   it('fails terminally with the S3 code for an invalid spec', async () => {
     const badName = bucket('Not_A_Valid_Bucket');
-    await assert.rejects((await connect(badName)).create(badName), { code: 'InvalidBucketName', retryable: false });
+    await assert.rejects((await connect(badName)).create(badName, call), { code: 'InvalidBucketName', retryable: false });
     const badLifecycle = bucket('bad-lifecycle', { lifecycle: [{ id: 'too-soon', transitions: [{ days: 1, tier: 'InfrequentAccess' }] }] });
-    await assert.rejects((await connect(badLifecycle)).create(badLifecycle), (error: unknown) => {
+    await assert.rejects((await connect(badLifecycle)).create(badLifecycle, call), (error: unknown) => {
       assert.ok(error instanceof TerminalError);
       assert.equal(error.code, 'InvalidArgument');
       assert.match(error.message, /PutBucketLifecycleConfiguration failed with InvalidArgument/);
@@ -260,20 +260,20 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
   it('fails terminally with InvalidLocationConstraint for a location S3 does not know', async () => {
     const resource = bucket('nowhere-bucket', { location: 'moon-base-1' });
     const client = await connect(resource);
-    await assert.rejects(client.create(resource), { code: 'InvalidLocationConstraint', retryable: false });
+    await assert.rejects(client.create(resource, call), { code: 'InvalidLocationConstraint', retryable: false });
   });
 
   it('turns SlowDown into a retryable error once the SDK retries are spent, and succeeds when S3 recovers', async () => {
     const resource = bucket('throttled-bucket');
     const client = await connect(resource);
     fake.slowDown(100);
-    await assert.rejects(client.observe(resource), (error: unknown) => {
+    await assert.rejects(client.observe(resource, call), (error: unknown) => {
       assert.ok(error instanceof RetryableError);
       assert.equal(error.code, 'SlowDown');
       return true;
     });
     fake.slowDown(0);
     fake.slowDown(1);
-    assert.equal((await client.observe(resource)).exists, false);
+    assert.equal((await client.observe(resource, call)).exists, false);
   });
 });

@@ -5,7 +5,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, allCrds, type Bucket, type Condition, type ManagedResource, type Table } from '@k8or/api';
 import { Engine, KubeRest, corePath, k8orPath, waitFor as pollUntil } from '@k8or/core';
 import { awsProvider, destroyDynamoDbClients, destroyS3Clients } from '@k8or/provider-aws';
-import { startDynamoDbLocal, startS3Fake, startSandbox, type DynamoDbLocal, type S3Fake, type Sandbox } from '@k8or/sandbox';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
+import { startDynamoDbLocal, startS3Fake, type DynamoDbLocal, type S3Fake } from '@k8or/local-clouds';
 
 export const NAMESPACE = 'team-a';
 export const SECRETS_NAMESPACE = 'k8or-system';

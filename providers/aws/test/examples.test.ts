@@ -6,7 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { allCrds, type Bucket, type ProviderConfig, type Table } from '@k8or/api';
 import { KubeRest, k8orPath } from '@k8or/core';
 import { awsValidation, validateProviderConfig } from '@k8or/provider-aws';
-import { startSandbox, type Sandbox } from '@k8or/sandbox';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
 const examplesDirectory = new URL('../../../examples/aws/', import.meta.url);
 const load = (file: string): unknown[] =>

@@ -1,5 +1,5 @@
 import type { Bucket, BucketSpec, ProviderConfig, Table, TableSpec } from '@k8or/api';
-import type { ConnectionContext } from '@k8or/core';
+import type { CallOptions, ConnectionContext } from '@k8or/core';
 
 export const ACCESS_KEY = 'AKIAK8ORTEST0000001';
 export const SECRET_KEY = 'k8or-test-secret';
@@ -54,3 +54,6 @@ export function connectionContext(
     },
   };
 }
+
+/** Call options for direct provider calls in tests: a signal that never aborts. */
+export const call: CallOptions = { signal: new AbortController().signal };

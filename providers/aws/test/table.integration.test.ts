@@ -11,8 +11,8 @@ import {
 import type { Table } from '@k8or/api';
 import { DeletionBlockedError, TerminalError, type ExternalClient } from '@k8or/core';
 import { destroyDynamoDbClients, tableConnector } from '@k8or/provider-aws';
-import { startDynamoDbLocal, type DynamoDbLocal } from '@k8or/sandbox';
-import { awsProviderConfig, connectionContext, credentials, table } from './support.ts';
+import { startDynamoDbLocal, type DynamoDbLocal } from '@k8or/local-clouds';
+import { awsProviderConfig, call, connectionContext, credentials, table } from './support.ts';
 
 describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Local', () => {
   let local: DynamoDbLocal;
@@ -45,8 +45,8 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
       labels: { team: 'a' },
     });
     const client = await connect(resource);
-    assert.equal((await client.observe(resource)).exists, false);
-    await client.create(resource);
+    assert.equal((await client.observe(resource, call)).exists, false);
+    await client.create(resource, call);
 
     const described = await describeTable('orders');
     assert.deepEqual(described?.KeySchema, [
@@ -59,7 +59,7 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
     );
     assert.equal(described?.ProvisionedThroughput?.ReadCapacityUnits, 5);
 
-    const settled = await client.observe(resource);
+    const settled = await client.observe(resource, call);
     assert.deepEqual(settled.diff, []);
     assert.deepEqual(settled.immutableDiff, []);
     assert.equal(settled.atProvider?.state, 'ACTIVE');
@@ -74,38 +74,38 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
   it('sees TTL disabled and billing changed behind its back as drift, and repairs both', async () => {
     const resource = table('sessions', { ttlAttribute: 'expiresAt', billing: { mode: 'onDemand' } });
     const client = await connect(resource);
-    await client.create(resource);
-    await client.update(resource, await client.observe(resource));
+    await client.create(resource, call);
+    await client.update(resource, await client.observe(resource, call), call);
     await dynamodb.send(new UpdateTimeToLiveCommand({ TableName: 'sessions', TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: false } }));
     await dynamodb.send(new UpdateTableCommand({ TableName: 'sessions', BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 } }));
 
-    const drifted = await client.observe(resource);
+    const drifted = await client.observe(resource, call);
     assert.deepEqual(drifted.diff?.map((d) => d.field), ['spec.billing.mode', 'spec.ttlAttribute']);
     assert.deepEqual(drifted.diff?.[1], { field: 'spec.ttlAttribute', desired: 'expiresAt', actual: undefined });
-    await client.update(resource, drifted);
-    assert.deepEqual((await client.observe(resource)).diff, []);
+    await client.update(resource, drifted, call);
+    assert.deepEqual((await client.observe(resource, call)).diff, []);
     assert.equal((await describeTable('sessions'))?.BillingModeSummary?.BillingMode, 'PAY_PER_REQUEST');
   });
 
   it('changes throughput and TTL attribute in place when the spec changes', async () => {
     const resource = table('metrics', { billing: { mode: 'provisioned', readCapacity: 1, writeCapacity: 1 }, ttlAttribute: 'ttl' });
     const client = await connect(resource);
-    await client.create(resource);
-    await client.update(resource, await client.observe(resource));
+    await client.create(resource, call);
+    await client.update(resource, await client.observe(resource, call), call);
     const changed = table('metrics', { billing: { mode: 'provisioned', readCapacity: 10, writeCapacity: 4 }, ttlAttribute: 'expiry' });
-    const observation = await client.observe(changed);
+    const observation = await client.observe(changed, call);
     assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.billing.readCapacity', 'spec.billing.writeCapacity', 'spec.ttlAttribute']);
-    await client.update(changed, observation);
-    assert.deepEqual((await client.observe(changed)).diff, []);
+    await client.update(changed, observation, call);
+    assert.deepEqual((await client.observe(changed, call)).diff, []);
     assert.equal((await describeTable('metrics'))?.ProvisionedThroughput?.WriteCapacityUnits, 4);
   });
 
   it('reports a key schema change as an immutable difference, not as something to update', async () => {
     const resource = table('keyed', { partitionKey: { name: 'id', type: 'string' } });
     const client = await connect(resource);
-    await client.create(resource);
+    await client.create(resource, call);
     const changed = table('keyed', { partitionKey: { name: 'id', type: 'number' }, sortKey: { name: 'at', type: 'string' } });
-    const observation = await client.observe(changed);
+    const observation = await client.observe(changed, call);
     assert.deepEqual(observation.immutableDiff?.map((d) => d.field), ['spec.partitionKey', 'spec.sortKey']);
     assert.deepEqual(observation.diff, []);
   });
@@ -113,9 +113,9 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
   it('keeps a protected table: delete stops with DeletionBlockedError while the spec asks for protection', async () => {
     const resource = table('ledger', { deletionProtection: true });
     const client = await connect(resource);
-    await client.create(resource);
+    await client.create(resource, call);
     assert.equal((await describeTable('ledger'))?.DeletionProtectionEnabled, true);
-    await assert.rejects(client.delete(resource), (error: unknown) => {
+    await assert.rejects(client.delete(resource, call), (error: unknown) => {
       assert.ok(error instanceof DeletionBlockedError);
       assert.match(error.message, /deletion protection/);
       return true;
@@ -123,27 +123,27 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
     assert.ok(await describeTable('ledger'));
 
     const unprotected = table('ledger', { deletionProtection: false });
-    const observation = await client.observe(unprotected);
+    const observation = await client.observe(unprotected, call);
     assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.deletionProtection']);
-    await client.update(unprotected, observation);
-    await client.delete(unprotected);
+    await client.update(unprotected, observation, call);
+    await client.delete(unprotected, call);
     await assert.rejects(describeTable('ledger'), { name: 'ResourceNotFoundException' });
   });
 
   it('deletes a table with items, and deleting a missing table succeeds', async () => {
     const resource = table('scratch');
     const client = await connect(resource);
-    await client.create(resource);
+    await client.create(resource, call);
     await dynamodb.send(new PutItemCommand({ TableName: 'scratch', Item: { pk: { S: 'a' } } }));
-    assert.equal((await client.observe(resource)).exists, true);
-    await client.delete(resource);
-    await client.delete(resource);
-    assert.equal((await client.observe(resource)).exists, false);
+    assert.equal((await client.observe(resource, call)).exists, true);
+    await client.delete(resource, call);
+    await client.delete(resource, call);
+    assert.equal((await client.observe(resource, call)).exists, false);
   });
 
   it('fails terminally with ValidationException for an invalid spec, and ResourceInUseException for a taken name', async () => {
     const invalid = table('x!');
-    await assert.rejects((await connect(invalid)).create(invalid), (error: unknown) => {
+    await assert.rejects((await connect(invalid)).create(invalid, call), (error: unknown) => {
       assert.ok(error instanceof TerminalError);
       assert.equal(error.code, 'ValidationException');
       assert.match(error.message, /CreateTable failed with ValidationException/);
@@ -151,17 +151,17 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
     });
     const existing = table('existing-table');
     const client = await connect(existing);
-    await client.create(existing);
-    await assert.rejects(client.create(existing), { code: 'ResourceInUseException', retryable: false });
+    await client.create(existing, call);
+    await assert.rejects(client.create(existing, call), { code: 'ResourceInUseException', retryable: false });
   });
 
   it('fails terminally with UnknownOperationException when point-in-time recovery is asked of an endpoint without it', async () => {
     const resource = table('recoverable', { pointInTimeRecovery: true });
     const client = await connect(resource);
-    await assert.rejects(client.create(resource), { code: 'UnknownOperationException', retryable: false });
-    const observation = await client.observe(resource);
+    await assert.rejects(client.create(resource, call), { code: 'UnknownOperationException', retryable: false });
+    const observation = await client.observe(resource, call);
     assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.pointInTimeRecovery']);
-    await assert.rejects(client.update(resource, observation), (error: unknown) => {
+    await assert.rejects(client.update(resource, observation, call), (error: unknown) => {
       assert.ok(error instanceof TerminalError);
       assert.match(error.message, /UpdateContinuousBackups failed with UnknownOperationException/);
       return true;

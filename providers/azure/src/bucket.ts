@@ -3,12 +3,22 @@
  */
 import type { BlobServiceClient, ContainerClient, ContainerGetPropertiesResponse, PublicAccessType } from '@azure/storage-blob';
 import type { Bucket, PublicAccess } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
+import {
+  DeletionBlockedError,
+  NotOwnedError,
+  type ApplyResult,
+  type CallOptions,
+  type ConnectionContext,
+  type Connector,
+  type ExternalClient,
+  type FieldDiff,
+  type Observation,
+} from '@k8or/core';
 import { blobServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
 import { desiredMetadata, diffMetadata, ownerTagsIn } from './metadata.js';
-import { unappliedBucketSettings, type SettingIssue } from './unapplied.js';
+import { unappliedBucketSettings } from './unapplied.js';
 
 // --- mapping: portable spec -> container ---------------------------------------------------------
 
@@ -77,22 +87,23 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
     return this.#context.externalName;
   }
 
-  #call<T>(operation: string, call: (container: ContainerClient) => Promise<T>): Promise<T> {
-    return callAzure(this.#context, operation, () => call(this.#container));
+  /** One SDK call, recorded and classified, aborted with the engine's signal. */
+  #call<T>(call: CallOptions, operation: string, send: (container: ContainerClient, abort: { abortSignal: AbortSignal }) => Promise<T>): Promise<T> {
+    return callAzure(this.#context, operation, () => send(this.#container, { abortSignal: call.signal }));
   }
 
   /** The container's properties, or undefined on a definite ContainerNotFound (a 403 is an error, never absence). */
-  async #properties(): Promise<ContainerGetPropertiesResponse | undefined> {
+  async #properties(call: CallOptions): Promise<ContainerGetPropertiesResponse | undefined> {
     try {
-      return await this.#call('GetContainerProperties', (c) => c.getProperties());
+      return await this.#call(call, 'GetContainerProperties', (c, abort) => c.getProperties(abort));
     } catch (error) {
       if (hasCode(error, 'ContainerNotFound')) return undefined;
       throw error;
     }
   }
 
-  async observe(bucket: Bucket): Promise<Observation & { settingIssues?: SettingIssue[] }> {
-    const properties = await this.#properties();
+  async observe(bucket: Bucket, call: CallOptions): Promise<Observation> {
+    const properties = await this.#properties(call);
     if (properties === undefined) return { exists: false, upToDate: false, ready: false };
     const observed = observedContainer(properties);
     const diff = diffContainer(bucket, observed, this.#context.ownerTags);
@@ -113,27 +124,29 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
    * the one call, so no container of ours ever lacks its owner. A name that exists is success only
    * when its owner metadata is ours (a repeated create); otherwise it is someone else's.
    */
-  async create(bucket: Bucket): Promise<void> {
+  async create(bucket: Bucket, call: CallOptions): Promise<ApplyResult> {
     const metadata = desiredMetadata(bucket.spec.labels, this.#context.ownerTags);
     const access = sdkAccess(accessLevelFor(bucket.spec.publicAccess));
     try {
-      await this.#call('CreateContainer', (c) => c.create({ metadata, ...(access ? { access } : {}) }));
+      await this.#call(call, 'CreateContainer', (c, abort) => c.create({ metadata, ...(access ? { access } : {}), ...abort }));
     } catch (error) {
       if (!hasCode(error, 'ContainerAlreadyExists')) throw error;
-      const existing = await this.#properties();
+      const existing = await this.#properties(call);
       const found = existing ? ownerTagsIn(existing.metadata ?? {}, this.#context.ownerTags) : undefined;
       const ours = found !== undefined && Object.entries(this.#context.ownerTags).every(([tag, value]) => found[tag] === value);
       if (!ours) throw new NotOwnedError(`CreateContainer: container "${this.#name}" already exists and is not this object's (ContainerAlreadyExists)`, { code: 'ContainerAlreadyExists', cause: error });
     }
+    return { settingIssues: unappliedBucketSettings(bucket) };
   }
 
   /** Repairs each setting the observation found different, and only those. */
-  async update(bucket: Bucket, observation: Observation): Promise<void> {
+  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<ApplyResult> {
     const fields = (observation.diff ?? []).map((d) => d.field);
     const drifted = (prefix: string): boolean => fields.some((field) => field === prefix || field.startsWith(`${prefix}.`));
     // Adoption and an interrupted create come here with nothing drifted: the owner metadata is written anyway.
-    if (drifted('spec.labels') || drifted('ownerTags') || observation.ownerTags === undefined) await this.#putMetadata(bucket);
-    if (drifted('spec.publicAccess')) await this.#putAccessLevel(bucket);
+    if (drifted('spec.labels') || drifted('ownerTags') || observation.ownerTags === undefined) await this.#putMetadata(bucket, call);
+    if (drifted('spec.publicAccess')) await this.#putAccessLevel(bucket, call);
+    return { settingIssues: unappliedBucketSettings(bucket) };
   }
 
   /**
@@ -141,9 +154,9 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
    * container holding any blob (current, snapshot, version or soft-deleted) is left alone with
    * DeletionBlockedError. Missing, or already being deleted, is success.
    */
-  async delete(bucket: Bucket): Promise<void> {
+  async delete(bucket: Bucket, call: CallOptions): Promise<void> {
     if (!bucket.spec.forceDelete) {
-      const blob = await this.#anyBlob();
+      const blob = await this.#anyBlob(call);
       if (blob !== undefined) {
         throw new DeletionBlockedError(
           `Azure container "${this.#name}" is not empty (it holds "${blob}"); set spec.forceDelete: true to delete its blobs with it, or deletionPolicy: Retain to keep it`,
@@ -152,17 +165,17 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
       }
     }
     try {
-      await this.#call('DeleteContainer', (c) => c.delete());
+      await this.#call(call, 'DeleteContainer', (c, abort) => c.delete(abort));
     } catch (error) {
       if (!hasCode(error, 'ContainerNotFound', 'ContainerBeingDeleted')) throw error;
     }
   }
 
   /** The name of one blob in the container, or undefined when it is empty (or gone). */
-  async #anyBlob(): Promise<string | undefined> {
+  async #anyBlob(call: CallOptions): Promise<string | undefined> {
     try {
-      return await this.#call('ListBlobs', async (c) => {
-        const page = await c.listBlobsFlat({ includeSnapshots: true, includeVersions: true, includeDeleted: true }).byPage({ maxPageSize: 1 }).next();
+      return await this.#call(call, 'ListBlobs', async (c, abort) => {
+        const page = await c.listBlobsFlat({ includeSnapshots: true, includeVersions: true, includeDeleted: true, ...abort }).byPage({ maxPageSize: 1 }).next();
         return page.done ? undefined : page.value.segment.blobItems[0]?.name;
       });
     } catch (error) {
@@ -171,16 +184,16 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
     }
   }
 
-  async #putMetadata(bucket: Bucket): Promise<void> {
+  async #putMetadata(bucket: Bucket, call: CallOptions): Promise<void> {
     const metadata = desiredMetadata(bucket.spec.labels, this.#context.ownerTags);
-    await this.#call('SetContainerMetadata', (c) => c.setMetadata(metadata));
+    await this.#call(call, 'SetContainerMetadata', (c, abort) => c.setMetadata(metadata, abort));
   }
 
   /** Set Container ACL replaces the stored access policies too, so they are read and written back unchanged. */
-  async #putAccessLevel(bucket: Bucket): Promise<void> {
-    const current = await this.#call('GetContainerACL', (c) => c.getAccessPolicy());
+  async #putAccessLevel(bucket: Bucket, call: CallOptions): Promise<void> {
+    const current = await this.#call(call, 'GetContainerACL', (c, abort) => c.getAccessPolicy(abort));
     const access = sdkAccess(accessLevelFor(bucket.spec.publicAccess));
-    await this.#call('SetContainerACL', (c) => c.setAccessPolicy(access, current.signedIdentifiers));
+    await this.#call(call, 'SetContainerACL', (c, abort) => c.setAccessPolicy(access, current.signedIdentifiers, abort));
   }
 }
 

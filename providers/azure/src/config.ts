@@ -27,12 +27,24 @@ const where = (providerConfig: ProviderConfig): string => {
   return ref ? `Secret ${ref.namespace}/${ref.name}` : 'the credentials Secret';
 };
 
-/** The Azure settings of a ProviderConfig (`spec.settings`), with the storage account and endpoint suffix. */
+/** The provider's settings (`spec.settings`), as its settingsSchema describes them. */
+export const azureSettingsSchema = {
+  type: 'object',
+  description: 'Azure settings beyond the common fields.',
+  properties: {
+    endpointSuffix: {
+      type: 'string',
+      description: 'DNS suffix of the storage endpoints for sovereign clouds (core.chinacloudapi.cn, core.usgovcloudapi.net); default core.windows.net. Ignored where spec.endpoint or spec.endpoints names the endpoints.',
+      pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$',
+      maxLength: 253,
+    },
+  },
+} as const;
+
+/** The storage account and endpoint suffix of a ProviderConfig. */
 export function azureSettingsOf(providerConfig: ProviderConfig): { storageAccount: string | undefined; endpointSuffix: string } {
-  const settings = (providerConfig.spec as { settings?: Record<string, unknown> }).settings ?? {};
-  const fromSettings = typeof settings['storageAccount'] === 'string' ? settings['storageAccount'] : undefined;
-  const suffix = typeof settings['endpointSuffix'] === 'string' && settings['endpointSuffix'] ? settings['endpointSuffix'] : DEFAULT_ENDPOINT_SUFFIX;
-  return { storageAccount: fromSettings ?? providerConfig.spec.storageAccount, endpointSuffix: suffix };
+  const suffix = providerConfig.spec.settings?.['endpointSuffix'];
+  return { storageAccount: providerConfig.spec.storageAccount, endpointSuffix: typeof suffix === 'string' && suffix ? suffix : DEFAULT_ENDPOINT_SUFFIX };
 }
 
 /** A storage connection string as its `Key=Value` parts (keys as Azure writes them: AccountName, BlobEndpoint...). */
@@ -68,7 +80,7 @@ export function credentialsFrom(providerConfig: ProviderConfig, secretData: Read
   }
   const value = (secretData?.[given[0] as string] ?? '').trim();
   if (given[0] === SECRET_KEYS.accountKey) {
-    if (!storageAccount) throw new TerminalError('an account key needs the storage account: set spec.settings.storageAccount', { code: 'MissingCredentials' });
+    if (!storageAccount) throw new TerminalError('an account key needs the storage account: set spec.storageAccount', { code: 'MissingCredentials' });
     return { credential: { kind: 'sharedKey', accountName: storageAccount, accountKey: value }, ...none };
   }
   if (given[0] === SECRET_KEYS.sasToken) return { credential: { kind: 'sas', token: value.replace(/^\?/, '') }, ...none };
@@ -109,7 +121,7 @@ export function clientSettings(providerConfig: ProviderConfig, secretData: Reado
   const service = kind === 'Bucket' ? 'blob' : 'table';
   const override = endpointFor(providerConfig, kind) ?? resolved.endpoints[kind];
   const accountName = resolved.accountName ?? (override ? accountFromUrl(override) : undefined);
-  if (!accountName) throw new TerminalError('an Azure ProviderConfig needs the storage account: set spec.settings.storageAccount', { code: 'MissingStorageAccount' });
+  if (!accountName) throw new TerminalError('an Azure ProviderConfig needs the storage account: set spec.storageAccount', { code: 'MissingStorageAccount' });
   const suffix = resolved.endpointSuffix ?? azureSettingsOf(providerConfig).endpointSuffix;
   const serviceUrl = (override ?? `${resolved.protocol ?? 'https'}://${accountName}.${service}.${suffix}`).replace(/\/+$/, '');
   return { serviceUrl, accountName, credential: resolved.credential };

@@ -1,5 +1,7 @@
-import type { Connector, ProviderPlugin } from '@k8or/core';
+import type { ProviderPlugin } from '@k8or/core';
 import { bucketConnector } from './bucket.js';
+import { azureSettingsSchema } from './config.js';
+import { containerNaming, tableNaming } from './naming.js';
 import { tableConnector } from './table.js';
 import { azureValidation } from './validation.js';
 
@@ -7,6 +9,8 @@ import { azureValidation } from './validation.js';
 export const azureProvider: ProviderPlugin = {
   provider: 'azure',
   packageName: '@k8or/provider-azure',
-  connectors: { Bucket: bucketConnector as Connector, Table: tableConnector as Connector },
+  connectors: { Bucket: bucketConnector, Table: tableConnector },
+  naming: { Bucket: containerNaming, Table: tableNaming },
+  settingsSchema: azureSettingsSchema,
   validation: azureValidation,
 };

@@ -6,11 +6,11 @@
  */
 import type { TableServiceClient } from '@azure/data-tables';
 import type { Table } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, type ConnectionContext, type Connector, type ExternalClient, type Observation } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, type ApplyResult, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type Observation } from '@k8or/core';
 import { tableServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
-import { unappliedTableSettings, type SettingIssue } from './unapplied.js';
+import { unappliedTableSettings } from './unapplied.js';
 
 /** An OData string literal: single quotes doubled. */
 const odataString = (text: string): string => `'${text.replace(/'/g, "''")}'`;
@@ -35,17 +35,17 @@ export class AzureTableClient implements ExternalClient<Table> {
   }
 
   /** Query Tables for exactly this name (case-sensitive, as the name is persisted). A 403 is an error, never absence. */
-  async #exists(): Promise<boolean> {
+  async #exists(call: CallOptions): Promise<boolean> {
     return await callAzure(this.#context, 'QueryTables', async () => {
-      for await (const table of this.#service.listTables({ queryOptions: { filter: `TableName eq ${odataString(this.#name)}` } })) {
+      for await (const table of this.#service.listTables({ queryOptions: { filter: `TableName eq ${odataString(this.#name)}` }, abortSignal: call.signal })) {
         if (table.name === this.#name) return true;
       }
       return false;
     });
   }
 
-  async observe(table: Table): Promise<Observation & { settingIssues?: SettingIssue[] }> {
-    if (!(await this.#exists())) return { exists: false, upToDate: false, ready: false };
+  async observe(table: Table, call: CallOptions): Promise<Observation> {
+    if (!(await this.#exists(call))) return { exists: false, upToDate: false, ready: false };
     const settingIssues = unappliedTableSettings(table);
     // Nothing on the table itself can drift: it has no settings, no metadata and no tags.
     return {
@@ -64,24 +64,29 @@ export class AzureTableClient implements ExternalClient<Table> {
    * since a table carries nothing that could prove it ours: the engine observes before it
    * creates, so a table found only now was made by someone else.
    */
-  async create(): Promise<void> {
+  async create(table: Table, call: CallOptions): Promise<ApplyResult> {
     let status: number | undefined;
-    await callAzure(this.#context, 'CreateTable', () => this.#service.createTable(this.#name, { onResponse: (response) => void (status = response.status) }));
+    await callAzure(this.#context, 'CreateTable', () =>
+      this.#service.createTable(this.#name, { abortSignal: call.signal, onResponse: (response) => void (status = response.status) }),
+    );
     if (status === 409) {
       throw new NotOwnedError(`CreateTable: table "${this.#name}" already exists and nothing shows it is this object's (TableAlreadyExists); annotate the Table with k8or.io/adopt: "true" to take it over`, {
         code: 'TableAlreadyExists',
       });
     }
+    return { settingIssues: unappliedTableSettings(table) };
   }
 
   /** A table has nothing to bring in line; adoption and an interrupted create need no write either. */
-  async update(): Promise<void> {}
+  async update(table: Table): Promise<ApplyResult> {
+    return { settingIssues: unappliedTableSettings(table) };
+  }
 
   /**
    * Delete Table. Azure has no deletion protection on a table, so k8or enforces the spec's: while
    * spec.deletionProtection is true, delete stops with DeletionBlockedError. Missing is success.
    */
-  async delete(table: Table): Promise<void> {
+  async delete(table: Table, call: CallOptions): Promise<void> {
     if (table.spec.deletionProtection) {
       throw new DeletionBlockedError(
         `Azure table "${this.#name}" has spec.deletionProtection: true; set it to false to delete the table, or use deletionPolicy: Retain to keep it`,
@@ -89,7 +94,7 @@ export class AzureTableClient implements ExternalClient<Table> {
       );
     }
     try {
-      await callAzure(this.#context, 'DeleteTable', () => this.#service.deleteTable(this.#name));
+      await callAzure(this.#context, 'DeleteTable', () => this.#service.deleteTable(this.#name, { abortSignal: call.signal }));
     } catch (error) {
       if (!hasCode(error, 'TableNotFound', 'ResourceNotFound', 'TableBeingDeleted')) throw error;
     }

@@ -4,13 +4,7 @@
  * says Synced for it; none is skipped in silence.
  */
 import type { Bucket, Table } from '@k8or/api';
-
-/** A managed setting k8or could not apply (mirrors the engine's SettingIssue). */
-export interface SettingIssue {
-  field: string;
-  problem: 'unapplied' | 'unreadable';
-  message: string;
-}
+import type { SettingIssue } from '@k8or/core';
 
 const unapplied = (field: string, message: string): SettingIssue => ({ field, problem: 'unapplied', message });
 

@@ -90,14 +90,10 @@ export function validateProviderConfig(providerConfig: ProviderConfig): Validati
   const { spec } = providerConfig;
   const violations: Violation[] = [];
   const warnings: string[] = [];
-  const settings = (spec as { settings?: Record<string, unknown> }).settings ?? {};
-  const account = typeof settings['storageAccount'] === 'string' ? settings['storageAccount'] : spec.storageAccount;
-  const accountField = typeof settings['storageAccount'] === 'string' ? 'spec.settings.storageAccount' : 'spec.storageAccount';
-  if (account !== undefined && !STORAGE_ACCOUNT.test(account)) {
-    violations.push({ field: accountField, rule: 'azure.storage-account', message: `"${account}" is not a storage account name: 3 to 24 lowercase letters and digits` });
-  }
-  if (account === undefined && spec.credentials?.source !== 'Secret') {
-    violations.push({ field: 'spec.settings.storageAccount', rule: 'azure.storage-account-required', message: 'an Azure ProviderConfig needs the storage account that holds its containers and tables' });
+  if (spec.storageAccount === undefined) {
+    violations.push({ field: 'spec.storageAccount', rule: 'azure.storage-account-required', message: 'an Azure ProviderConfig needs the storage account that holds its containers and tables' });
+  } else if (!STORAGE_ACCOUNT.test(spec.storageAccount)) {
+    violations.push({ field: 'spec.storageAccount', rule: 'azure.storage-account', message: `"${spec.storageAccount}" is not a storage account name: 3 to 24 lowercase letters and digits` });
   }
   for (const [field, value] of [['spec.endpoint', spec.endpoint], ['spec.endpoints.bucket', spec.endpoints?.bucket], ['spec.endpoints.table', spec.endpoints?.table]] as const) {
     if (value === undefined) continue;

@@ -5,8 +5,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, allCrds, type Bucket, type Condition, type ManagedResource, type Table } from '@k8or/api';
 import { Engine, KubeRest, corePath, k8orPath, waitFor as pollUntil } from '@k8or/core';
 import { azureProvider, clearAzureClients } from '@k8or/provider-azure';
-import { startSandbox, type Sandbox } from '@k8or/sandbox';
-import { startAzurite, type Azurite } from './azurite.ts';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
+import { startAzurite, type Azurite } from '@k8or/local-clouds';
 import { startFaultProxy, type FaultProxy } from './support.ts';
 
 export const NAMESPACE = 'team-a';

@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import type { Bucket, BucketSpec, ProviderConfig, Table, TableSpec } from '@k8or/api';
 import type { ConnectionContext } from '@k8or/core';
-import type { Azurite } from './azurite.ts';
+import type { Azurite } from '@k8or/local-clouds';
 
 export const ownerTagsOf = (namespace: string, name: string, kind: 'Bucket' | 'Table', cluster = 'test-cluster'): Record<string, string> => ({
   'k8or.io/managed-by': 'k8or',

@@ -1,15 +1,15 @@
 import { immutable, int, obj, str, type JSONSchemaProps } from './json-schema.js';
-import { conditionsSchema, DNS_SUBDOMAIN } from './common.js';
+import { conditionsSchema, DNS_LABEL, DNS_SUBDOMAIN } from './common.js';
 
 const url = (description: string): JSONSchemaProps => str(description, { pattern: '^https?://[^\\s]+$', maxLength: 2048 });
 
 export const providerConfigSpecSchema: JSONSchemaProps = obj(
   'Which cloud to talk to, where, and with which credentials.',
   {
-    provider: str('The cloud: aws, gcp or azure. Immutable: resources already created there would be orphaned.', {
-      enum: ['aws', 'gcp', 'azure'],
-      'x-kubernetes-validations': [immutable('provider')],
-    }),
+    provider: str(
+      'The provider that serves this config: aws, gcp, azure, or the name a third-party provider package declares. A lowercase DNS label. Immutable: resources already created there would be orphaned.',
+      { minLength: 1, maxLength: 63, pattern: DNS_LABEL, 'x-kubernetes-validations': [immutable('provider')] },
+    ),
     region: str('AWS region (required for aws), also the default location for buckets that name none.', { pattern: '^[a-z0-9-]+$', maxLength: 64 }),
     project: str('GCP project ID (required for gcp).', { pattern: '^[a-z][a-z0-9-]{4,28}[a-z0-9]$' }),
     storageAccount: str('Azure storage account name (required for azure).', { pattern: '^[a-z0-9]{3,24}$' }),
@@ -19,6 +19,11 @@ export const providerConfigSpecSchema: JSONSchemaProps = obj(
       bucket: url('Endpoint for Bucket calls (S3, GCS or Blob service).'),
       table: url('Endpoint for Table calls (DynamoDB, Bigtable emulator host:port as http://host:port, or Table service).'),
     }),
+    settings: {
+      type: 'object',
+      description: 'Settings of this provider beyond the common fields, checked against the schema the provider package declares (by the webhook, and by the operator before it uses the config).',
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
     credentials: obj(
       'Where the provider finds credentials.',
       {

@@ -9,3 +9,6 @@ import type { Table } from './table.js';
 
 /** Any resource that stands for a cloud resource. */
 export type ManagedResource = Bucket | Table;
+
+/** The managed resource type of one kind: `ManagedResourceOf<'Bucket'>` is `Bucket`. */
+export type ManagedResourceOf<K extends ManagedResource['kind']> = Extract<ManagedResource, { kind: K }>;

@@ -1,7 +1,17 @@
 import type { Condition, ObjectMeta } from './meta.js';
 
-export type CloudProvider = 'aws' | 'gcp' | 'azure';
-export const CLOUD_PROVIDERS: readonly CloudProvider[] = ['aws', 'gcp', 'azure'];
+/**
+ * The name of a provider (`ProviderConfig.spec.provider`): any DNS label. k8or
+ * ships `aws`, `gcp` and `azure`; a third-party package serves its own name.
+ */
+export type ProviderName = string;
+/** @deprecated the provider is an open name now; use ProviderName. */
+export type CloudProvider = ProviderName;
+/** The providers k8or ships; not a limit (a third party's provider works too). */
+export type BuiltinProvider = 'aws' | 'gcp' | 'azure';
+export const BUILTIN_PROVIDERS: readonly BuiltinProvider[] = ['aws', 'gcp', 'azure'];
+/** @deprecated not a closed list any more; use BUILTIN_PROVIDERS. */
+export const CLOUD_PROVIDERS = BUILTIN_PROVIDERS;
 
 export type CredentialsSource = 'Secret' | 'InjectedIdentity' | 'Environment';
 
@@ -22,7 +32,7 @@ export interface ProviderEndpoints {
 }
 
 export interface ProviderConfigSpec {
-  provider: CloudProvider;
+  provider: ProviderName;
   /** AWS region, and the default location for resources that name none. */
   region?: string;
   /** GCP project ID. */
@@ -34,6 +44,11 @@ export interface ProviderConfigSpec {
   endpoint?: string;
   endpoints?: ProviderEndpoints;
   credentials?: ProviderCredentials;
+  /**
+   * Provider-specific settings, validated by the provider's own schema
+   * (`ProviderPlugin.settingsSchema`) in the webhook and the engine.
+   */
+  settings?: Record<string, unknown>;
 }
 
 export interface ProviderConfigStatus {

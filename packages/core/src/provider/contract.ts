@@ -1,53 +1,123 @@
-import type { AtProvider, CloudProvider, ManagedKindName, ManagedResource, ProviderConfig, Violation } from '@k8or/api';
+import type { AtProvider, JSONSchemaProps, ManagedKindName, ManagedResource, ManagedResourceOf, ProviderConfig, ProviderName, Violation } from '@k8or/api';
 
-/** One managed setting that differs between the spec and the cloud. */
+/**
+ * Options every provider call receives as its last argument.
+ *
+ * `signal` aborts when the reconcile's deadline passes, when the engine stops,
+ * and when it loses leadership (another replica may already be writing). A
+ * provider passes it to every SDK call (AWS SDK v3: `client.send(command, {
+ * abortSignal: call.signal })`; Google and Azure clients take it the same way)
+ * and starts no cloud write once it is aborted. An aborted call rejects; the
+ * engine counts that as retryable.
+ */
+export interface CallOptions {
+  signal: AbortSignal;
+}
+
+/** One managed setting that differs between the spec and the cloud. Values, never their serialisation. */
 export interface FieldDiff {
-  /** Spec path, such as `spec.versioning`. */
+  /** Spec path, such as `spec.versioning` or `spec.lifecycle[0]`; owner tags as `ownerTags.<key>`. */
   field: string;
   desired: unknown;
   actual: unknown;
 }
 
+/**
+ * A managed setting the provider could not bring in line or could not read on
+ * this backend (an emulator without the API, a feature the account lacks, a
+ * read denied for that one setting). The engine never says the cloud matches
+ * the spec while any is reported: Synced turns False with reason
+ * `SettingsNotApplied` naming each field. Never skip a setting in silence.
+ */
+export interface SettingIssue {
+  /** Spec path of the setting, such as `spec.pointInTimeRecovery`. */
+  field: string;
+  /** `unapplied`: the write failed or the backend cannot do it; `unreadable`: its current value cannot be read. */
+  problem: 'unapplied' | 'unreadable';
+  /** What happened, for the condition message (the cloud's code and message where there is one). */
+  message: string;
+}
+
 /** What `observe` found. */
 export interface Observation {
-  /** The cloud resource exists under the external name. */
+  /**
+   * The cloud resource exists under the external name. `false` only on a
+   * definite not-found answer: a 403, a timeout or any other error is thrown,
+   * never reported as absence (the engine would create again, or release the
+   * finalizer of a resource that still exists).
+   */
   exists: boolean;
-  /** Every managed setting matches the spec (`diff` is empty). */
+  /** Every managed setting matches the spec: `diff` is empty. */
   upToDate: boolean;
   /** The resource is usable (for example a DynamoDB table is ACTIVE). */
   ready: boolean;
   atProvider?: AtProvider;
-  /** What differs, for update, events and ObserveOnly reports. */
+  /**
+   * What differs, one entry per managed field, for update, Events and the
+   * ObserveOnly drift report. Compare values structurally: key order, and
+   * defaults the cloud fills in, are no difference.
+   */
   diff?: FieldDiff[];
   /**
-   * Owner tags found on the resource; undefined where the cloud has no tags.
-   * The engine compares them with its own before it updates, adopts or deletes.
+   * Owner tags found on the resource (only the `k8or.io/*` keys of
+   * ConnectionContext.ownerTags). `undefined` means this cloud (or this
+   * backend) has no tags for this kind: ownership then rests on the persisted
+   * external name and the engine's create markers. `{}` means tags exist and
+   * none is k8or's: a resource someone else made.
    */
   ownerTags?: Record<string, string>;
-  /** The cloud cannot update these differences in place (immutable settings); reported as a terminal condition. */
+  /** Differences the cloud cannot update in place (immutable settings); reported as a terminal condition. */
   immutableDiff?: FieldDiff[];
+  /** Managed settings that could not be read here; see SettingIssue. */
+  settingIssues?: SettingIssue[];
+}
+
+/** What `create` and `update` may report besides success. */
+export interface ApplyResult {
+  /** Settings the call could not apply (the rest was applied); see SettingIssue. */
+  settingIssues?: SettingIssue[];
 }
 
 /**
- * The four calls of a provider for one kind, bound to one resource's cloud client.
+ * The four calls of a provider for one kind, bound to one resource's cloud
+ * client (a fresh client per reconcile: never shared between two).
  *
- * None of the calls may block on long cloud operations: start the operation and
- * return; the engine observes again later. Every call must be idempotent: the
- * engine may repeat any of them after a crash or a retry. `observe` reads only.
+ * - None blocks on a long cloud operation: start it and return; the engine
+ *   observes again later.
+ * - Every call is idempotent: the engine may repeat any of them after a crash,
+ *   a timeout or a retry.
+ * - `observe` reads only.
+ * - Errors are classified (errors.ts): RetryableError (throttling, 5xx,
+ *   network, an aborted call), TerminalError (invalid, access denied),
+ *   NotOwnedError (the name is someone else's), DeletionBlockedError.
  */
 export interface ExternalClient<R extends ManagedResource = ManagedResource> {
-  observe(resource: R): Promise<Observation>;
-  /** Create the resource under `connection.externalName` with the owner tags. */
-  create(resource: R): Promise<void>;
+  observe(resource: R, call: CallOptions): Promise<Observation>;
+  /**
+   * Create the resource under `ConnectionContext.externalName`, with the owner
+   * tags in the create call itself wherever the cloud accepts tags at create
+   * (S3 CreateBucketConfiguration.Tags, DynamoDB CreateTable Tags, GCS bucket
+   * labels, ...), so no crash or denial can leave an untagged resource. Where
+   * it cannot, tag right after; the engine finishes an interrupted create
+   * (create-pending marker, resource exists, no foreign owner tags) by calling
+   * `update`. A name that exists and is someone else's is NotOwnedError, never
+   * success: "already exists" is success only when the owner tags are ours.
+   */
+  create(resource: R, call: CallOptions): Promise<ApplyResult | void>;
   /**
    * Bring the cloud in line with the spec, owner tags included; `observation`
    * is the one that found the diff. The engine also calls it to adopt a
-   * resource (`k8or.io/adopt`) whose settings already match, so it must
-   * (re)write the owner tags where the cloud has tags.
+   * resource (`k8or.io/adopt`) and to finish an interrupted create, whose
+   * settings may already match, so it must (re)write the owner tags where the
+   * cloud has tags.
    */
-  update(resource: R, observation: Observation): Promise<void>;
-  /** Delete the resource. Missing is success. Throws DeletionBlockedError rather than lose data. */
-  delete(resource: R): Promise<void>;
+  update(resource: R, observation: Observation, call: CallOptions): Promise<ApplyResult | void>;
+  /**
+   * Delete the resource. Missing is success. Throws DeletionBlockedError
+   * rather than lose data. Returning means the delete was accepted; the engine
+   * removes its finalizer only after an observe says `exists: false`.
+   */
+  delete(resource: R, call: CallOptions): Promise<void>;
 }
 
 /** Counts and times one cloud call; providers wrap every SDK call in it for metrics. */
@@ -55,19 +125,51 @@ export type CloudCallRecorder = <T>(operation: string, call: () => Promise<T>) =
 
 /** What a connector is given to build a client. */
 export interface ConnectionContext {
+  /** The ProviderConfig, its `spec.settings` already checked against the plugin's `settingsSchema`. */
   providerConfig: ProviderConfig;
   /** Secret data (decoded) when credentials.source is Secret; undefined otherwise. */
   credentials: Readonly<Record<string, string>> | undefined;
   /** The decided external name (never empty: the engine persists it before connecting for create). */
   externalName: string;
-  /** Tags to write on the resource so k8or can recognise it as its own. */
+  /** Tags to write on the resource so k8or can recognise it as its own (`k8or.io/*` keys). */
   ownerTags: Readonly<Record<string, string>>;
+  /** Wrap every SDK call in it. */
   recordCall: CloudCallRecorder;
 }
 
-/** Turns a resource plus its ProviderConfig and credentials into a client. */
+/** Turns a resource plus its ProviderConfig and credentials into a client. Reads nothing from the cloud. */
 export interface Connector<R extends ManagedResource = ManagedResource> {
   connect(resource: R, context: ConnectionContext): Promise<ExternalClient<R>>;
+}
+
+/** A connector per kind, typed by the kind, so a provider's connectors need no casts. */
+export type ProviderConnectors = { [K in ManagedKindName]?: Connector<ManagedResourceOf<K>> };
+
+/** What a default external name is made from. */
+export interface DefaultNameInput {
+  /** The engine's cluster id (unique per installation). */
+  clusterId: string;
+  namespace: string;
+  /** metadata.name of the object. */
+  name: string;
+}
+
+/**
+ * A cloud's naming rules for one kind: the webhook validates `spec.name` with
+ * them, and the webhook and the engine default it with them.
+ */
+export interface NamingRules {
+  /** Violations of the cloud's rules for an external name, reported under `field`. */
+  validate(name: string, field: string): Violation[];
+  /**
+   * The external name when the user gave none. It must pass `validate`, and
+   * be unique per cluster: fold `clusterId` into it (a short hash, see
+   * `shortHash` in @k8or/api), since names of global namespaces (S3, GCS)
+   * collide across installations otherwise; and never truncate without a hash,
+   * so two long names cannot collide. The engine persists the name before the
+   * first create, so later changes to this rule never rename a resource.
+   */
+  defaultName(input: DefaultNameInput): string;
 }
 
 /** The outcome of a provider's pure validation of one object. */
@@ -79,17 +181,30 @@ export interface ValidationResult {
 
 /** Pure rules a provider exports for the webhook and `k8or validate`. */
 export interface ProviderValidation {
+  /** Rules on the spec beyond the naming rules (the webhook checks `spec.name` with `ProviderPlugin.naming`). */
   validate(kind: ManagedKindName, resource: ManagedResource, providerConfig: ProviderConfig | undefined): ValidationResult;
-  /** Rules on the ProviderConfig itself (region names, endpoint forms). */
+  /** Rules on the ProviderConfig itself (region names, endpoint forms), beyond `settingsSchema`. */
   validateProviderConfig?(providerConfig: ProviderConfig): ValidationResult;
 }
 
 /** Everything one installed provider package contributes. */
 export interface ProviderPlugin {
-  /** The value of ProviderConfig.spec.provider this plugin serves. */
-  provider: CloudProvider;
+  /**
+   * The value of ProviderConfig.spec.provider this plugin serves: any DNS
+   * label (`aws`, `gcp`, `azure`, or a third party's `foo`).
+   */
+  provider: ProviderName;
   /** npm package name, for logs and status. */
   packageName: string;
-  connectors: Partial<Record<ManagedKindName, Connector>>;
+  connectors: ProviderConnectors;
+  /** Naming rules per kind it manages. A kind without them gets `genericNamingRules` (lowercase letters, digits, hyphens, at most 63). */
+  naming?: { [K in ManagedKindName]?: NamingRules };
+  /**
+   * JSON schema (an object schema, in the CRD's structural subset) of
+   * `ProviderConfig.spec.settings` for this provider. The webhook and the
+   * engine validate settings with it (ajv); CRD generation lists its
+   * properties under `spec.settings` so `kubectl explain` shows them.
+   */
+  settingsSchema?: JSONSchemaProps;
   validation: ProviderValidation;
 }

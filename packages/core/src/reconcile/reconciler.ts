@@ -3,7 +3,7 @@ import {
   Annotations,
   ConditionTypes,
   FINALIZER,
-  type CloudProvider,
+  type ProviderName,
   type DeletionPolicy,
   type ManagedKindName,
   type ManagedResource,
@@ -11,7 +11,7 @@ import {
   type ProviderConfig,
 } from '@k8or/api';
 import type { Logger } from 'pino';
-import type { CloudCallRecorder, Connector, ExternalClient, FieldDiff, Observation } from '../provider/contract.js';
+import type { CallOptions, CloudCallRecorder, Connector, ExternalClient, FieldDiff, Observation } from '../provider/contract.js';
 import { DeletionBlockedError, NotOwnedError, RetryableError, isRetryable } from '../provider/errors.js';
 import { isConflict } from '../kube/rest.js';
 import { mergeConditions, statusEqual, type DesiredCondition } from './conditions.js';
@@ -36,6 +36,8 @@ import { Messages, Reasons } from './reasons.js';
 export interface ReconcileRequest {
   namespace: string;
   name: string;
+  /** Aborts the reconcile's cloud and API calls (the engine stops, or loses leadership). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -62,6 +64,8 @@ export interface ReconcilerOptions {
   pollIntervalMs?: number;
   /** How soon to look again at a blocked deletion. Default 60 s. */
   deletionBlockedRetryMs?: number;
+  /** Deadline of one reconcile: its provider calls are aborted after this long. Default 2 min. */
+  reconcileTimeoutMs?: number;
   /** Wraps each cloud call for metrics; given the provider name. */
   cloudCallRecorder?: (provider: string) => CloudCallRecorder;
   logger?: Logger;
@@ -79,7 +83,7 @@ export interface ReconcilerDeps {
 
 /** How to reach the cloud for one resource: everything `connect` needs. */
 interface Target {
-  provider: CloudProvider;
+  provider: ProviderName;
   providerConfig: ProviderConfig;
   credentials: SecretData | undefined;
   connector: Connector;
@@ -110,6 +114,7 @@ export class ManagedReconciler {
   readonly #resyncJitter: number;
   readonly #pollIntervalMs: number;
   readonly #deletionBlockedRetryMs: number;
+  readonly #reconcileTimeoutMs: number;
   readonly #cloudCallRecorder: (provider: string) => CloudCallRecorder;
   readonly #logger: Logger | undefined;
   readonly #now: () => Date;
@@ -124,6 +129,7 @@ export class ManagedReconciler {
     this.#resyncJitter = options.resyncJitter ?? 0.1;
     this.#pollIntervalMs = options.pollIntervalMs ?? 5_000;
     this.#deletionBlockedRetryMs = options.deletionBlockedRetryMs ?? 60_000;
+    this.#reconcileTimeoutMs = options.reconcileTimeoutMs ?? 120_000;
     this.#cloudCallRecorder = options.cloudCallRecorder ?? (() => passThrough);
     this.#logger = options.logger;
     this.#now = options.now ?? (() => new Date());
@@ -131,6 +137,8 @@ export class ManagedReconciler {
   }
 
   async reconcile(request: ReconcileRequest): Promise<ReconcileOutcome> {
+    const deadline = AbortSignal.timeout(this.#reconcileTimeoutMs);
+    const call: CallOptions = { signal: request.signal ? AbortSignal.any([request.signal, deadline]) : deadline };
     let resource = await this.#deps.kube.get(this.kind, request.namespace, request.name);
     if (!resource) return {};
     const log = this.#logger?.child({ resource: `${this.kind}/${request.namespace}/${request.name}` });
@@ -141,7 +149,7 @@ export class ManagedReconciler {
     }
 
     const namespace = await this.#deps.lookups.namespace(request.namespace);
-    if (resource.metadata.deletionTimestamp) return await this.#finalize(resource, namespace);
+    if (resource.metadata.deletionTimestamp) return await this.#finalize(resource, namespace, call);
 
     const target = await this.#resolveTarget(resource, namespace);
     if ('reason' in target) return await this.#block(resource, target);
@@ -162,7 +170,7 @@ export class ManagedReconciler {
 
     let observation: Observation;
     try {
-      observation = await client.observe(resource);
+      observation = await client.observe(resource, call);
     } catch (error) {
       return await this.#fail(resource, Reasons.CannotObserveExternalResource, error);
     }
@@ -171,7 +179,7 @@ export class ManagedReconciler {
 
     if (!observation.exists) {
       try {
-        await client.create(resource);
+        await client.create(resource, call);
       } catch (error) {
         return await this.#fail(resource, Reasons.CannotCreateExternalResource, error);
       }
@@ -179,7 +187,7 @@ export class ManagedReconciler {
       await this.#event(resource, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
       log?.info({ externalName }, 'created external resource');
       try {
-        observation = await client.observe(resource);
+        observation = await client.observe(resource, call);
       } catch (error) {
         return await this.#fail(resource, Reasons.CannotObserveExternalResource, error);
       }
@@ -210,7 +218,7 @@ export class ManagedReconciler {
     if (mustUpdate) {
       const diff = observation.diff ?? [];
       try {
-        await client.update(resource, observation);
+        await client.update(resource, observation, call);
       } catch (error) {
         return await this.#fail(resource, Reasons.CannotUpdateExternalResource, error);
       }
@@ -225,7 +233,7 @@ export class ManagedReconciler {
         );
       }
       try {
-        observation = await client.observe(resource);
+        observation = await client.observe(resource, call);
       } catch (error) {
         return await this.#fail(resource, Reasons.CannotObserveExternalResource, error);
       }
@@ -236,7 +244,7 @@ export class ManagedReconciler {
 
   // ---- deletion ----------------------------------------------------------
 
-  async #finalize(resource: ManagedResource, namespace: NamespaceInfo | undefined): Promise<ReconcileOutcome> {
+  async #finalize(resource: ManagedResource, namespace: NamespaceInfo | undefined, call: CallOptions): Promise<ReconcileOutcome> {
     if (!resource.metadata.finalizers?.includes(FINALIZER)) return {};
     const observeOnly = resource.spec.managementPolicy === 'ObserveOnly';
     const policy = observeOnly ? 'Retain' : deletionPolicyFor(resource, namespace, this.#defaultDeletionPolicy);
@@ -259,7 +267,7 @@ export class ManagedReconciler {
       return await this.#fail(resource, Reasons.CannotConnectToProvider, error);
     }
     try {
-      observation = await client.observe(resource);
+      observation = await client.observe(resource, call);
     } catch (error) {
       return await this.#fail(resource, Reasons.CannotObserveExternalResource, error);
     }
@@ -272,7 +280,7 @@ export class ManagedReconciler {
     }
 
     try {
-      await client.delete(resource);
+      await client.delete(resource, call);
     } catch (error) {
       if (error instanceof DeletionBlockedError) {
         await this.#setStatus(
@@ -286,7 +294,7 @@ export class ManagedReconciler {
     }
 
     try {
-      observation = await client.observe(resource);
+      observation = await client.observe(resource, call);
     } catch (error) {
       return await this.#fail(resource, Reasons.CannotObserveExternalResource, error);
     }

@@ -42,6 +42,8 @@ export interface CloudCall {
   /** Milliseconds since the epoch. */
   at: number;
   outcome: 'ok' | 'error' | 'crashed';
+  /** The credentials (decoded Secret data) the call was made with. */
+  credentials?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface CallMatch {
@@ -141,11 +143,24 @@ export class InMemoryCloud {
     };
   }
 
-  /** @internal Logs a call, runs hooks and injected failures. Used by the in-memory provider. */
-  async enter(kind: ManagedKindName, operation: CloudOperation, name: string): Promise<CloudCall> {
-    const call: CloudCall = { kind, operation, name, at: Date.now(), outcome: 'ok' };
+  /**
+   * @internal Logs a call, runs hooks and injected failures. Used by the
+   * in-memory provider. An aborted signal (before or during the hooks) fails
+   * the call before it acts, as an SDK call given `abortSignal` would.
+   */
+  async enter(
+    kind: ManagedKindName,
+    operation: CloudOperation,
+    name: string,
+    options: { signal?: AbortSignal; credentials?: Readonly<Record<string, string>> | undefined } = {},
+  ): Promise<CloudCall> {
+    const call: CloudCall = { kind, operation, name, at: Date.now(), outcome: 'ok', credentials: options.credentials };
     this.calls.push(call);
     for (const hook of this.#hooks) await hook(call);
+    if (options.signal?.aborted) {
+      call.outcome = 'error';
+      options.signal.throwIfAborted();
+    }
     const failure = this.#failures.find((f) => f.remaining > 0 && matches(f.match, kind, operation, name));
     if (failure) {
       failure.remaining -= 1;

@@ -1,12 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Bucket, CloudProvider, ManagedResource, Table } from '@k8or/api';
-import type { ConnectionContext, Connector, ExternalClient, FieldDiff, Observation, ProviderPlugin } from '../provider/contract.js';
+import type { Bucket, ProviderName, Table } from '@k8or/api';
+import type { CallOptions, ConnectionContext, ExternalClient, FieldDiff, Observation, ProviderPlugin } from '../provider/contract.js';
 import { DeletionBlockedError, NotOwnedError } from '../provider/errors.js';
 import type { InMemoryCloud } from './in-memory-cloud.js';
 
 export interface InMemoryProviderOptions {
   /** The ProviderConfig.spec.provider value it serves. Default `aws`. */
-  provider?: CloudProvider;
+  provider?: ProviderName;
   /** Location used when neither the resource nor the ProviderConfig names one. */
   defaultLocation?: string;
 }
@@ -37,9 +37,9 @@ class BucketClient implements ExternalClient<Bucket> {
     return this.#context.externalName;
   }
 
-  async observe(resource: Bucket): Promise<Observation> {
+  async observe(resource: Bucket, call: CallOptions): Promise<Observation> {
     return await this.#context.recordCall('observe', async () => {
-      await this.#cloud.enter('Bucket', 'observe', this.#name);
+      await this.#cloud.enter('Bucket', 'observe', this.#name, { signal: call.signal, credentials: this.#context.credentials });
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) return { exists: false, upToDate: false, ready: false };
       const diff: FieldDiff[] = [];
@@ -64,10 +64,10 @@ class BucketClient implements ExternalClient<Bucket> {
     });
   }
 
-  async create(resource: Bucket): Promise<void> {
+  async create(resource: Bucket, call: CallOptions): Promise<void> {
     await this.#context.recordCall('create', async () => {
-      const call = await this.#cloud.enter('Bucket', 'create', this.#name);
-      await this.#cloud.crashPoint('before-create', call);
+      const entered = await this.#cloud.enter('Bucket', 'create', this.#name, { signal: call.signal, credentials: this.#context.credentials });
+      await this.#cloud.crashPoint('before-create', entered);
       const existing = this.#cloud.buckets.get(this.#name);
       if (existing) {
         if (sameTags(existing.tags, this.#context.ownerTags)) return;
@@ -82,13 +82,13 @@ class BucketClient implements ExternalClient<Bucket> {
         objects: 0,
         createdTime: this.#cloud.timestamp(),
       });
-      await this.#cloud.crashPoint('after-create', call);
+      await this.#cloud.crashPoint('after-create', entered);
     });
   }
 
-  async update(resource: Bucket): Promise<void> {
+  async update(resource: Bucket, _observation: Observation, call: CallOptions): Promise<void> {
     await this.#context.recordCall('update', async () => {
-      await this.#cloud.enter('Bucket', 'update', this.#name);
+      await this.#cloud.enter('Bucket', 'update', this.#name, { signal: call.signal, credentials: this.#context.credentials });
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) throw new Error(`bucket "${this.#name}" does not exist`);
       bucket.versioning = resource.spec.versioning ?? false;
@@ -97,9 +97,9 @@ class BucketClient implements ExternalClient<Bucket> {
     });
   }
 
-  async delete(resource: Bucket): Promise<void> {
+  async delete(resource: Bucket, call: CallOptions): Promise<void> {
     await this.#context.recordCall('delete', async () => {
-      await this.#cloud.enter('Bucket', 'delete', this.#name);
+      await this.#cloud.enter('Bucket', 'delete', this.#name, { signal: call.signal, credentials: this.#context.credentials });
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) return;
       if (bucket.objects > 0 && !resource.spec.forceDelete) {
@@ -125,9 +125,9 @@ class TableClient implements ExternalClient<Table> {
     return this.#context.externalName;
   }
 
-  async observe(resource: Table): Promise<Observation> {
+  async observe(resource: Table, call: CallOptions): Promise<Observation> {
     return await this.#context.recordCall('observe', async () => {
-      await this.#cloud.enter('Table', 'observe', this.#name);
+      await this.#cloud.enter('Table', 'observe', this.#name, { signal: call.signal, credentials: this.#context.credentials });
       const table = this.#cloud.tables.get(this.#name);
       if (!table) return { exists: false, upToDate: false, ready: false };
       if (table.state === 'CREATING') {
@@ -160,10 +160,10 @@ class TableClient implements ExternalClient<Table> {
     });
   }
 
-  async create(resource: Table): Promise<void> {
+  async create(resource: Table, call: CallOptions): Promise<void> {
     await this.#context.recordCall('create', async () => {
-      const call = await this.#cloud.enter('Table', 'create', this.#name);
-      await this.#cloud.crashPoint('before-create', call);
+      const entered = await this.#cloud.enter('Table', 'create', this.#name, { signal: call.signal, credentials: this.#context.credentials });
+      await this.#cloud.crashPoint('before-create', entered);
       const existing = this.#cloud.tables.get(this.#name);
       if (existing) {
         if (sameTags(existing.tags, this.#context.ownerTags)) return;
@@ -185,13 +185,13 @@ class TableClient implements ExternalClient<Table> {
         state: this.#cloud.observesUntilActive > 0 ? 'CREATING' : 'ACTIVE',
         observesLeft: this.#cloud.observesUntilActive,
       });
-      await this.#cloud.crashPoint('after-create', call);
+      await this.#cloud.crashPoint('after-create', entered);
     });
   }
 
-  async update(resource: Table): Promise<void> {
+  async update(resource: Table, _observation: Observation, call: CallOptions): Promise<void> {
     await this.#context.recordCall('update', async () => {
-      await this.#cloud.enter('Table', 'update', this.#name);
+      await this.#cloud.enter('Table', 'update', this.#name, { signal: call.signal, credentials: this.#context.credentials });
       const table = this.#cloud.tables.get(this.#name);
       if (!table) throw new Error(`table "${this.#name}" does not exist`);
       table.billing = resource.spec.billing ?? { mode: 'onDemand' };
@@ -203,9 +203,9 @@ class TableClient implements ExternalClient<Table> {
     });
   }
 
-  async delete(resource: Table): Promise<void> {
+  async delete(resource: Table, call: CallOptions): Promise<void> {
     await this.#context.recordCall('delete', async () => {
-      await this.#cloud.enter('Table', 'delete', this.#name);
+      await this.#cloud.enter('Table', 'delete', this.#name, { signal: call.signal, credentials: this.#context.credentials });
       if (resource.spec.deletionProtection) {
         throw new DeletionBlockedError(`table "${this.#name}" has deletion protection on; set spec.deletionProtection: false to delete it`, { code: 'DeletionProtection' });
       }
@@ -220,13 +220,12 @@ class TableClient implements ExternalClient<Table> {
  */
 export function inMemoryProviderPlugin(cloud: InMemoryCloud, options: InMemoryProviderOptions = {}): ProviderPlugin {
   const defaultLocation = options.defaultLocation ?? 'mem-central-1';
-  const connector = <R extends ManagedResource>(make: (context: ConnectionContext) => ExternalClient<R>): Connector =>
-    ({
-      connect: async (_resource: ManagedResource, context: ConnectionContext) => {
-        cloud.lastCredentials = context.credentials;
-        return make(context);
-      },
-    }) as Connector;
+  const connector = <R>(make: (context: ConnectionContext) => R) => ({
+    connect: async (_resource: unknown, context: ConnectionContext): Promise<R> => {
+      cloud.lastCredentials = context.credentials;
+      return make(context);
+    },
+  });
   return {
     provider: options.provider ?? 'aws',
     packageName: '@k8or/core/testing',

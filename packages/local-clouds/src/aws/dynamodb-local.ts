@@ -1,0 +1,72 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { freePort } from '../process/free-port.js';
+import { OwnedChildSpawnError, spawnOwnedChild } from '../process/owned-child.js';
+
+export interface DynamoDbLocalOptions {
+  /** Port to listen on (default: a free ephemeral port). */
+  port?: number;
+  /** How long to wait for the JVM to answer (default 60 s, generous for loaded machines). */
+  startTimeoutMs?: number;
+  /** The java binary (default `$JAVA_HOME/bin/java`, else `java` on PATH). */
+  javaPath?: string;
+}
+
+export interface DynamoDbLocal {
+  /** `http://127.0.0.1:PORT`, for the SDK's `endpoint`. */
+  endpoint: string;
+  /** The JVM's process id. */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** The DynamoDB Local jar and its native libraries, as shipped by the npm package amplify-dynamodb-simulator. */
+function emulatorDirectory(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve('amplify-dynamodb-simulator/package.json')), 'emulator');
+}
+
+/** True once DynamoDB Local answers HTTP (any answer: an unsigned request gets a 400). */
+async function answers(endpoint: string): Promise<boolean> {
+  try {
+    const response = await fetch(endpoint, { method: 'POST', signal: AbortSignal.timeout(2_000) });
+    await response.body?.cancel();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts DynamoDB Local (the real AWS jar, in memory, one shared database for every access key and
+ * region) and resolves once it answers. `stop()` ends the JVM; so does the end of this process, however
+ * it ends (see spawnOwnedChild).
+ */
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
+  const directory = emulatorDirectory();
+  const port = options.port ?? (await freePort());
+  const args = [`-Djava.library.path=${join(directory, 'DynamoDBLocal_lib')}`, '-jar', join(directory, 'DynamoDBLocal.jar'), '-inMemory', '-sharedDb', '-port', String(port)];
+  const java = options.javaPath ?? (process.env['JAVA_HOME'] ? join(process.env['JAVA_HOME'], 'bin', 'java') : 'java');
+  const child = spawnOwnedChild(java, args, { cwd: directory, stderr: 'pipe' });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-4_000);
+  });
+  let pid: number;
+  try {
+    pid = await child.pid;
+  } catch (error) {
+    if (error instanceof OwnedChildSpawnError) throw new Error(`DynamoDB Local needs Java 17 or later: ${error.message}`);
+    throw error;
+  }
+  const endpoint = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  while (!(await answers(endpoint))) {
+    if (child.hasExited() || Date.now() > deadline) {
+      await child.stop();
+      throw new Error(`DynamoDB Local did not start on port ${port}: ${stderr.trim() || `exit code ${(await child.exited).code}`}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { endpoint, pid, stop: () => child.stop() };
+}

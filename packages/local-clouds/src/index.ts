@@ -1,0 +1,3 @@
+export * from './process/index.js';
+export * from './aws/index.js';
+export * from './azure/index.js';

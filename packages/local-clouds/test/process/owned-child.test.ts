@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { waitFor } from '@k8or/core';
+import { OwnedChildSpawnError, spawnOwnedChild } from '@k8or/local-clouds';
+import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
+
+describe('spawnOwnedChild', () => {
+  it('ends the backend and frees its port when the parent is killed with SIGKILL', async () => {
+    const { parent, backend } = await startOwningParent('server');
+    try {
+      assert.ok(isRunning(backend.pid), 'the backend runs');
+      assert.ok(await isListening(backend.port), 'the backend listens');
+      parent.kill('SIGKILL');
+      await waitFor('the backend to end after its parent was killed', () => !isRunning(backend.pid));
+      await waitFor('the backend port to be free', async () => !(await isListening(backend.port)));
+    } finally {
+      parent.kill('SIGKILL');
+      if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
+    }
+  });
+
+  it('stops the backend on stop() and reports how it ended', async () => {
+    const child = spawnOwnedChild('sleep', ['600']);
+    const pid = await child.pid;
+    assert.ok(isRunning(pid));
+    assert.equal(child.hasExited(), false);
+    await child.stop();
+    assert.equal(child.hasExited(), true);
+    assert.equal(isRunning(pid), false);
+    assert.deepEqual(await child.exited, { code: null, signal: 'SIGTERM' });
+    await child.stop();
+  });
+
+  it('kills a backend that ignores SIGTERM once the grace period is over', async () => {
+    const child = spawnOwnedChild(process.execPath, ['-e', "process.on('SIGTERM', () => {}); console.log('ready'); setInterval(() => {}, 1000);"], {
+      stdout: 'pipe',
+      stopGraceMs: 200,
+    });
+    const pid = await child.pid;
+    await new Promise((resolve) => child.stdout?.once('data', resolve));
+    await child.stop();
+    assert.equal(isRunning(pid), false);
+    assert.deepEqual(await child.exited, { code: null, signal: 'SIGKILL' });
+  });
+
+  it('passes the backend exit code through', async () => {
+    const child = spawnOwnedChild(process.execPath, ['-e', 'process.exit(3)']);
+    assert.deepEqual(await child.exited, { code: 3, signal: null });
+  });
+
+  it('names the command and the system error when the backend cannot start', async () => {
+    const child = spawnOwnedChild('k8or-no-such-command', ['--version']);
+    await assert.rejects(child.pid, (error: unknown) => {
+      assert.ok(error instanceof OwnedChildSpawnError);
+      assert.equal(error.code, 'ENOENT');
+      assert.match(error.message, /cannot run k8or-no-such-command: .*ENOENT/);
+      return true;
+    });
+    assert.equal((await child.exited).code, 127);
+  });
+});
