@@ -6,6 +6,7 @@ import { awsProvider } from '@k8or/provider-aws';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
+import { startLocalAzure } from './local-azure.js';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { destination, type Logger } from 'pino';
 
@@ -29,6 +30,8 @@ export interface LocalStackEndpoints {
   probes: string;
   s3: string;
   dynamodb: string | undefined;
+  /** Azurite's Blob and Table endpoints, behind the `local-azure` ProviderConfig. */
+  azurite: { blob: string; table: string };
 }
 
 export interface LocalStack {
@@ -43,8 +46,9 @@ const SYSTEM_NAMESPACE = 'k8or-system';
 /**
  * Starts the whole local sandbox in one process: the embedded API server, the
  * S3 fake and DynamoDB Local, the admission webhook (registered with the API
- * server, self-signed CA), and the reconcile engine with the AWS provider,
- * plus a `default` ProviderConfig pointing at the local backends.
+ * server, self-signed CA), and the reconcile engine with the AWS and Azure
+ * providers, plus a `default` ProviderConfig pointing at the AWS backends and
+ * `local-azure` pointing at Azurite.
  * Stops everything, in reverse order, on `stop()`.
  */
 export async function startLocalStack(options: LocalStackOptions, logger: Logger): Promise<LocalStack> {
@@ -73,12 +77,14 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     if (dynamodb) stops.push(() => dynamodb.stop());
 
     await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
+    const azure = await startLocalAzure(kubeConfig, SYSTEM_NAMESPACE, options.dataDir);
+    stops.push(() => azure.stop());
 
     const webhook: WebhookServer = await startWebhookServer({
       port: 0,
       tls: { selfSigned: {} },
       kubeConfig,
-      providers: [awsProvider],
+      providers: [awsProvider, azure.plugin],
       secretNamespaces: [SYSTEM_NAMESPACE],
       caBundle: { register: true },
       logger: logger.child({ component: 'webhook' }),
@@ -90,7 +96,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     const health = new HealthChecks();
     const engine = new Engine({
       kubeConfig,
-      providers: new Map([[awsProvider.provider, awsProvider]]),
+      providers: new Map([[awsProvider.provider, awsProvider], [azure.plugin.provider, azure.plugin]]),
       clusterId: 'k8or-sandbox',
       secretsNamespace: SYSTEM_NAMESPACE,
       metrics,
@@ -109,6 +115,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       probes: probes.url,
       s3: s3.endpoint,
       dynamodb: dynamodb?.endpoint,
+      azurite: { blob: azure.blob, table: azure.table },
     };
     writeEndpoints(options.kubeconfigPath, endpoints);
     return { endpoints, stop };

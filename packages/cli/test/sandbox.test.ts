@@ -8,11 +8,16 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { HeadBucketCommand, GetBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
+import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import type { LocalStackEndpoints } from '@k8or/cli';
 
 const run = promisify(execFile);
 const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const examples = fileURLToPath(new URL('../../../examples/sandbox/', import.meta.url));
+const azureExamples = fileURLToPath(new URL('../../../examples/sandbox/azure/', import.meta.url));
+/** Azurite's published development account. */
+const azurite = { name: 'devstoreaccount1', key: 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==' };
 const credentials = { accessKeyId: 'AKIASANDBOXEXAMPLE00', secretAccessKey: 'sandbox-secret-access-key-not-a-real-one' };
 
 describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
@@ -103,6 +108,38 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
     assert.match(immutable, /^1 /);
     assert.match(immutable, /spec\.name/);
     assert.match(immutable, /immutable/);
+  });
+
+  it('serves Azure too: an Azure Bucket and Table reach Ready in Azurite, and a bad container name is refused at apply time', async () => {
+    assert.match(await kubectl('get', 'providerconfigs'), /local-azure\s+azure/);
+    await kubectl('apply', '-f', azureExamples);
+    await kubectl('wait', '--for=condition=Ready', 'bucket/media', 'table/sessions', '--timeout=90s');
+    const containerName = (await kubectl('get', 'bucket', 'media', '-o', 'jsonpath={.spec.name}')).trim();
+    const tableName = (await kubectl('get', 'table', 'sessions', '-o', 'jsonpath={.spec.name}')).trim();
+    const blobs = new BlobServiceClient(endpoints.azurite.blob, new StorageSharedKeyCredential(azurite.name, azurite.key));
+    const properties = await blobs.getContainerClient(containerName).getProperties();
+    assert.equal(properties.metadata?.['team'], 'media');
+    assert.equal(properties.metadata?.['k8or_name'], 'media');
+    const tables = new TableServiceClient(endpoints.azurite.table, new AzureNamedKeyCredential(azurite.name, azurite.key), { allowInsecureConnection: true });
+    const names: string[] = [];
+    for await (const table of tables.listTables()) names.push(table.name ?? '');
+    assert.ok(names.includes(tableName), `${tableName} in ${names.join(', ')}`);
+
+    const manifest = `apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad-azure\n  namespace: default\nspec:\n  providerConfigRef:\n    name: local-azure\n  name: my--photos\n`;
+    const failure = await new Promise<string>((resolve) => {
+      const p = spawn('kubectl', ['apply', '-f', '-'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
+      let text = '';
+      p.stdout.on('data', (c: Buffer) => (text += c.toString()));
+      p.stderr.on('data', (c: Buffer) => (text += c.toString()));
+      p.on('close', (code) => resolve(`${code} ${text}`));
+      p.stdin.end(manifest);
+    });
+    assert.match(failure, /^1 /);
+    assert.match(failure, /spec\.name/);
+    assert.match(failure, /azure-container\.consecutive-hyphens/);
+
+    await kubectl('delete', '-f', azureExamples, '--wait=true', '--timeout=90s');
+    assert.equal(await blobs.getContainerClient(containerName).exists(), false);
   });
 
   it('deletes the cloud resources with the objects, then stops cleanly on SIGTERM', async () => {

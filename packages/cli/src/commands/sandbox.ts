@@ -73,6 +73,7 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
       `  probes       ${e.probes}/readyz  ${e.probes}/metrics`,
       `  S3 fake      ${e.s3}`,
       `  DynamoDB     ${e.dynamodb ?? 'not running (needs Java 17)'}`,
+      `  Azurite      blob ${e.azurite.blob}  table ${e.azurite.table}  (ProviderConfig local-azure)`,
       `  logs         ${logFile}`,
       '',
       'Try it:',
