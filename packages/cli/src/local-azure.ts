@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { API_VERSION, type ProviderConfig } from '@k8or/api';
-import type { ProviderPlugin } from '@k8or/core';
+import { KubeRest, corePath, isConflict, k8orPath, type ProviderPlugin } from '@k8or/core';
 import { startAzurite } from '@k8or/local-clouds';
 import { azureProvider } from '@k8or/provider-azure';
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 
 /** The ProviderConfig the sandbox points at Azurite; an Azure Bucket or Table names it in spec.providerConfigRef. */
 export const LOCAL_AZURE = 'local-azure';
@@ -23,12 +23,16 @@ export interface LocalAzure {
  */
 export async function startLocalAzure(kubeConfig: KubeConfig, secretNamespace: string, dataDir: string | undefined): Promise<LocalAzure> {
   const azurite = await startAzurite(dataDir ? { dataDir: join(dataDir, 'azurite') } : {});
+  const kube = new KubeRest(kubeConfig, { userAgent: 'k8or-sandbox' });
   try {
-    const core = kubeConfig.makeApiClient(CoreV1Api);
-    await ignoreConflict(core.createNamespace({ body: { metadata: { name: secretNamespace } } }));
-    await ignoreConflict(
-      core.createNamespacedSecret({ namespace: secretNamespace, body: { metadata: { name: 'azurite-credentials' }, type: 'Opaque', stringData: { accountKey: azurite.accountKey } } }),
-    );
+    await createUnlessExists(kube, corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: secretNamespace } });
+    await createUnlessExists(kube, corePath('secrets', secretNamespace), {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'azurite-credentials' },
+      type: 'Opaque',
+      stringData: { accountKey: azurite.accountKey },
+    });
     const endpoints = { bucket: azurite.blobEndpoint, table: azurite.tableEndpoint };
     const providerConfig: ProviderConfig = {
       apiVersion: API_VERSION,
@@ -41,29 +45,26 @@ export async function startLocalAzure(kubeConfig: KubeConfig, secretNamespace: s
         credentials: { source: 'Secret', secretRef: { namespace: secretNamespace, name: 'azurite-credentials' } },
       },
     };
-    const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-    const plural = { group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs' };
-    try {
-      await custom.createClusterCustomObject({ ...plural, body: providerConfig });
-    } catch (error) {
-      if (!isConflict(error)) throw error;
-      await custom.patchClusterCustomObject({ ...plural, name: LOCAL_AZURE, body: { spec: { endpoints } } }, { headers: { 'Content-Type': 'application/merge-patch+json' } } as never);
+    // A persisted sandbox restarts with new Azurite ports: point the existing config at them.
+    if (!(await createUnlessExists(kube, k8orPath('ProviderConfig', undefined), providerConfig))) {
+      await kube.patch(k8orPath('ProviderConfig', undefined, LOCAL_AZURE), { spec: { endpoints } });
     }
   } catch (error) {
     await azurite.stop();
     throw error;
+  } finally {
+    kube.close();
   }
   return { plugin: azureProvider, blob: azurite.blobEndpoint, table: azurite.tableEndpoint, stop: () => azurite.stop() };
 }
 
-function isConflict(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: number }).code === 409;
-}
-
-async function ignoreConflict(call: Promise<unknown>): Promise<void> {
+/** Creates the object; false when it already exists. */
+async function createUnlessExists(kube: KubeRest, path: string, body: unknown): Promise<boolean> {
   try {
-    await call;
+    await kube.create(path, body);
+    return true;
   } catch (error) {
-    if (!isConflict(error)) throw error;
+    if (isConflict(error)) return false;
+    throw error;
   }
 }

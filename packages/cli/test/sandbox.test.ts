@@ -31,6 +31,17 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
     return stdout + stderr;
   };
 
+  /** `kubectl apply -f -` with the manifest on stdin: its exit code and output, as `CODE OUTPUT`. */
+  const applyFromStdin = (manifest: string): Promise<string> =>
+    new Promise<string>((resolve) => {
+      const p = spawn('kubectl', ['apply', '-f', '-'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
+      let text = '';
+      p.stdout.on('data', (c: Buffer) => (text += c.toString()));
+      p.stderr.on('data', (c: Buffer) => (text += c.toString()));
+      p.on('close', (code) => resolve(`${code} ${text}`));
+      p.stdin.end(manifest);
+    });
+
   before(async () => {
     child = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--kubeconfig', kubeconfig, '--log-file', join(dir, 'sandbox.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -87,14 +98,7 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
 
   it('rejects at apply time what the cloud would reject', async () => {
     const manifest = `apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad\n  namespace: default\nspec:\n  name: Not_A_Valid_Bucket\n`;
-    const failure = await new Promise<string>((resolve) => {
-      const p = spawn('kubectl', ['apply', '-f', '-'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
-      let text = '';
-      p.stdout.on('data', (c: Buffer) => (text += c.toString()));
-      p.stderr.on('data', (c: Buffer) => (text += c.toString()));
-      p.on('close', (code) => resolve(`${code} ${text}`));
-      p.stdin.end(manifest);
-    });
+    const failure = await applyFromStdin(manifest);
     assert.match(failure, /^1 /);
     assert.match(failure, /spec\.name/);
     assert.match(failure, /s3\.characters/);
@@ -126,14 +130,7 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
     assert.ok(names.includes(tableName), `${tableName} in ${names.join(', ')}`);
 
     const manifest = `apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad-azure\n  namespace: default\nspec:\n  providerConfigRef:\n    name: local-azure\n  name: my--photos\n`;
-    const failure = await new Promise<string>((resolve) => {
-      const p = spawn('kubectl', ['apply', '-f', '-'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
-      let text = '';
-      p.stdout.on('data', (c: Buffer) => (text += c.toString()));
-      p.stderr.on('data', (c: Buffer) => (text += c.toString()));
-      p.on('close', (code) => resolve(`${code} ${text}`));
-      p.stdin.end(manifest);
-    });
+    const failure = await applyFromStdin(manifest);
     assert.match(failure, /^1 /);
     assert.match(failure, /spec\.name/);
     assert.match(failure, /azure-container\.consecutive-hyphens/);
