@@ -13,49 +13,48 @@ export interface LocalAzure {
   /** Azurite's Blob and Table endpoints (dev account path included). */
   blob: string;
   table: string;
+  /**
+   * A Secret with Azurite's published dev account key and the `local-azure` ProviderConfig
+   * pointed at Azurite (re-pointed at the new ports when a persisted sandbox restarts).
+   */
+  installProviderConfig(kubeConfig: KubeConfig, secretNamespace: string): Promise<void>;
   stop(): Promise<void>;
 }
 
-/**
- * Azure in the sandbox: Azurite (in `dataDir/azurite` when given, so a restart keeps containers and
- * tables), a Secret with its published dev account key, and the `local-azure` ProviderConfig
- * pointed at it (re-pointed at the new ports when a persisted sandbox restarts).
- */
-export async function startLocalAzure(kubeConfig: KubeConfig, secretNamespace: string, dataDir: string | undefined): Promise<LocalAzure> {
+/** Azure in the sandbox: Azurite, kept in `dataDir/azurite` when given, so a restart keeps containers and tables. */
+export async function startLocalAzure(dataDir: string | undefined): Promise<LocalAzure> {
   const azurite = await startAzurite(dataDir ? { dataDir: join(dataDir, 'azurite') } : {});
-  const kube = new KubeRest(kubeConfig, { userAgent: 'k8or-sandbox' });
-  try {
-    await createUnlessExists(kube, corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: secretNamespace } });
-    await createUnlessExists(kube, corePath('secrets', secretNamespace), {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'azurite-credentials' },
-      type: 'Opaque',
-      stringData: { accountKey: azurite.accountKey },
-    });
-    const endpoints = { bucket: azurite.blobEndpoint, table: azurite.tableEndpoint };
-    const providerConfig: ProviderConfig = {
-      apiVersion: API_VERSION,
-      kind: 'ProviderConfig',
-      metadata: { name: LOCAL_AZURE, annotations: { 'k8or.io/description': 'Azure Blob and Table Storage served by Azurite (dev account devstoreaccount1)' } },
-      spec: {
-        provider: 'azure',
-        storageAccount: azurite.accountName,
-        endpoints,
-        credentials: { source: 'Secret', secretRef: { namespace: secretNamespace, name: 'azurite-credentials' } },
-      },
-    };
-    // A persisted sandbox restarts with new Azurite ports: point the existing config at them.
-    if (!(await createUnlessExists(kube, k8orPath('ProviderConfig', undefined), providerConfig))) {
-      await kube.patch(k8orPath('ProviderConfig', undefined, LOCAL_AZURE), { spec: { endpoints } });
+  const endpoints = { bucket: azurite.blobEndpoint, table: azurite.tableEndpoint };
+  const installProviderConfig = async (kubeConfig: KubeConfig, secretNamespace: string): Promise<void> => {
+    const kube = new KubeRest(kubeConfig, { userAgent: 'k8or-sandbox' });
+    try {
+      await createUnlessExists(kube, corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: secretNamespace } });
+      await createUnlessExists(kube, corePath('secrets', secretNamespace), {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'azurite-credentials' },
+        type: 'Opaque',
+        stringData: { accountKey: azurite.accountKey },
+      });
+      const providerConfig: ProviderConfig = {
+        apiVersion: API_VERSION,
+        kind: 'ProviderConfig',
+        metadata: { name: LOCAL_AZURE, annotations: { 'k8or.io/description': 'Azure Blob and Table Storage served by Azurite (dev account devstoreaccount1)' } },
+        spec: {
+          provider: 'azure',
+          storageAccount: azurite.accountName,
+          endpoints,
+          credentials: { source: 'Secret', secretRef: { namespace: secretNamespace, name: 'azurite-credentials' } },
+        },
+      };
+      if (!(await createUnlessExists(kube, k8orPath('ProviderConfig', undefined), providerConfig))) {
+        await kube.patch(k8orPath('ProviderConfig', undefined, LOCAL_AZURE), { spec: { endpoints } });
+      }
+    } finally {
+      kube.close();
     }
-  } catch (error) {
-    await azurite.stop();
-    throw error;
-  } finally {
-    kube.close();
-  }
-  return { plugin: azureProvider, blob: azurite.blobEndpoint, table: azurite.tableEndpoint, stop: () => azurite.stop() };
+  };
+  return { plugin: azureProvider, blob: azurite.blobEndpoint, table: azurite.tableEndpoint, installProviderConfig, stop: () => azurite.stop() };
 }
 
 /** Creates the object; false when it already exists. */

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { API_VERSION, type ProviderConfig } from '@k8or/api';
-import { CoreMetrics, Engine, HealthChecks, createLogger, installCrds, startProbeServer, type ProbeServer } from '@k8or/core';
+import { CoreMetrics, Engine, HealthChecks, KubeRest, createLogger, installCrds, k8orPath, startProbeServer, type ProbeServer } from '@k8or/core';
 import { awsProvider } from '@k8or/provider-aws';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
@@ -76,10 +76,11 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     });
     if (dynamodb) stops.push(() => dynamodb.stop());
 
-    await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
-    const azure = await startLocalAzure(kubeConfig, SYSTEM_NAMESPACE, options.dataDir);
+    const azure = await startLocalAzure(options.dataDir);
     stops.push(() => azure.stop());
 
+    // The webhook first: a persisted sandbox's webhook configurations point at the last run's port
+    // until it re-registers, and the ProviderConfig writes below go through it.
     const webhook: WebhookServer = await startWebhookServer({
       port: 0,
       tls: { selfSigned: {} },
@@ -91,6 +92,9 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       processMetrics: false,
     });
     stops.push(() => webhook.close());
+
+    await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
+    await azure.installProviderConfig(kubeConfig, SYSTEM_NAMESPACE);
 
     const metrics = new CoreMetrics();
     const health = new HealthChecks();
@@ -150,11 +154,14 @@ async function installDefaultProviderConfig(kubeConfig: KubeConfig, s3Endpoint: 
     await custom.createClusterCustomObject({ group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs', body: providerConfig });
   } catch (error) {
     if (!isConflict(error)) throw error;
-    // A persisted sandbox restarts with new backend ports: point the default at them.
-    await custom.patchClusterCustomObject(
-      { group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs', name: 'default', body: { spec: { endpoints: providerConfig.spec.endpoints } } },
-      { headers: { 'Content-Type': 'application/merge-patch+json' } } as never,
-    );
+    // A persisted sandbox restarts with new backend ports: point the default at them (a merge
+    // patch; client-node's patchClusterCustomObject sends a JSON patch, which the server refuses).
+    const kube = new KubeRest(kubeConfig, { userAgent: 'k8or-sandbox' });
+    try {
+      await kube.patch(k8orPath('ProviderConfig', undefined, 'default'), { spec: { endpoints: providerConfig.spec.endpoints } });
+    } finally {
+      kube.close();
+    }
   }
 }
 

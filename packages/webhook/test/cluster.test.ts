@@ -114,6 +114,25 @@ describe('kubectl through the sandbox API server and the webhook', () => {
     }
   });
 
+  it('re-points configurations it registered before at its new URL when it registers again (a restarted sandbox)', async () => {
+    const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    const names = { validating: 'earlier-validating', mutating: 'earlier-mutating' };
+    const earlier = webhookConfigurations({ url: 'https://127.0.0.1:1', names });
+    for (const w of [...(earlier.validating.webhooks ?? []), ...(earlier.mutating.webhooks ?? [])]) w.objectSelector = { matchLabels: { 'k8or.io/never': 'true' } };
+    await api.createValidatingWebhookConfiguration({ body: earlier.validating });
+    await api.createMutatingWebhookConfiguration({ body: earlier.mutating });
+    const restarted = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, kubeConfig, providers: [awsProvider], caBundle: { ...names, register: true }, logLevel: 'silent', processMetrics: false });
+    try {
+      assert.equal((await api.readValidatingWebhookConfiguration({ name: names.validating })).webhooks?.[0]?.clientConfig.url, `${restarted.url}/validate`);
+      assert.equal((await api.readMutatingWebhookConfiguration({ name: names.mutating })).webhooks?.[0]?.clientConfig.url, `${restarted.url}/mutate`);
+      assert.equal((await api.readValidatingWebhookConfiguration({ name: names.validating })).webhooks?.[0]?.clientConfig.caBundle, Buffer.from(restarted.caPem).toString('base64'));
+    } finally {
+      await restarted.close();
+      await api.deleteValidatingWebhookConfiguration({ name: names.validating });
+      await api.deleteMutatingWebhookConfiguration({ name: names.mutating });
+    }
+  });
+
   it('kubectl apply of a bare Bucket stores it with the defaults filled in', async () => {
     const run = await apply('reports', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: reports\n  namespace: team-a\nspec:\n  versioning: true\n');
     assert.equal(run.code, 0, run.stderr);

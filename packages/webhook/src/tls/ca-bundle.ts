@@ -7,7 +7,11 @@ export interface CaBundleTargets {
   validating?: string;
   /** Name of the MutatingWebhookConfiguration to patch. */
   mutating?: string;
-  /** Create these configurations (with the caBundle) when they do not exist yet; otherwise a missing one is an error. */
+  /**
+   * Create these configurations (with the caBundle) when they do not exist yet; otherwise a missing
+   * one is an error. Existing ones are re-pointed at these configurations' client configs too, so a
+   * webhook that registers itself and restarts on another port is called there.
+   */
   create?: WebhookConfigurations;
 }
 
@@ -22,9 +26,12 @@ type AnyConfiguration = V1ValidatingWebhookConfiguration | V1MutatingWebhookConf
 export async function injectCaBundle(kubeConfig: KubeConfig, caPem: string, targets: CaBundleTargets, logger: Logger): Promise<void> {
   const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
   const caBundle = Buffer.from(caPem).toString('base64');
-  const withCa = <T extends AnyConfiguration>(config: T): T => {
+  const withCa = <T extends AnyConfiguration>(config: T, registered?: AnyConfiguration): T => {
     const copy = structuredClone(config);
-    for (const webhook of copy.webhooks ?? []) webhook.clientConfig = { ...webhook.clientConfig, caBundle };
+    for (const webhook of copy.webhooks ?? []) {
+      const own = registered?.webhooks?.find((w) => w.name === webhook.name)?.clientConfig;
+      webhook.clientConfig = { ...(own ?? webhook.clientConfig), caBundle };
+    }
     return copy;
   };
   const validatingName = targets.validating ?? targets.create?.validating.metadata?.name;
@@ -33,7 +40,7 @@ export async function injectCaBundle(kubeConfig: KubeConfig, caPem: string, targ
     await upsert(
       validatingName,
       () => api.readValidatingWebhookConfiguration({ name: validatingName }),
-      (body) => api.replaceValidatingWebhookConfiguration({ name: validatingName, body: withCa(body) }),
+      (body) => api.replaceValidatingWebhookConfiguration({ name: validatingName, body: withCa(body, targets.create?.validating) }),
       targets.create ? () => api.createValidatingWebhookConfiguration({ body: withCa(targets.create!.validating) }) : undefined,
     );
     logger.info({ name: validatingName }, 'caBundle set on ValidatingWebhookConfiguration');
@@ -42,7 +49,7 @@ export async function injectCaBundle(kubeConfig: KubeConfig, caPem: string, targ
     await upsert(
       mutatingName,
       () => api.readMutatingWebhookConfiguration({ name: mutatingName }),
-      (body) => api.replaceMutatingWebhookConfiguration({ name: mutatingName, body: withCa(body) }),
+      (body) => api.replaceMutatingWebhookConfiguration({ name: mutatingName, body: withCa(body, targets.create?.mutating) }),
       targets.create ? () => api.createMutatingWebhookConfiguration({ body: withCa(targets.create!.mutating) }) : undefined,
     );
     logger.info({ name: mutatingName }, 'caBundle set on MutatingWebhookConfiguration');
