@@ -7,8 +7,9 @@
 // Prints a Markdown table for docs/benchmarks.md.
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION, defaultExternalName, type Bucket } from '@k8or/api';
-import { CoreMetrics, Engine, InMemoryCloud, KubeRest, corePath, installCrds, inMemoryProviderPlugin, k8orPath } from '@k8or/core';
+import { API_VERSION, genericDefaultName, type Bucket } from '@k8or/api';
+import { CoreMetrics, Engine, KubeRest, corePath, installCrds, k8orPath } from '@k8or/core';
+import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 import { startSandbox, type RequestLogEntry } from '@k8or/apiserver';
 
 const { values } = parseArgs({ options: { resources: { type: 'string', default: '1000' }, workers: { type: 'string', default: '10' } } });
@@ -27,7 +28,7 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 600_00
   }
 }
 
-const sandbox = await startSandbox({ logLevel: 'error' });
+const sandbox = await startSandbox({ logLevel: 'error', recordRequests: true });
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromString(sandbox.kubeconfig);
 const user = new KubeRest(kubeConfig, { userAgent: USER_AGENT });
@@ -92,7 +93,7 @@ for (const [label, prefix, withName] of [
   const before = await reconciles();
   for (let i = 0; i < SAMPLE; i++) {
     const name = `${prefix}-${i}`;
-    const spec = { versioning: true, ...(withName ? { name: defaultExternalName('Bucket', 'aws', 'bench', name) } : {}) };
+    const spec = { versioning: true, ...(withName ? { name: genericDefaultName({ clusterId: 'bench', namespace: 'bench', name }) } : {}) };
     await user.create(k8orPath('Bucket', 'bench'), { apiVersion: API_VERSION, kind: 'Bucket', metadata: { name, namespace: 'bench' }, spec });
     await until(async () => Boolean((await user.get<Bucket>(k8orPath('Bucket', 'bench', name)).then((b) => b && isReady(b)))));
   }
@@ -120,14 +121,14 @@ const keys = Array.from({ length: SAMPLE }, (_, i) => `bench/sample-${i}`);
 // 3. Drift repair: versioning switched off behind k8or's back, then a resync.
 {
   for (const key of keys) {
-    const bucket = cloud.buckets.get(defaultExternalName('Bucket', 'aws', 'bench', key.slice('bench/'.length)));
+    const bucket = cloud.buckets.get(genericDefaultName({ clusterId: 'bench', namespace: 'bench', name: key.slice('bench/'.length })));
     if (bucket) bucket.versioning = false;
   }
   const from = sandbox.requestLog.length;
   const calls = cloud.calls.length;
   const before = await reconciles();
   for (const key of keys) controller.queue.add(key);
-  await until(() => keys.every((key) => cloud.buckets.get(defaultExternalName('Bucket', 'aws', 'bench', key.slice('bench/'.length)))?.versioning));
+  await until(() => keys.every((key) => cloud.buckets.get(genericDefaultName({ clusterId: 'bench', namespace: 'bench', name: key.slice('bench/'.length })))?.versioning));
   await settle();
   const writes = engineWrites(sandbox.requestLog.slice(from));
   rows.push(['drift repair', `${writes.filter((w) => w.resource === 'buckets').length / SAMPLE}`, `${writes.filter((w) => w.resource === 'events').length / SAMPLE}`, `${writes.length / SAMPLE}`, `${((cloud.calls.length - calls) / SAMPLE).toFixed(2)}`, `${((await reconciles()) - before) / SAMPLE}`]);

@@ -103,7 +103,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const writer = options.dataDir ? new SnapshotWriter(options.dataDir, store) : undefined;
   seedDefaults(store);
 
-  const requestLog: RequestLogEntry[] = [];
+  const requestLog: RequestLogEntry[] | undefined = options.recordRequests ? [] : undefined;
   const listSnapshots = new ListSnapshots();
   const ctx: ServerContext = {
     registry,
@@ -156,9 +156,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     kubeconfig,
     caPem: ca.certPem,
     token,
-    requestLog,
+    get requestLog(): RequestLogEntry[] {
+      if (!requestLog) throw new Error('the request log is off: start the sandbox with recordRequests: true');
+      return requestLog;
+    },
     clearRequestLog: () => {
-      requestLog.length = 0;
+      if (requestLog) requestLog.length = 0;
     },
     dropWatches: () => hub.closeAll(),
     compactHistory: () => {
@@ -171,6 +174,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         namespaces.stop();
         garbageCollector.stop();
         hub.closeAll();
+        ctx.admission.close();
         writer?.flush();
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -18,6 +18,11 @@ export interface SandboxOptions {
   logLevel?: string;
   /** Log here instead of a logger of its own on stdout (logLevel is then the logger's). */
   logger?: Logger;
+  /**
+   * Keep every request in `requestLog` (default false). A test that counts requests turns it on;
+   * a long-running server must not, since the log only grows.
+   */
+  recordRequests?: boolean;
 }
 
 export type RequestVerb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'other';
@@ -47,8 +52,8 @@ export interface Sandbox {
   kubeconfigPath?: string;
   caPem: string;
   token: string;
-  /** Every request, in order. */
-  requestLog: RequestLogEntry[];
+  /** Every request, in order; only with `recordRequests: true` (reading it otherwise throws). */
+  readonly requestLog: RequestLogEntry[];
   clearRequestLog(): void;
   /** Test hook: close every open watch stream abruptly. */
   dropWatches(): void;

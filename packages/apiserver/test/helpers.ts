@@ -9,7 +9,7 @@ export interface TestSandbox {
 }
 
 export async function startTestSandbox(options: SandboxOptions = {}): Promise<TestSandbox> {
-  const sandbox = await startSandbox(options);
+  const sandbox = await startSandbox({ recordRequests: true, ...options });
   const kc = new KubeConfig();
   kc.loadFromString(sandbox.kubeconfig);
   return { sandbox, kc };

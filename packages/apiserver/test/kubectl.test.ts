@@ -68,7 +68,7 @@ for (const version of KUBECTL_VERSIONS) {
     before(async () => {
       await prepareKubectl(version);
       home = await mkdtemp(join(tmpdir(), `k8or-kubectl-${version}-`));
-      sandbox = await startSandbox({ kubeconfigPath: join(home, 'kubeconfig') });
+      sandbox = await startSandbox({ kubeconfigPath: join(home, 'kubeconfig'), recordRequests: true });
       env = { version, kubeconfigPath: join(home, 'kubeconfig'), home };
     });
 

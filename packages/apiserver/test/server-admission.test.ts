@@ -10,7 +10,9 @@ type Obj = Record<string, unknown>;
 type Reply = (request: Obj) => Obj;
 
 /** A webhook server: each path answers with its own reply function; every AdmissionReview is recorded. */
-async function startWebhook(replies: Record<string, Reply>): Promise<{ port: number; caBundle: string; received: Array<{ path: string; request: Obj }>; close(): Promise<void> }> {
+async function startWebhook(
+  replies: Record<string, Reply>,
+): Promise<{ port: number; caBundle: string; received: Array<{ path: string; request: Obj }>; tlsConnections: () => number; close(): Promise<void> }> {
   const ca = createCertificateAuthority('test-webhook-ca');
   const cert = createServingCertificate(ca, { dns: ['localhost', 'hooks.webhooks.svc'], ips: ['127.0.0.1'] });
   const received: Array<{ path: string; request: Obj }> = [];
@@ -34,12 +36,19 @@ async function startWebhook(replies: Record<string, Reply>): Promise<{ port: num
       res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
     });
   });
+  let tlsConnections = 0;
+  server.on('secureConnection', () => tlsConnections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as AddressInfo).port,
     caBundle: Buffer.from(ca.certPem).toString('base64'),
     received,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    tlsConnections: () => tlsConnections,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -186,6 +195,24 @@ describe('admission webhooks', () => {
     assert.equal(refused.status, 500);
     assert.match(String(refused.json?.['message']), /failed calling webhook "untrusted.example.com"/);
     await remove(untrusted);
+  });
+
+  it('keeps its connections to a webhook open between calls instead of a TLS handshake per call', async () => {
+    const mutating = webhookConfig('Mutating', 'reuse-mutating', [{ name: 'reuse-mutating.example.com', clientConfig: byUrl('/label'), rules: [rule(['widgets'])] }]);
+    const validating = webhookConfig('Validating', 'reuse-validating', [{ name: 'reuse-validating.example.com', clientConfig: byUrl('/allow'), rules: [rule(['widgets'])] }]);
+    await install(mutating);
+    await install(validating);
+    try {
+      const connectionsBefore = hook.tlsConnections();
+      const callsBefore = hook.received.length;
+      for (let i = 0; i < 20; i++) assert.equal((await request(t.sandbox, 'POST', WIDGETS, { body: widget(`reuse-${i}`) })).status, 201);
+      assert.equal(hook.received.length - callsBefore, 40, 'every create called both webhooks');
+      const opened = hook.tlsConnections() - connectionsBefore;
+      assert.ok(opened <= 2, `40 calls opened ${opened} TLS connections`);
+    } finally {
+      await remove(mutating);
+      await remove(validating);
+    }
   });
 
   it('gives up on a webhook after its timeoutSeconds and applies failurePolicy', async () => {

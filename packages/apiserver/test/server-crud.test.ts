@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1ConfigMap } from '@kubernetes/client-node';
-import { installWidgetCrd, metadataOf, request, startTestSandbox, widget, WIDGETS, type TestSandbox } from './helpers.ts';
+import { installWidgetCrd, metadataOf, request, startTestSandbox, widget, WIDGETS, type RawResponse, type TestSandbox } from './helpers.ts';
 
 type Obj = Record<string, unknown>;
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -338,5 +338,46 @@ describe('unconditional updates', () => {
     await request(t.sandbox, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'loose' }, data: { a: '1' } } });
     const res = await request(t.sandbox, 'PUT', '/api/v1/namespaces/default/configmaps/loose', { body: { metadata: { name: 'loose' }, data: { a: '2' } } });
     assert.equal(res.status, 200);
+  });
+});
+
+describe('metadata validation messages', () => {
+  let t: TestSandbox;
+  before(async () => {
+    t = await startTestSandbox();
+    await installWidgetCrd(t.sandbox);
+  });
+  after(() => t.sandbox.stop());
+
+  const labelled = (name: string, value: string): Record<string, unknown> => widget(name, { size: 1 }, { labels: { tier: value } });
+  const causesOf = (res: RawResponse): unknown => (res.json?.['details'] as Record<string, unknown> | undefined)?.['causes'];
+
+  it('says a 64-character label value is too long, as kube-apiserver does', async () => {
+    const value = 'a'.repeat(64);
+    const res = await request(t.sandbox, 'POST', WIDGETS, { body: labelled('long-label', value) });
+    assert.equal(res.status, 422);
+    assert.equal(res.json?.['message'], `Widget.example.com "long-label" is invalid: metadata.labels: Invalid value: "${value}": must be no more than 63 characters`);
+    assert.deepEqual(causesOf(res), [{ reason: 'FieldValueInvalid', message: `Invalid value: "${value}": must be no more than 63 characters`, field: 'metadata.labels' }]);
+  });
+
+  it('lists both rules when a label value is too long and has a character a label cannot hold', async () => {
+    const value = `${'a'.repeat(63)}!`;
+    const res = await request(t.sandbox, 'POST', WIDGETS, { body: labelled('bad-label', value) });
+    assert.equal(res.status, 422);
+    const messages = (causesOf(res) as { message: string }[]).map((c) => c.message);
+    assert.equal(messages.length, 2);
+    assert.equal(messages[0], `Invalid value: "${value}": must be no more than 63 characters`);
+    assert.match(messages[1]!, /: a valid label must be an empty string or consist of alphanumeric characters/);
+  });
+
+  it('does not echo a 1 MB label value back whole', async () => {
+    const value = 'b'.repeat(1024 * 1024);
+    const res = await request(t.sandbox, 'POST', WIDGETS, { body: labelled('huge-label', value) });
+    assert.equal(res.status, 422);
+    assert.ok(res.text.length < 4_096, `error body of ${res.text.length} characters`);
+    assert.equal(
+      res.json?.['message'],
+      `Widget.example.com "huge-label" is invalid: metadata.labels: Invalid value: "${'b'.repeat(256)}..." (1048576 characters, truncated): must be no more than 63 characters`,
+    );
   });
 });

@@ -1,13 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { API_VERSION, type ProviderConfig } from '@k8or/api';
-import { CoreMetrics, Engine, HealthChecks, KubeRest, createLogger, installCrds, k8orPath, startProbeServer, type ProbeServer } from '@k8or/core';
+import { CoreMetrics, Engine, HealthChecks, createLogger, installCrds, startProbeServer, type ProbeServer } from '@k8or/core';
 import { awsProvider } from '@k8or/provider-aws';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
+import { KubeConfig } from '@kubernetes/client-node';
 import { startLocalAzure } from './local-azure.js';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
+import { applySandboxProviderConfig } from './sandbox-objects.js';
 import { destination, type Logger } from 'pino';
 
 export interface LocalStackOptions {
@@ -15,7 +17,7 @@ export interface LocalStackOptions {
   kubeconfigPath: string;
   /** API server port; 0 picks a free one. */
   port: number;
-  /** Persist Kubernetes objects here across restarts (cloud backends stay in memory). */
+  /** Persist Kubernetes objects here across restarts, and the backends' state where they can keep it (GCS fake, Azurite). */
   dataDir?: string;
   /** JSON log lines of every part go here. */
   logFile: string;
@@ -30,6 +32,7 @@ export interface LocalStackEndpoints {
   probes: string;
   s3: string;
   dynamodb: string | undefined;
+  gcp: LocalGcpEndpoints;
   /** Azurite's Blob and Table endpoints, behind the `local-azure` ProviderConfig. */
   azurite: { blob: string; table: string };
 }
@@ -76,6 +79,8 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     });
     if (dynamodb) stops.push(() => dynamodb.stop());
 
+    const gcp = await startLocalGcp(options, logger.child({ component: 'gcp' }));
+    stops.push(() => gcp.stop());
     const azure = await startLocalAzure(options.dataDir);
     stops.push(() => azure.stop());
 
@@ -85,7 +90,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       port: 0,
       tls: { selfSigned: {} },
       kubeConfig,
-      providers: [awsProvider, azure.plugin],
+      providers: [awsProvider, azure.plugin, gcp.plugin],
       secretNamespaces: [SYSTEM_NAMESPACE],
       caBundle: { register: true },
       logger: logger.child({ component: 'webhook' }),
@@ -95,12 +100,13 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
 
     await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
     await azure.installProviderConfig(kubeConfig, SYSTEM_NAMESPACE);
+    await gcp.installProviderConfig(kubeConfig);
 
     const metrics = new CoreMetrics();
     const health = new HealthChecks();
     const engine = new Engine({
       kubeConfig,
-      providers: new Map([[awsProvider.provider, awsProvider], [azure.plugin.provider, azure.plugin]]),
+      providers: new Map([[awsProvider.provider, awsProvider], [azure.plugin.provider, azure.plugin], [gcp.plugin.provider, gcp.plugin]]),
       clusterId: 'k8or-sandbox',
       secretsNamespace: SYSTEM_NAMESPACE,
       metrics,
@@ -119,6 +125,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       probes: probes.url,
       s3: s3.endpoint,
       dynamodb: dynamodb?.endpoint,
+      gcp: gcp.endpoints,
       azurite: { blob: azure.blob, table: azure.table },
     };
     writeEndpoints(options.kubeconfigPath, endpoints);
@@ -130,14 +137,6 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
 }
 
 async function installDefaultProviderConfig(kubeConfig: KubeConfig, s3Endpoint: string, dynamoDbEndpoint: string | undefined): Promise<void> {
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  await ignoreConflict(core.createNamespace({ body: { metadata: { name: SYSTEM_NAMESPACE } } }));
-  await ignoreConflict(
-    core.createNamespacedSecret({
-      namespace: SYSTEM_NAMESPACE,
-      body: { metadata: { name: 'aws-credentials' }, type: 'Opaque', stringData: SANDBOX_CREDENTIALS },
-    }),
-  );
   const providerConfig: ProviderConfig = {
     apiVersion: API_VERSION,
     kind: 'ProviderConfig',
@@ -149,38 +148,13 @@ async function installDefaultProviderConfig(kubeConfig: KubeConfig, s3Endpoint: 
       credentials: { source: 'Secret', secretRef: { namespace: SYSTEM_NAMESPACE, name: 'aws-credentials' } },
     },
   };
-  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  try {
-    await custom.createClusterCustomObject({ group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs', body: providerConfig });
-  } catch (error) {
-    if (!isConflict(error)) throw error;
-    // A persisted sandbox restarts with new backend ports: point the default at them (a merge
-    // patch; client-node's patchClusterCustomObject sends a JSON patch, which the server refuses).
-    const kube = new KubeRest(kubeConfig, { userAgent: 'k8or-sandbox' });
-    try {
-      await kube.patch(k8orPath('ProviderConfig', undefined, 'default'), { spec: { endpoints: providerConfig.spec.endpoints } });
-    } finally {
-      kube.close();
-    }
-  }
+  await applySandboxProviderConfig(kubeConfig, providerConfig, { namespace: SYSTEM_NAMESPACE, name: 'aws-credentials', stringData: SANDBOX_CREDENTIALS });
 }
 
 function writeEndpoints(kubeconfigPath: string, endpoints: LocalStackEndpoints): void {
   const file = join(dirname(kubeconfigPath), 'sandbox.json');
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(endpoints, null, 2)}\n`);
-}
-
-function isConflict(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: number }).code === 409;
-}
-
-async function ignoreConflict(call: Promise<unknown>): Promise<void> {
-  try {
-    await call;
-  } catch (error) {
-    if (!isConflict(error)) throw error;
-  }
 }
 
 /** The logger every part of the local stack writes to (JSON lines, credentials redacted). */

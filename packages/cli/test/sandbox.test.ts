@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { HeadBucketCommand, GetBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Storage } from '@google-cloud/storage';
 import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import type { LocalStackEndpoints } from '@k8or/cli';
@@ -15,6 +16,7 @@ import type { LocalStackEndpoints } from '@k8or/cli';
 const run = promisify(execFile);
 const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const examples = fileURLToPath(new URL('../../../examples/sandbox/', import.meta.url));
+const gcpExamples = fileURLToPath(new URL('../../../examples/sandbox/gcp/', import.meta.url));
 const azureExamples = fileURLToPath(new URL('../../../examples/sandbox/azure/', import.meta.url));
 /** Azurite's published development account. */
 const azurite = { name: 'devstoreaccount1', key: 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==' };
@@ -137,6 +139,24 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
 
     await kubectl('delete', '-f', azureExamples, '--wait=true', '--timeout=90s');
     assert.equal(await blobs.getContainerClient(containerName).exists(), false);
+  });
+
+  it('serves GCP through local-gcp: the example Bucket and Table reach Ready, and a bad GCS name is refused at apply time', async () => {
+    assert.match(await kubectl('get', 'providerconfigs'), /local-gcp\s+gcp/);
+    const withTable = endpoints.gcp.bigtable !== undefined;
+    assert.match(output, withTable ? /Bigtable\s+127\.0\.0\.1:\d+ \(the Bigtable emulator keeps no state/ : /Bigtable\s+- \(not running, so the sandbox has no GCP Tables/);
+    await kubectl('apply', '-f', withTable ? gcpExamples : join(gcpExamples, 'bucket.yaml'));
+    await kubectl('wait', '--for=condition=Ready', 'bucket/gcp-photos', ...(withTable ? ['table/gcp-orders'] : []), '--timeout=90s');
+    const bucketName = (await kubectl('get', 'bucket', 'gcp-photos', '-o', 'jsonpath={.spec.name}')).trim();
+    const [metadata] = await new Storage({ apiEndpoint: endpoints.gcp.gcs, projectId: 'k8or-sandbox' }).bucket(bucketName).getMetadata();
+    assert.deepEqual(metadata.versioning, { enabled: true });
+
+    const manifest = `apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad-gcs\n  namespace: default\nspec:\n  providerConfigRef:\n    name: local-gcp\n  name: goog-photos\n`;
+    const failure = await applyFromStdin(manifest);
+    assert.match(failure, /^1 /);
+    assert.match(failure, /spec\.name/);
+    assert.match(failure, /gcs\.goog-prefix/);
+    await kubectl('delete', '-f', withTable ? gcpExamples : join(gcpExamples, 'bucket.yaml'), '--wait=true', '--timeout=90s');
   });
 
   it('deletes the cloud resources with the objects, then stops cleanly on SIGTERM', async () => {

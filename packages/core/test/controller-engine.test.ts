@@ -1,9 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Annotations, defaultExternalName } from '@k8or/api';
+import { Annotations } from '@k8or/api';
 import { Container } from 'inversify';
-import { CoreMetrics, HealthChecks, KubeEventRecorder, KubeRest, Reasons, corePath, inMemoryProviderPlugin, k8orPath, providerModule, type Engine } from '@k8or/core';
+import { CoreMetrics, HealthChecks, KubeEventRecorder, KubeRest, Reasons, corePath, k8orPath, providerModule, type Engine } from '@k8or/core';
+import { inMemoryProviderPlugin } from '@k8or/core/testing';
 import { World, condition, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 describe('controllers and the engine as a whole', () => {
@@ -135,23 +136,31 @@ describe('controllers and the engine as a whole', () => {
     const noConfig = await world.waitForBucket(ns, 'waiting', 'ProviderConfigNotFound', (b) => condition(b, 'Synced')?.reason === Reasons.ProviderConfigNotFound);
     assert.match(condition(noConfig, 'Synced')?.message ?? '', /"team-config"/);
 
-    await world.createProviderConfig('team-config', { credentials: { source: 'Secret', secretRef: { namespace: ns, name: 'cloud-credentials' } } });
+    // Credentials live in the operator's namespace: the only one whose Secrets the engine caches by default.
+    const secrets = 'k8or-system';
+    await world.ensureNamespace(secrets);
+    await world.createProviderConfig('team-config', { credentials: { source: 'Secret', secretRef: { namespace: secrets, name: `${ns}-credentials` } } });
     await world.waitForBucket(ns, 'waiting', 'CredentialsSecretNotFound', (b) => condition(b, 'Synced')?.reason === Reasons.CredentialsSecretNotFound);
 
     const secret = (name: string, accessKeyId: string) => ({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name, namespace: ns },
+      metadata: { name, namespace: secrets },
       data: { accessKeyId: Buffer.from(accessKeyId).toString('base64') },
     });
-    await world.user.create(corePath('secrets', ns), secret('cloud-credentials', 'AKIAFIRST'));
-    await world.waitForBucket(ns, 'waiting', 'Ready', isReadyAndSynced);
-    assert.equal(world.cloud.lastCredentials?.accessKeyId, 'AKIAFIRST');
-    assert.ok(world.cloud.buckets.has(defaultExternalName('Bucket', 'aws', ns, 'waiting')));
+    await world.user.create(corePath('secrets', secrets), secret(`${ns}-credentials`, 'AKIAFIRST'));
+    const ready = await world.waitForBucket(ns, 'waiting', 'Ready', isReadyAndSynced);
+    const externalName = ready.spec.name ?? '';
+    assert.ok(world.cloud.buckets.has(externalName));
+    // Only this bucket's own calls: other tests' resources reconcile in the same cloud meanwhile.
+    const ownCalls = () => world.cloud.calls.filter((c) => c.kind === 'Bucket' && c.name === externalName);
+    assert.ok(ownCalls().length > 0);
+    assert.ok(ownCalls().every((c) => c.credentials?.accessKeyId === 'AKIAFIRST'));
 
-    await world.user.create(corePath('secrets', ns), secret('rotated-credentials', 'AKIASECOND'));
-    await world.user.patch(k8orPath('ProviderConfig', undefined, 'team-config'), { spec: { credentials: { secretRef: { name: 'rotated-credentials' } } } });
-    await waitFor('a reconcile with the new credentials', () => world.cloud.lastCredentials?.accessKeyId === 'AKIASECOND');
+    const before = ownCalls().length;
+    await world.user.create(corePath('secrets', secrets), secret(`${ns}-rotated`, 'AKIASECOND'));
+    await world.user.patch(k8orPath('ProviderConfig', undefined, 'team-config'), { spec: { credentials: { secretRef: { name: `${ns}-rotated` } } } });
+    await waitFor('a reconcile of this bucket with the new credentials', () => ownCalls().slice(before).some((c) => c.credentials?.accessKeyId === 'AKIASECOND'));
   });
 
   it('watches one namespace only when scoped', async () => {

@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { Annotations } from '@k8or/api';
-import { Reasons, type CrashPoint, type Engine } from '@k8or/core';
+import { Reasons, type Engine } from '@k8or/core';
+import { type CrashPoint } from '@k8or/core/testing';
 import { World, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 describe('engine: a worker killed mid-create', () => {

@@ -3,7 +3,8 @@
 // and stop (or kill) against them.
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type Bucket, type Condition, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
-import { Engine, InMemoryCloud, KubeRest, corePath, installCrds, waitFor, inMemoryProviderPlugin, k8orPath, type EngineOptions, type InMemoryCloudOptions } from '@k8or/core';
+import { Engine, KubeRest, corePath, installCrds, k8orPath, type EngineOptions } from '@k8or/core';
+import { InMemoryCloud, waitFor, inMemoryProviderPlugin, type InMemoryCloudOptions } from '@k8or/core/testing';
 import { startSandbox, type RequestLogEntry, type Sandbox } from '@k8or/apiserver';
 
 export const USER_AGENT = 'k8or-test-user';
@@ -56,7 +57,7 @@ export class World {
 
   /** A sandbox with the CRDs applied (as plain JSON, schemas whole) and a `default` ProviderConfig for the in-memory cloud. */
   static async start(cloudOptions: InMemoryCloudOptions = {}): Promise<World> {
-    const world = new World(await startSandbox(), cloudOptions);
+    const world = new World(await startSandbox({ recordRequests: true }), cloudOptions);
     await installCrds(world.kubeConfig);
     await waitFor('CRDs served', async () => (await world.user.get(k8orPath('ProviderConfig', undefined))) !== undefined);
     await world.createProviderConfig('default');
@@ -80,11 +81,20 @@ export class World {
       deletionBlockedRetryMs: 500,
       eventAggregationIntervalMs: 60_000,
       shutdownDeadlineMs: 5_000,
+      operatorNamespace: 'k8or-system',
+      // Quick resyncs for tests; the floor has its own test.
+      resyncFloorMs: 100,
       ...options,
     });
     this.engines.push(engine);
     await engine.start();
     return engine;
+  }
+
+  /** Creates the namespace unless it exists. */
+  async ensureNamespace(name: string): Promise<void> {
+    if (await this.user.get(corePath('namespaces', undefined, name))) return;
+    await this.user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch(() => undefined);
   }
 
   async newNamespace(annotations: Record<string, string> = {}): Promise<string> {

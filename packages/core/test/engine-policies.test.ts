@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Annotations, OwnerTags, defaultExternalName } from '@k8or/api';
+import { Annotations, OwnerTags, genericDefaultName } from '@k8or/api';
 import { Reasons } from '@k8or/core';
 import { World, condition, isReadyAndSynced } from './engine-harness.ts';
 
@@ -125,7 +125,7 @@ describe('engine: policies a user sets', () => {
 
   it('stops reconciling a paused resource, with one Paused condition, and resumes when unpaused', async () => {
     const ns = await world.newNamespace();
-    const externalName = defaultExternalName('Bucket', 'aws', ns, 'frozen');
+    const externalName = genericDefaultName({ clusterId: 'test-cluster', namespace: ns, name: 'frozen' });
     await world.createBucket(ns, 'frozen', {}, { [Annotations.paused]: 'true' });
     const paused = await world.waitForBucket(ns, 'frozen', 'Paused', (b) => condition(b, 'Synced')?.reason === Reasons.Paused);
     const from = world.sandbox.requestLog.length;

@@ -8,7 +8,8 @@ import {
   type V1ConfigMap,
 } from '@kubernetes/client-node';
 import { API_VERSION, GROUP, VERSION, type Bucket, type ProviderConfig } from '@k8or/api';
-import { createInformer, informersSynced, installCrds, NAMESPACE_INDEX, objectKey, waitFor as pollUntil, type Informer, type InformerOptions, type WatchEndReason } from '@k8or/core';
+import { createInformer, informersSynced, installCrds, NAMESPACE_INDEX, objectKey, type Informer, type InformerOptions, type WatchEndReason } from '@k8or/core';
+import { waitFor as pollUntil } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
 interface Recorded {
@@ -29,7 +30,7 @@ describe('informer against the sandbox API server', () => {
   let namespaceCounter = 0;
 
   before(async () => {
-    sandbox = await startSandbox();
+    sandbox = await startSandbox({ recordRequests: true });
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(sandbox.kubeconfig);
     core = kubeConfig.makeApiClient(CoreV1Api);

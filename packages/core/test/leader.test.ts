@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, V1MicroTime } from '@kubernetes/client-node';
-import { LeaderElector, waitFor as pollUntil } from '@k8or/core';
+import { LeaderElector } from '@k8or/core';
+import { waitFor as pollUntil } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
 /** Polls until `condition` holds (every 10 ms, 30 s at most). */

@@ -4,19 +4,8 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, FINALIZER, type Bucket, type ManagedKindName, type ManagedResource, type ManagedStatus, type ProviderConfig } from '@k8or/api';
-import {
-  InMemoryCloud,
-  KubeApiError,
-  ManagedReconciler,
-  Reasons,
-  RetryableError,
-  inMemoryProviderPlugin,
-  type ConfigLookups,
-  type EventRecorder,
-  type ManagedPatch,
-  type ManagedResourceClient,
-  type OutputsWriter,
-} from '@k8or/core';
+import { KubeApiError, ManagedReconciler, Reasons, RetryableError, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
+import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 
 /** An API server holding one object, logging every write to the shared timeline. */
 class FakeObjects implements ManagedResourceClient {
@@ -35,7 +24,7 @@ class FakeObjects implements ManagedResourceClient {
   async patch(resource: ManagedResource, patch: ManagedPatch): Promise<ManagedResource> {
     const current = this.object;
     assert.ok(current);
-    if (patch.finalizers && resource.metadata.resourceVersion !== current.metadata.resourceVersion) throw new KubeApiError('PATCH', '/x', 409, { reason: 'Conflict' });
+    if (patch.finalizers && resource.metadata.resourceVersion !== current.metadata.resourceVersion) throw KubeApiError.fromResponse('PATCH', '/x', 409, { reason: 'Conflict' });
     const parts = [];
     if (patch.finalizers) parts.push(`finalizers=${patch.finalizers.join(',')}`);
     if (patch.specName) parts.push('spec.name');
@@ -62,7 +51,7 @@ class FakeObjects implements ManagedResourceClient {
       this.conflicts = Math.max(0, this.conflicts - 1);
       current.metadata.resourceVersion = String(++this.version); // someone else wrote meanwhile
       this.timeline.push('status 409');
-      throw new KubeApiError('PUT', '/status', 409, { reason: 'Conflict' });
+      throw KubeApiError.fromResponse('PUT', '/status', 409, { reason: 'Conflict' });
     }
     this.timeline.push(`status Ready=${status.conditions?.find((c) => c.type === 'Ready')?.status ?? '-'} Synced=${status.conditions?.find((c) => c.type === 'Synced')?.reason ?? '-'}`);
     current.status = structuredClone(status);
@@ -100,8 +89,9 @@ describe('the reconcile algorithm, effect by effect', () => {
     const { timeline, reconciler, request, objects } = arrange({ versioning: true });
     const outcome = await reconciler.reconcile(request);
     assert.deepEqual(timeline, [
-      `patch finalizers=${FINALIZER} spec.name external-name create-pending`,
       'cloud observe',
+      // The create-pending marker only once the name is known to be free, with the finalizer and the name.
+      `patch finalizers=${FINALIZER} spec.name external-name create-pending`,
       'cloud create',
       'patch create-succeeded',
       `event Normal ${Reasons.CreatedExternalResource}`,
@@ -136,6 +126,90 @@ describe('the reconcile algorithm, effect by effect', () => {
     await reconciler.reconcile(request);
     assert.deepEqual(timeline, ['cloud observe', 'patch create-succeeded', `event Normal ${Reasons.RecoveredExternalResource}`]);
     assert.equal(cloud.buckets.size, 1);
+  });
+
+  it('finishes a create cut short between the create call and its tags: tags written, one bucket, an Event', async () => {
+    const { timeline, reconciler, request, cloud, objects } = arrange();
+    await reconciler.reconcile(request);
+    const name = objects.object?.spec.name ?? '';
+    const bucket = cloud.buckets.get(name);
+    assert.ok(bucket);
+    // As if the process died after CreateBucket and before the tags and the marker.
+    bucket.tags = {};
+    delete objects.object?.metadata.annotations?.[Annotations.createSucceeded];
+    timeline.length = 0;
+    await reconciler.reconcile(request);
+    assert.deepEqual(timeline.slice(0, 4), ['cloud observe', 'patch create-succeeded', `event Normal ${Reasons.FinishedInterruptedCreate}`, 'cloud update']);
+    assert.equal(cloud.buckets.size, 1);
+    assert.equal(cloud.buckets.get(name)?.tags['k8or.io/cluster'], 'c1');
+  });
+
+  it('never takes over a bucket that names another owner, even under its own create-pending marker', async () => {
+    const { reconciler, request, cloud, objects } = arrange({ name: 'taken-bucket' });
+    cloud.buckets.set('taken-bucket', { name: 'taken-bucket', location: 'mem-1', versioning: false, tags: { 'k8or.io/managed-by': 'k8or', 'k8or.io/cluster': 'another-cluster' }, labels: {}, objects: 3, createdTime: '2026-01-01T00:00:00Z' });
+    assert.ok(objects.object);
+    objects.object.metadata.annotations = { [Annotations.createPending]: '2026-01-01T00:00:00Z' };
+    await reconciler.reconcile(request);
+    assert.equal(objects.object.status?.conditions?.find((c) => c.type === 'Synced')?.reason, Reasons.NotOwned);
+    assert.equal(objects.object.status?.conditions?.find((c) => c.type === 'Ready')?.reason, Reasons.NotOwned, 'Ready says why too');
+    assert.equal(cloud.callCount({ operation: 'update' }) + cloud.callCount({ operation: 'create' }), 0);
+    objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    await reconciler.reconcile(request);
+    assert.equal(cloud.buckets.get('taken-bucket')?.objects, 3, 'never deleted');
+  });
+
+  it('a failed create sets Ready False with the reason, so kubectl wait does not hang', async () => {
+    const { reconciler, request, cloud, objects } = arrange();
+    cloud.failWith({ operation: 'create' }, new TerminalError('PITR is not supported here', { code: 'UnknownOperationException' }));
+    await reconciler.reconcile(request);
+    const ready = objects.object?.status?.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.equal(ready?.reason, Reasons.CannotCreateExternalResource);
+    assert.match(ready?.message ?? '', /UnknownOperationException/);
+  });
+
+  it('never says Synced while a setting could not be applied or read: the field is named', async () => {
+    const cloud = new InMemoryCloud();
+    const plugin = inMemoryProviderPlugin(cloud);
+    const inner = plugin.connectors.Bucket;
+    assert.ok(inner);
+    const withIssues: ProviderPlugin = {
+      ...plugin,
+      connectors: {
+        Bucket: {
+          connect: async (resource, context) => {
+            const client = await inner.connect(resource, context);
+            return {
+              ...client,
+              observe: async (r, call) => ({ ...(await client.observe(r, call)), settingIssues: [{ field: 'spec.labels', problem: 'unreadable', message: 'this backend has no tagging API' }] }),
+              create: client.create.bind(client),
+              update: client.update.bind(client),
+              delete: client.delete.bind(client),
+            };
+          },
+        },
+      },
+    };
+    const timeline: string[] = [];
+    const objects = new FakeObjects({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media' }, spec: {} }, timeline);
+    const events: EventRecorder = { record: async () => {} };
+    const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', withIssues]]), events, outputs }, { clusterId: 'c1' });
+    await reconciler.reconcile({ namespace: 'media', name: 'photos' });
+    const synced = objects.object?.status?.conditions?.find((c) => c.type === 'Synced');
+    assert.equal(synced?.status, 'False');
+    assert.equal(synced?.reason, Reasons.SettingsNotApplied);
+    assert.match(synced?.message ?? '', /spec\.labels \(cannot be read: this backend has no tagging API\)/);
+    assert.equal(objects.object?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True', 'the bucket itself is usable');
+  });
+
+  it('never resyncs faster than the floor, whatever k8or.io/resync-period the API server holds', async () => {
+    for (const period of ['1ns', '-5m', '0s', 'banana']) {
+      const { reconciler, request, objects } = arrange();
+      assert.ok(objects.object);
+      objects.object.metadata.annotations = { [Annotations.resyncPeriod]: period };
+      const outcome = await reconciler.reconcile(request);
+      assert.ok((outcome.requeueAfterMs ?? 0) >= 10_000 * 0.9, `${period}: next look after ${outcome.requeueAfterMs} ms`);
+    }
   });
 
   it('deletes: the cloud first, the finalizer only once the bucket is gone', async () => {

@@ -6,12 +6,13 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { defaultExternalName } from '@k8or/api';
+import { defaultS3BucketName } from '@k8or/provider-aws';
 import { installCrds } from '@k8or/core';
 import { awsProvider } from '@k8or/provider-aws';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { startWebhookServer, webhookConfigurations, type WebhookServer } from '@k8or/webhook';
 
+const CLUSTER_ID = 'webhook-cluster-test';
 const KUBECTL = existsSync('/usr/bin/kubectl') ? '/usr/bin/kubectl' : '/usr/lib/google-cloud-sdk/bin/kubectl.1.33';
 
 interface Run {
@@ -73,7 +74,7 @@ describe('kubectl through the sandbox API server and the webhook', () => {
       await custom.createClusterCustomObject({ group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs', body: { apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name }, spec: { provider: 'aws', region } } });
     }
     // Self-signed mode: the webhook makes its CA and registers both configurations, pointing at itself, with the caBundle.
-    webhook = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, kubeConfig, providers: [awsProvider], caBundle: { register: true }, logLevel: 'silent', processMetrics: false });
+    webhook = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, kubeConfig, providers: [awsProvider], clusterId: CLUSTER_ID, caBundle: { register: true }, logLevel: 'silent', processMetrics: false });
     await eventually('the webhook caches are synced', async () => (webhook.isReady() ? true : undefined));
   });
 
@@ -101,7 +102,7 @@ describe('kubectl through the sandbox API server and the webhook', () => {
     for (const w of [...(preinstalled.validating.webhooks ?? []), ...(preinstalled.mutating.webhooks ?? [])]) w.objectSelector = { matchLabels: { 'k8or.io/never': 'true' } };
     await api.createValidatingWebhookConfiguration({ body: preinstalled.validating });
     await api.createMutatingWebhookConfiguration({ body: preinstalled.mutating });
-    const second = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, kubeConfig, providers: [awsProvider], caBundle: { validating: 'chart-validating', mutating: 'chart-mutating' }, logLevel: 'silent', processMetrics: false });
+    const second = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, kubeConfig, providers: [awsProvider], clusterId: CLUSTER_ID, caBundle: { validating: 'chart-validating', mutating: 'chart-mutating' }, logLevel: 'silent', processMetrics: false });
     try {
       const caBundle = Buffer.from(second.caPem).toString('base64');
       assert.equal((await api.readValidatingWebhookConfiguration({ name: 'chart-validating' })).webhooks?.[0]?.clientConfig.caBundle, caBundle);
@@ -139,7 +140,7 @@ describe('kubectl through the sandbox API server and the webhook', () => {
     assert.match(run.stdout, /bucket\.k8or\.io\/reports created/);
     const got = await kubectl(['get', 'bucket', 'reports', '-n', 'team-a', '-o', 'yaml']);
     assert.match(got.stdout, /providerConfigRef:\n\s+name: staging/);
-    assert.match(got.stdout, new RegExp(`\\n\\s+name: ${defaultExternalName('Bucket', 'aws', 'team-a', 'reports')}\\n`));
+    assert.match(got.stdout, new RegExp(`\\n\\s+name: ${defaultS3BucketName({ clusterId: CLUSTER_ID, namespace: 'team-a', name: 'reports' })}\\n`));
     assert.match(got.stdout, /deletionPolicy: Retain/);
     const again = await apply('reports', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: reports\n  namespace: team-a\nspec:\n  versioning: true\n');
     assert.equal(again.code, 0, again.stderr);
@@ -153,7 +154,7 @@ describe('kubectl through the sandbox API server and the webhook', () => {
     const second = await apply('ssa', manifest.replace('versioning: false', 'versioning: true'), ['--server-side']);
     assert.equal(second.code, 0, second.stderr);
     const got = await kubectl(['get', 'bucket', 'ssa', '-n', 'apps', '-o', 'jsonpath={.spec.name} {.spec.deletionPolicy} {.spec.providerConfigRef.name} {.spec.versioning}']);
-    assert.equal(got.stdout, `${defaultExternalName('Bucket', 'aws', 'apps', 'ssa')} Delete default true`);
+    assert.equal(got.stdout, `${defaultS3BucketName({ clusterId: CLUSTER_ID, namespace: 'apps', name: 'ssa' })} Delete default true`);
   });
 
   it('follows a namespace annotation change without a restart', async () => {
@@ -188,7 +189,7 @@ describe('kubectl through the sandbox API server and the webhook', () => {
     assert.match(denied.stderr, /\(rule s3\.length\)/);
     const ok = await apply('dry-good', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: dry\n  namespace: apps\n', ['--dry-run=server', '-o', 'yaml']);
     assert.equal(ok.code, 0, ok.stderr);
-    assert.match(ok.stdout, new RegExp(`name: ${defaultExternalName('Bucket', 'aws', 'apps', 'dry')}`));
+    assert.match(ok.stdout, new RegExp(`name: ${defaultS3BucketName({ clusterId: CLUSTER_ID, namespace: 'apps', name: 'dry' })}`));
     assert.equal((await kubectl(['get', 'bucket', 'dry', '-n', 'apps'])).code, 1);
   });
 

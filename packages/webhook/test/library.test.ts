@@ -4,6 +4,7 @@ import jsonpatch from 'fast-json-patch';
 import { parseAllDocuments } from 'yaml';
 import { contextFromManifests, defaultObject, escapePointerToken, PatchBuilder, pointer, reviewObject, validateObject, webhookConfigurations } from '@k8or/webhook';
 import { aws } from './helpers/fixtures.ts';
+import { defaultDynamoDbTableName } from '@k8or/provider-aws';
 import { bucket, testWorld } from './helpers/fixtures.ts';
 
 describe('library: the same rules offline, for `k8or validate -f`', () => {
@@ -29,10 +30,10 @@ describe('library: the same rules offline, for `k8or validate -f`', () => {
       'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: assets\n  namespace: shop\nspec:\n  name: Shop_Assets',
     ].join('\n---\n');
     const manifests = parseAllDocuments(file).map((d) => d.toJS() as unknown);
-    const context = contextFromManifests(manifests, { providers: [aws] });
+    const context = contextFromManifests(manifests, { providers: [aws], clusterId: 'c1' });
     const [, , orders, assets] = manifests.map((m) => reviewObject(m, context));
     assert.deepEqual(orders?.violations, []);
-    assert.deepEqual((orders?.object as { spec: unknown }).spec, { partitionKey: { name: 'id', type: 'string' }, ttlAttribute: 'expiresAt', providerConfigRef: { name: 'default' }, name: 'shop.orders', deletionPolicy: 'Retain' });
+    assert.deepEqual((orders?.object as { spec: unknown }).spec, { partitionKey: { name: 'id', type: 'string' }, ttlAttribute: 'expiresAt', providerConfigRef: { name: 'default' }, name: defaultDynamoDbTableName({ clusterId: 'c1', namespace: 'shop', name: 'orders' }), deletionPolicy: 'Retain' });
     assert.match(orders?.warnings.join('\n') ?? '', /spec\.ttlAttribute: DynamoDB deletes expired items/);
     assert.deepEqual(assets?.violations.map((v) => `${v.field} ${v.rule}`), ['spec.name s3.characters', 'spec.name s3.edges']);
   });

@@ -1,10 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultExternalName } from '@k8or/api';
+import { defaultDynamoDbTableName, defaultS3BucketName } from '@k8or/provider-aws';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
 import { HttpsClient } from './helpers/https-client.ts';
 import { applyPatch, patchOf, reviewOf, send } from './helpers/reviews.ts';
-import { bucket, table, testWorld } from './helpers/fixtures.ts';
+import { TEST_CLUSTER_ID, bucket, table, testWorld } from './helpers/fixtures.ts';
 
 type Obj = Record<string, unknown> & { spec: Record<string, unknown>; metadata: Record<string, unknown> };
 
@@ -34,7 +34,7 @@ describe('mutating webhook: defaults filled at kubectl apply', () => {
   it('gives a bare Bucket the cluster default ProviderConfig, a deterministic external name and the operator deletion policy', async () => {
     const { result } = await defaulted(bucket('apps', 'photos'));
     assert.deepEqual(result.spec.providerConfigRef, { name: 'default' });
-    assert.equal(result.spec.name, defaultExternalName('Bucket', 'aws', 'apps', 'photos'));
+    assert.equal(result.spec.name, defaultS3BucketName({ clusterId: TEST_CLUSTER_ID, namespace: 'apps', name: 'photos' }));
     assert.equal(result.spec.deletionPolicy, 'Delete');
     const second = await defaulted(bucket('apps', 'photos'));
     assert.equal(second.result.spec.name, result.spec.name, 'the same object always gets the same name');
@@ -44,7 +44,7 @@ describe('mutating webhook: defaults filled at kubectl apply', () => {
     const { result } = await defaulted(bucket('team-a', 'reports'));
     assert.deepEqual(result.spec.providerConfigRef, { name: 'staging' });
     assert.equal(result.spec.deletionPolicy, 'Retain');
-    assert.equal(result.spec.name, defaultExternalName('Bucket', 'aws', 'team-a', 'reports'));
+    assert.equal(result.spec.name, defaultS3BucketName({ clusterId: TEST_CLUSTER_ID, namespace: 'team-a', name: 'reports' }));
   });
 
   it("prefers the resource's own deletion-policy annotation, and keeps what the user set", async () => {
@@ -61,13 +61,13 @@ describe('mutating webhook: defaults filled at kubectl apply', () => {
     const ops = patchOf(response);
     assert.deepEqual(ops[0], { op: 'add', path: '/spec', value: { providerConfigRef: { name: 'default' } } }, 'the missing parent is added first');
     assert.ok(ops.every((op) => op.op === 'add'));
-    assert.deepEqual((applyPatch(object, response) as unknown as Obj).spec, { providerConfigRef: { name: 'default' }, name: defaultExternalName('Bucket', 'aws', 'apps', 'nospec'), deletionPolicy: 'Delete' });
+    assert.deepEqual((applyPatch(object, response) as unknown as Obj).spec, { providerConfigRef: { name: 'default' }, name: defaultS3BucketName({ clusterId: TEST_CLUSTER_ID, namespace: 'apps', name: 'nospec' }), deletionPolicy: 'Delete' });
   });
 
   it('names a Table by the rules of its cloud', async () => {
     const { result } = await defaulted(table('apps', 'orders'));
-    assert.equal(result.spec.name, defaultExternalName('Table', 'aws', 'apps', 'orders'));
-    assert.equal(result.spec.name, 'apps.orders');
+    assert.equal(result.spec.name, defaultDynamoDbTableName({ clusterId: TEST_CLUSTER_ID, namespace: 'apps', name: 'orders' }));
+    assert.match(result.spec.name ?? '', /^apps\.orders-[0-9a-f]{8}$/, 'readable, with a hash so two long names cut alike stay apart');
   });
 
   it('takes the external name from the k8or.io/external-name annotation (adopting an existing resource)', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startWebhookServer, type AdmissionResponse, type WebhookServer } from '@k8or/webhook';
 import { HttpsClient } from './helpers/https-client.ts';
 import { reviewOf, send } from './helpers/reviews.ts';
-import { bucket, providerConfig, table, testWorld } from './helpers/fixtures.ts';
+import { aws, bucket, providerConfig, table, testWorld } from './helpers/fixtures.ts';
 
 /** Asserts a denial that names `field` and `rule`, both in the message (as `field: message (rule r)`) and in status.details.causes. */
 function assertDenied(response: AdmissionResponse, field: string, rule: string, text?: RegExp): void {
@@ -119,6 +119,21 @@ describe('validating webhook: what the cloud would reject is rejected at apply',
     assertDenied(response, 'metadata.annotations[k8or.io/external-name]', 'annotation.external-name');
   });
 
+  it('denies a k8or.io/resync-period that would hot-loop the cloud or means nothing, naming the annotation and the rule', async () => {
+    const annotated = (period: string): Record<string, unknown> => {
+      const object = valid(`resync-${period.replace(/[^a-z0-9]/g, '')}`);
+      (object.metadata as Record<string, unknown>).annotations = { 'k8or.io/resync-period': period };
+      return object;
+    };
+    const field = 'metadata.annotations[k8or.io/resync-period]';
+    assertDenied(await send(client, 'validate', reviewOf('CREATE', annotated('1ns'))), field, 'resync-period.floor', /below the operator's floor of 10s/);
+    assertDenied(await send(client, 'validate', reviewOf('CREATE', annotated('-5m'))), field, 'resync-period.positive', /positive duration/);
+    assertDenied(await send(client, 'validate', reviewOf('CREATE', annotated('0s'))), field, 'resync-period.positive');
+    assertDenied(await send(client, 'validate', reviewOf('CREATE', annotated('banana'))), field, 'resync-period.format', /"banana" is not a duration/);
+    assert.equal((await send(client, 'validate', reviewOf('CREATE', annotated('30s')))).allowed, true);
+    assert.equal((await send(client, 'validate', reviewOf('CREATE', annotated('1h30m')))).allowed, true);
+  });
+
   it('warns when the deletion-policy annotation and spec.deletionPolicy disagree, saying which one applies', async () => {
     const object = valid('both', { deletionPolicy: 'Delete' });
     (object.metadata as Record<string, unknown>).annotations = { 'k8or.io/deletion-policy': 'Retain' };
@@ -150,6 +165,29 @@ describe('validating webhook: what the cloud would reject is rejected at apply',
     it("allows a valid one and denies the provider's own rules", async () => {
       assert.equal((await send(client, 'validate', reviewOf('CREATE', providerConfig('prod', { provider: 'aws', region: 'eu-west-1' })))).allowed, true);
       assertDenied(await send(client, 'validate', reviewOf('CREATE', providerConfig('prod', { provider: 'aws', region: 'mars-north-9' }))), 'spec.region', 'aws.region', /"mars-north-9" is not an AWS region name/);
+    });
+
+    it("checks spec.settings against the provider's declared schema, naming the field", async () => {
+      const settingsWorld = testWorld({
+        providers: [{ ...aws, settingsSchema: { type: 'object', properties: { accelerate: { type: 'boolean' }, retries: { type: 'integer', minimum: 0 } }, additionalProperties: false } }],
+      });
+      const settingsServer = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, context: settingsWorld, logLevel: 'silent', processMetrics: false });
+      const settingsClient = new HttpsClient(settingsServer.url, settingsServer.caPem);
+      try {
+        const ok = providerConfig('tuned', { provider: 'aws', region: 'eu-west-1', settings: { accelerate: true, retries: 3 } });
+        assert.equal((await send(settingsClient, 'validate', reviewOf('CREATE', ok))).allowed, true);
+        const bad = providerConfig('tuned', { provider: 'aws', region: 'eu-west-1', settings: { accelerate: 'yes', retries: -1, colour: 'blue' } });
+        const response = await send(settingsClient, 'validate', reviewOf('CREATE', bad));
+        assertDenied(response, 'spec.settings.accelerate', 'settings.schema.type', /must be boolean/);
+        assertDenied(response, 'spec.settings.retries', 'settings.schema.minimum');
+        assertDenied(response, 'spec.settings.colour', 'settings.schema.additionalProperties', /not a setting this provider knows/);
+      } finally {
+        settingsClient.close();
+        await settingsServer.close();
+      }
+      // A provider that declares no settings takes none: a setting never silently does nothing.
+      const unknown = providerConfig('tuned', { provider: 'aws', region: 'eu-west-1', settings: { accelerate: true } });
+      assertDenied(await send(client, 'validate', reviewOf('CREATE', unknown)), 'spec.settings', 'settings.unsupported', /declares no settings/);
     });
 
     it('warns about a provider that is not installed', async () => {

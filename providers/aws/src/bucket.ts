@@ -12,6 +12,7 @@ import {
   GetBucketTaggingCommand,
   GetBucketVersioningCommand,
   GetPublicAccessBlockCommand,
+  ListBucketsCommand,
   ListObjectVersionsCommand,
   PutBucketEncryptionCommand,
   PutBucketLifecycleConfigurationCommand,
@@ -25,12 +26,13 @@ import {
   type ServerSideEncryptionByDefault,
   type TransitionStorageClass,
 } from '@aws-sdk/client-s3';
-import { OwnerTags, type Bucket, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
-import { DeletionBlockedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
+import { isDeepStrictEqual } from 'node:util';
+import { type Bucket, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
+import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
-import { callAws, hasCode } from './errors.js';
-import { desiredTags, diffTags, fromTagList, ownerTagsIn, toTagList } from './tags.js';
+import { callAws, hasCode, isAccessDenied } from './errors.js';
+import { carriesOwnerTags, desiredTags, diffTags, fromTagList, ownerTagKeys, ownerTagsIn, toTagList } from './tags.js';
 
 // --- mapping: portable spec -> S3 ---------------------------------------------------------------
 
@@ -87,14 +89,15 @@ export function fromS3LifecycleRule(rule: S3LifecycleRule): LifecycleRule {
   });
 }
 
-/** Fills defaults and orders transitions, so equal rules compare equal. */
+/** Fills defaults, drops unset fields and orders transitions, so equal rules compare equal whatever their key order. */
 export function normalizeRule(rule: LifecycleRule): LifecycleRule {
   const { prefix, transitions, enabled, ...rest } = rule;
+  const set = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)) as Omit<LifecycleRule, 'prefix' | 'transitions' | 'enabled'>;
   return {
-    ...rest,
+    ...set,
     enabled: enabled ?? true,
     ...(prefix ? { prefix } : {}),
-    ...(transitions?.length ? { transitions: [...transitions].sort((a, b) => a.days - b.days) } : {}),
+    ...(transitions?.length ? { transitions: [...transitions].sort((a, b) => a.days - b.days).map(({ days, tier }) => ({ days, tier })) } : {}),
   };
 }
 
@@ -110,8 +113,8 @@ export interface ObservedBucket {
   publicAccess: PublicAccess | PublicAccessBlockConfiguration;
   encryption: ServerSideEncryptionByDefault | undefined;
   lifecycle: LifecycleRule[];
-  /** Undefined when the bucket has no tag set at all. */
-  tags: Record<string, string> | undefined;
+  /** Empty when the bucket has no tag set at all. */
+  tags: Record<string, string>;
 }
 
 export function publicAccessOf(block: PublicAccessBlockConfiguration | undefined): PublicAccess | PublicAccessBlockConfiguration {
@@ -121,29 +124,27 @@ export function publicAccessOf(block: PublicAccessBlockConfiguration | undefined
   return block ?? {};
 }
 
-const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-
-/** Every managed setting that differs between the spec and S3, with spec field paths. */
+/**
+ * Every managed setting that differs between the spec and S3, with spec field paths. Values are
+ * compared structurally in their portable shape: key order (kubectl and Go servers sort keys) never
+ * makes a difference.
+ */
 export function diffBucket(bucket: Bucket, observed: ObservedBucket, ownerTags: Readonly<Record<string, string>>): FieldDiff[] {
   const diff: FieldDiff[] = [];
-  const desiredVersioning = bucket.spec.versioning ?? false;
-  if (desiredVersioning !== observed.versioning) diff.push({ field: 'spec.versioning', desired: desiredVersioning, actual: observed.versioning });
-  const desiredPublicAccess = bucket.spec.publicAccess ?? 'Blocked';
-  if (!sameJson(desiredPublicAccess, observed.publicAccess)) diff.push({ field: 'spec.publicAccess', desired: desiredPublicAccess, actual: observed.publicAccess });
-  const desiredEncryption = encryptionFor(bucket);
+  const compare = (field: string, desired: unknown, actual: unknown): void => {
+    if (!isDeepStrictEqual(desired, actual)) diff.push({ field, desired, actual });
+  };
+  compare('spec.versioning', bucket.spec.versioning ?? false, observed.versioning);
+  compare('spec.publicAccess', bucket.spec.publicAccess ?? 'Blocked', observed.publicAccess);
   const actualEncryption = observed.encryption && {
     SSEAlgorithm: observed.encryption.SSEAlgorithm,
     ...(observed.encryption.KMSMasterKeyID ? { KMSMasterKeyID: observed.encryption.KMSMasterKeyID } : {}),
   };
-  if (!sameJson(desiredEncryption, actualEncryption)) diff.push({ field: 'spec.encryption', desired: desiredEncryption, actual: actualEncryption });
-  const desiredLifecycle = sortedRules(bucket.spec.lifecycle ?? []);
-  const actualLifecycle = sortedRules(observed.lifecycle);
-  if (!sameJson(desiredLifecycle, actualLifecycle)) diff.push({ field: 'spec.lifecycle', desired: desiredLifecycle, actual: actualLifecycle });
-  diff.push(...diffTags(desiredTags(bucket.spec.labels, ownerTags), observed.tags ?? {}, ownerTagKeys(ownerTags)));
+  compare('spec.encryption', encryptionFor(bucket), actualEncryption);
+  compare('spec.lifecycle', sortedRules(bucket.spec.lifecycle ?? []), sortedRules(observed.lifecycle));
+  diff.push(...diffTags(desiredTags(bucket.spec.labels, ownerTags), observed.tags, ownerTagKeys(ownerTags)));
   return diff;
 }
-
-const ownerTagKeys = (ownerTags: Readonly<Record<string, string>>): string[] => [...new Set([...Object.values(OwnerTags), ...Object.keys(ownerTags)])];
 
 /** atProvider for a bucket: its ARN, region and URL (path-style under an endpoint override). */
 export function bucketAtProvider(name: string, region: string, endpoint: string | undefined): { id: string; location: string; url: string } {
@@ -193,18 +194,45 @@ export class S3BucketClient implements ExternalClient<Bucket> {
 
   /**
    * GetBucketLocation doubles as the existence check: unlike HeadBucket it answers with an error
-   * code. S3 answers AccessDenied both for another account's bucket and for missing permissions,
-   * so both report "not found" here and create tells them apart (BucketAlreadyExists / AccessDenied).
+   * code. Only NoSuchBucket (or a bare 404) is absence. S3 answers AccessDenied both for another
+   * account's bucket and for missing permissions on one's own, so a denial is told apart by
+   * whether the account lists the name; it is never taken for "does not exist".
    */
   async #locate(call: CallOptions): Promise<string | undefined> {
     const Bucket = this.#name;
-    const location = await this.#callOrUndefined(call, 'GetBucketLocation', ['NoSuchBucket', 'NotFound', 'AccessDenied', 'Forbidden'], (s3, abort) =>
-      s3.send(new GetBucketLocationCommand({ Bucket }), abort),
-    );
+    let location;
+    try {
+      location = await this.#callOrUndefined(call, 'GetBucketLocation', ['NoSuchBucket', 'NotFound'], (s3, abort) => s3.send(new GetBucketLocationCommand({ Bucket }), abort));
+    } catch (error) {
+      if (isAccessDenied(error)) await this.#explainDenial(error, call);
+      throw error;
+    }
     if (location === undefined) return undefined;
     const constraint = location.LocationConstraint as string | undefined;
     // Legacy answers: empty for us-east-1, "EU" for eu-west-1.
     return !constraint ? 'us-east-1' : constraint === 'EU' ? 'eu-west-1' : constraint;
+  }
+
+  /**
+   * After an AccessDenied on the bucket: when this account may list its buckets and the name is not
+   * among them, another account owns it (NotOwnedError). Otherwise the denial stands as it is.
+   */
+  async #explainDenial(denied: unknown, call: CallOptions): Promise<void> {
+    const Bucket = this.#name;
+    let listed: boolean;
+    try {
+      const page = await this.#call(call, 'ListBuckets', (s3, abort) => s3.send(new ListBucketsCommand({ Prefix: Bucket, MaxBuckets: 1000 }), abort));
+      if (page.ContinuationToken) return;
+      listed = (page.Buckets ?? []).some((b) => b.Name === Bucket);
+    } catch {
+      return;
+    }
+    if (listed) return;
+    const message = denied instanceof Error ? denied.message : String(denied);
+    throw new NotOwnedError(`${message}; S3 bucket "${Bucket}" exists but is not in this account's bucket list: another AWS account owns the name`, {
+      code: 'AccessDenied',
+      cause: denied,
+    });
   }
 
   async #read(region: string, call: CallOptions): Promise<ObservedBucket> {
@@ -224,7 +252,7 @@ export class S3BucketClient implements ExternalClient<Bucket> {
       publicAccess: publicAccessOf(publicAccessBlock?.PublicAccessBlockConfiguration),
       encryption: encryption?.ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault,
       lifecycle: (lifecycle?.Rules ?? []).map(fromS3LifecycleRule),
-      tags: tagging ? fromTagList(tagging.TagSet) : undefined,
+      tags: tagging ? fromTagList(tagging.TagSet) : {},
     };
   }
 
@@ -241,24 +269,54 @@ export class S3BucketClient implements ExternalClient<Bucket> {
       diff,
       immutableDiff,
       atProvider: bucketAtProvider(this.#name, region, this.#endpoint),
-      // A bucket without any tag set is judged by the engine's own create record, as on a cloud without tags.
-      ownerTags: observed.tags === undefined ? undefined : ownerTagsIn(observed.tags, ownerTagKeys(this.#context.ownerTags)),
+      // S3 buckets have tags: a bucket without any is reported with none ({}), never as "unknown".
+      ownerTags: ownerTagsIn(observed.tags, ownerTagKeys(this.#context.ownerTags)),
     };
   }
 
   /**
-   * CreateBucket in the bucket's region (us-east-1 takes no LocationConstraint), then the owner tags
-   * first, then every managed setting. BucketAlreadyOwnedByYou is success: create may be repeated.
+   * CreateBucket in the bucket's region (us-east-1 takes no LocationConstraint) with the owner tags
+   * and labels in the same call (CreateBucketConfiguration.Tags), then every managed setting.
+   *
+   * The settings go on only once the bucket is known to be this object's: S3 answers
+   * BucketAlreadyOwnedByYou for a bucket this account already has (and 200 in us-east-1), which may
+   * be someone else's. So create reads the tags back; without exactly our owner tags it hands the
+   * decision to the engine (a RetryableError: the next observe finds the bucket and applies the
+   * ownership check, the adopt annotation or the interrupted-create recovery) and writes nothing.
    */
   async create(bucket: Bucket, call: CallOptions): Promise<void> {
     const Bucket = this.#name;
-    const configuration = this.#region === 'us-east-1' ? {} : { CreateBucketConfiguration: { LocationConstraint: this.#region as BucketLocationConstraint } };
-    await this.#callOrUndefined(call, 'CreateBucket', ['BucketAlreadyOwnedByYou'], (s3, abort) => s3.send(new CreateBucketCommand({ Bucket, ...configuration }), abort));
-    await this.#putTags(bucket, call);
+    const CreateBucketConfiguration = {
+      ...(this.#region === 'us-east-1' ? {} : { LocationConstraint: this.#region as BucketLocationConstraint }),
+      Tags: toTagList(desiredTags(bucket.spec.labels, this.#context.ownerTags)),
+    };
+    const created = await this.#callOrUndefined(call, 'CreateBucket', ['BucketAlreadyOwnedByYou'], (s3, abort) =>
+      s3.send(new CreateBucketCommand({ Bucket, CreateBucketConfiguration }), abort),
+    );
+    const tags = await this.#callOrUndefined(call, 'GetBucketTagging', ['NoSuchTagSet'], (s3, abort) => s3.send(new GetBucketTaggingCommand({ Bucket }), abort));
+    const found = fromTagList(tags?.TagSet);
+    if (!carriesOwnerTags(found, this.#context.ownerTags)) {
+      // Outside us-east-1 a 200 is a bucket made just now: an endpoint that dropped the tags gets them right after.
+      const madeNow = created !== undefined && this.#region !== 'us-east-1' && Object.keys(ownerTagsIn(found, ownerTagKeys(this.#context.ownerTags))).length === 0;
+      if (!madeNow) throw this.#notOurs(created === undefined ? 'BucketAlreadyOwnedByYou' : '200 in us-east-1 (its answer for a bucket the account already had, too)');
+      await this.#putTags(bucket, call);
+    }
     await this.#putPublicAccess(bucket, call);
     await this.#putEncryption(bucket, call);
     if (bucket.spec.versioning) await this.#putVersioning(bucket, call);
     if (bucket.spec.lifecycle?.length) await this.#putLifecycle(bucket, call);
+  }
+
+  /**
+   * A bucket this account already had, without this object's owner tags: someone else's (another
+   * tool, or another object of this cluster), made between the observe that found the name free and
+   * this create. Never written to; the engine reports it, and `k8or.io/adopt` takes it over.
+   */
+  #notOurs(answer: string): NotOwnedError {
+    return new NotOwnedError(
+      `CreateBucket answered ${answer}: S3 bucket "${this.#name}" exists in this account without this object's owner tags, so k8or leaves it alone (set k8or.io/adopt: "true" to take it over)`,
+      { code: 'BucketAlreadyOwnedByYou' },
+    );
   }
 
   /** Repairs each setting the observation found different, and only those. */

@@ -13,13 +13,16 @@ const THROTTLING = new Set([
   'RequestLimitExceeded',
   'LimitExceededException',
   'TransactionInProgressException',
+  // S3: a conflicting operation on the same bucket is still in progress.
+  'OperationAborted',
 ]);
+
+/** Codes of a denial: the resource may well exist, so these are never read as "not found". */
+const ACCESS_DENIED = new Set(['AccessDenied', 'AccessDeniedException', 'Forbidden', 'AllAccessDisabled']);
 
 /** Codes no retry can fix: the spec, the credentials or the permissions must change. */
 const TERMINAL = new Set([
-  'AccessDenied',
-  'AccessDeniedException',
-  'Forbidden',
+  ...ACCESS_DENIED,
   'InvalidAccessKeyId',
   'SignatureDoesNotMatch',
   'UnrecognizedClientException',
@@ -39,8 +42,22 @@ const TERMINAL = new Set([
 /** Codes that say the name belongs to someone else. */
 const NOT_OWNED = new Set(['BucketAlreadyExists']);
 
-/** Errors from the network rather than from AWS. */
-const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'TimeoutError', 'RequestTimeout', 'AbortError']);
+/** Errors from the network (or a call cut short by its deadline) rather than from AWS: never an answer about the resource. */
+const NETWORK = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'AbortError',
+]);
 
 interface SdkErrorShape {
   name?: unknown;
@@ -105,4 +122,9 @@ export async function callAws<T>(context: Pick<ConnectionContext, 'recordCall'>,
 /** True when a classified error carries one of `codes` (used for "absent" answers such as NoSuchTagSet). */
 export function hasCode(error: unknown, ...codes: string[]): boolean {
   return error instanceof ProviderError && error.code !== undefined && codes.includes(error.code);
+}
+
+/** True for a classified denial (AccessDenied, Forbidden...): an answer that says nothing about existence. */
+export function isAccessDenied(error: unknown): boolean {
+  return error instanceof ProviderError && error.code !== undefined && ACCESS_DENIED.has(error.code);
 }

@@ -1,5 +1,6 @@
 import type { ProviderPlugin } from '@k8or/core';
 import { bucketConnector } from './bucket.js';
+import { awsNaming } from './naming.js';
 import { tableConnector } from './table.js';
 import { awsValidation } from './validation.js';
 
@@ -8,5 +9,6 @@ export const awsProvider: ProviderPlugin = {
   provider: 'aws',
   packageName: '@k8or/provider-aws',
   connectors: { Bucket: bucketConnector, Table: tableConnector },
+  naming: awsNaming,
   validation: awsValidation,
 };

@@ -21,12 +21,25 @@ import {
   type ScalarAttributeType,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
-import { OwnerTags, type KeyAttribute, type KeyType, type Table, type TableBilling } from '@k8or/api';
-import { DeletionBlockedError, RetryableError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
+import { isDeepStrictEqual } from 'node:util';
+import { type KeyAttribute, type KeyType, type Table, type TableBilling } from '@k8or/api';
+import {
+  DeletionBlockedError,
+  NotOwnedError,
+  RetryableError,
+  type ApplyResult,
+  type CallOptions,
+  type ConnectionContext,
+  type Connector,
+  type ExternalClient,
+  type FieldDiff,
+  type Observation,
+  type SettingIssue,
+} from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION } from './config.js';
 import { callAws, hasCode } from './errors.js';
-import { desiredTags, diffTags, fromTagList, ownerTagsIn, toTagList } from './tags.js';
+import { carriesOwnerTags, desiredTags, diffTags, fromTagList, ownerTagKeys, ownerTagsIn, toTagList } from './tags.js';
 
 // --- mapping: portable spec -> DynamoDB ---------------------------------------------------------
 
@@ -50,14 +63,22 @@ export function billingFor(billing: TableBilling | undefined): { BillingMode: Dy
 
 // --- observe: DynamoDB -> comparable settings ---------------------------------------------------
 
+/** An endpoint's answer that it has no such operation (DynamoDB Local for tagging and backups). */
+class Unsupported {
+  constructor(readonly answer: string) {}
+}
+
 /** The managed settings of one table, as DynamoDB reports them. */
 export interface ObservedTable {
   description: TableDescription;
   /** The attribute TTL is enabled on, or undefined when TTL is off. */
   ttlAttribute: string | undefined;
-  pointInTimeRecovery: boolean;
-  /** Undefined where the endpoint does not support tagging (DynamoDB Local). */
+  /** Undefined where the endpoint has no continuous backups (DynamoDB Local); `unsupported` says why. */
+  pointInTimeRecovery: boolean | undefined;
+  /** Undefined where the endpoint has no tagging (DynamoDB Local); `unsupported` says why. */
   tags: Record<string, string> | undefined;
+  /** The answers of the reads the endpoint does not support, by the spec field they serve. */
+  unsupported?: { pointInTimeRecovery?: string; labels?: string };
 }
 
 /** The key attributes of a described table, in the portable shape. */
@@ -85,15 +106,15 @@ export function billingOf(description: TableDescription): TableBilling {
   };
 }
 
-const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-const ownerTagKeys = (ownerTags: Readonly<Record<string, string>>): string[] => [...new Set([...Object.values(OwnerTags), ...Object.keys(ownerTags)])];
+/** A key attribute in its portable shape, so keys compare by value whatever their field order. */
+const keyValue = (key: KeyAttribute | undefined): KeyAttribute | undefined => (key === undefined ? undefined : { name: key.name, type: key.type });
 
 /** Differences DynamoDB can change in place (`diff`) and key schema differences it cannot (`immutableDiff`). */
 export function diffTable(table: Table, observed: ObservedTable, ownerTags: Readonly<Record<string, string>>): { diff: FieldDiff[]; immutableDiff: FieldDiff[] } {
   const immutableDiff: FieldDiff[] = [];
   const keys = keysOf(observed.description);
-  if (!sameJson(table.spec.partitionKey, keys.partitionKey)) immutableDiff.push({ field: 'spec.partitionKey', desired: table.spec.partitionKey, actual: keys.partitionKey });
-  if (!sameJson(table.spec.sortKey, keys.sortKey)) immutableDiff.push({ field: 'spec.sortKey', desired: table.spec.sortKey, actual: keys.sortKey });
+  if (!isDeepStrictEqual(keyValue(table.spec.partitionKey), keyValue(keys.partitionKey))) immutableDiff.push({ field: 'spec.partitionKey', desired: table.spec.partitionKey, actual: keys.partitionKey });
+  if (!isDeepStrictEqual(keyValue(table.spec.sortKey), keyValue(keys.sortKey))) immutableDiff.push({ field: 'spec.sortKey', desired: table.spec.sortKey, actual: keys.sortKey });
 
   const diff: FieldDiff[] = [];
   const desiredBilling = billingFor(table.spec.billing);
@@ -107,12 +128,29 @@ export function diffTable(table: Table, observed: ObservedTable, ownerTags: Read
   }
   if ((table.spec.ttlAttribute || undefined) !== observed.ttlAttribute) diff.push({ field: 'spec.ttlAttribute', desired: table.spec.ttlAttribute, actual: observed.ttlAttribute });
   const pitr = table.spec.pointInTimeRecovery ?? false;
-  if (pitr !== observed.pointInTimeRecovery) diff.push({ field: 'spec.pointInTimeRecovery', desired: pitr, actual: observed.pointInTimeRecovery });
+  if (observed.pointInTimeRecovery !== undefined && pitr !== observed.pointInTimeRecovery) diff.push({ field: 'spec.pointInTimeRecovery', desired: pitr, actual: observed.pointInTimeRecovery });
   const protection = table.spec.deletionProtection ?? false;
   const actualProtection = observed.description.DeletionProtectionEnabled ?? false;
   if (protection !== actualProtection) diff.push({ field: 'spec.deletionProtection', desired: protection, actual: actualProtection });
   if (observed.tags !== undefined) diff.push(...diffTags(desiredTags(table.spec.labels, ownerTags), observed.tags, ownerTagKeys(ownerTags)));
   return { diff, immutableDiff };
+}
+
+/**
+ * Settings the spec asks for that this endpoint has no API for (DynamoDB Local: tagging, continuous
+ * backups). Named, never skipped in silence: the engine turns them into a condition. A setting the
+ * spec leaves off is no issue where the endpoint cannot have it anyway.
+ */
+export function tableSettingIssues(table: Table, observed: Pick<ObservedTable, 'unsupported'>): SettingIssue[] {
+  const issues: SettingIssue[] = [];
+  const { labels, pointInTimeRecovery } = observed.unsupported ?? {};
+  if (pointInTimeRecovery !== undefined && table.spec.pointInTimeRecovery) {
+    issues.push({ field: 'spec.pointInTimeRecovery', problem: 'unapplied', message: `this endpoint has no point-in-time recovery (${pointInTimeRecovery})` });
+  }
+  if (labels !== undefined && Object.keys(table.spec.labels ?? {}).length > 0) {
+    issues.push({ field: 'spec.labels', problem: 'unapplied', message: `this endpoint has no table tags, so labels can be neither applied nor read (${labels})` });
+  }
+  return issues;
 }
 
 // --- the client ---------------------------------------------------------------------------------
@@ -159,33 +197,47 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     return described?.Table;
   }
 
-  /** Tags, page by page; undefined where the endpoint has no tagging (DynamoDB Local answers UnknownOperationException). */
-  async #tags(arn: string, call: CallOptions): Promise<Record<string, string> | undefined> {
+  /** Tags, page by page; the endpoint's refusal where it has no tagging (DynamoDB Local answers UnknownOperationException). */
+  async #tags(arn: string, call: CallOptions): Promise<Record<string, string> | Unsupported> {
     const tags: { Key?: string; Value?: string }[] = [];
     let NextToken: string | undefined;
     do {
-      const page = await this.#callOrUndefined(call, 'ListTagsOfResource', ['UnknownOperationException'], (d, abort) => d.send(new ListTagsOfResourceCommand({ ResourceArn: arn, NextToken }), abort));
-      if (page === undefined) return undefined;
+      const page = await this.#supported(this.#call(call, 'ListTagsOfResource', (d, abort) => d.send(new ListTagsOfResourceCommand({ ResourceArn: arn, NextToken }), abort)));
+      if (page instanceof Unsupported) return page;
       tags.push(...(page.Tags ?? []));
       NextToken = page.NextToken;
     } while (NextToken);
     return fromTagList(tags);
   }
 
+  /** The call's result, or Unsupported when the endpoint lacks the operation (UnknownOperationException). */
+  async #supported<T>(pending: Promise<T>): Promise<T | Unsupported> {
+    try {
+      return await pending;
+    } catch (error) {
+      if (hasCode(error, 'UnknownOperationException')) return new Unsupported(error instanceof Error ? error.message : String(error));
+      throw error;
+    }
+  }
+
   async #read(description: TableDescription, call: CallOptions): Promise<ObservedTable> {
     const TableName = this.#name;
     const [ttl, backups, tags] = await Promise.all([
       this.#call(call, 'DescribeTimeToLive', (d, abort) => d.send(new DescribeTimeToLiveCommand({ TableName }), abort)),
-      // An endpoint without continuous backups (DynamoDB Local) has point-in-time recovery off.
-      this.#callOrUndefined(call, 'DescribeContinuousBackups', ['UnknownOperationException'], (d, abort) => d.send(new DescribeContinuousBackupsCommand({ TableName }), abort)),
-      description.TableArn ? this.#tags(description.TableArn, call) : Promise.resolve(undefined),
+      this.#supported(this.#call(call, 'DescribeContinuousBackups', (d, abort) => d.send(new DescribeContinuousBackupsCommand({ TableName }), abort))),
+      description.TableArn ? this.#tags(description.TableArn, call) : Promise.resolve(new Unsupported('DescribeTable gave no table ARN to read tags with')),
     ]);
     const ttlStatus = ttl.TimeToLiveDescription?.TimeToLiveStatus;
     return {
       description,
       ttlAttribute: ttlStatus === 'ENABLED' || ttlStatus === 'ENABLING' ? ttl.TimeToLiveDescription?.AttributeName : undefined,
-      pointInTimeRecovery: backups?.ContinuousBackupsDescription?.PointInTimeRecoveryDescription?.PointInTimeRecoveryStatus === 'ENABLED',
-      tags,
+      pointInTimeRecovery:
+        backups instanceof Unsupported ? undefined : backups.ContinuousBackupsDescription?.PointInTimeRecoveryDescription?.PointInTimeRecoveryStatus === 'ENABLED',
+      tags: tags instanceof Unsupported ? undefined : tags,
+      unsupported: {
+        ...(backups instanceof Unsupported ? { pointInTimeRecovery: backups.answer } : {}),
+        ...(tags instanceof Unsupported ? { labels: tags.answer } : {}),
+      },
     };
   }
 
@@ -204,6 +256,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     if (!ready) return { exists: true, ready: false, upToDate: true, diff: [], atProvider };
     const observed = await this.#read(description, call);
     const { diff, immutableDiff } = diffTable(table, observed, this.#context.ownerTags);
+    const settingIssues = tableSettingIssues(table, observed);
     return {
       exists: true,
       ready,
@@ -211,43 +264,75 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
       diff,
       immutableDiff,
       atProvider,
+      // Undefined where the endpoint has no tags at all: ownership then rests on the engine's create markers.
       ownerTags: observed.tags === undefined ? undefined : ownerTagsIn(observed.tags, ownerTagKeys(this.#context.ownerTags)),
+      ...(settingIssues.length > 0 ? { settingIssues } : {}),
     };
   }
 
   /**
-   * CreateTable with keys, billing, deletion protection and tags, and return: the table is CREATING
-   * for a while. TTL and point-in-time recovery need an ACTIVE table, so the update after the
-   * observe that finds it ACTIVE sets them.
+   * CreateTable with keys, billing, deletion protection and the owner tags and labels (CreateTable's
+   * Tags), and return: the table is CREATING for a while. TTL and point-in-time recovery need an
+   * ACTIVE table, so the update after the observe that finds it ACTIVE sets them.
    */
-  async create(table: Table, call: CallOptions): Promise<void> {
+  async create(table: Table, call: CallOptions): Promise<ApplyResult | void> {
     const TableName = this.#name;
-    const created = await this.#call(call, 'CreateTable', (d, abort) =>
-      d.send(
-        new CreateTableCommand({
-          TableName,
-          ...keySchemaFor(table),
-          ...billingFor(table.spec.billing),
-          DeletionProtectionEnabled: table.spec.deletionProtection ?? false,
-          Tags: toTagList(desiredTags(table.spec.labels, this.#context.ownerTags)),
-        }), abort,
-      ),
-    );
+    let status: string | undefined;
+    try {
+      const created = await this.#call(call, 'CreateTable', (d, abort) =>
+        d.send(
+          new CreateTableCommand({
+            TableName,
+            ...keySchemaFor(table),
+            ...billingFor(table.spec.billing),
+            DeletionProtectionEnabled: table.spec.deletionProtection ?? false,
+            Tags: toTagList(desiredTags(table.spec.labels, this.#context.ownerTags)),
+          }),
+          abort,
+        ),
+      );
+      status = created.TableDescription?.TableStatus;
+    } catch (error) {
+      if (!hasCode(error, 'ResourceInUseException')) throw error;
+      status = await this.#ownTableStatus(error, call);
+    }
     // Some endpoints (DynamoDB Local) answer ACTIVE at once: then the rest is set now rather than at the next resync.
-    if (created.TableDescription?.TableStatus !== 'ACTIVE') return;
+    if (status !== 'ACTIVE') return;
     if (table.spec.ttlAttribute) await this.#updateTtl(table, undefined, call);
-    if (table.spec.pointInTimeRecovery) await this.#updatePointInTimeRecovery(table, call);
+    if (table.spec.pointInTimeRecovery) return await this.#updatePointInTimeRecovery(table, call);
   }
 
-  async #updatePointInTimeRecovery(table: Table, call: CallOptions): Promise<void> {
+  /**
+   * CreateTable answered that the name is taken. "Already exists" is success only for a table that
+   * carries this object's owner tags (a create repeated); anything else, including a table on an
+   * endpoint whose tags cannot be read, is never taken for ours here: NotOwnedError, nothing written.
+   */
+  async #ownTableStatus(inUse: unknown, call: CallOptions): Promise<string | undefined> {
+    const description = await this.#describe(call);
+    const tags = description?.TableArn ? await this.#tags(description.TableArn, call) : undefined;
+    if (description && tags && !(tags instanceof Unsupported) && carriesOwnerTags(tags, this.#context.ownerTags)) return description.TableStatus;
+    const why = tags instanceof Unsupported ? `its tags cannot be read here (${tags.answer})` : "it does not carry this object's owner tags";
+    throw new NotOwnedError(`CreateTable: DynamoDB table "${this.#name}" already exists and ${why}, so k8or leaves it alone (set k8or.io/adopt: "true" to take it over)`, {
+      code: 'ResourceInUseException',
+      cause: inUse,
+    });
+  }
+
+  /** UpdateContinuousBackups; an endpoint without it (DynamoDB Local) yields a setting issue instead of a failure. */
+  async #updatePointInTimeRecovery(table: Table, call: CallOptions): Promise<ApplyResult | void> {
     const PointInTimeRecoveryEnabled = table.spec.pointInTimeRecovery ?? false;
-    await this.#call(call, 'UpdateContinuousBackups', (d, abort) =>
-      d.send(new UpdateContinuousBackupsCommand({ TableName: this.#name, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled } }), abort),
+    const updated = await this.#supported(
+      this.#call(call, 'UpdateContinuousBackups', (d, abort) =>
+        d.send(new UpdateContinuousBackupsCommand({ TableName: this.#name, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled } }), abort),
+      ),
     );
+    if (updated instanceof Unsupported && PointInTimeRecoveryEnabled) {
+      return { settingIssues: tableSettingIssues(table, { unsupported: { pointInTimeRecovery: updated.answer } }) };
+    }
   }
 
   /** Changes what DynamoDB changes in place: billing and throughput, deletion protection, TTL, PITR, tags. */
-  async update(table: Table, observation: Observation, call: CallOptions): Promise<void> {
+  async update(table: Table, observation: Observation, call: CallOptions): Promise<ApplyResult | void> {
     if (observation.atProvider?.state !== 'ACTIVE') {
       throw new RetryableError(`DynamoDB table "${this.#name}" is ${observation.atProvider?.state ?? 'not ACTIVE'}; it can be updated once ACTIVE`);
     }
@@ -269,8 +354,8 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     }
     const ttl = drifted('spec.ttlAttribute');
     if (ttl) await this.#updateTtl(table, typeof ttl.actual === 'string' ? ttl.actual : undefined, call);
-    if (drifted('spec.pointInTimeRecovery')) await this.#updatePointInTimeRecovery(table, call);
     if (diff.some((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'))) await this.#updateTags(table, diff, call);
+    if (drifted('spec.pointInTimeRecovery')) return await this.#updatePointInTimeRecovery(table, call);
   }
 
   /** TTL is one attribute at a time: turn the old one off before the new one on. */

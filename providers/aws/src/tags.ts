@@ -1,3 +1,5 @@
+import { isDeepStrictEqual } from 'node:util';
+import { OwnerTags } from '@k8or/api';
 import type { FieldDiff } from '@k8or/core';
 
 /** Tags AWS reserves for itself; they are neither written nor compared. */
@@ -8,9 +10,17 @@ export function desiredTags(labels: Readonly<Record<string, string>> | undefined
   return { ...(labels ?? {}), ...ownerTags };
 }
 
+/** The keys of k8or's owner tags: the well-known ones and any the engine adds. */
+export const ownerTagKeys = (ownerTags: Readonly<Record<string, string>>): string[] => [...new Set([...Object.values(OwnerTags), ...Object.keys(ownerTags)])];
+
 /** The owner tags among a resource's tags. */
 export function ownerTagsIn(tags: Readonly<Record<string, string>>, ownerTagKeys: readonly string[]): Record<string, string> {
   return Object.fromEntries(Object.entries(tags).filter(([key]) => ownerTagKeys.includes(key)));
+}
+
+/** True when a resource's tags hold exactly these owner tags: it is this object's resource. */
+export function carriesOwnerTags(tags: Readonly<Record<string, string>>, ownerTags: Readonly<Record<string, string>>): boolean {
+  return isDeepStrictEqual(ownerTagsIn(tags, ownerTagKeys(ownerTags)), { ...ownerTags });
 }
 
 /**

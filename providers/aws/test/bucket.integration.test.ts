@@ -152,13 +152,13 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     await assert.rejects(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'changing-bucket' })), { name: 'NoSuchLifecycleConfiguration' });
   });
 
-  it('reports a bucket whose tags were all removed without owner tags, so the engine judges it by its create record', async () => {
+  it('reports a bucket whose tags were all removed with no owner tags ({}), and the missing ones as drift', async () => {
     const resource = bucket('untagged-bucket');
     const client = await connect(resource);
     await client.create(resource, call);
     await s3.send(new DeleteBucketTaggingCommand({ Bucket: 'untagged-bucket' }));
     const observation = await client.observe(resource, call);
-    assert.equal(observation.ownerTags, undefined);
+    assert.deepEqual(observation.ownerTags, {});
     assert.ok(observation.diff?.some((d) => d.field === 'ownerTags.k8or.io/managed-by'));
   });
 
@@ -205,19 +205,25 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     await assert.rejects(s3.send(new HeadBucketCommand({ Bucket: 'short-lived' })), { name: 'NotFound' });
   });
 
-  it('fails with NotOwnedError and BucketAlreadyExists when another account owns the name', async () => {
+  it('fails with NotOwnedError when another account owns the name, on observe (AccessDenied, not in our ListBuckets) and on create (BucketAlreadyExists)', async () => {
     const someoneElse = s3For('us-east-1', OTHER_ACCOUNT_KEY, 'other-secret');
     await someoneElse.send(new CreateBucketCommand({ Bucket: 'taken-name' }));
     someoneElse.destroy();
     const resource = bucket('taken-name');
     const client = await connect(resource);
-    assert.equal((await client.observe(resource, call)).exists, false);
+    await assert.rejects(client.observe(resource, call), (error: unknown) => {
+      assert.ok(error instanceof NotOwnedError);
+      assert.equal(error.code, 'AccessDenied');
+      assert.match(error.message, /another AWS account/);
+      return true;
+    });
     await assert.rejects(client.create(resource, call), (error: unknown) => {
       assert.ok(error instanceof NotOwnedError);
       assert.equal(error.code, 'BucketAlreadyExists');
       assert.match(error.message, /BucketAlreadyExists/);
       return true;
     });
+    await assert.rejects(client.delete(resource, call), { code: 'AccessDenied', retryable: false });
   });
 
   it('fails terminally with AccessDenied when the credentials may not act', async () => {
@@ -231,6 +237,115 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
       assert.equal(error.code, 'AccessDenied');
       return true;
     });
+  });
+
+  it('writes the owner tags and labels in the CreateBucket call itself: a crash right after it leaves a bucket that says whose it is', async () => {
+    const resource = bucket('crash-after-create', { location: 'eu-west-1', labels: { team: 'a' } });
+    const context = connectionContext(awsProviderConfig({ bucket: fake.endpoint }), resource);
+    // The process dies as soon as CreateBucket has returned: no later call happens.
+    const crashing = { ...context, recordCall: async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
+      if (context.calls.includes('CreateBucket')) throw new Error('the operator process died');
+      return await context.recordCall(operation, call);
+    } };
+    await assert.rejects((await bucketConnector.connect(resource, crashing)).create(resource, call), /process died/);
+    assert.deepEqual(context.calls, ['CreateBucket']);
+
+    const observation = await (await connect(resource)).observe(resource, call);
+    assert.equal(observation.exists, true);
+    assert.deepEqual(observation.ownerTags, context.ownerTags);
+    const tags = (await s3For('eu-west-1').send(new GetBucketTaggingCommand({ Bucket: 'crash-after-create' }))).TagSet ?? [];
+    assert.deepEqual(tags.find((t) => t.Key === 'team'), { Key: 'team', Value: 'a' });
+    assert.equal(fake.requests.filter((r) => r.bucket === 'crash-after-create' && r.subresource === 'tagging' && r.method === 'PUT').length, 0);
+  });
+
+  it('reports an untagged bucket with empty owner tags (not unknown ones): S3 buckets have tags', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'bare-bucket' }));
+    const resource = bucket('bare-bucket');
+    const observation = await (await connect(resource)).observe(resource, call);
+    assert.equal(observation.exists, true);
+    assert.deepEqual(observation.ownerTags, {});
+  });
+
+  it('sees lifecycle rules written with their keys in any order as up to date, and a no-op resync writes nothing', async () => {
+    // As kubectl and Go servers send them: keys sorted, the reverse of the order the provider reads them back in.
+    const sortedKeys = (value: unknown): unknown =>
+      Array.isArray(value) ? value.map(sortedKeys)
+        : typeof value === 'object' && value !== null ? Object.fromEntries(Object.keys(value).sort().reverse().map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]))
+          : value;
+    const spec = {
+      versioning: true,
+      encryption: { type: 'CustomerManaged' as const, keyId: 'alias/data' },
+      lifecycle: [
+        { id: 'logs', enabled: true, prefix: 'logs/', expirationDays: 365, transitions: [{ days: 30, tier: 'InfrequentAccess' as const }, { days: 90, tier: 'Archive' as const }] },
+        { id: 'uploads', abortIncompleteUploadDays: 7, noncurrentVersionExpirationDays: 30 },
+      ],
+      labels: { team: 'a', cost: 'logs' },
+    };
+    for (const [name, ordered] of [['keys-as-written', spec], ['keys-reversed', sortedKeys(spec)]] as const) {
+      const resource = bucket(name, ordered as typeof spec);
+      const client = await connect(resource);
+      await client.create(resource, call);
+      const writesBefore = fake.requests.filter((r) => r.method !== 'GET' && r.method !== 'HEAD').length;
+      // A resync: observe, and update only what the observation found different.
+      for (let resync = 0; resync < 3; resync++) {
+        const observation = await client.observe(resource, call);
+        assert.deepEqual(observation.diff, [], name);
+        assert.equal(observation.upToDate, true, name);
+        if (!observation.upToDate) await client.update(resource, observation, call);
+      }
+      assert.equal(fake.requests.filter((r) => r.method !== 'GET' && r.method !== 'HEAD').length, writesBefore, `${name}: cloud writes during no-op resyncs`);
+    }
+  });
+
+  it('never reads AccessDenied on an existing bucket as absence: observe and delete fail terminally and the bucket stays', async () => {
+    const resource = bucket('denied-later');
+    await (await connect(resource)).create(resource, call);
+    // The credentials change (or lose their permissions) after the bucket was made.
+    fake.denyAccessKey(DENIED_KEY);
+    const context = connectionContext(awsProviderConfig({ bucket: fake.endpoint }), resource, { accessKeyId: DENIED_KEY, secretAccessKey: 'denied-secret' });
+    const denied = await bucketConnector.connect(resource, context);
+    await assert.rejects(denied.observe(resource, call), (error: unknown) => {
+      assert.ok(error instanceof TerminalError);
+      assert.ok(!(error instanceof NotOwnedError));
+      assert.equal(error.code, 'AccessDenied');
+      assert.match(error.message, /GetBucketLocation failed with AccessDenied/);
+      return true;
+    });
+    await assert.rejects(denied.delete(resource, call), { code: 'AccessDenied', retryable: false });
+    assert.equal((await s3.send(new HeadBucketCommand({ Bucket: 'denied-later' }))).BucketRegion, 'us-east-1');
+  });
+
+  for (const region of ['eu-west-1', 'us-east-1']) {
+    it(`never takes over a bucket of the same account that k8or did not create (${region}: ${region === 'us-east-1' ? '200 on re-create' : 'BucketAlreadyOwnedByYou'})`, async () => {
+      const Bucket = `someone-elses-${region}`;
+      const colleague = s3For(region);
+      await colleague.send(new CreateBucketCommand({ Bucket, ...(region === 'us-east-1' ? {} : { CreateBucketConfiguration: { LocationConstraint: region as 'eu-west-1' } }) }));
+      await colleague.send(new PutBucketTaggingCommand({ Bucket, Tagging: { TagSet: [{ Key: 'owner', Value: 'terraform' }] } }));
+      const resource = bucket(Bucket, { location: region, versioning: true, labels: { team: 'a' } });
+      const client = await connect(resource, region);
+      const writesBefore = fake.requests.filter((r) => r.bucket === Bucket && r.method === 'PUT').length;
+      await assert.rejects(client.create(resource, call), (error: unknown) => {
+        assert.ok(error instanceof NotOwnedError, 'already there and not ours: never success');
+        assert.equal(error.code, 'BucketAlreadyOwnedByYou');
+        assert.match(error.message, /k8or\.io\/adopt/);
+        return true;
+      });
+      // Only the CreateBucket call itself reached the bucket: no tags, no settings.
+      assert.equal(fake.requests.filter((r) => r.bucket === Bucket && r.method === 'PUT').length, writesBefore + 1);
+      assert.deepEqual((await colleague.send(new GetBucketTaggingCommand({ Bucket }))).TagSet, [{ Key: 'owner', Value: 'terraform' }]);
+      assert.equal((await colleague.send(new GetBucketVersioningCommand({ Bucket }))).Status, undefined);
+      const observation = await client.observe(resource, call);
+      assert.deepEqual(observation.ownerTags, {});
+      colleague.destroy();
+    });
+  }
+
+  it('repeats its own create: the bucket carries its owner tags, so create goes on to the settings', async () => {
+    const resource = bucket('repeated-create', { location: 'eu-west-1', versioning: true });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    await client.create(resource, call);
+    assert.deepEqual((await client.observe(resource, call)).diff, []);
   });
 
   it('fails terminally with SignatureDoesNotMatch when the Secret holds a wrong secret key', async () => {

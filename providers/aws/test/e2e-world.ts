@@ -3,15 +3,19 @@
 // running the AWS provider plugin.
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, allCrds, type Bucket, type Condition, type ManagedResource, type Table } from '@k8or/api';
-import { Engine, KubeRest, corePath, k8orPath, waitFor as pollUntil } from '@k8or/core';
+import { Engine, KubeRest, corePath, k8orPath } from '@k8or/core';
+import { waitFor as pollUntil } from '@k8or/core/testing';
 import { awsProvider, destroyDynamoDbClients, destroyS3Clients } from '@k8or/provider-aws';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake, type DynamoDbLocal, type S3Fake } from '@k8or/local-clouds';
 
 export const NAMESPACE = 'team-a';
 export const SECRETS_NAMESPACE = 'k8or-system';
-/** Access keys: ours, one every S3 request of which is denied, and one that S3 throttles on demand. */
-export const KEYS = { ours: 'AKIAK8ORE2E000000001', denied: 'AKIAK8ORDENIED000001', throttled: 'AKIAK8ORTHROTTLED001' } as const;
+/**
+ * Access keys, each with its Secret and a ProviderConfig of its name (`ours` is `default`): ours, one
+ * every S3 request of which is denied, one that S3 throttles on demand, and one a test revokes.
+ */
+export const KEYS = { ours: 'AKIAK8ORE2E000000001', denied: 'AKIAK8ORDENIED000001', throttled: 'AKIAK8ORTHROTTLED001', revocable: 'AKIAK8ORREVOCABLE001' } as const;
 export const SECRET_KEY = 'e2e-secret';
 /** Another AWS account, for names taken by someone else. */
 export const OTHER_ACCOUNT = { accessKeyId: 'AKIASOMEONEELSE00001', secretAccessKey: 'someone-else-secret' } as const;
@@ -57,6 +61,8 @@ export class AwsWorld {
   static async start(): Promise<AwsWorld> {
     const [sandbox, s3, dynamodb] = await Promise.all([startSandbox(), startS3Fake({
         deniedAccessKeys: [KEYS.denied],
+        // The revocable key is a second key of our own account (another IAM user, say).
+        accounts: { [KEYS.ours]: 'k8or-e2e-account', [KEYS.revocable]: 'k8or-e2e-account' },
         // Signatures are verified: the engine must hand the provider the Secret's keys.
         credentials: { ...Object.fromEntries(Object.values(KEYS).map((key) => [key, SECRET_KEY])), [OTHER_ACCOUNT.accessKeyId]: OTHER_ACCOUNT.secretAccessKey },
       }), startDynamoDbLocal()]);

@@ -109,17 +109,54 @@ describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoD
     await assert.rejects(dynamodb.send(new DescribeTableCommand({ TableName })), { name: 'ResourceNotFoundException' });
   });
 
-  it('ends in a terminal condition carrying BucketAlreadyExists when another account owns the name, and never deletes it', async () => {
+  it('ends in NotOwned when another account owns the name, and never deletes it', async () => {
     const someoneElse = new S3Client({ region: 'us-east-1', endpoint: world.s3.endpoint, forcePathStyle: true, credentials: OTHER_ACCOUNT });
     await someoneElse.send(new CreateBucketCommand({ Bucket: 'e2e-taken' }));
     await world.createBucket('taken', { name: 'e2e-taken' });
     const stopped = await world.waitForBucket('taken', 'a terminal condition', (b) => conditionOf(b, 'Synced')?.status === 'False');
     assert.equal(conditionOf(stopped, 'Synced')?.reason, 'NotOwned');
-    assert.match(conditionOf(stopped, 'Synced')?.message ?? '', /BucketAlreadyExists/);
+    assert.match(conditionOf(stopped, 'Synced')?.message ?? '', /another AWS account owns the name/);
     await world.deleteBucket('taken');
-    await waitFor('the Bucket object gone', async () => (await world.bucket('taken')) === undefined);
+    await waitFor('the delete reconciled', async () => (await world.bucket('taken'))?.metadata.deletionTimestamp !== undefined);
     await someoneElse.send(new HeadBucketCommand({ Bucket: 'e2e-taken' }));
+    assert.equal(world.s3.requests.filter((r) => r.bucket === 'e2e-taken' && r.method === 'DELETE').length, 0);
     someoneElse.destroy();
+  });
+
+  it('keeps the finalizer and the bucket when the credentials are denied after create, and deletes once they work again', async () => {
+    const Bucket = 'e2e-revoked';
+    // A terminal error waits for the next resync: make it come soon.
+    await world.createBucket('revoked', { name: Bucket, providerConfigRef: { name: 'revocable' } }, { 'k8or.io/resync-period': '1s' });
+    await world.waitForBucket('revoked', 'Ready', isReady);
+    world.s3.denyAccessKey(KEYS.revocable);
+    await world.deleteBucket('revoked');
+    const stuck = await world.waitForBucket('revoked', 'a condition carrying AccessDenied', (b) => /AccessDenied/.test(conditionOf(b, 'Synced')?.message ?? ''));
+    assert.equal(conditionOf(stuck, 'Synced')?.status, 'False');
+    assert.ok(stuck.metadata.finalizers?.length, 'the finalizer stays while the cloud cannot be asked');
+    await s3.send(new HeadBucketCommand({ Bucket }));
+
+    world.s3.allowAccessKey(KEYS.revocable);
+    await waitFor('the Bucket object gone', async () => (await world.bucket('revoked')) === undefined);
+    await assert.rejects(s3.send(new HeadBucketCommand({ Bucket })), { name: 'NotFound' });
+  });
+
+  it('makes no cloud write and no RepairedDrift event on no-op resyncs of a bucket with lifecycle rules, whatever their key order', async () => {
+    const Bucket = 'e2e-steady';
+    // Keys as kubectl and Go servers send them: sorted.
+    const lifecycle = [
+      { enabled: true, expirationDays: 365, id: 'logs', prefix: 'logs/', transitions: [{ days: 30, tier: 'InfrequentAccess' as const }, { days: 90, tier: 'Archive' as const }] },
+      { abortIncompleteUploadDays: 7, id: 'uploads', noncurrentVersionExpirationDays: 30 },
+    ];
+    await world.createBucket('steady', { name: Bucket, versioning: true, labels: { team: 'a' }, lifecycle }, { 'k8or.io/resync-period': '200ms' });
+    await world.waitForBucket('steady', 'Ready', isReady);
+    const requestsOf = (method: string, subresource?: string) =>
+      world.s3.requests.filter((r) => r.bucket === Bucket && r.method === method && (subresource === undefined || r.subresource === subresource)).length;
+    const writes = () => requestsOf('PUT') + requestsOf('DELETE') + requestsOf('POST');
+    const writesWhenReady = writes();
+    const observed = requestsOf('GET', 'location');
+    await waitFor('ten more resyncs', () => requestsOf('GET', 'location') >= observed + 10);
+    assert.equal(writes(), writesWhenReady, 'cloud writes during no-op resyncs');
+    assert.equal((await world.events('steady')).filter((e) => e.reason === 'RepairedDrift').length, 0);
   });
 
   it('ends in a terminal condition carrying AccessDenied when the credentials may not act', async () => {

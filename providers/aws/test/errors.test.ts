@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { NotOwnedError, RetryableError, TerminalError } from '@k8or/core';
-import { awsErrorCode, classifyAwsError } from '@k8or/provider-aws';
+import { awsErrorCode, classifyAwsError, isAccessDenied } from '@k8or/provider-aws';
 
 /** An error as the SDK builds it from an AWS answer. */
 function s3Error(name: string, status: number): S3ServiceException {
@@ -60,5 +60,27 @@ describe('AWS error classification', () => {
     assert.equal(awsErrorCode(s3Error('Unknown', 503)), 'ServiceUnavailable');
     assert.ok(classifyAwsError(s3Error('Unknown', 503), 'HeadBucket') instanceof RetryableError);
     assert.ok(classifyAwsError(s3Error('Unknown', 403), 'HeadBucket') instanceof TerminalError);
+  });
+
+  it('never reads a denial or a timeout as "not found": a 403 is terminal, an abort or a timeout retryable, neither NotFound', () => {
+    const forbidden = classifyAwsError(s3Error('Unknown', 403), 'HeadBucket');
+    assert.ok(forbidden instanceof TerminalError);
+    assert.equal(forbidden.code, 'Forbidden');
+    assert.ok(isAccessDenied(forbidden));
+    assert.ok(isAccessDenied(classifyAwsError(s3Error('AccessDenied', 403), 'GetBucketLocation')));
+    assert.ok(isAccessDenied(classifyAwsError(dynamoDbError('AccessDeniedException'), 'DescribeTable')));
+    const aborted = Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
+    const timedOut = Object.assign(new Error('socket timed out'), { name: 'TimeoutError' });
+    for (const error of [aborted, timedOut]) {
+      const classified = classifyAwsError(error, 'GetBucketLocation');
+      assert.ok(classified instanceof RetryableError);
+      assert.notEqual(classified.code, 'NotFound');
+      assert.ok(!isAccessDenied(classified));
+    }
+    assert.equal(classifyAwsError(s3Error('Unknown', 404), 'HeadBucket').code, 'NotFound');
+  });
+
+  it('retries S3 OperationAborted (a conflicting operation on the bucket is in progress)', () => {
+    assert.ok(classifyAwsError(s3Error('OperationAborted', 409), 'PutBucketTagging') instanceof RetryableError);
   });
 });

@@ -75,6 +75,26 @@ describe('Bucket spec -> S3 settings', () => {
     ]);
   });
 
+  it('compares values, not their serialisation: lifecycle rules and encryption with keys in any order are in sync', () => {
+    const observed: s3Mapping.ObservedBucket = {
+      region: 'us-east-1',
+      versioning: false,
+      publicAccess: 'Blocked',
+      encryption: { KMSMasterKeyID: 'alias/data', SSEAlgorithm: 'aws:kms' },
+      lifecycle: [{ id: 'logs', enabled: true, prefix: 'logs/', expirationDays: 365, transitions: [{ days: 30, tier: 'InfrequentAccess' }] }],
+      tags: { ...owner },
+    };
+    // The same rule as a Go server or kubectl sends it: keys sorted, and reversed for good measure.
+    const sorted = { abortIncompleteUploadDays: undefined, enabled: true, expirationDays: 365, id: 'logs', prefix: 'logs/', transitions: [{ days: 30, tier: 'InfrequentAccess' as const }] };
+    const reversed = { transitions: [{ tier: 'InfrequentAccess' as const, days: 30 }], prefix: 'logs/', id: 'logs', expirationDays: 365 };
+    for (const rule of [sorted, reversed]) {
+      const resource = bucket('photos', { lifecycle: [rule], encryption: { keyId: 'alias/data', type: 'CustomerManaged' } });
+      assert.deepEqual(s3Mapping.diffBucket(resource, observed, owner), []);
+    }
+    const changed = bucket('photos', { lifecycle: [{ ...reversed, expirationDays: 366 }], encryption: { keyId: 'alias/data', type: 'CustomerManaged' } });
+    assert.deepEqual(s3Mapping.diffBucket(changed, observed, owner).map((d) => d.field), ['spec.lifecycle']);
+  });
+
   it('gives the ARN, region and URL, path-style under an endpoint', () => {
     assert.deepEqual(s3Mapping.bucketAtProvider('photos', 'eu-west-1', undefined), {
       id: 'arn:aws:s3:::photos',
@@ -121,6 +141,25 @@ describe('Table spec -> DynamoDB settings', () => {
     const { diff, immutableDiff } = dynamoDbMapping.diffTable(resource, observed, ownerTagsOf('team-a', 't-one', 'Table'));
     assert.deepEqual(immutableDiff.map((d) => d.field), ['spec.partitionKey']);
     assert.deepEqual(diff.map((d) => d.field), ['spec.ttlAttribute', 'spec.pointInTimeRecovery', 'spec.deletionProtection', 'spec.labels.team']);
+  });
+});
+
+describe('Table diffs compare values', () => {
+  it('sees key attributes with their fields in any order as unchanged', () => {
+    const observed: dynamoDbMapping.ObservedTable = {
+      description: {
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }, { AttributeName: 'at', KeyType: 'RANGE' }],
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }, { AttributeName: 'at', AttributeType: 'N' }],
+        BillingModeSummary: { BillingMode: 'PAY_PER_REQUEST' },
+      },
+      ttlAttribute: undefined,
+      pointInTimeRecovery: false,
+      tags: { ...ownerTagsOf('team-a', 't-one', 'Table') },
+    };
+    const resource = table('t-one', { partitionKey: { type: 'string', name: 'id' }, sortKey: { type: 'number', name: 'at' } });
+    const { diff, immutableDiff } = dynamoDbMapping.diffTable(resource, observed, ownerTagsOf('team-a', 't-one', 'Table'));
+    assert.deepEqual(immutableDiff, []);
+    assert.deepEqual(diff, []);
   });
 });
 

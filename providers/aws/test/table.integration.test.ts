@@ -9,7 +9,7 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { Table } from '@k8or/api';
-import { DeletionBlockedError, TerminalError, type ExternalClient } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, TerminalError, type ExternalClient } from '@k8or/core';
 import { destroyDynamoDbClients, tableConnector } from '@k8or/provider-aws';
 import { startDynamoDbLocal, type DynamoDbLocal } from '@k8or/local-clouds';
 import { awsProviderConfig, call, connectionContext, credentials, table } from './support.ts';
@@ -152,19 +152,46 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
     const existing = table('existing-table');
     const client = await connect(existing);
     await client.create(existing, call);
-    await assert.rejects(client.create(existing, call), { code: 'ResourceInUseException', retryable: false });
-  });
-
-  it('fails terminally with UnknownOperationException when point-in-time recovery is asked of an endpoint without it', async () => {
-    const resource = table('recoverable', { pointInTimeRecovery: true });
-    const client = await connect(resource);
-    await assert.rejects(client.create(resource, call), { code: 'UnknownOperationException', retryable: false });
-    const observation = await client.observe(resource, call);
-    assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.pointInTimeRecovery']);
-    await assert.rejects(client.update(resource, observation, call), (error: unknown) => {
-      assert.ok(error instanceof TerminalError);
-      assert.match(error.message, /UpdateContinuousBackups failed with UnknownOperationException/);
+    // A name in use is never taken for ours when ownership cannot be read (DynamoDB Local has no tags): NotOwned, nothing written.
+    await assert.rejects(client.create(existing, call), (error: unknown) => {
+      assert.ok(error instanceof NotOwnedError);
+      assert.equal(error.code, 'ResourceInUseException');
+      assert.match(error.message, /tags cannot be read here/);
       return true;
     });
+  });
+
+  it('reports point-in-time recovery that DynamoDB Local cannot turn on as a setting issue naming the field, never as done and never as a hard failure', async () => {
+    const resource = table('recoverable', { pointInTimeRecovery: true });
+    const client = await connect(resource);
+    const created = await client.create(resource, call);
+    assert.deepEqual(created?.settingIssues?.map((i) => [i.field, i.problem]), [['spec.pointInTimeRecovery', 'unapplied']]);
+    assert.match(created?.settingIssues?.[0]?.message ?? '', /UpdateContinuousBackups failed with UnknownOperationException/);
+
+    const observation = await client.observe(resource, call);
+    assert.equal(observation.exists, true);
+    // Not a difference update could repair: an issue the engine turns into a condition.
+    assert.deepEqual(observation.diff, []);
+    assert.deepEqual(observation.settingIssues?.map((i) => [i.field, i.problem]), [['spec.pointInTimeRecovery', 'unapplied']]);
+    assert.match(observation.settingIssues?.[0]?.message ?? '', /DescribeContinuousBackups failed with UnknownOperationException/);
+  });
+
+  it('reports labels (tags) that DynamoDB Local can neither apply nor read as a setting issue naming spec.labels, with unknown owner tags', async () => {
+    const resource = table('labelled', { labels: { team: 'a' } });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    const observation = await client.observe(resource, call);
+    assert.equal(observation.ownerTags, undefined);
+    assert.deepEqual(observation.settingIssues?.map((i) => [i.field, i.problem]), [['spec.labels', 'unapplied']]);
+    assert.match(observation.settingIssues?.[0]?.message ?? '', /ListTagsOfResource failed with UnknownOperationException/);
+  });
+
+  it('reports no setting issue for a table that asks for nothing DynamoDB Local lacks', async () => {
+    const resource = table('plain-table', { pointInTimeRecovery: false });
+    const client = await connect(resource);
+    assert.equal((await client.create(resource, call))?.settingIssues, undefined);
+    const observation = await client.observe(resource, call);
+    assert.deepEqual(observation.settingIssues ?? [], []);
+    assert.equal(observation.upToDate, true);
   });
 });

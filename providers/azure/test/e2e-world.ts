@@ -3,7 +3,8 @@
 // Azure provider plugin.
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, allCrds, type Bucket, type Condition, type ManagedResource, type Table } from '@k8or/api';
-import { Engine, KubeRest, corePath, k8orPath, waitFor as pollUntil } from '@k8or/core';
+import { Engine, KubeRest, corePath, k8orPath } from '@k8or/core';
+import { waitFor as pollUntil } from '@k8or/core/testing';
 import { azureProvider, clearAzureClients } from '@k8or/provider-azure';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { startAzurite, type Azurite } from '@k8or/local-clouds';

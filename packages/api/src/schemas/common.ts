@@ -81,6 +81,19 @@ export const managedStatusSchema = obj('Observed state, written by the operator.
     etag: str('Entity tag of the resource\'s current state (Azure containers).'),
     lastModified: str('When the resource or its settings last changed in the cloud (Azure containers).', { format: 'date-time' }),
   }),
+  drift: arr(
+    'ObserveOnly: each setting where the cloud differs from the spec, as last observed. k8or reports it and never changes the cloud; absent when they match.',
+    obj(
+      'One differing setting.',
+      {
+        field: str('Spec path of the setting, such as spec.versioning or spec.lifecycle.', { maxLength: 1024 }),
+        desired: { description: 'The value the spec asks for (absent when the spec leaves it unset).', 'x-kubernetes-preserve-unknown-fields': true },
+        actual: { description: 'The value found in the cloud (absent when unset there).', 'x-kubernetes-preserve-unknown-fields': true },
+      },
+      { required: ['field'] },
+    ),
+    { maxItems: 100 },
+  ),
 });
 
 export const forceDeleteSchema = bool(

@@ -46,6 +46,16 @@ export interface AtProvider {
   lastModified?: string;
 }
 
+/** One setting where the cloud differs from the spec (ObserveOnly reports them in status.drift). */
+export interface DriftEntry {
+  /** Spec path, such as `spec.versioning`. */
+  field: string;
+  /** What the spec asks for; absent when the spec leaves it unset. */
+  desired?: unknown;
+  /** What the cloud has; absent when the cloud has it unset. */
+  actual?: unknown;
+}
+
 /** Status shared by every managed kind. */
 export interface ManagedStatus {
   conditions?: Condition[];
@@ -53,4 +63,6 @@ export interface ManagedStatus {
   /** The cloud (`aws`, `gcp`, `azure`) the resource lives in. */
   provider?: string;
   atProvider?: AtProvider;
+  /** ObserveOnly: where the cloud differs from the spec; empty (absent) when it matches. */
+  drift?: DriftEntry[];
 }

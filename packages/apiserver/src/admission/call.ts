@@ -1,7 +1,5 @@
 /** POST an AdmissionReview to a webhook over HTTPS, verifying its certificate against the caBundle. */
 import https from 'node:https';
-import tls from 'node:tls';
-import type { PeerCertificate } from 'node:tls';
 
 export interface WebhookEndpoint {
   url: string;
@@ -15,8 +13,26 @@ export interface WebhookEndpoint {
 /** A failed call (network, TLS, timeout, non-2xx, bad body), worded like kube-apiserver's. */
 export class WebhookCallError extends Error {}
 
-export function postAdmissionReview(endpoint: WebhookEndpoint, review: unknown): Promise<unknown> {
+/**
+ * POST an AdmissionReview over `agent`'s pooled connections. A request that fails on a reused
+ * connection before any answer (the webhook closed it while idle) is sent once more on a new one, as
+ * Go's transport does.
+ */
+export async function postAdmissionReview(endpoint: WebhookEndpoint, review: unknown, agent: https.Agent): Promise<unknown> {
   const body = JSON.stringify(review);
+  const deadline = Date.now() + endpoint.timeoutMs;
+  try {
+    return await postOnce(endpoint, body, agent, endpoint.timeoutMs);
+  } catch (error) {
+    if (!(error instanceof StaleConnectionError)) throw error;
+    return postOnce(endpoint, body, agent, Math.max(1, deadline - Date.now()));
+  }
+}
+
+/** The pooled connection was closed by the webhook before it answered; nothing reached it. */
+class StaleConnectionError extends Error {}
+
+function postOnce(endpoint: WebhookEndpoint, body: string, agent: https.Agent, timeoutMs: number): Promise<unknown> {
   const url = new URL(endpoint.url);
   return new Promise((resolve, reject) => {
     const fail = (why: string): void => reject(new WebhookCallError(`failed to call webhook: Post "${endpoint.url}": ${why}`));
@@ -25,16 +41,8 @@ export function postAdmissionReview(endpoint: WebhookEndpoint, review: unknown):
       {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': Buffer.byteLength(body) },
-        ca: endpoint.ca,
-        servername: endpoint.expectedHost && !/^[\d.:]+$/.test(endpoint.expectedHost) ? endpoint.expectedHost : undefined,
-        // Accept a certificate for the service DNS name (as the real server checks) or for the mapped local address.
-        checkServerIdentity: (host: string, cert: PeerCertificate) => {
-          const byService = endpoint.expectedHost ? tls.checkServerIdentity(endpoint.expectedHost, cert) : undefined;
-          if (endpoint.expectedHost && !byService) return undefined;
-          return tls.checkServerIdentity(url.hostname.replace(/^\[|\]$/g, '') || host, cert);
-        },
-        timeout: endpoint.timeoutMs,
-        agent: false,
+        timeout: timeoutMs,
+        agent,
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -57,12 +65,15 @@ export function postAdmissionReview(endpoint: WebhookEndpoint, review: unknown):
     const timer = setTimeout(() => {
       req.destroy();
       fail(`context deadline exceeded (Client.Timeout exceeded while awaiting headers)`);
-    }, endpoint.timeoutMs);
+    }, timeoutMs);
     req.on('timeout', () => {
       req.destroy();
       fail('context deadline exceeded');
     });
-    req.on('error', (err) => fail(goStyleError(err, url)));
+    req.on('error', (err: Error & { code?: string }) => {
+      if (req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) reject(new StaleConnectionError(err.message));
+      else fail(goStyleError(err, url));
+    });
     req.on('close', () => clearTimeout(timer));
     req.end(body);
   });

@@ -12,6 +12,7 @@ import { ApiError, badRequest } from '../server/status.js';
 import type { ObjectStore } from '../store/store.js';
 import type { UserInfo } from '../server/context.js';
 import { postAdmissionReview, WebhookCallError, type WebhookEndpoint } from './call.js';
+import { WebhookClients } from './clients.js';
 import { webhookMatches, type AdmissionTarget, type Operation } from './match.js';
 
 export interface AdmissionRequest {
@@ -59,11 +60,18 @@ function labelsOf(obj: KubeObject | undefined): Record<string, string> | undefin
 }
 
 export class AdmissionChain {
+  private readonly clients = new WebhookClients();
+
   constructor(
     private readonly store: ObjectStore,
     private readonly resolveService: ServiceResolver,
     private readonly logger: Logger,
   ) {}
+
+  /** Closes the connections kept open to webhooks. */
+  close(): void {
+    this.clients.close();
+  }
 
   /** Run mutating webhooks; returns the (possibly patched) object and their warnings. Throws a Status on denial. */
   async mutate(request: AdmissionRequest): Promise<MutationResult> {
@@ -163,7 +171,7 @@ export class AdmissionChain {
     if (typeof endpoint === 'string') return failed(endpoint);
     let reply: unknown;
     try {
-      reply = await postAdmissionReview(endpoint, admissionReview(uid, request));
+      reply = await postAdmissionReview(endpoint, admissionReview(uid, request), this.clients.agentFor(endpoint));
     } catch (err) {
       return failed(err instanceof WebhookCallError ? err.message : `failed to call webhook: ${String(err)}`);
     }

@@ -10,6 +10,7 @@ const SYSTEM_FIELDS = ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletio
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** Label and annotation keys: optional DNS-subdomain prefix and "/", then a name part. */
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
 export function finalizersOf(obj: KubeObject): string[] {
@@ -95,17 +96,45 @@ export function isNoOpUpdate(next: KubeObject, old: KubeObject): boolean {
 export function validateObjectName(name: string, resourceKey: string, custom: boolean): FieldCause[] {
   const causes: FieldCause[] = [];
   if (resourceKey === '/namespaces') {
-    if (!DNS_LABEL.test(name) || name.length > 63) {
-      causes.push({ field: 'metadata.name', reason: 'FieldValueInvalid', message: `Invalid value: "${name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')` });
+    if (name.length > 63) causes.push({ field: 'metadata.name', reason: 'FieldValueInvalid', message: `Invalid value: ${echoValue(name)}: ${maxLengthMessage(63)}` });
+    if (!DNS_LABEL.test(name)) {
+      causes.push({ field: 'metadata.name', reason: 'FieldValueInvalid', message: `Invalid value: ${echoValue(name)}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')` });
     }
     return causes;
   }
   if (custom || resourceKey !== '/events') {
-    if (!DNS_SUBDOMAIN.test(name) || name.length > 253) {
-      causes.push({ field: 'metadata.name', reason: 'FieldValueInvalid', message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')` });
+    if (name.length > 253) causes.push({ field: 'metadata.name', reason: 'FieldValueInvalid', message: `Invalid value: ${echoValue(name)}: ${maxLengthMessage(253)}` });
+    if (!DNS_SUBDOMAIN.test(name)) {
+      causes.push({ field: 'metadata.name', reason: 'FieldValueInvalid', message: `Invalid value: ${echoValue(name)}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')` });
     }
   }
   return causes;
+}
+
+/** Go's validation.MaxLenError, the message kube-apiserver gives for a value over a length limit. */
+function maxLengthMessage(limit: number): string {
+  return `must be no more than ${limit} characters`;
+}
+
+/** Longer values are cut where a field error echoes them, so a 1 MB value does not come back whole. */
+const ECHOED_VALUE_LIMIT = 256;
+
+/** A bad value as a field error shows it: quoted (as Go's %q), cut after ECHOED_VALUE_LIMIT characters. */
+export function echoValue(value: string): string {
+  if (value.length <= ECHOED_VALUE_LIMIT) return JSON.stringify(value);
+  return `${JSON.stringify(value.slice(0, ECHOED_VALUE_LIMIT)).slice(0, -1)}..." (${value.length} characters, truncated)`;
+}
+
+/** validation.IsValidLabelValue: one cause per rule broken, the length first, as kube-apiserver lists them. */
+function labelValueCauses(value: string): FieldCause[] {
+  const messages: string[] = [];
+  if (value.length > 63) messages.push(maxLengthMessage(63));
+  if (!LABEL_VALUE.test(value)) {
+    messages.push(
+      `a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+    );
+  }
+  return messages.map((message) => ({ field: 'metadata.labels', reason: 'FieldValueInvalid', message: `Invalid value: ${echoValue(value)}: ${message}` }));
 }
 
 /** Checks on labels, annotations and finalizers common to every kind. */
@@ -122,13 +151,13 @@ export function validateCommonMetadata(obj: KubeObject): FieldCause[] {
     let total = 0;
     for (const [k, v] of Object.entries(value)) {
       total += k.length + (typeof v === 'string' ? v.length : 0);
-      if (!QUALIFIED_NAME.test(k) || (k.split('/').pop() ?? '').length > 63 || (k.includes('/') && (k.split('/')[0] ?? '').length > 253)) {
-        causes.push({ field: `metadata.${field}`, reason: 'FieldValueInvalid', message: `Invalid value: "${k}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')` });
+      if (!QUALIFIED_NAME.test(k) || (k.includes('/') && (k.split('/')[0] ?? '').length > 253)) {
+        causes.push({ field: `metadata.${field}`, reason: 'FieldValueInvalid', message: `Invalid value: ${echoValue(k)}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')` });
+      } else if ((k.split('/').pop() ?? '').length > 63) {
+        causes.push({ field: `metadata.${field}`, reason: 'FieldValueInvalid', message: `Invalid value: ${echoValue(k)}: name part ${maxLengthMessage(63)}` });
       }
       if (typeof v !== 'string') causes.push({ field: `metadata.${field}`, reason: 'FieldValueTypeInvalid', message: `Invalid value: ${JSON.stringify(v)}: value of "${k}" must be a string` });
-      else if (field === 'labels' && (v.length > 63 || !/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(v))) {
-        causes.push({ field: `metadata.labels`, reason: 'FieldValueInvalid', message: `Invalid value: "${v}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')` });
-      }
+      else if (field === 'labels') causes.push(...labelValueCauses(v));
     }
     if (field === 'annotations' && total > 256 * 1024) {
       causes.push({ field: 'metadata.annotations', reason: 'FieldValueTooLong', message: 'Too long: must have at most 262144 bytes' });
@@ -140,7 +169,7 @@ export function validateCommonMetadata(obj: KubeObject): FieldCause[] {
   } else if (Array.isArray(finalizers)) {
     for (const f of finalizers as string[]) {
       if (!QUALIFIED_NAME.test(f) || (f.split('/').pop() ?? '').length > 63) {
-        causes.push({ field: 'metadata.finalizers', reason: 'FieldValueInvalid', message: `Invalid value: "${f}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')` });
+        causes.push({ field: 'metadata.finalizers', reason: 'FieldValueInvalid', message: `Invalid value: ${echoValue(f)}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')` });
       }
     }
   }

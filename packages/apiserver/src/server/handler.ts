@@ -20,7 +20,8 @@ export interface HandlerOptions {
   ctx: ServerContext;
   token: string;
   openapi: OpenApiDocuments;
-  requestLog: RequestLogEntry[];
+  /** Where served requests are recorded, when they are. */
+  requestLog: RequestLogEntry[] | undefined;
 }
 
 const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
@@ -59,7 +60,7 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     try {
       info = parseRequestInfo(method, url.pathname, url.searchParams);
     } catch {
-      requestLog.push({ method, path: url.pathname, verb: 'other', group: '', version: '', resource: '', status: 400, dryRun: false });
+      requestLog?.push({ method, path: url.pathname, verb: 'other', group: '', version: '', resource: '', status: 400, dryRun: false });
       req.resume();
       sendStatus(res, new ApiError(400, 'BadRequest', `malformed request path: ${url.pathname}`).status);
       return;
@@ -79,7 +80,7 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     if (info.name) entry.name = info.name;
     const userAgent = req.headers['user-agent'];
     if (userAgent) entry.userAgent = userAgent;
-    requestLog.push(entry);
+    requestLog?.push(entry);
     res.on('finish', () => {
       entry.status = res.statusCode;
       ctx.logger.debug({ method, path: url.pathname, query: url.search, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request');

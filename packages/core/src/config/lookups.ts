@@ -3,7 +3,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { corePath, k8orPath } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { Indexer } from '../informer/indexer.js';
-import type { NamespaceInfo } from '../reconcile/policy.js';
+import type { NamespaceInfo } from '../reconcile/ports.js';
 import type { ConfigLookups, SecretData } from '../reconcile/ports.js';
 
 /** core/v1 Secret, the parts the engine reads. */

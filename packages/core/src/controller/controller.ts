@@ -11,6 +11,9 @@ import type { ReconcileRequest, ReconcileOutcome } from '../reconcile/reconciler
 
 export type ManagedObject = ManagedResource & KubernetesObject;
 
+/** How long a stop waits for aborted reconciles to unwind. */
+const ABORT_UNWIND_MS = 5_000;
+
 /** Anything that reconciles one key; ManagedReconciler is the one the engine uses. */
 export interface Reconciler {
   reconcile(request: ReconcileRequest): Promise<ReconcileOutcome>;
@@ -80,6 +83,8 @@ export class Controller {
   readonly #logger: Logger | undefined;
   #running: Promise<void>[] = [];
   #started = false;
+  /** Aborted to stop every reconcile in flight (stop past its deadline, lost leadership, kill). */
+  readonly #inFlight = new AbortController();
 
   constructor(options: ControllerOptions) {
     this.kind = options.kind;
@@ -130,20 +135,31 @@ export class Controller {
 
   /**
    * Stops watching and handing out keys, then waits up to `deadlineMs` for
-   * in-flight reconciles to finish. True when they all did.
+   * in-flight reconciles to finish; past it, aborts them (their cloud and API
+   * calls fail, no new one starts) and waits for them to unwind. True when
+   * they all finished within the deadline. `deadlineMs: 0` aborts at once,
+   * as after a lost Lease, when another instance may already be writing.
    */
-  async stop(deadlineMs = 30_000): Promise<boolean> {
+  async stop(deadlineMs = 10_000): Promise<boolean> {
     this.informer.stop();
+    if (deadlineMs <= 0) this.#inFlight.abort(new Error(`controller ${this.name} stopped`));
     const drained = await this.queue.shutDownWithDrain(deadlineMs);
-    if (drained) await Promise.all(this.#running);
+    if (!drained) {
+      this.#inFlight.abort(new Error(`controller ${this.name} stopped: shutdown deadline passed`));
+      // An aborted reconcile unwinds at its next call; the bound covers a provider that ignores its signal.
+      await Promise.race([Promise.all(this.#running), new Promise((resolve) => setTimeout(resolve, ABORT_UNWIND_MS).unref())]);
+    } else {
+      await Promise.all(this.#running);
+    }
     this.#running = [];
-    return drained;
+    return drained && !this.#inFlight.signal.aborted;
   }
 
-  /** Stops at once, abandoning in-flight reconciles (they finish or hang on their own). */
+  /** Stops at once, as a dead process would: nothing in flight makes another call. */
   kill(): void {
     this.informer.stop();
     this.queue.shutDown();
+    this.#inFlight.abort(new Error(`controller ${this.name} killed`));
     this.#running = [];
   }
 
@@ -160,7 +176,7 @@ export class Controller {
     const started = performance.now();
     this.#metrics?.activeWorkers(this.name, 1);
     try {
-      const result = await this.#reconciler.reconcile({ namespace: namespace ?? '', name });
+      const result = await this.#reconciler.reconcile({ namespace: namespace ?? '', name, signal: this.#inFlight.signal });
       const seconds = (performance.now() - started) / 1000;
       if (result.backoff) {
         this.queue.addRateLimited(key);

@@ -13,8 +13,9 @@ import { ConfigMapOutputs } from '../outputs/configmap.js';
 import type { CoreMetrics } from '../metrics/core-metrics.js';
 import { loadedProviders } from '../provider/registry.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
-import { providerConfigNameFor, type NamespaceInfo } from '../reconcile/policy.js';
-import type { ProviderPlugins } from '../reconcile/ports.js';
+import { providerConfigFor } from '../policy/provider-config-choice.js';
+import { operatorNamespace } from '../policy/secrets.js';
+import type { NamespaceInfo, ProviderPlugins } from '../reconcile/ports.js';
 import { ManagedReconciler } from '../reconcile/reconciler.js';
 import { Controller, type ControllerMetrics, type ManagedObject } from './controller.js';
 import { LeaderElector } from '../leader/index.js';
@@ -54,15 +55,28 @@ export interface EngineOptions {
   deletionBlockedRetryMs?: number;
   /** Only watch and reconcile this namespace. Default: all. */
   namespace?: string;
-  /** Only watch credentials Secrets in this namespace. Default: all. */
+  /**
+   * Only watch (and cache) credentials Secrets in this namespace; `'*'` for
+   * every namespace. Default: the operator's own namespace (`operatorNamespace`).
+   */
   secretsNamespace?: string;
+  /** The operator's own namespace. Default: POD_NAMESPACE, the service account's namespace, else k8or-system. */
+  operatorNamespace?: string;
+  /** Deadline of one reconcile: its cloud and API calls are aborted after this long. Default 2 min. */
+  reconcileTimeoutMs?: number;
+  /** The shortest resync period, whatever a `k8or.io/resync-period` annotation says. Default 10 s. */
+  resyncFloorMs?: number;
   /** Kinds to run controllers for. Default: Bucket and Table. */
   kinds?: readonly ManagedKindName[];
   /** Reconcile only while holding this Lease; off when omitted. */
   leaderElection?: LeaderElectionSettings;
   /** Minimum time between two writes of the same aggregated Event. Default 60 s. */
   eventAggregationIntervalMs?: number;
-  /** How long `stop` waits for in-flight reconciles. Default 30 s. */
+  /**
+   * How long a graceful `stop` waits for in-flight reconciles before it aborts
+   * them. Default 10 s. A lost Lease aborts them at once: another instance
+   * may already be writing.
+   */
   shutdownDeadlineMs?: number;
   /** A rate limiter per controller; default client-go's (5 ms .. 1000 s per item, 10 qps / 100 burst overall). */
   rateLimiter?: () => RateLimiter<string>;
@@ -94,6 +108,8 @@ export class Engine {
   readonly #logger: Logger | undefined;
   #run: Run | undefined;
   #starting: Promise<void> | undefined;
+  /** The previous run unwinding: no new run starts before it has (no two runs in one process). */
+  #draining: Promise<void> | undefined;
   #elector: LeaderElector | undefined;
   #stopped = false;
 
@@ -159,15 +175,15 @@ export class Engine {
             await this.#startRun();
           },
           onStoppedLeading: () => {
-            this.#logger?.info('stopped leading');
+            this.#logger?.info('stopped leading; aborting every reconcile in flight');
             this.#options.metrics?.setLeader(election.name ?? 'k8or-operator', false);
-            void this.#stopRun();
+            void this.#stopRun({ abort: true });
           },
         });
       } catch (error) {
         this.#logger?.error({ err: error instanceof Error ? error.message : String(error) }, 'leader election failed');
       }
-      await this.#stopRun();
+      await this.#stopRun({ abort: true });
       if (!this.#stopped) await new Promise((resolve) => setTimeout(resolve, election.retryPeriodMs ?? 2_000));
     }
   }
@@ -201,6 +217,7 @@ export class Engine {
   }
 
   async #startRun(): Promise<void> {
+    if (this.#draining) await this.#draining;
     if (this.#stopped) return;
     if (this.#starting) return await this.#starting;
     this.#starting = this.#buildAndStart();
@@ -214,6 +231,8 @@ export class Engine {
   async #buildAndStart(): Promise<void> {
     const o = this.#options;
     const rest = new KubeRest(o.kubeConfig, { userAgent: `k8or-engine/${this.identity}` });
+    // Never every Secret of the cluster: the operator's own namespace unless told otherwise.
+    const secretsNamespace = o.secretsNamespace ?? o.operatorNamespace ?? operatorNamespace();
     const informerMetrics = (resource: string) => (o.metrics ? { metrics: o.metrics.informerMetrics(resource) } : {});
     const providerConfigs = createInformer<KubernetesObject>({
       kubeConfig: o.kubeConfig,
@@ -228,7 +247,7 @@ export class Engine {
       version: 'v1',
       plural: 'secrets',
       ...informerMetrics('secrets'),
-      ...(o.secretsNamespace ? { namespace: o.secretsNamespace } : {}),
+      ...(secretsNamespace === '*' ? {} : { namespace: secretsNamespace }),
     });
     const namespaces = createInformer<KubernetesObject>({ kubeConfig: o.kubeConfig, group: '', version: 'v1', plural: 'namespaces', ...informerMetrics('namespaces') });
     const reconcilerDeps = {
@@ -257,6 +276,8 @@ export class Engine {
         ...(o.resyncJitter !== undefined ? { resyncJitter: o.resyncJitter } : {}),
         ...(o.pollIntervalMs !== undefined ? { pollIntervalMs: o.pollIntervalMs } : {}),
         ...(o.deletionBlockedRetryMs !== undefined ? { deletionBlockedRetryMs: o.deletionBlockedRetryMs } : {}),
+        ...(o.reconcileTimeoutMs !== undefined ? { reconcileTimeoutMs: o.reconcileTimeoutMs } : {}),
+        ...(o.resyncFloorMs !== undefined ? { resyncFloorMs: o.resyncFloorMs } : {}),
         ...(metrics ? { cloudCallRecorder: (provider: string) => metrics.cloudCallRecorder(provider) } : {}),
         ...(this.#logger ? { logger: this.#logger } : {}),
       });
@@ -298,7 +319,7 @@ export class Engine {
       for (const controller of run.controllers.values()) {
         if (!controller.hasSynced()) continue;
         for (const resource of controller.informer.cache.list()) {
-          if (providerConfigNameFor(resource, namespaceOf(resource.metadata.namespace)) === configName) controller.enqueue(resource);
+          if (providerConfigFor(resource, namespaceOf(resource.metadata.namespace)).name === configName) controller.enqueue(resource);
         }
       }
     };
@@ -328,15 +349,24 @@ export class Engine {
     }
   }
 
-  async #stopRun(): Promise<void> {
+  /** Stops the current run: drains it (within shutdownDeadlineMs), or with `abort` aborts its reconciles at once. */
+  async #stopRun(options: { abort?: boolean } = {}): Promise<void> {
     const run = this.#run;
     this.#run = undefined;
-    if (!run) return;
-    const deadline = this.#options.shutdownDeadlineMs ?? 30_000;
-    for (const informer of run.configInformers) informer.stop();
-    const drained = await Promise.all([...run.controllers.values()].map((c) => c.stop(deadline)));
-    if (!drained.every(Boolean)) this.#logger?.warn('shutdown deadline passed with reconciles in flight');
-    run.rest.close();
+    if (!run) return await this.#draining;
+    const deadline = options.abort ? 0 : (this.#options.shutdownDeadlineMs ?? 10_000);
+    const draining = (async () => {
+      for (const informer of run.configInformers) informer.stop();
+      const drained = await Promise.all([...run.controllers.values()].map((c) => c.stop(deadline)));
+      if (!options.abort && !drained.every(Boolean)) this.#logger?.warn('shutdown deadline passed; reconciles in flight were aborted');
+      run.rest.close();
+    })();
+    this.#draining = draining;
+    try {
+      await draining;
+    } finally {
+      if (this.#draining === draining) this.#draining = undefined;
+    }
   }
 }
 

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { Backoff } from './backoff.js';
 import { ObjectCache, type Indexer } from './indexer.js';
 import { objectKey, type ObjectWithMetadata } from './object-key.js';
-import { ApiStatusError, requestJson, resourcePath } from './request.js';
+import { KubeApiError, requestJson, resourcePath } from './request.js';
 import { sleepUnlessAborted } from '../util/sleep.js';
 
 /** Why one watch request ended. */
@@ -208,7 +208,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
     const pageSize = this.options.pageSize ?? 500;
     const page = await this.listPages(pageSize).catch((error: unknown) => {
       // A continue token can expire between pages (410): list again in one go.
-      if (error instanceof ApiStatusError && error.code === 410) return this.listPages(undefined);
+      if (error instanceof KubeApiError && error.status === 410) return this.listPages(undefined);
       throw error;
     });
     if (this.stopped) return;
@@ -325,7 +325,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
       const code = typeof status.code === 'number' ? status.code : 0;
       if (code === 410) return { reason: 'gone' };
       const message = typeof status.message === 'string' ? status.message : JSON.stringify(raw);
-      return { reason: 'error', error: new ApiStatusError(`watch ${this.path}: ${message}`, code, typeof status.reason === 'string' ? status.reason : undefined) };
+      return { reason: 'error', error: new KubeApiError(`watch ${this.path}: ${message}`, code, typeof status.reason === 'string' ? status.reason : undefined) };
     }
     const obj = raw as T;
     const resourceVersion = obj.metadata?.resourceVersion;

@@ -11,11 +11,11 @@ export class KubeManagedResources implements ManagedResourceClient {
     this.#rest = rest;
   }
 
-  async get(kind: ManagedKindName, namespace: string, name: string): Promise<ManagedResource | undefined> {
-    return await this.#rest.get<ManagedResource>(k8orPath(kind, namespace, name));
+  async get(kind: ManagedKindName, namespace: string, name: string, signal?: AbortSignal): Promise<ManagedResource | undefined> {
+    return await this.#rest.get<ManagedResource>(k8orPath(kind, namespace, name), signal);
   }
 
-  async patch(resource: ManagedResource, patch: ManagedPatch): Promise<ManagedResource> {
+  async patch(resource: ManagedResource, patch: ManagedPatch, signal?: AbortSignal): Promise<ManagedResource> {
     const metadata: Record<string, unknown> = {};
     if (patch.annotations) metadata.annotations = patch.annotations;
     if (patch.finalizers) {
@@ -26,13 +26,14 @@ export class KubeManagedResources implements ManagedResourceClient {
     }
     const body: Record<string, unknown> = { metadata };
     if (patch.specName !== undefined) body.spec = { name: patch.specName };
-    return await this.#rest.patch<ManagedResource>(k8orPath(resource.kind, resource.metadata.namespace, resource.metadata.name), body);
+    return await this.#rest.patch<ManagedResource>(k8orPath(resource.kind, resource.metadata.namespace, resource.metadata.name), body, 'merge', signal);
   }
 
-  async writeStatus(resource: ManagedResource, status: ManagedStatus): Promise<ManagedResource> {
-    return await this.#rest.update<ManagedResource>(k8orPath(resource.kind, resource.metadata.namespace, resource.metadata.name, 'status'), {
-      ...resource,
-      status,
-    });
+  async writeStatus(resource: ManagedResource, status: ManagedStatus, signal?: AbortSignal): Promise<ManagedResource> {
+    return await this.#rest.update<ManagedResource>(
+      k8orPath(resource.kind, resource.metadata.namespace, resource.metadata.name, 'status'),
+      { ...resource, status },
+      signal,
+    );
   }
 }

@@ -2,24 +2,49 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 
+/**
+ * The one Kubernetes HTTP client of core: the engine's object reads and
+ * writes, the informer's lists and the leader elector's Lease all go through
+ * `sendRequest`, with the same timeout, abort signal and error type.
+ * (Watches stream through client-node's `Watch`.)
+ */
+
 /** The HTTP status and decoded body of one API request. */
 export interface RestResponse {
   status: number;
   body: unknown;
 }
 
-/** An API server answer outside 2xx, with the Status object's reason and message. */
+/** An API server answer outside 2xx, with the Status object's reason and message. The one error type for API answers. */
 export class KubeApiError extends Error {
+  /** The HTTP status. */
   readonly status: number;
+  /** The Status object's reason (`Conflict`, `AlreadyExists`, `Expired`...). */
   readonly reason: string | undefined;
-  constructor(method: string, path: string, status: number, body: unknown) {
-    const detail = isRecord(body) && typeof body.message === 'string' ? body.message : JSON.stringify(body);
-    super(`${method} ${path}: ${status} ${detail}`);
+
+  constructor(message: string, status: number, reason?: string) {
+    super(message);
     this.name = 'KubeApiError';
     this.status = status;
-    this.reason = isRecord(body) && typeof body.reason === 'string' ? body.reason : undefined;
+    this.reason = reason;
+  }
+
+  /** The HTTP status (the name the informer and leader election use). */
+  get code(): number {
+    return this.status;
+  }
+
+  /** The error for a non-2xx answer to `method path` with the decoded `body`. */
+  static fromResponse(method: string, path: string, status: number, body: unknown): KubeApiError {
+    const detail = isRecord(body) && typeof body.message === 'string' ? body.message : typeof body === 'string' ? body.slice(0, 200) : JSON.stringify(body);
+    return new KubeApiError(`${method} ${path}: ${status} ${detail}`, status, isRecord(body) && typeof body.reason === 'string' ? body.reason : undefined);
   }
 }
+
+/** @deprecated the same class as KubeApiError (one error type for API answers). */
+export const ApiStatusError = KubeApiError;
+/** @deprecated use KubeApiError. */
+export type ApiStatusError = KubeApiError;
 
 export const isNotFound = (error: unknown): boolean => error instanceof KubeApiError && error.status === 404;
 export const isConflict = (error: unknown): boolean => error instanceof KubeApiError && error.status === 409;
@@ -28,6 +53,70 @@ export const isAlreadyExists = (error: unknown): boolean =>
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Default time an API request may take before it is aborted. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+export interface SendOptions {
+  /** Sent as JSON. */
+  body?: unknown;
+  contentType?: string;
+  query?: Record<string, string | undefined>;
+  signal?: AbortSignal | undefined;
+  /** Abort when the server has not answered in this long. Default 30 s. */
+  timeoutMs?: number;
+  userAgent?: string;
+  agent?: http.Agent | https.Agent;
+}
+
+/**
+ * Sends one request to the API server named by `server` with the TLS and auth
+ * options `base` (from `KubeConfig.applyToHTTPSOptions`). Resolves for 2xx;
+ * rejects with KubeApiError for any other answer, and with the abort reason
+ * on timeout or abort.
+ */
+export async function sendRequest(server: URL, base: https.RequestOptions, method: string, path: string, options: SendOptions = {}): Promise<RestResponse> {
+  const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
+  const headers: http.OutgoingHttpHeaders = {
+    ...(base.headers as http.OutgoingHttpHeaders | undefined),
+    accept: 'application/json',
+    'user-agent': options.userAgent ?? 'k8or',
+  };
+  if (payload) {
+    headers['content-type'] = options.contentType ?? 'application/json';
+    headers['content-length'] = payload.length;
+  }
+  const url = new URL(server.href.replace(/\/$/, '') + path);
+  for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, value);
+  const transport = url.protocol === 'http:' ? http : https;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  signal.throwIfAborted();
+  return await new Promise<RestResponse>((resolve, reject) => {
+    const request = transport.request(url, { ...base, method, headers, signal, ...(options.agent ? { agent: options.agent } : {}) }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let decoded: unknown = text;
+        try {
+          decoded = text ? JSON.parse(text) : undefined;
+        } catch {
+          // keep the raw text for the error message
+        }
+        const status = response.statusCode ?? 0;
+        if (status >= 200 && status < 300) resolve({ status, body: decoded });
+        else reject(KubeApiError.fromResponse(method, path, status, decoded));
+      });
+    });
+    request.on('error', (error) => {
+      reject(timeout.aborted && !options.signal?.aborted ? new Error(`${method} ${path}: no answer within ${timeoutMs} ms`, { cause: error }) : error);
+    });
+    request.end(payload);
+  });
 }
 
 export type PatchType = 'merge' | 'json';
@@ -40,22 +129,25 @@ const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
  * A small JSON client for the Kubernetes REST API that takes its server, TLS
  * and credentials from a client-node KubeConfig. The engine needs exact control
  * over verbs and patch types (merge patches on /status, resourceVersion
- * preconditions), which the generated clients make awkward.
+ * preconditions), which the generated clients make awkward. Every request has
+ * a timeout (default 30 s) and takes an abort signal.
  */
 export class KubeRest {
   readonly #kubeConfig: KubeConfig;
   readonly #server: URL;
   readonly #userAgent: string;
+  readonly #timeoutMs: number;
   #options: https.RequestOptions | undefined;
   #optionsAt = 0;
   readonly #agent: http.Agent | https.Agent;
 
-  constructor(kubeConfig: KubeConfig, options: { userAgent?: string } = {}) {
+  constructor(kubeConfig: KubeConfig, options: { userAgent?: string; timeoutMs?: number } = {}) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.#kubeConfig = kubeConfig;
     this.#server = new URL(cluster.server);
     this.#userAgent = options.userAgent ?? 'k8or-engine';
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.#agent = this.#server.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, maxSockets: 64 });
   }
 
@@ -72,72 +164,42 @@ export class KubeRest {
   }
 
   /** Sends one request; resolves for 2xx, throws KubeApiError otherwise. */
-  async request(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<RestResponse> {
-    const base = await this.#requestOptions();
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string | number> = {
-      ...(base.headers as Record<string, string> | undefined),
-      accept: 'application/json',
-      'user-agent': this.#userAgent,
-    };
-    if (payload) {
-      headers['content-type'] = contentType;
-      headers['content-length'] = payload.length;
-    }
-    const transport = this.#server.protocol === 'http:' ? http : https;
-    const url = new URL(path, this.#server);
-    return await new Promise<RestResponse>((resolve, reject) => {
-      const request = transport.request(
-        url,
-        { ...base, method, headers, agent: this.#agent },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('error', reject);
-          response.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let decoded: unknown = text;
-            try {
-              decoded = text ? JSON.parse(text) : undefined;
-            } catch {
-              // keep the raw text for the error message
-            }
-            const status = response.statusCode ?? 0;
-            if (status >= 200 && status < 300) resolve({ status, body: decoded });
-            else reject(new KubeApiError(method, path, status, decoded));
-          });
-        },
-      );
-      request.on('error', reject);
-      request.end(payload);
+  async request(method: string, path: string, body?: unknown, contentType = 'application/json', signal?: AbortSignal): Promise<RestResponse> {
+    return await sendRequest(this.#server, await this.#requestOptions(), method, path, {
+      body,
+      contentType,
+      signal,
+      timeoutMs: this.#timeoutMs,
+      userAgent: this.#userAgent,
+      agent: this.#agent,
     });
   }
 
-  async get<T>(path: string): Promise<T | undefined> {
+  async get<T>(path: string, signal?: AbortSignal): Promise<T | undefined> {
     try {
-      return (await this.request('GET', path)).body as T;
+      return (await this.request('GET', path, undefined, undefined, signal)).body as T;
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
     }
   }
 
-  async create<T>(path: string, body: unknown): Promise<T> {
-    return (await this.request('POST', path, body)).body as T;
+  async create<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    return (await this.request('POST', path, body, undefined, signal)).body as T;
   }
 
-  async update<T>(path: string, body: unknown): Promise<T> {
-    return (await this.request('PUT', path, body)).body as T;
+  async update<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    return (await this.request('PUT', path, body, undefined, signal)).body as T;
   }
 
-  async patch<T>(path: string, patch: unknown, type: PatchType = 'merge'): Promise<T> {
-    return (await this.request('PATCH', path, patch, PATCH_CONTENT_TYPE[type])).body as T;
+  async patch<T>(path: string, patch: unknown, type: PatchType = 'merge', signal?: AbortSignal): Promise<T> {
+    return (await this.request('PATCH', path, patch, PATCH_CONTENT_TYPE[type], signal)).body as T;
   }
 
   /** Deletes; missing is success. */
-  async delete(path: string): Promise<void> {
+  async delete(path: string, signal?: AbortSignal): Promise<void> {
     try {
-      await this.request('DELETE', path);
+      await this.request('DELETE', path, undefined, undefined, signal);
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }

@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { ApiStatusError, requestJson, resourcePath } from '../informer/request.js';
+import { KubeApiError, requestJson, resourcePath } from '../informer/request.js';
 import { sleepUnlessAborted } from '../util/sleep.js';
 
 export interface LeaderElectionOptions {
@@ -194,7 +194,7 @@ export class LeaderElector {
       try {
         lease = (await requestJson(this.options.kubeConfig, 'GET', this.path, { timeoutMs: timeout, userAgent: USER_AGENT })) as Lease;
       } catch (error) {
-        if (!(error instanceof ApiStatusError && error.code === 404)) throw error;
+        if (!(error instanceof KubeApiError && error.status === 404)) throw error;
         const created = (await requestJson(this.options.kubeConfig, 'POST', resourcePath('coordination.k8s.io', 'v1', 'leases', this.options.namespace), {
           body: {
             apiVersion: 'coordination.k8s.io/v1',
@@ -223,7 +223,7 @@ export class LeaderElector {
       this.observe(updated, callbacks);
       return true;
     } catch (error) {
-      const conflict = error instanceof ApiStatusError && error.code === 409;
+      const conflict = error instanceof KubeApiError && error.status === 409;
       this.options.logger?.[conflict ? 'debug' : 'warn']({ err: error, lease: this.path, identity }, 'could not acquire or renew the lease');
       return false;
     }

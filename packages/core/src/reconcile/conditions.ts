@@ -54,5 +54,6 @@ function normalise(status: ManagedStatus): unknown {
     observedGeneration: status.observedGeneration,
     provider: status.provider,
     atProvider: atProvider && Object.keys(atProvider).length > 0 ? atProvider : undefined,
+    drift: status.drift && status.drift.length > 0 ? status.drift : undefined,
   };
 }

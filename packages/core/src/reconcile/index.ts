@@ -1,5 +1,4 @@
 export * from './reasons.js';
 export * from './conditions.js';
-export * from './policy.js';
 export * from './ports.js';
 export * from './reconciler.js';

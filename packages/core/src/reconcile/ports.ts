@@ -1,6 +1,10 @@
 import type { ManagedKindName, ManagedResource, ManagedStatus, ProviderConfig } from '@k8or/api';
 import type { ProviderPlugin } from '../provider/contract.js';
-import type { NamespaceInfo } from './policy.js';
+
+/** The metadata of a Namespace the engine reads (its annotations). */
+export interface NamespaceInfo {
+  metadata: { name?: string; annotations?: Record<string, string> };
+}
 
 /**
  * The small interfaces behind which every external effect of the reconciler
@@ -20,11 +24,11 @@ export interface ManagedPatch {
 /** Reads and writes managed objects on the API server. */
 export interface ManagedResourceClient {
   /** The live object, or undefined when it does not exist. */
-  get(kind: ManagedKindName, namespace: string, name: string): Promise<ManagedResource | undefined>;
+  get(kind: ManagedKindName, namespace: string, name: string, signal?: AbortSignal): Promise<ManagedResource | undefined>;
   /** Applies a merge patch; returns the object as stored. Throws a 409 KubeApiError on a stale resourceVersion. */
-  patch(resource: ManagedResource, patch: ManagedPatch): Promise<ManagedResource>;
+  patch(resource: ManagedResource, patch: ManagedPatch, signal?: AbortSignal): Promise<ManagedResource>;
   /** Replaces status through the /status subresource, guarded by resource.metadata.resourceVersion. Throws 409 when stale. */
-  writeStatus(resource: ManagedResource, status: ManagedStatus): Promise<ManagedResource>;
+  writeStatus(resource: ManagedResource, status: ManagedStatus, signal?: AbortSignal): Promise<ManagedResource>;
 }
 
 /** Decoded Secret data. */

@@ -31,6 +31,10 @@ export const Reasons = {
   KindNotSupported: 'KindNotSupported',
   CredentialsSecretNotFound: 'CredentialsSecretNotFound',
   ImmutableFieldChanged: 'ImmutableFieldChanged',
+  /** The ProviderConfig's spec.settings break the provider's declared schema. */
+  InvalidProviderSettings: 'InvalidProviderSettings',
+  /** The cloud resource is there but some managed settings could not be applied or read (named in the message). */
+  SettingsNotApplied: 'SettingsNotApplied',
 
   // Synced: errors from a call
   CannotConnectToProvider: 'CannotConnectToProvider',
@@ -44,6 +48,8 @@ export const Reasons = {
   CreatedExternalResource: 'CreatedExternalResource',
   /** After a crash mid-create: the resource found under the persisted name carries our owner tags. */
   RecoveredExternalResource: 'RecoveredExternalResource',
+  /** A create cut short (between the create call and its tags or its marker) was finished: tags and settings written. */
+  FinishedInterruptedCreate: 'FinishedInterruptedCreate',
   AdoptedExternalResource: 'AdoptedExternalResource',
   UpdatedExternalResource: 'UpdatedExternalResource',
   /** A resync found the cloud changed behind k8or's back and put it back. */
@@ -67,4 +73,6 @@ export const Messages = {
   kindNotSupported: (provider: string, kind: string) => `Provider "${provider}" does not manage ${kind} resources.`,
   secretNotFound: (namespace: string, name: string) =>
     `Credentials Secret ${namespace}/${name} named by the ProviderConfig not found.`,
+  invalidSettings: (providerConfig: string, problems: string) => `ProviderConfig "${providerConfig}" has invalid settings: ${problems}`,
+  settingsNotApplied: (problems: string) => `The cloud resource exists, but these settings are not in effect: ${problems}`,
 } as const;

@@ -1,42 +1,44 @@
 import {
   API_VERSION,
-  Annotations,
   ConditionTypes,
   FINALIZER,
-  type ProviderName,
+  Annotations,
+  formatViolations,
   type DeletionPolicy,
+  type DriftEntry,
   type ManagedKindName,
   type ManagedResource,
   type ManagedStatus,
   type ProviderConfig,
+  type ProviderName,
 } from '@k8or/api';
 import type { Logger } from 'pino';
-import type { CallOptions, CloudCallRecorder, Connector, ExternalClient, FieldDiff, Observation } from '../provider/contract.js';
+import type { ApplyResult, CallOptions, CloudCallRecorder, Connector, ExternalClient, FieldDiff, NamingRules, Observation, SettingIssue } from '../provider/contract.js';
 import { DeletionBlockedError, NotOwnedError, RetryableError, isRetryable } from '../provider/errors.js';
 import { isConflict } from '../kube/rest.js';
+import { deletionActionFor } from '../policy/deletion-policy.js';
+import { providerConfigFor } from '../policy/provider-config-choice.js';
+import { ownerTagsFor, ownershipOf } from '../policy/ownership.js';
+import { externalNameConflict } from '../policy/immutability.js';
+import { DEFAULT_RESYNC_FLOOR_MS, resyncPeriodFor, withJitter } from '../policy/resync.js';
+import { externalNameFor, namingRulesFor } from '../policy/naming.js';
+import { providerSettingsViolations } from '../policy/settings.js';
+import { annotationIsTrue } from '../policy/read.js';
 import { mergeConditions, statusEqual, type DesiredCondition } from './conditions.js';
+import type { ConfigLookups, EventRecorder, EventType, ManagedPatch, ManagedResourceClient, NamespaceInfo, OutputsWriter, ProviderPlugins, SecretData } from './ports.js';
+import { Messages, Reasons } from './reasons.js';
 
 /** A condition's status, reason and message; the type is set where it is used. */
 type ConditionState = Omit<DesiredCondition, 'type'>;
-import {
-  deletionPolicyFor,
-  externalNameFor,
-  isTrue,
-  ownerTagsFor,
-  ownershipOf,
-  providerConfigNameFor,
-  resyncPeriodFor,
-  withJitter,
-  type NamespaceInfo,
-} from './policy.js';
-import type { ConfigLookups, EventRecorder, EventType, ManagedPatch, ManagedResourceClient, OutputsWriter, ProviderPlugins, SecretData } from './ports.js';
-import { Messages, Reasons } from './reasons.js';
 
 /** Which object to reconcile. */
 export interface ReconcileRequest {
   namespace: string;
   name: string;
-  /** Aborts the reconcile's cloud and API calls (the engine stops, or loses leadership). */
+  /**
+   * Aborts the reconcile: its cloud and API calls fail and no new one starts.
+   * The engine aborts it when it stops or loses leadership.
+   */
   signal?: AbortSignal;
 }
 
@@ -52,19 +54,21 @@ export interface ReconcileOutcome {
 }
 
 export interface ReconcilerOptions {
-  /** Written into owner tags; tells this cluster's resources from another's. */
+  /** Written into owner tags and folded into default external names; tells this cluster's resources from another's. */
   clusterId: string;
   /** Used when neither the resource nor its namespace names a policy. Default `Delete`. */
   defaultDeletionPolicy?: DeletionPolicy;
   /** Drift-check period when the resource has no `k8or.io/resync-period`. Default 1 h. */
   resyncPeriodMs?: number;
+  /** The shortest resync period, whatever an annotation says. Default 10 s. */
+  resyncFloorMs?: number;
   /** Spread of the resync period, as a fraction. Default 0.1 (±10 %). */
   resyncJitter?: number;
   /** How soon to look again while the cloud finishes creating or deleting. Default 5 s. */
   pollIntervalMs?: number;
   /** How soon to look again at a blocked deletion. Default 60 s. */
   deletionBlockedRetryMs?: number;
-  /** Deadline of one reconcile: its provider calls are aborted after this long. Default 2 min. */
+  /** Deadline of one reconcile: its cloud and API calls are aborted after this long. Default 2 min. */
   reconcileTimeoutMs?: number;
   /** Wraps each cloud call for metrics; given the provider name. */
   cloudCallRecorder?: (provider: string) => CloudCallRecorder;
@@ -87,12 +91,22 @@ interface Target {
   providerConfig: ProviderConfig;
   credentials: SecretData | undefined;
   connector: Connector;
+  naming: NamingRules;
 }
 
 /** A reason the engine cannot go on that the user (not a retry) resolves. */
 interface Blocker {
   reason: string;
   message: string;
+}
+
+/**
+ * One reconcile's signals: `signal` (given to the provider) aborts at the
+ * deadline or on stop; `stop` only when the engine stops or loses leadership,
+ * so a reconcile past its deadline can still record why in status.
+ */
+interface Run extends CallOptions {
+  stop: AbortSignal;
 }
 
 const passThrough: CloudCallRecorder = (_operation, call) => call();
@@ -103,7 +117,7 @@ const MAX_STATUS_ATTEMPTS = 5;
  * to bottom as the lifecycle: get, paused?, deleting?, resolve ProviderConfig
  * and credentials, finalizer and external name, connect, observe, then create,
  * update or nothing, then status. Every effect goes through the ports in
- * ReconcilerDeps; every decision is made here.
+ * ReconcilerDeps; every decision is made here or in ../policy.
  */
 export class ManagedReconciler {
   readonly kind: ManagedKindName;
@@ -111,6 +125,7 @@ export class ManagedReconciler {
   readonly #clusterId: string;
   readonly #defaultDeletionPolicy: DeletionPolicy;
   readonly #resyncPeriodMs: number;
+  readonly #resyncFloorMs: number;
   readonly #resyncJitter: number;
   readonly #pollIntervalMs: number;
   readonly #deletionBlockedRetryMs: number;
@@ -126,6 +141,7 @@ export class ManagedReconciler {
     this.#clusterId = options.clusterId;
     this.#defaultDeletionPolicy = options.defaultDeletionPolicy ?? 'Delete';
     this.#resyncPeriodMs = options.resyncPeriodMs ?? 3_600_000;
+    this.#resyncFloorMs = options.resyncFloorMs ?? DEFAULT_RESYNC_FLOOR_MS;
     this.#resyncJitter = options.resyncJitter ?? 0.1;
     this.#pollIntervalMs = options.pollIntervalMs ?? 5_000;
     this.#deletionBlockedRetryMs = options.deletionBlockedRetryMs ?? 60_000;
@@ -137,14 +153,15 @@ export class ManagedReconciler {
   }
 
   async reconcile(request: ReconcileRequest): Promise<ReconcileOutcome> {
+    const stop = request.signal ?? new AbortController().signal;
     const deadline = AbortSignal.timeout(this.#reconcileTimeoutMs);
-    const call: CallOptions = { signal: request.signal ? AbortSignal.any([request.signal, deadline]) : deadline };
-    let resource = await this.#deps.kube.get(this.kind, request.namespace, request.name);
+    const call: Run = { signal: AbortSignal.any([stop, deadline]), stop };
+    let resource = await this.#deps.kube.get(this.kind, request.namespace, request.name, call.stop);
     if (!resource) return {};
     const log = this.#logger?.child({ resource: `${this.kind}/${request.namespace}/${request.name}` });
 
-    if (isTrue(resource, Annotations.paused)) {
-      await this.#setStatus(resource, { synced: { status: 'False', reason: Reasons.Paused, message: Messages.paused } });
+    if (annotationIsTrue(resource, Annotations.paused)) {
+      await this.#setStatus(resource, call, { synced: { status: 'False', reason: Reasons.Paused, message: Messages.paused } });
       return {};
     }
 
@@ -152,75 +169,90 @@ export class ManagedReconciler {
     if (resource.metadata.deletionTimestamp) return await this.#finalize(resource, namespace, call);
 
     const target = await this.#resolveTarget(resource, namespace);
-    if ('reason' in target) return await this.#block(resource, target);
+    if ('reason' in target) return await this.#block(resource, call, target);
 
-    const externalName = externalNameFor(resource, target.provider);
+    const conflict = externalNameConflict(resource);
+    if (conflict) return await this.#block(resource, call, { reason: Reasons.ImmutableFieldChanged, message: formatViolations([conflict]) });
+    const externalName = this.#externalName(resource, target);
     const observeOnly = resource.spec.managementPolicy === 'ObserveOnly';
-    // Finalizer and external name before any cloud call; the create-pending
-    // marker too, for an object never created, so a crash between here and the
-    // end of create always leaves a trace of the name it used.
-    resource = await this.#ensureManaged(resource, externalName, !observeOnly);
 
     let client: ExternalClient;
     try {
       client = await this.#connect(resource, target, externalName);
     } catch (error) {
-      return await this.#fail(resource, Reasons.CannotConnectToProvider, error);
+      return await this.#fail(resource, call, Reasons.CannotConnectToProvider, error);
     }
 
+    // Observe reads only, so it may come before the finalizer.
     let observation: Observation;
     try {
       observation = await client.observe(resource, call);
     } catch (error) {
-      return await this.#fail(resource, Reasons.CannotObserveExternalResource, error);
+      return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
     }
 
-    if (observeOnly) return await this.#report(resource, observation, target, externalName);
+    // Finalizer and external name in one patch before any cloud write, so a
+    // crash from here on always leaves the name the cloud resource has (or
+    // will have). With them, for a resource about to be created, the
+    // create-pending marker: set only after an observe found the name free, so
+    // a resource found later under a pending marker is ours, cut short, never
+    // someone else's made before us.
+    const aboutToCreate = !observeOnly && !observation.exists;
+    resource = await this.#ensureManaged(resource, externalName, aboutToCreate, call);
+
+    if (observeOnly) return await this.#report(resource, call, observation, target, externalName);
 
     if (!observation.exists) {
+      let applied: ApplyResult | void;
       try {
-        await client.create(resource, call);
+        call.signal.throwIfAborted();
+        applied = await client.create(resource, call);
       } catch (error) {
-        return await this.#fail(resource, Reasons.CannotCreateExternalResource, error);
+        return await this.#fail(resource, call, Reasons.CannotCreateExternalResource, error);
       }
-      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } });
+      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
       await this.#event(resource, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
       log?.info({ externalName }, 'created external resource');
       try {
         observation = await client.observe(resource, call);
       } catch (error) {
-        return await this.#fail(resource, Reasons.CannotObserveExternalResource, error);
+        return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
       }
-      return await this.#succeed(resource, observation, target, externalName);
+      return await this.#succeed(resource, call, observation, target, externalName, applied?.settingIssues);
     }
 
-    const ownership = ownershipOf(resource, observation, ownerTagsFor(resource, this.#clusterId));
+    const ownership = ownershipOf(resource, observation.ownerTags, ownerTagsFor(resource, this.#clusterId));
     if (ownership === 'foreign') {
-      return await this.#block(resource, { reason: Reasons.NotOwned, message: Messages.notOwned(externalName) });
+      return await this.#block(resource, call, { reason: Reasons.NotOwned, message: Messages.notOwned(externalName) });
     }
-    // Adopting writes our owner tags, which is update's job even when the settings match.
-    const mustUpdate = !observation.upToDate || ownership === 'adopt';
+    // Adopting and finishing an interrupted create write our owner tags, which is update's job even when the settings match.
+    const mustUpdate = !observation.upToDate || ownership !== 'ours';
     if (!resource.metadata.annotations?.[Annotations.createSucceeded]) {
-      // Ours by its tags but never recorded as created: a worker died between
-      // the create call and the marker. Take it as ours (or adopt it).
-      const reason = ownership === 'ours' ? Reasons.RecoveredExternalResource : Reasons.AdoptedExternalResource;
-      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } });
-      await this.#event(resource, 'Normal', reason, `Took over existing ${this.kind} "${externalName}" in ${target.provider} (${ownership === 'ours' ? 'carries this object\'s owner tags' : 'k8or.io/adopt is set'}).`);
+      const [reason, why] =
+        ownership === 'interrupted-create'
+          ? [Reasons.FinishedInterruptedCreate, 'a create was cut short before its tags or its record; finishing it']
+          : ownership === 'adopt'
+            ? [Reasons.AdoptedExternalResource, 'k8or.io/adopt is set']
+            : [Reasons.RecoveredExternalResource, "carries this object's owner tags"];
+      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
+      await this.#event(resource, 'Normal', reason, `Took over existing ${this.kind} "${externalName}" in ${target.provider} (${why}).`);
     }
 
     if (observation.immutableDiff && observation.immutableDiff.length > 0) {
-      return await this.#block(resource, {
+      return await this.#block(resource, call, {
         reason: Reasons.ImmutableFieldChanged,
         message: `The cloud cannot change ${describeDiff(observation.immutableDiff)} in place; restore the previous value or create a new resource.`,
       });
     }
 
+    let applyIssues: SettingIssue[] | undefined;
     if (mustUpdate) {
       const diff = observation.diff ?? [];
       try {
-        await client.update(resource, observation, call);
+        call.signal.throwIfAborted();
+        applyIssues = (await client.update(resource, observation, call))?.settingIssues;
       } catch (error) {
-        return await this.#fail(resource, Reasons.CannotUpdateExternalResource, error);
+        return await this.#fail(resource, call, Reasons.CannotUpdateExternalResource, error);
       }
       if (diff.length > 0) {
         // Spec unchanged since the last successful reconcile means the cloud moved: drift.
@@ -235,101 +267,108 @@ export class ManagedReconciler {
       try {
         observation = await client.observe(resource, call);
       } catch (error) {
-        return await this.#fail(resource, Reasons.CannotObserveExternalResource, error);
+        return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
       }
     }
 
-    return await this.#succeed(resource, observation, target, externalName);
+    return await this.#succeed(resource, call, observation, target, externalName, applyIssues);
   }
 
   // ---- deletion ----------------------------------------------------------
 
-  async #finalize(resource: ManagedResource, namespace: NamespaceInfo | undefined, call: CallOptions): Promise<ReconcileOutcome> {
+  async #finalize(resource: ManagedResource, namespace: NamespaceInfo | undefined, call: Run): Promise<ReconcileOutcome> {
     if (!resource.metadata.finalizers?.includes(FINALIZER)) return {};
     const observeOnly = resource.spec.managementPolicy === 'ObserveOnly';
-    const policy = observeOnly ? 'Retain' : deletionPolicyFor(resource, namespace, this.#defaultDeletionPolicy);
+    const policy = deletionActionFor(resource, namespace, this.#defaultDeletionPolicy);
     const externalName = resource.spec.name ?? resource.metadata.annotations?.[Annotations.externalName] ?? '';
 
     if (policy === 'Retain') {
       await this.#event(resource, 'Normal', Reasons.RetainedExternalResource, `Left ${this.kind} "${externalName}" in the cloud (${observeOnly ? 'managementPolicy ObserveOnly' : 'deletion policy Retain'}).`);
-      return await this.#release(resource);
+      return await this.#release(resource, call);
     }
+    // Nothing was ever created (no marker, no name persisted): nothing to delete.
+    if (!externalName && !resource.metadata.annotations?.[Annotations.createPending]) return await this.#release(resource, call);
 
     const target = await this.#resolveTarget(resource, namespace);
-    if ('reason' in target) return await this.#block(resource, target);
-    const name = externalNameFor(resource, target.provider);
+    if ('reason' in target) return await this.#block(resource, call, target);
+    const name = this.#externalName(resource, target);
 
     let client: ExternalClient;
     let observation: Observation;
     try {
       client = await this.#connect(resource, target, name);
     } catch (error) {
-      return await this.#fail(resource, Reasons.CannotConnectToProvider, error);
+      return await this.#fail(resource, call, Reasons.CannotConnectToProvider, error);
     }
     try {
       observation = await client.observe(resource, call);
     } catch (error) {
-      return await this.#fail(resource, Reasons.CannotObserveExternalResource, error);
+      // A 403 or a timeout is not absence: the finalizer stays until the cloud answers.
+      return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
     }
-    if (!observation.exists) return await this.#release(resource);
+    if (!observation.exists) return await this.#release(resource, call);
 
-    if (ownershipOf(resource, observation, ownerTagsFor(resource, this.#clusterId)) === 'foreign') {
+    if (ownershipOf(resource, observation.ownerTags, ownerTagsFor(resource, this.#clusterId)) === 'foreign') {
       // Never delete what is not ours; the object goes, the cloud resource stays.
       await this.#event(resource, 'Warning', Reasons.NotOwned, `Left ${this.kind} "${name}" in the cloud: it is not owned by this object.`);
-      return await this.#release(resource);
+      return await this.#release(resource, call);
     }
 
     try {
+      call.signal.throwIfAborted();
       await client.delete(resource, call);
     } catch (error) {
       if (error instanceof DeletionBlockedError) {
-        await this.#setStatus(
-          resource,
-          { synced: { status: 'False', reason: Reasons.DeletionBlocked, message: Messages.deletionBlocked(error.message) } },
-          { type: 'Warning', reason: Reasons.DeletionBlocked, message: Messages.deletionBlocked(error.message) },
-        );
+        const blocked = { status: 'False' as const, reason: Reasons.DeletionBlocked, message: Messages.deletionBlocked(error.message) };
+        await this.#setStatus(resource, call, { ready: blocked, synced: blocked }, { type: 'Warning', reason: blocked.reason, message: blocked.message });
         return { requeueAfterMs: this.#deletionBlockedRetryMs };
       }
-      return await this.#fail(resource, Reasons.CannotDeleteExternalResource, error);
+      return await this.#fail(resource, call, Reasons.CannotDeleteExternalResource, error);
     }
 
     try {
       observation = await client.observe(resource, call);
     } catch (error) {
-      return await this.#fail(resource, Reasons.CannotObserveExternalResource, error);
+      return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
     }
     if (observation.exists) {
-      await this.#setStatus(resource, {
+      await this.#setStatus(resource, call, {
         ready: { status: 'False', reason: Reasons.Deleting, message: `Deleting ${this.kind} "${name}".` },
         synced: { status: 'True', reason: Reasons.ReconcileSuccess, message: 'Delete requested.' },
       });
       return { requeueAfterMs: this.#pollIntervalMs };
     }
     await this.#event(resource, 'Normal', Reasons.DeletedExternalResource, `Deleted ${this.kind} "${name}" in ${target.provider}.`);
-    return await this.#release(resource);
+    return await this.#release(resource, call);
   }
 
   /** Removes the outputs ConfigMap and then the finalizer: the object may go. */
-  async #release(resource: ManagedResource): Promise<ReconcileOutcome> {
+  async #release(resource: ManagedResource, call: Run): Promise<ReconcileOutcome> {
+    call.stop.throwIfAborted();
     const outputs = resource.spec.writeOutputsTo?.name;
     if (outputs) await this.#deps.outputs.remove(resource, outputs);
     const finalizers = (resource.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
-    await this.#deps.kube.patch(resource, { finalizers });
+    await this.#deps.kube.patch(resource, { finalizers }, call.stop);
     return {};
   }
 
   // ---- steps -------------------------------------------------------------
 
-  /** ProviderConfig (spec, namespace annotation, `default`), its provider plugin and connector, and credentials. */
+  /** ProviderConfig (spec, namespace annotation, `default`), its provider plugin, connector, naming rules and settings, and credentials. */
   async #resolveTarget(resource: ManagedResource, namespace: NamespaceInfo | undefined): Promise<Target | Blocker> {
-    const configName = providerConfigNameFor(resource, namespace);
+    const configName = providerConfigFor(resource, namespace).name;
     const providerConfig = await this.#deps.lookups.providerConfig(configName);
     if (!providerConfig) return { reason: Reasons.ProviderConfigNotFound, message: Messages.providerConfigNotFound(configName) };
     const provider = providerConfig.spec.provider;
     const plugin = this.#deps.providers.get(provider);
     if (!plugin) return { reason: Reasons.ProviderNotInstalled, message: Messages.providerNotInstalled(provider) };
-    const connector = plugin.connectors[this.kind];
+    // The connectors are typed per kind; the engine holds the kind's resources as the union.
+    const connector = plugin.connectors[this.kind] as Connector | undefined;
     if (!connector) return { reason: Reasons.KindNotSupported, message: Messages.kindNotSupported(provider, this.kind) };
+    const invalidSettings = providerSettingsViolations(plugin, providerConfig);
+    if (invalidSettings.length > 0) {
+      return { reason: Reasons.InvalidProviderSettings, message: Messages.invalidSettings(configName, formatViolations(invalidSettings).replace(/\n/g, '; ')) };
+    }
     let credentials: SecretData | undefined;
     const credentialsSpec = providerConfig.spec.credentials;
     if (credentialsSpec?.source === 'Secret') {
@@ -337,23 +376,27 @@ export class ManagedReconciler {
       credentials = ref ? await this.#deps.lookups.secret(ref.namespace, ref.name) : undefined;
       if (!credentials) return { reason: Reasons.CredentialsSecretNotFound, message: Messages.secretNotFound(ref?.namespace ?? '', ref?.name ?? '') };
     }
-    return { provider, providerConfig, credentials, connector };
+    return { provider, providerConfig, credentials, connector, naming: namingRulesFor(plugin, this.kind) };
   }
 
-  /** One patch for whatever is missing of: finalizer, spec.name, external-name annotation, create-pending marker. */
-  async #ensureManaged(resource: ManagedResource, externalName: string, mayCreate: boolean): Promise<ManagedResource> {
+  #externalName(resource: ManagedResource, target: Target): string {
+    // The object always has a namespace and a name here (it was read from the API server).
+    return externalNameFor(resource, target.naming, this.#clusterId) ?? '';
+  }
+
+  /** One patch for whatever is missing of: finalizer, spec.name, external-name annotation, and (about to create) the create-pending marker. */
+  async #ensureManaged(resource: ManagedResource, externalName: string, aboutToCreate: boolean, call: Run): Promise<ManagedResource> {
     const meta = resource.metadata;
     const patch: ManagedPatch = {};
     const annotations: Record<string, string> = {};
     if (!meta.finalizers?.includes(FINALIZER)) patch.finalizers = [...(meta.finalizers ?? []), FINALIZER];
     if (resource.spec.name !== externalName) patch.specName = externalName;
     if (meta.annotations?.[Annotations.externalName] !== externalName) annotations[Annotations.externalName] = externalName;
-    if (mayCreate && !meta.annotations?.[Annotations.createPending] && !meta.annotations?.[Annotations.createSucceeded]) {
-      annotations[Annotations.createPending] = this.#timestamp();
-    }
+    if (aboutToCreate && !meta.annotations?.[Annotations.createPending]) annotations[Annotations.createPending] = this.#timestamp();
     if (Object.keys(annotations).length > 0) patch.annotations = annotations;
     if (Object.keys(patch).length === 0) return resource;
-    return await this.#deps.kube.patch(resource, patch);
+    call.stop.throwIfAborted();
+    return await this.#deps.kube.patch(resource, patch, call.stop);
   }
 
   async #connect(resource: ManagedResource, target: Target, externalName: string): Promise<ExternalClient> {
@@ -366,52 +409,76 @@ export class ManagedReconciler {
     });
   }
 
-  /** The cloud matches the spec (or is catching up): Ready from the observation, Synced True, outputs published. */
-  async #succeed(resource: ManagedResource, observation: Observation, target: Target, externalName: string): Promise<ReconcileOutcome> {
-    const outputsProblem = await this.#publishOutputs(resource, observation, target, externalName);
+  /**
+   * The cloud matches the spec (or is catching up): Ready from the
+   * observation, Synced True, outputs published. Settings a provider could not
+   * apply or read turn Synced False (SettingsNotApplied, naming each field):
+   * status never says the cloud matches the spec when it does not.
+   */
+  async #succeed(
+    resource: ManagedResource,
+    call: Run,
+    observation: Observation,
+    target: Target,
+    externalName: string,
+    applyIssues: readonly SettingIssue[] | undefined,
+  ): Promise<ReconcileOutcome> {
+    const outputsProblem = await this.#publishOutputs(resource, call, observation, target, externalName);
+    const issues = [...(applyIssues ?? []), ...(observation.settingIssues ?? [])];
+    const issuesProblem: ConditionState | undefined =
+      issues.length > 0 ? { status: 'False', reason: Reasons.SettingsNotApplied, message: Messages.settingsNotApplied(describeIssues(issues)) } : undefined;
+    const problem = issuesProblem ?? outputsProblem;
     await this.#setStatus(
       resource,
+      call,
       {
         ready: readyCondition(observation),
-        synced: outputsProblem ?? { status: 'True', reason: Reasons.ReconcileSuccess, message: 'The cloud resource matches the spec.' },
+        synced: problem ?? { status: 'True', reason: Reasons.ReconcileSuccess, message: 'The cloud resource matches the spec.' },
         atProvider: observation,
         provider: target.provider,
+        drift: [],
       },
-      outputsProblem ? { type: 'Warning', ...outputsProblem } : undefined,
+      problem ? { type: 'Warning', ...problem } : undefined,
     );
     return observation.ready ? this.#resync(resource) : { requeueAfterMs: this.#pollIntervalMs };
   }
 
-  /** ObserveOnly: read and report, never write to the cloud. */
-  async #report(resource: ManagedResource, observation: Observation, target: Target, externalName: string): Promise<ReconcileOutcome> {
+  /** ObserveOnly: read and report (conditions, Events and status.drift), never write to the cloud. */
+  async #report(resource: ManagedResource, call: Run, observation: Observation, target: Target, externalName: string): Promise<ReconcileOutcome> {
     if (!observation.exists) {
       const message = `ObserveOnly: no ${this.kind} named "${externalName}" exists in ${target.provider}; k8or will not create it.`;
-      await this.#setStatus(resource, {
+      await this.#setStatus(resource, call, {
         ready: { status: 'False', reason: Reasons.ExternalResourceNotFound, message },
         synced: { status: 'True', reason: Reasons.Observed, message },
         provider: target.provider,
+        drift: [],
       });
       return this.#resync(resource);
     }
-    const outputsProblem = await this.#publishOutputs(resource, observation, target, externalName);
+    const outputsProblem = await this.#publishOutputs(resource, call, observation, target, externalName);
     // Owner tags are k8or's business, not the spec's: an imported resource lacks them by design.
     const drift = [...(observation.diff ?? []), ...(observation.immutableDiff ?? [])].filter((d) => !d.field.startsWith('ownerTags'));
+    const issues = observation.settingIssues ?? [];
     const synced: ConditionState =
       drift.length > 0
         ? { status: 'False', reason: Reasons.DriftDetected, message: `ObserveOnly: the cloud differs from the spec in ${describeDiff(drift)}; k8or will not change it.` }
-        : (outputsProblem ?? { status: 'True', reason: Reasons.Observed, message: 'ObserveOnly: the cloud resource matches the spec.' });
+        : issues.length > 0
+          ? { status: 'False', reason: Reasons.SettingsNotApplied, message: `ObserveOnly: these settings could not be read: ${describeIssues(issues)}` }
+          : (outputsProblem ?? { status: 'True', reason: Reasons.Observed, message: 'ObserveOnly: the cloud resource matches the spec.' });
     await this.#setStatus(
       resource,
-      { ready: readyCondition(observation), synced, atProvider: observation, provider: target.provider },
+      call,
+      { ready: readyCondition(observation), synced, atProvider: observation, provider: target.provider, drift },
       synced.status === 'False' ? { type: 'Warning', reason: synced.reason, message: synced.message } : undefined,
     );
     return this.#resync(resource);
   }
 
   /** Writes the outputs ConfigMap when asked for; a problem to show in Synced, or undefined. */
-  async #publishOutputs(resource: ManagedResource, observation: Observation, target: Target, externalName: string): Promise<ConditionState | undefined> {
+  async #publishOutputs(resource: ManagedResource, call: Run, observation: Observation, target: Target, externalName: string): Promise<ConditionState | undefined> {
     const configMap = resource.spec.writeOutputsTo?.name;
     if (!configMap) return undefined;
+    call.stop.throwIfAborted();
     const at = observation.atProvider ?? {};
     const location = at.location ?? ('location' in resource.spec ? resource.spec.location : undefined);
     const result = await this.#deps.outputs.publish(resource, configMap, {
@@ -429,25 +496,45 @@ export class ManagedReconciler {
     };
   }
 
-  /** A stop state the user resolves: Synced False with the reason, a Warning Event, and no retry before the resync. */
-  async #block(resource: ManagedResource, blocker: Blocker): Promise<ReconcileOutcome> {
-    await this.#setStatus(resource, { synced: { status: 'False', ...blocker } }, { type: 'Warning', ...blocker });
+  /**
+   * A stop state the user resolves: Synced False with the reason, a Warning
+   * Event, and no retry before the resync. Ready turns False with the same
+   * reason, unless the cloud resource is known to be available (a blocker on
+   * a working resource leaves it working).
+   */
+  async #block(resource: ManagedResource, call: Run, blocker: Blocker): Promise<ReconcileOutcome> {
+    const state: ConditionState = { status: 'False', ...blocker };
+    await this.#setStatus(resource, call, { ready: this.#readyAfterFailure(resource, state), synced: state }, { type: 'Warning', ...blocker });
     return this.#resync(resource);
   }
 
-  /** A failed call: Synced False with the error; retryable errors back off, terminal ones wait for the resync or a change. */
-  async #fail(resource: ManagedResource, failedStep: string, error: unknown): Promise<ReconcileOutcome> {
+  /**
+   * A failed call: Synced False with the error, and Ready False with it unless
+   * the resource was available (so `kubectl wait --for=condition=Ready` ends
+   * with the reason rather than hanging). Retryable errors back off; terminal
+   * ones wait for the resync or a change.
+   */
+  async #fail(resource: ManagedResource, call: Run, failedStep: string, error: unknown): Promise<ReconcileOutcome> {
     // A name taken by someone else is one reason whichever call found it, so users can grep for it.
     const reason = error instanceof NotOwnedError ? Reasons.NotOwned : failedStep;
     const message = errorMessage(error);
     this.#logger?.warn({ resource: `${this.kind}/${resource.metadata.namespace}/${resource.metadata.name}`, reason, err: message }, 'reconcile failed');
-    await this.#setStatus(resource, { synced: { status: 'False', reason, message } }, { type: 'Warning', reason, message, always: true });
+    // Stopped or lost leadership: write nothing more, another worker (or leader) takes over.
+    call.stop.throwIfAborted();
+    const state: ConditionState = { status: 'False', reason, message };
+    await this.#setStatus(resource, call, { ready: this.#readyAfterFailure(resource, state), synced: state }, { type: 'Warning', reason, message, always: true });
     if (error instanceof RetryableError && error.retryAfterMs !== undefined) return { requeueAfterMs: error.retryAfterMs };
     return isRetryable(error) ? { backoff: true } : this.#resync(resource);
   }
 
+  /** Ready after a failure: unchanged while the resource is known to be available, else False with the failure's reason. */
+  #readyAfterFailure(resource: ManagedResource, failure: ConditionState): ConditionState | undefined {
+    const ready = resource.status?.conditions?.find((c) => c.type === ConditionTypes.Ready);
+    return ready?.status === 'True' ? undefined : failure;
+  }
+
   #resync(resource: ManagedResource): ReconcileOutcome {
-    return { requeueAfterMs: withJitter(resyncPeriodFor(resource, this.#resyncPeriodMs), this.#resyncJitter, this.#random) };
+    return { requeueAfterMs: withJitter(resyncPeriodFor(resource, this.#resyncPeriodMs, this.#resyncFloorMs), this.#resyncJitter, this.#random) };
   }
 
   /**
@@ -459,7 +546,8 @@ export class ManagedReconciler {
    */
   async #setStatus(
     resource: ManagedResource,
-    change: { ready?: ConditionState; synced?: ConditionState; atProvider?: Observation; provider?: string },
+    call: Run,
+    change: { ready?: ConditionState | undefined; synced?: ConditionState; atProvider?: Observation; provider?: string; drift?: readonly FieldDiff[] },
     event?: { type: EventType; reason: string; message: string; always?: boolean },
   ): Promise<void> {
     let current = resource;
@@ -476,14 +564,19 @@ export class ManagedReconciler {
       if (change.atProvider || change.provider) next.observedGeneration = current.metadata.generation;
       if (change.provider) next.provider = change.provider;
       if (change.atProvider?.atProvider) next.atProvider = change.atProvider.atProvider;
+      if (change.drift) {
+        if (change.drift.length > 0) next.drift = change.drift.map(driftEntry);
+        else delete next.drift;
+      }
       if (statusEqual(current.status, next)) break;
+      call.stop.throwIfAborted();
       try {
-        await this.#deps.kube.writeStatus(current, next);
+        await this.#deps.kube.writeStatus(current, next, call.stop);
         changed = true;
         break;
       } catch (error) {
         if (!isConflict(error) || attempt >= MAX_STATUS_ATTEMPTS) throw error;
-        const fresh = await this.#deps.kube.get(this.kind, current.metadata.namespace ?? '', current.metadata.name ?? '');
+        const fresh = await this.#deps.kube.get(this.kind, current.metadata.namespace ?? '', current.metadata.name ?? '', call.stop);
         if (!fresh || fresh.metadata.uid !== current.metadata.uid) return;
         current = fresh;
       }
@@ -517,10 +610,20 @@ function readyCondition(observation: Observation): ConditionState {
   return { status: 'False', reason: Reasons.Creating, message: `Waiting for the cloud resource to become available${state ? ` (state ${state})` : ''}.` };
 }
 
+/** A diff entry as status.drift shows it: field, and the values where set. */
+function driftEntry(diff: FieldDiff): DriftEntry {
+  return { field: diff.field, ...(diff.desired !== undefined ? { desired: diff.desired } : {}), ...(diff.actual !== undefined ? { actual: diff.actual } : {}) };
+}
+
 /** `spec.versioning (wanted true, found false), spec.labels.team (...)`: what the user reads in events and conditions. */
 export function describeDiff(diff: readonly FieldDiff[]): string {
   if (diff.length === 0) return 'no fields';
   return diff.map((d) => `${d.field} (wanted ${JSON.stringify(d.desired) ?? 'unset'}, found ${JSON.stringify(d.actual) ?? 'unset'})`).join(', ');
+}
+
+/** `spec.pointInTimeRecovery (not applied: ...)`, one per setting. */
+export function describeIssues(issues: readonly SettingIssue[]): string {
+  return issues.map((i) => `${i.field} (${i.problem === 'unapplied' ? 'not applied' : 'cannot be read'}: ${i.message})`).join(', ');
 }
 
 function errorMessage(error: unknown): string {

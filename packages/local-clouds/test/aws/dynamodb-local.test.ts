@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { waitFor } from '@k8or/core';
+import { waitFor } from '@k8or/core/testing';
 import { startDynamoDbLocal } from '@k8or/local-clouds';
 import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
 

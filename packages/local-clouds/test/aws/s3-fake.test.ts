@@ -86,6 +86,26 @@ describe('S3 fake, driven by the real @aws-sdk/client-s3', () => {
       await assert.rejects(client('us-east-1', 'AKIABOB0000000000001').send(new GetBucketVersioningCommand({ Bucket: 'alice-default' })), { name: 'AccessDenied' });
     });
 
+    it('stores the tags of CreateBucketConfiguration with the bucket, and creates nothing when a tag is refused', async () => {
+      const eu = client('eu-west-1');
+      const Tags = [{ Key: 'k8or.io/managed-by', Value: 'k8or' }, { Key: 'team', Value: 'a' }];
+      await eu.send(new CreateBucketCommand({ Bucket: 'alice-tagged', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1', Tags } }));
+      assert.deepEqual((await eu.send(new GetBucketTaggingCommand({ Bucket: 'alice-tagged' }))).TagSet, Tags);
+      await client().send(new CreateBucketCommand({ Bucket: 'alice-tagged-us', CreateBucketConfiguration: { Tags } }));
+      assert.deepEqual((await client().send(new GetBucketTaggingCommand({ Bucket: 'alice-tagged-us' }))).TagSet, Tags);
+
+      for (const refused of [[{ Key: 'aws:owner', Value: 'x' }], [{ Key: 'a', Value: '1' }, { Key: 'a', Value: '2' }], [{ Key: 'v', Value: 'x'.repeat(257) }]]) {
+        await assert.rejects(eu.send(new CreateBucketCommand({ Bucket: 'alice-refused', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1', Tags: refused } })), s3Error('InvalidTag', 400));
+      }
+      await assert.rejects(eu.send(new HeadBucketCommand({ Bucket: 'alice-refused' })), { name: 'NotFound' });
+    });
+
+    it('leaves an existing bucket\'s tags alone when it is created again (200 in us-east-1)', async () => {
+      await client().send(new CreateBucketCommand({ Bucket: 'alice-tagged-us', CreateBucketConfiguration: { Tags: [{ Key: 'team', Value: 'b' }] } }));
+      const tags = (await client().send(new GetBucketTaggingCommand({ Bucket: 'alice-tagged-us' }))).TagSet;
+      assert.deepEqual(tags?.find((t) => t.Key === 'team'), { Key: 'team', Value: 'a' });
+    });
+
     it('redirects requests signed for another region (301 with x-amz-bucket-region), which the SDK can follow', async () => {
       await assert.rejects(client('us-east-1').send(new GetBucketVersioningCommand({ Bucket: 'alice-eu' })), (error: unknown) => {
         const response = (error as { $response?: { headers?: Record<string, string> } }).$response;
@@ -108,9 +128,10 @@ describe('S3 fake, driven by the real @aws-sdk/client-s3', () => {
       await assert.rejects(client().send(new CreateBucketCommand({ Bucket: '192.168.1.1' })), { name: 'InvalidBucketName' });
     });
 
-    it('lists only the caller\'s buckets', async () => {
+    it('lists only the caller\'s buckets, those starting with a prefix when given', async () => {
       const names = (await client().send(new ListBucketsCommand({}))).Buckets?.map((b) => b.Name);
-      assert.deepEqual(names, ['alice-default', 'alice-eu']);
+      assert.deepEqual(names, ['alice-default', 'alice-eu', 'alice-tagged', 'alice-tagged-us']);
+      assert.deepEqual((await client().send(new ListBucketsCommand({ Prefix: 'alice-tagged' }))).Buckets?.map((b) => b.Name), ['alice-tagged', 'alice-tagged-us']);
       assert.deepEqual((await client('us-east-1', 'AKIABOB0000000000001').send(new ListBucketsCommand({}))).Buckets ?? [], []);
     });
   });

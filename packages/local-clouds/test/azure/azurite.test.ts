@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
 import { BlobServiceClient } from '@azure/storage-blob';
-import { waitFor } from '@k8or/core';
+import { waitFor } from '@k8or/core/testing';
 import { startAzurite, type Azurite } from '@k8or/local-clouds';
 import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
 

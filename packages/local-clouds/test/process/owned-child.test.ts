@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { waitFor } from '@k8or/core';
+import { waitFor } from '@k8or/core/testing';
 import { OwnedChildSpawnError, spawnOwnedChild } from '@k8or/local-clouds';
 import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
 

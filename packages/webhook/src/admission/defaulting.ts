@@ -1,4 +1,5 @@
-import { Annotations, CLOUD_PROVIDERS, defaultExternalName, type CloudProvider } from '@k8or/api';
+import { Annotations } from '@k8or/api';
+import { externalNameFor, namingRulesFor } from '@k8or/core/policy';
 import { isPlainObject, PatchBuilder } from './patch.js';
 import { annotation, deletionPolicyFor, field, isManagedKind, namespaceOf, providerConfigFor, stringField } from './resource.js';
 import type { AdmissionContext, DefaultingOutcome } from './types.js';
@@ -18,11 +19,13 @@ export interface DefaultingOptions {
  * 1. `spec.providerConfigRef`: the stored value (UPDATE), else the namespace
  *    annotation `k8or.io/provider-config`, else the cluster's `default` ProviderConfig.
  * 2. `spec.name` (external name): the stored value (UPDATE), else the
- *    `k8or.io/external-name` annotation, else `defaultExternalName(kind, provider,
- *    namespace, name)` for the provider of the chosen ProviderConfig. Left empty
- *    (for the engine) when the ProviderConfig is unknown or the object has no name yet.
- * 3. `spec.deletionPolicy`: the stored value (UPDATE), else the annotation
- *    `k8or.io/deletion-policy` on the object, then on its namespace, else the operator default.
+ *    `k8or.io/external-name` annotation, else the default name of the chosen
+ *    ProviderConfig's provider for this cluster (its NamingRules, as the engine
+ *    computes it). Left empty (for the engine) when the provider or the
+ *    cluster id is unknown or the object has no name yet.
+ * 3. `spec.deletionPolicy`: the stored value (UPDATE), else what the engine
+ *    would apply (core's deletionPolicyFor: the object's annotation, then its
+ *    namespace's, else the operator default).
  *
  * Pure and idempotent: it only adds what is absent, so running it on its own
  * result adds nothing. Other kinds (ProviderConfig) get no patch.
@@ -55,14 +58,15 @@ export function defaultObject(object: unknown, context: AdmissionContext, option
   return { patch: builder.operations, object: builder.object, warnings };
 }
 
+/**
+ * The provider's default external name for this cluster, or undefined when it
+ * cannot be decided yet (no name: generateName on CREATE; no namespace; an
+ * unknown ProviderConfig or provider; no cluster id): the engine decides it then.
+ */
 function generatedName(object: unknown, kind: 'Bucket' | 'Table', namespace: string | undefined, providerConfigName: string | undefined, context: AdmissionContext): string | undefined {
-  const name = stringField(object, 'metadata', 'name');
   const provider = providerConfigName ? stringField(context.getProviderConfig(providerConfigName), 'spec', 'provider') : undefined;
-  // Without a name (generateName on CREATE), a namespace or a known cloud the name cannot be deterministic yet: the engine decides it.
-  if (!name || !namespace || !isCloudProvider(provider)) return undefined;
-  return defaultExternalName(kind, provider, namespace, name);
-}
-
-function isCloudProvider(value: string | undefined): value is CloudProvider {
-  return (CLOUD_PROVIDERS as readonly (string | undefined)[]).includes(value);
+  const plugin = provider ? context.providers.get(provider) : undefined;
+  if (!plugin || !namespace || !context.clusterId) return undefined;
+  const named = { ...(object as Record<string, unknown>), metadata: { ...(field(object, 'metadata') as Record<string, unknown>), namespace } };
+  return externalNameFor(named, namingRulesFor(plugin, kind), context.clusterId);
 }

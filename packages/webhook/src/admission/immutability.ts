@@ -1,50 +1,9 @@
-import type { Violation } from '@k8or/api';
-import { field, stringField } from './resource.js';
+import { immutableFieldChanges, ImmutableRules } from '@k8or/core/policy';
 
-/** Rule identifiers of the immutability checks, stable for tooling. */
-export const ImmutableRules = {
-  externalName: 'immutable.name',
-  location: 'immutable.location',
-  partitionKey: 'immutable.partition-key',
-  sortKey: 'immutable.sort-key',
-} as const;
-
-const show = (value: unknown): string => (value === undefined ? 'unset' : JSON.stringify(value));
+export { ImmutableRules };
 
 /**
- * What an UPDATE may not change, because the cloud cannot change it in place:
- * the external name (a rename is a new resource), a bucket's location (a bucket
- * cannot move) and a table's key schema. Messages carry the old and new values.
+ * What an UPDATE may not change (external name, a bucket's location, a
+ * table's key schema): core's rule, shared with the engine.
  */
-export function checkImmutableFields(kind: string, oldObject: unknown, newObject: unknown): Violation[] {
-  const violations: Violation[] = [];
-  const changed = (path: string[], rule: string, why: string, allowSetting: boolean): void => {
-    const before = field(oldObject, ...path);
-    const after = field(newObject, ...path);
-    if (before === undefined && allowSetting) return;
-    if (JSON.stringify(before) === JSON.stringify(after)) return;
-    violations.push({ field: path.join('.'), rule, message: `immutable once set: was ${show(before)}, now ${show(after)}; ${why}` });
-  };
-
-  changed(['spec', 'name'], ImmutableRules.externalName, 'renaming would mean a new cloud resource and orphan the old one', true);
-  if (kind === 'Bucket') {
-    changed(['spec', 'location'], ImmutableRules.location, 'a bucket cannot move; create a new Bucket in the new location and copy the data', true);
-    // The bucket already lives somewhere even when the spec never said where: setting a different location later is a move too.
-    const observed = stringField(oldObject, 'status', 'atProvider', 'location');
-    const before = field(oldObject, 'spec', 'location');
-    const after = stringField(newObject, 'spec', 'location');
-    if (before === undefined && observed && after && after !== observed) {
-      violations.push({
-        field: 'spec.location',
-        rule: ImmutableRules.location,
-        message: `immutable once set: the bucket exists in ${JSON.stringify(observed)}, now ${JSON.stringify(after)}; a bucket cannot move`,
-      });
-    }
-  }
-  if (kind === 'Table') {
-    const why = 'the cloud cannot change a key schema in place; create a new Table and migrate the items';
-    changed(['spec', 'partitionKey'], ImmutableRules.partitionKey, why, false);
-    changed(['spec', 'sortKey'], ImmutableRules.sortKey, why, false);
-  }
-  return violations;
-}
+export const checkImmutableFields = immutableFieldChanges;

@@ -87,6 +87,13 @@ export interface AdmissionContext {
   /** Namespaces whose Secrets the operator can read; `'*'` for every namespace. */
   secretNamespaces: readonly string[] | '*';
   /**
+   * The engine's cluster id, folded into default external names (unique per
+   * cluster). Without it the webhook leaves `spec.name` for the engine to decide.
+   */
+  clusterId?: string;
+  /** The engine's shortest resync period (its `--resync-floor`); default 10 s. */
+  resyncFloorMs?: number;
+  /**
    * Managed resources that use the named ProviderConfig (explicitly or by default).
    * Omitted offline, where the orphan check is skipped.
    */

@@ -1,5 +1,14 @@
 import { Annotations, type ManagedResource, type ProviderConfig, type Violation } from '@k8or/api';
 import type { ProviderPlugin } from '@k8or/core';
+import {
+  canReadSecretsIn,
+  externalNameConflict,
+  mayHaveCreated,
+  namingRulesFor,
+  providerSettingsViolations,
+  resyncPeriodViolation,
+  DEFAULT_RESYNC_FLOOR_MS,
+} from '@k8or/core/policy';
 import { checkImmutableFields } from './immutability.js';
 import { isPlainObject } from './patch.js';
 import { providerConfigUsers } from './protection.js';
@@ -26,6 +35,7 @@ export const Rules = {
   cloudChange: 'immutable.provider',
   deletionPolicyAnnotation: 'annotation.deletion-policy',
   externalNameAnnotation: 'annotation.external-name',
+  resyncPeriod: 'resync-period.format',
 } as const;
 
 /**
@@ -67,7 +77,7 @@ function validateManaged(kind: 'Bucket' | 'Table', object: Record<string, unknow
   if (!isPlainObject(object.spec)) {
     return { violations: [{ field: 'spec', rule: Rules.object, message: `a ${kind} needs a spec object` }], warnings };
   }
-  violations.push(...annotationViolations(object));
+  violations.push(...annotationViolations(object, context));
   const policyAnnotation = annotation(object, Annotations.deletionPolicy);
   const specPolicy = stringField(object, 'spec', 'deletionPolicy');
   if (isDeletionPolicy(policyAnnotation) && specPolicy && specPolicy !== policyAnnotation) {
@@ -99,8 +109,12 @@ function validateManaged(kind: 'Bucket' | 'Table', object: Record<string, unknow
     violations.push({ field: 'spec.providerConfigRef.name', rule: Rules.providerInstalled, message: notInstalled(providerConfig, context) });
     return { violations, warnings };
   }
+  const externalName = stringField(object, 'spec', 'name');
+  if (externalName) violations.push(...runProvider(plugin, () => ({ violations: namingRulesFor(plugin, kind).validate(externalName, 'spec.name'), warnings: [] })).violations);
   const result = runProvider(plugin, () => plugin.validation.validate(kind, object as unknown as ManagedResource, providerConfig));
-  violations.push(...result.violations);
+  // A provider may check spec.name in its own rules too; the same rule on the same field is listed once.
+  const seen = new Set(violations.map(key));
+  violations.push(...result.violations.filter((v) => !seen.has(key(v))));
   warnings.push(...result.warnings);
   return { violations, warnings };
 }
@@ -113,15 +127,18 @@ function validateProviderConfig(object: Record<string, unknown>, context: Admiss
   const plugin = pluginFor(providerConfig, context);
   if (!plugin) {
     warnings.push(`${notInstalled(providerConfig, context)}; resources that use this ProviderConfig will be denied until it is`);
-  } else if (plugin.validation.validateProviderConfig) {
-    const check = plugin.validation.validateProviderConfig.bind(plugin.validation);
-    const result = runProvider(plugin, () => check(providerConfig));
-    violations.push(...result.violations);
-    warnings.push(...result.warnings);
+  } else {
+    violations.push(...runProvider(plugin, () => ({ violations: providerSettingsViolations(plugin, providerConfig), warnings: [] })).violations);
+    if (plugin.validation.validateProviderConfig) {
+      const check = plugin.validation.validateProviderConfig.bind(plugin.validation);
+      const result = runProvider(plugin, () => check(providerConfig));
+      violations.push(...result.violations);
+      warnings.push(...result.warnings);
+    }
   }
   const secretNamespace = field(object, 'spec', 'credentials', 'secretRef', 'namespace');
   const allowed = context.secretNamespaces;
-  if (typeof secretNamespace === 'string' && allowed !== '*' && !allowed.includes(secretNamespace)) {
+  if (typeof secretNamespace === 'string' && allowed !== '*' && !canReadSecretsIn(allowed, secretNamespace)) {
     violations.push({
       field: 'spec.credentials.secretRef.namespace',
       rule: Rules.secretNamespace,
@@ -146,11 +163,7 @@ function providerChange(oldObject: unknown, object: unknown, context: AdmissionC
  * the first. Moving between ProviderConfigs of the same cloud stays allowed.
  */
 function cloudChange(oldObject: unknown, object: unknown, context: AdmissionContext, requestNamespace: string | undefined): Violation[] {
-  const created =
-    annotation(oldObject, Annotations.createPending) !== undefined ||
-    annotation(oldObject, Annotations.createSucceeded) !== undefined ||
-    field(oldObject, 'status', 'atProvider', 'id') !== undefined;
-  if (!created) return [];
+  if (!mayHaveCreated(oldObject)) return [];
   const before = providerConfigFor(oldObject, namespaceOf(oldObject, requestNamespace), context)?.name;
   const after = providerConfigFor(object, namespaceOf(object, requestNamespace), context)?.name;
   if (!before || !after || before === after) return [];
@@ -166,7 +179,7 @@ function cloudChange(oldObject: unknown, object: unknown, context: AdmissionCont
   ];
 }
 
-function annotationViolations(object: Record<string, unknown>): Violation[] {
+function annotationViolations(object: Record<string, unknown>, context: AdmissionContext): Violation[] {
   const violations: Violation[] = [];
   const policy = field(object, 'metadata', 'annotations', Annotations.deletionPolicy);
   if (policy !== undefined && !isDeletionPolicy(policy)) {
@@ -176,14 +189,15 @@ function annotationViolations(object: Record<string, unknown>): Violation[] {
       message: `must be Delete or Retain, not ${JSON.stringify(policy)}`,
     });
   }
-  const external = annotation(object, Annotations.externalName);
-  const specName = stringField(object, 'spec', 'name');
-  if (external && specName && external !== specName) {
-    violations.push({
-      field: `metadata.annotations[${Annotations.externalName}]`,
-      rule: Rules.externalNameAnnotation,
-      message: `is ${JSON.stringify(external)} but spec.name is ${JSON.stringify(specName)}; they name the same cloud resource and must agree`,
-    });
+  const conflict = externalNameConflict(object);
+  if (conflict) violations.push(conflict);
+  const resync = field(object, 'metadata', 'annotations', Annotations.resyncPeriod);
+  if (resync !== undefined) {
+    const problem =
+      typeof resync === 'string'
+        ? resyncPeriodViolation(resync, context.resyncFloorMs ?? DEFAULT_RESYNC_FLOOR_MS)
+        : { field: `metadata.annotations[${Annotations.resyncPeriod}]`, rule: 'resync-period.format', message: 'must be a string such as 30s, 5m or 1h' };
+    if (problem) violations.push(problem);
   }
   return violations;
 }

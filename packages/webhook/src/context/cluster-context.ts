@@ -10,6 +10,10 @@ export interface ClusterContextOptions {
   providers: ReadonlyMap<string, ProviderPlugin> | readonly ProviderPlugin[];
   defaultDeletionPolicy: DeletionPolicy;
   secretNamespaces: readonly string[] | '*';
+  /** The engine's cluster id, for default external names. */
+  clusterId?: string;
+  /** The engine's resync floor. */
+  resyncFloorMs?: number;
   logger: Logger;
 }
 
@@ -24,6 +28,8 @@ export class ClusterContext implements AdmissionContext {
   readonly providers: ReadonlyMap<string, ProviderPlugin>;
   readonly defaultDeletionPolicy: DeletionPolicy;
   readonly secretNamespaces: readonly string[] | '*';
+  readonly clusterId: string | undefined;
+  readonly resyncFloorMs: number | undefined;
   private readonly providerConfigs: Informer<CustomObject>;
   private readonly namespaces: Informer<V1Namespace>;
   private readonly managed: { kind: string; informer: Informer<CustomObject> }[];
@@ -32,6 +38,8 @@ export class ClusterContext implements AdmissionContext {
     this.providers = toMap(options.providers);
     this.defaultDeletionPolicy = options.defaultDeletionPolicy;
     this.secretNamespaces = options.secretNamespaces;
+    this.clusterId = options.clusterId;
+    this.resyncFloorMs = options.resyncFloorMs;
     const informer = <T extends KubernetesObject>(group: string, version: string, plural: string): Informer<T> => {
       const created = createInformer<T>({ kubeConfig: options.kubeConfig, group, version, plural, logger: options.logger });
       created.on('error', (error) => options.logger.warn({ err: error, plural }, 'list/watch failed; the informer reconnects'));

@@ -1,5 +1,6 @@
 import type { DeletionPolicy, ProviderConfig } from '@k8or/api';
 import type { ProviderPlugin } from '@k8or/core';
+import { secretNamespacesFor } from '@k8or/core/policy';
 import { providerConfigFor, stringField } from '../admission/resource.js';
 import type { AdmissionContext, NamespaceInfo, ResourceRef } from '../admission/types.js';
 import { toMap } from './cluster-context.js';
@@ -11,13 +12,17 @@ export interface StaticContextOptions {
   /** Managed resources (Buckets, Tables) already in the cluster, for the ProviderConfig orphan checks. */
   resources?: readonly unknown[];
   defaultDeletionPolicy?: DeletionPolicy;
+  /** Default: the operator's own namespace (core's secretNamespacesFor). */
   secretNamespaces?: readonly string[] | '*';
+  /** The engine's cluster id; without it, external names are left for the engine. */
+  clusterId?: string;
+  resyncFloorMs?: number;
 }
 
 /**
  * An admission context from fixed lists: what `k8or validate -f` builds from
  * the files it is given, and what tests use. Defaults: deletion policy
- * `Delete`, Secrets readable only in `k8or-system`.
+ * `Delete`, Secrets readable only in the operator's namespace (`k8or-system`).
  */
 export function staticContext(options: StaticContextOptions): AdmissionContext {
   const providerConfigs = new Map((options.providerConfigs ?? []).map((pc) => [pc.metadata?.name ?? '', pc]));
@@ -25,7 +30,9 @@ export function staticContext(options: StaticContextOptions): AdmissionContext {
   const context: AdmissionContext = {
     providers: toMap(options.providers),
     defaultDeletionPolicy: options.defaultDeletionPolicy ?? 'Delete',
-    secretNamespaces: options.secretNamespaces ?? ['k8or-system'],
+    secretNamespaces: secretNamespacesFor(options.secretNamespaces),
+    ...(options.clusterId !== undefined ? { clusterId: options.clusterId } : {}),
+    ...(options.resyncFloorMs !== undefined ? { resyncFloorMs: options.resyncFloorMs } : {}),
     getProviderConfig: (name) => providerConfigs.get(name),
     getNamespace: (name) => namespaces.get(name),
     resourcesUsingProviderConfig: (name): ResourceRef[] =>

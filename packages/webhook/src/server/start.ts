@@ -1,5 +1,6 @@
 import type { DeletionPolicy } from '@k8or/api';
 import type { ProviderPlugin } from '@k8or/core';
+import { secretNamespacesFor } from '@k8or/core/policy';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import type { Server as HttpsServer } from 'node:https';
@@ -28,8 +29,12 @@ export interface WebhookServerOptions {
   providers?: ReadonlyMap<string, ProviderPlugin> | readonly ProviderPlugin[];
   /** The operator's default deletion policy. Default `Delete`. */
   defaultDeletionPolicy?: DeletionPolicy;
-  /** Namespaces whose Secrets the operator can read. Default `['k8or-system']`. */
+  /** Namespaces whose Secrets the operator can read. Default: the operator's own namespace. */
   secretNamespaces?: readonly string[] | '*';
+  /** The engine's cluster id, for default external names (else the engine decides them). */
+  clusterId?: string;
+  /** The engine's resync floor, for the k8or.io/resync-period check. Default 10 s. */
+  resyncFloorMs?: number;
   /**
    * Self-signed mode: write the CA into these webhook configurations at start-up (needs `kubeConfig`).
    * `register: true` creates them (pointing at this server's URL, or at `service`) when missing.
@@ -83,7 +88,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       kubeConfig: options.kubeConfig,
       providers: options.providers ?? [],
       defaultDeletionPolicy: options.defaultDeletionPolicy ?? 'Delete',
-      secretNamespaces: options.secretNamespaces ?? ['k8or-system'],
+      secretNamespaces: secretNamespacesFor(options.secretNamespaces),
+      ...(options.clusterId !== undefined ? { clusterId: options.clusterId } : {}),
+      ...(options.resyncFloorMs !== undefined ? { resyncFloorMs: options.resyncFloorMs } : {}),
       logger,
     });
     context = cluster;

@@ -26,8 +26,12 @@ export function namespace(name: string, annotations: Record<string, string> = {}
  * one (no GCP provider installed), namespace `team-a` pointing at `staging`
  * with Retain, and two Buckets already using `default`.
  */
+/** The cluster id the webhook tests default names with. */
+export const TEST_CLUSTER_ID = 'webhook-test-cluster';
+
 export function testWorld(overrides: Partial<Parameters<typeof staticContext>[0]> = {}): AdmissionContext {
   return staticContext({
+    clusterId: TEST_CLUSTER_ID,
     providers: [aws],
     providerConfigs: [
       providerConfig('default', { provider: 'aws', region: 'us-east-1' }),

@@ -1,6 +1,7 @@
 import { S3Errors } from './errors.js';
 import { noContent, ok, ownedBucket, type S3FakeState, type S3Request, type S3Response } from './request.js';
 import type { PublicAccessBlock } from './store.js';
+import { parseBucketTags } from './tags.js';
 import { children, fromParsed, isParsedXml, parseXmlBody, text, xmlDocument, type ParsedXml } from './xml.js';
 
 const body = (request: S3Request): string => request.body.toString('utf8');
@@ -29,19 +30,11 @@ export function getTagging(state: S3FakeState, request: S3Request): S3Response {
   return ok(xmlDocument('Tagging', [['TagSet', bucket.tags.map((t) => ['Tag', [['Key', t.Key], ['Value', t.Value]]] as const)]]));
 }
 
-/** PutBucketTagging replaces the whole tag set; keys are unique, at most 50, not in the aws: namespace. */
+/** PutBucketTagging replaces the whole tag set (see parseBucketTags for S3's rules). */
 export function putTagging(state: S3FakeState, request: S3Request): S3Response {
   const bucket = ownedBucket(state, request);
   const tagSet = parseXmlBody(body(request), 'Tagging')['TagSet'];
-  const tags = children(isParsedXml(tagSet) ? tagSet : {}, 'Tag').map((tag) => ({ Key: text(tag, 'Key'), Value: text(tag, 'Value') ?? '' }));
-  if (tags.some((t) => t.Key === undefined)) throw S3Errors.malformedXml();
-  const keys = tags.map((t) => t.Key ?? '');
-  if (new Set(keys).size !== keys.length) throw S3Errors.invalidTag('Cannot provide multiple Tags with the same key');
-  if (tags.length > 50) throw S3Errors.invalidTag('Bucket tag count cannot be greater than 50');
-  if (keys.some((k) => k.toLowerCase().startsWith('aws:'))) throw S3Errors.invalidTag('System tags cannot be added/updated by requester');
-  if (keys.some((k) => k.length === 0 || k.length > 128)) throw S3Errors.invalidTag('The TagKey you have provided is invalid');
-  if (tags.some((t) => t.Value.length > 256)) throw S3Errors.invalidTag('The TagValue you have provided is invalid');
-  bucket.tags = tags.map((t) => ({ Key: t.Key ?? '', Value: t.Value }));
+  bucket.tags = parseBucketTags(isParsedXml(tagSet) ? tagSet : {});
   return noContent();
 }
 

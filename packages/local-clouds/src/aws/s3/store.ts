@@ -11,6 +11,11 @@ export interface ObjectVersion {
   lastModified: Date;
 }
 
+export interface BucketTag {
+  Key: string;
+  Value: string;
+}
+
 export type VersioningStatus = 'Enabled' | 'Suspended';
 
 export interface PublicAccessBlock {
@@ -29,7 +34,8 @@ export interface BucketState {
   created: Date;
   /** Undefined until versioning was first configured (GetBucketVersioning then has no Status). */
   versioning: VersioningStatus | undefined;
-  tags: { Key: string; Value: string }[] | undefined;
+  /** Undefined when the bucket has no tag set (GetBucketTagging answers NoSuchTagSet). */
+  tags: BucketTag[] | undefined;
   encryption: ParsedXml | undefined;
   publicAccessBlock: PublicAccessBlock | undefined;
   lifecycle: ParsedXml | undefined;
@@ -42,14 +48,14 @@ const SSE_S3_DEFAULT: ParsedXml = {
 };
 
 /** The S3 defaults for new buckets since 2023: SSE-S3 encryption and all four Block Public Access settings on. */
-export function newBucket(name: string, owner: string, region: string, defaultEncryption: boolean): BucketState {
+export function newBucket(name: string, owner: string, region: string, defaultEncryption: boolean, tags?: BucketTag[]): BucketState {
   return {
     name,
     owner,
     region,
     created: new Date(),
     versioning: undefined,
-    tags: undefined,
+    tags,
     encryption: defaultEncryption ? structuredClone(SSE_S3_DEFAULT) : undefined,
     publicAccessBlock: { BlockPublicAcls: true, IgnorePublicAcls: true, BlockPublicPolicy: true, RestrictPublicBuckets: true },
     lifecycle: undefined,

@@ -1,0 +1,1 @@
+export { startGcsFake, type GcsFake, type GcsFakeOptions, type GcsRequestRecord, type GcsServiceAccount } from './server.js';

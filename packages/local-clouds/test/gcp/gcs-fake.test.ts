@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Storage, type ApiError } from '@google-cloud/storage';
+import { startGcsFake, type GcsFake } from '@k8or/local-clouds';
+
+const PROJECT = 'k8or-test-project';
+const reasonOf = (error: unknown): string | undefined => (error as ApiError).errors?.[0]?.reason;
+
+/** A service-account key as the Cloud console hands it out, with a fresh RSA key pair. */
+function serviceAccountKey(email: string, project: string): { key: { client_email: string; private_key: string; project_id: string }; publicKeyPem: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    key: { client_email: email, private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), project_id: project },
+    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
+}
+
+describe('GCS fake, driven by the real @google-cloud/storage', () => {
+  let fake: GcsFake;
+  let storage: Storage;
+  const dataDir = mkdtempSync(join(tmpdir(), 'gcs-fake-'));
+  const ours = serviceAccountKey('operator@k8or-test-project.iam.gserviceaccount.com', PROJECT);
+  const theirs = serviceAccountKey('someone@other-project-1.iam.gserviceaccount.com', 'other-project-1');
+  const asServiceAccount = (key: { client_email: string; private_key: string; project_id: string }): Storage => {
+    const client = new Storage({ apiEndpoint: fake.endpoint, projectId: key.project_id, credentials: key, useAuthWithCustomEndpoint: true });
+    // Self-signed JWTs, as the GAPIC libraries use: no token exchange with oauth2.googleapis.com.
+    client.authClient.useJWTAccessWithScope = true;
+    return client;
+  };
+
+  before(async () => {
+    fake = await startGcsFake({
+      dataDir,
+      serviceAccounts: {
+        [ours.key.client_email]: { project: PROJECT, publicKeyPem: ours.publicKeyPem },
+        [theirs.key.client_email]: { project: theirs.key.project_id, publicKeyPem: theirs.publicKeyPem },
+      },
+    });
+    storage = new Storage({ apiEndpoint: fake.endpoint, projectId: PROJECT });
+  });
+  after(async () => {
+    await fake?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('inserts a bucket with every managed setting and reads it back as GCS reports it', async () => {
+    const [bucket] = await storage.createBucket('photos-team-a', {
+      location: 'europe-west1',
+      storageClass: 'STANDARD',
+      versioning: { enabled: true },
+      labels: { team: 'a' },
+      iamConfiguration: { uniformBucketLevelAccess: { enabled: true }, publicAccessPrevention: 'enforced' },
+      encryption: { defaultKmsKeyName: 'projects/p/locations/europe-west1/keyRings/r/cryptoKeys/k' },
+      lifecycle: { rule: [{ action: { type: 'Delete' }, condition: { age: 30, matchesPrefix: ['tmp/'] } }] },
+    });
+    const [metadata] = await bucket.getMetadata();
+    assert.equal(metadata.location, 'EUROPE-WEST1');
+    assert.equal(metadata.locationType, 'region');
+    assert.equal(metadata.metageneration, '1');
+    assert.deepEqual(metadata.versioning, { enabled: true });
+    assert.deepEqual(metadata.labels, { team: 'a' });
+    assert.equal(metadata.iamConfiguration?.publicAccessPrevention, 'enforced');
+    assert.equal(metadata.iamConfiguration?.uniformBucketLevelAccess?.enabled, true);
+    assert.equal(metadata.encryption?.defaultKmsKeyName, 'projects/p/locations/europe-west1/keyRings/r/cryptoKeys/k');
+    assert.deepEqual(metadata.lifecycle?.rule, [{ action: { type: 'Delete' }, condition: { age: 30, matchesPrefix: ['tmp/'] } }]);
+    assert.match(String(metadata.selfLink), /\/storage\/v1\/b\/photos-team-a$/);
+  });
+
+  it('patches with merge semantics (a null label removes it) and checks ifMetagenerationMatch', async () => {
+    const [bucket] = await storage.createBucket('patched-bucket', { labels: { keep: 'yes', drop: 'me' } });
+    await bucket.setMetadata({ labels: { drop: null, added: 'new' }, versioning: { enabled: true } }, { ifMetagenerationMatch: 1 });
+    const [metadata] = await bucket.getMetadata();
+    assert.deepEqual(metadata.labels, { keep: 'yes', added: 'new' });
+    assert.equal(metadata.metageneration, '2');
+    await assert.rejects(bucket.setMetadata({ versioning: { enabled: false } }, { ifMetagenerationMatch: 1 }), (error: ApiError) => {
+      assert.equal(error.code, 412);
+      assert.equal(reasonOf(error), 'conditionNotMet');
+      return true;
+    });
+    await bucket.setMetadata({ lifecycle: null, iamConfiguration: { publicAccessPrevention: 'enforced' } });
+    assert.equal((await bucket.getMetadata())[0].iamConfiguration?.publicAccessPrevention, 'enforced');
+  });
+
+  it('answers 404 notFound, 409 conflict and 400 invalid as GCS does', async () => {
+    await assert.rejects(storage.bucket('no-such-bucket').getMetadata(), (error: ApiError) => error.code === 404 && reasonOf(error) === 'notFound');
+    await assert.rejects(storage.createBucket('patched-bucket'), (error: ApiError) => error.code === 409 && /already own it/.test(error.message));
+    await assert.rejects(storage.createBucket('Bad_Name'), (error: ApiError) => error.code === 400 && reasonOf(error) === 'invalid');
+    await assert.rejects(storage.createBucket('goog-bucket'), (error: ApiError) => error.code === 400);
+    await assert.rejects(storage.createBucket('nowhere-bucket', { location: 'moon' }), (error: ApiError) => error.code === 400 && /location/.test(error.message));
+    await assert.rejects(storage.createBucket('bad-labels', { labels: { 'Upper': 'x' } }), (error: ApiError) => error.code === 400 && /label key/.test(error.message));
+  });
+
+  it('keeps object generations: uploads (multipart and resumable), versioned listing and deletes by generation', async () => {
+    const [bucket] = await storage.createBucket('versioned-objects', { versioning: { enabled: true } });
+    const file = bucket.file('album/1.jpg');
+    await file.save('first', { resumable: false });
+    await file.save('second', { resumable: false });
+    await bucket.file('big.bin').save(Buffer.alloc(300_000, 7), { resumable: true });
+    const [live] = await bucket.getFiles();
+    assert.deepEqual(live.map((f) => f.name), ['album/1.jpg', 'big.bin']);
+    const [contents] = await file.download();
+    assert.equal(contents.toString(), 'second');
+    const [all] = await bucket.getFiles({ versions: true });
+    assert.equal(all.length, 3);
+    await assert.rejects(bucket.delete(), (error: ApiError) => error.code === 409 && /not empty/.test(error.message));
+    for (const version of all) await bucket.file(version.name, { generation: version.metadata.generation }).delete();
+    assert.equal((await bucket.getFiles({ versions: true }))[0].length, 0);
+    await bucket.delete();
+    await assert.rejects(bucket.getMetadata(), (error: ApiError) => error.code === 404);
+  });
+
+  it('pages object listings', async () => {
+    const [bucket] = await storage.createBucket('many-objects');
+    for (let i = 0; i < 5; i++) await bucket.file(`o-${i}`).save(`v${i}`, { resumable: false });
+    const [first, next] = await bucket.getFiles({ maxResults: 2, autoPaginate: false });
+    assert.equal(first.length, 2);
+    assert.ok(next?.pageToken);
+    const [all] = await bucket.getFiles();
+    assert.equal(all.length, 5);
+  });
+
+  it('authenticates self-signed service-account JWTs: another project\'s bucket is 403, and its name is taken', async () => {
+    const someoneElse = asServiceAccount(theirs.key);
+    await someoneElse.createBucket('their-bucket');
+    const operator = asServiceAccount(ours.key);
+    await assert.rejects(operator.bucket('their-bucket').getMetadata(), (error: ApiError) => error.code === 403 && reasonOf(error) === 'forbidden');
+    await assert.rejects(operator.createBucket('their-bucket'), (error: ApiError) => error.code === 409 && /not available/.test(error.message));
+    fake.deny(ours.key.client_email);
+    await assert.rejects(operator.createBucket('denied-bucket'), (error: ApiError) => error.code === 403);
+    fake.allow(ours.key.client_email);
+    const [mine] = await operator.createBucket('operator-bucket');
+    assert.equal((await mine.getMetadata())[0].name, 'operator-bucket');
+    assert.ok(fake.requests.some((r) => r.principal === ours.key.client_email && r.status === 200));
+  });
+
+  it('answers 429 and 503 on demand', async () => {
+    const noRetry = new Storage({ apiEndpoint: fake.endpoint, projectId: PROJECT, retryOptions: { autoRetry: false } });
+    fake.failNext(1, 429);
+    await assert.rejects(noRetry.bucket('many-objects').getMetadata(), (error: ApiError) => error.code === 429 && reasonOf(error) === 'rateLimitExceeded');
+    fake.failNext(1, 503);
+    await assert.rejects(noRetry.bucket('many-objects').getMetadata(), (error: ApiError) => error.code === 503);
+  });
+
+  it('keeps its buckets and objects across a restart under dataDir', async () => {
+    await fake.stop();
+    fake = await startGcsFake({ dataDir });
+    storage = new Storage({ apiEndpoint: fake.endpoint, projectId: PROJECT });
+    const [metadata] = await storage.bucket('photos-team-a').getMetadata();
+    assert.deepEqual(metadata.labels, { team: 'a' });
+    assert.equal((await storage.bucket('many-objects').getFiles())[0].length, 5);
+  });
+});

@@ -1,0 +1,345 @@
+/**
+ * Bucket -> Google Cloud Storage: the mapping from the portable spec, observe/diff, and
+ * create/update/delete, with the real `@google-cloud/storage` client.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { Storage, type Bucket as GcsBucket, type BucketMetadata, type CreateBucketRequest, type File } from '@google-cloud/storage';
+import type { Bucket, LifecycleRule, StorageTier } from '@k8or/api';
+import { DeletionBlockedError, NotOwnedError, RetryableError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
+import { ClientCache } from './client-cache.js';
+import { answerOf, callGoogle, isNotFound } from './errors.js';
+import { desiredLabels, diffLabels, labelsPatch, ownerTagsFromLabels } from './labels.js';
+import { DEFAULT_STORAGE_CLASS, gcpSettings, type GcpSettings } from './settings.js';
+
+// --- mapping: portable spec -> GCS -------------------------------------------------------------
+
+/** Portable storage tiers and the GCS storage classes they become. */
+export const TIER_TO_STORAGE_CLASS: Record<StorageTier, string> = { InfrequentAccess: 'NEARLINE', Archive: 'ARCHIVE' };
+
+/** One GCS lifecycle rule (the JSON API's shape). */
+export interface GcsLifecycleRule {
+  action: { type: 'Delete' | 'SetStorageClass' | 'AbortIncompleteMultipartUpload'; storageClass?: string };
+  condition: { age?: number; daysSinceNoncurrentTime?: number; isLive?: boolean; matchesPrefix?: string[] };
+}
+
+/**
+ * A portable rule as GCS rules (GCS rules have no id and no enabled flag, and one action each, so
+ * one portable rule becomes several, and a disabled one none): expiration deletes live objects of
+ * that age, each transition sets the storage class, noncurrent expiration deletes noncurrent
+ * versions that many days after they became noncurrent, and incomplete multipart uploads are aborted.
+ */
+export function toGcsLifecycleRules(rule: LifecycleRule): GcsLifecycleRule[] {
+  if (rule.enabled === false) return [];
+  const prefix = rule.prefix ? { matchesPrefix: [rule.prefix] } : {};
+  const rules: GcsLifecycleRule[] = [];
+  if (rule.expirationDays !== undefined) rules.push({ action: { type: 'Delete' }, condition: { age: rule.expirationDays, isLive: true, ...prefix } });
+  for (const transition of rule.transitions ?? []) {
+    rules.push({ action: { type: 'SetStorageClass', storageClass: TIER_TO_STORAGE_CLASS[transition.tier] }, condition: { age: transition.days, ...prefix } });
+  }
+  if (rule.noncurrentVersionExpirationDays !== undefined) {
+    rules.push({ action: { type: 'Delete' }, condition: { daysSinceNoncurrentTime: rule.noncurrentVersionExpirationDays, isLive: false, ...prefix } });
+  }
+  if (rule.abortIncompleteUploadDays !== undefined) rules.push({ action: { type: 'AbortIncompleteMultipartUpload' }, condition: { age: rule.abortIncompleteUploadDays, ...prefix } });
+  return rules;
+}
+
+/** GCS lifecycle rules in one canonical order, for comparison as a set. */
+export function canonicalRules(rules: readonly GcsLifecycleRule[]): GcsLifecycleRule[] {
+  const canonical = rules.map((rule) => ({
+    action: { type: rule.action.type, ...(rule.action.storageClass ? { storageClass: rule.action.storageClass } : {}) },
+    condition: Object.fromEntries(Object.entries(rule.condition).filter(([, value]) => value !== undefined)) as GcsLifecycleRule['condition'],
+  }));
+  return canonical.sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));
+}
+const sortKey = (rule: GcsLifecycleRule): string =>
+  JSON.stringify([rule.action.type, rule.action.storageClass ?? '', ...Object.entries(rule.condition).sort(([a], [b]) => (a < b ? -1 : 1))]);
+
+/** The bucket's location: spec.location, else the ProviderConfig's default; GCS reports locations in upper case. */
+export const bucketLocation = (bucket: Bucket, settings: Pick<GcpSettings, 'defaultLocation'>): string => (bucket.spec.location ?? settings.defaultLocation).toUpperCase();
+
+/** Uniform bucket-level access always on (ACLs off); public access prevention enforced unless publicAccess is Allowed. */
+export function iamConfigurationFor(bucket: Bucket): { uniformBucketLevelAccess: boolean; publicAccessPrevention: 'enforced' | 'inherited' } {
+  return { uniformBucketLevelAccess: true, publicAccessPrevention: (bucket.spec.publicAccess ?? 'Blocked') === 'Blocked' ? 'enforced' : 'inherited' };
+}
+
+/** The default Cloud KMS key, or undefined for Google-managed encryption. */
+export const kmsKeyFor = (bucket: Bucket): string | undefined => (bucket.spec.encryption?.type === 'CustomerManaged' ? bucket.spec.encryption.keyId : undefined);
+
+/** Every managed setting of a bucket, as the spec wants it. */
+export interface DesiredBucket {
+  location: string;
+  storageClass: string;
+  versioning: boolean;
+  iamConfiguration: { uniformBucketLevelAccess: boolean; publicAccessPrevention: 'enforced' | 'inherited' };
+  kmsKey: string | undefined;
+  lifecycle: GcsLifecycleRule[];
+  labels: Record<string, string>;
+}
+
+export function desiredBucket(bucket: Bucket, settings: Pick<GcpSettings, 'defaultLocation' | 'storageClass'>, ownerTags: Readonly<Record<string, string>>): DesiredBucket {
+  return {
+    location: bucketLocation(bucket, settings),
+    storageClass: settings.storageClass,
+    versioning: bucket.spec.versioning ?? false,
+    iamConfiguration: iamConfigurationFor(bucket),
+    kmsKey: kmsKeyFor(bucket),
+    lifecycle: canonicalRules((bucket.spec.lifecycle ?? []).flatMap(toGcsLifecycleRules)),
+    labels: desiredLabels(bucket.spec.labels, ownerTags),
+  };
+}
+
+/** The same settings as GCS reports them in a bucket resource. */
+export function observedBucket(metadata: BucketMetadata): DesiredBucket {
+  const iam = metadata.iamConfiguration;
+  return {
+    location: String(metadata.location ?? '').toUpperCase(),
+    storageClass: String(metadata.storageClass ?? DEFAULT_STORAGE_CLASS),
+    versioning: metadata.versioning?.enabled === true,
+    iamConfiguration: {
+      uniformBucketLevelAccess: iam?.uniformBucketLevelAccess?.enabled === true,
+      publicAccessPrevention: iam?.publicAccessPrevention === 'enforced' ? 'enforced' : 'inherited',
+    },
+    kmsKey: metadata.encryption?.defaultKmsKeyName || undefined,
+    lifecycle: canonicalRules((metadata.lifecycle?.rule ?? []) as GcsLifecycleRule[]),
+    labels: { ...((metadata.labels ?? {}) as Record<string, string>) },
+  };
+}
+
+/**
+ * What differs, by spec field: `diff` GCS can patch, `immutableDiff` it cannot (the location).
+ * Values are compared, never their serialisation.
+ */
+export function diffBucket(desired: DesiredBucket, actual: DesiredBucket, ownerTags: Readonly<Record<string, string>>): { diff: FieldDiff[]; immutableDiff: FieldDiff[] } {
+  const diff: FieldDiff[] = [];
+  const differs = (field: string, want: unknown, have: unknown): void => {
+    if (!isDeepStrictEqual(want, have)) diff.push({ field, desired: want, actual: have });
+  };
+  differs('spec.versioning', desired.versioning, actual.versioning);
+  differs('spec.publicAccess', desired.iamConfiguration, actual.iamConfiguration);
+  differs('spec.encryption', desired.kmsKey, actual.kmsKey);
+  differs('spec.lifecycle', desired.lifecycle, actual.lifecycle);
+  differs('storageClass', desired.storageClass, actual.storageClass);
+  diff.push(...diffLabels(desired.labels, actual.labels, ownerTags));
+  const immutableDiff = desired.location === actual.location ? [] : [{ field: 'spec.location', desired: desired.location, actual: actual.location }];
+  return { diff, immutableDiff };
+}
+
+/** The insert body: every managed setting, labels included, so the bucket never exists untagged. */
+export function insertBody(desired: DesiredBucket): CreateBucketRequest {
+  return {
+    location: desired.location,
+    storageClass: desired.storageClass,
+    versioning: { enabled: desired.versioning },
+    iamConfiguration: { uniformBucketLevelAccess: { enabled: desired.iamConfiguration.uniformBucketLevelAccess }, publicAccessPrevention: desired.iamConfiguration.publicAccessPrevention },
+    ...(desired.kmsKey ? { encryption: { defaultKmsKeyName: desired.kmsKey } } : {}),
+    ...(desired.lifecycle.length ? { lifecycle: { rule: desired.lifecycle } } : {}),
+    labels: desired.labels,
+  } as CreateBucketRequest;
+}
+
+/** A patch carrying only the drifted settings (null removes a setting or a label). */
+export function patchBody(desired: DesiredBucket, actual: DesiredBucket, diff: readonly FieldDiff[]): Record<string, unknown> {
+  const fields = new Set(diff.map((d) => (d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.') ? 'labels' : d.field)));
+  const patch: Record<string, unknown> = {};
+  if (fields.has('spec.versioning')) patch['versioning'] = { enabled: desired.versioning };
+  if (fields.has('spec.publicAccess')) {
+    patch['iamConfiguration'] = { uniformBucketLevelAccess: { enabled: desired.iamConfiguration.uniformBucketLevelAccess }, publicAccessPrevention: desired.iamConfiguration.publicAccessPrevention };
+  }
+  if (fields.has('spec.encryption')) patch['encryption'] = desired.kmsKey ? { defaultKmsKeyName: desired.kmsKey } : null;
+  if (fields.has('spec.lifecycle')) patch['lifecycle'] = desired.lifecycle.length ? { rule: desired.lifecycle } : null;
+  if (fields.has('storageClass')) patch['storageClass'] = desired.storageClass;
+  if (fields.has('labels')) patch['labels'] = labelsPatch(desired.labels, actual.labels);
+  return patch;
+}
+
+/** atProvider: the self link, location, gs:// URL and creation time. */
+export function bucketAtProvider(name: string, metadata: BucketMetadata): { id: string; location: string; url: string; createdTime?: string } {
+  return {
+    id: metadata.selfLink ?? `https://www.googleapis.com/storage/v1/b/${name}`,
+    location: String(metadata.location ?? ''),
+    url: `gs://${name}`,
+    ...(metadata.timeCreated ? { createdTime: new Date(metadata.timeCreated).toISOString() } : {}),
+  };
+}
+
+// --- the client ---------------------------------------------------------------------------------
+
+/** Object generations deleted at once while emptying a bucket for forceDelete. */
+const DELETE_CONCURRENCY = 16;
+
+/** One GCS bucket's client: observe, create, update, delete. Fresh per reconcile. */
+export class GcsBucketClient implements ExternalClient<Bucket> {
+  readonly #storage: Storage;
+  readonly #context: ConnectionContext;
+  readonly #settings: GcpSettings;
+  /** What each observation read (metageneration and settings), so update patches exactly against it. */
+  readonly #reads = new WeakMap<Observation, { metageneration: string; actual: DesiredBucket }>();
+
+  constructor(storage: Storage, context: ConnectionContext, settings: GcpSettings) {
+    this.#storage = storage;
+    this.#context = context;
+    this.#settings = settings;
+  }
+
+  get #bucket(): GcsBucket {
+    return this.#storage.bucket(this.#context.externalName);
+  }
+
+  #call<T>(call: CallOptions, operation: string, run: (bucket: GcsBucket) => Promise<T>): Promise<T> {
+    return callGoogle(this.#context, call.signal, operation, () => run(this.#bucket));
+  }
+
+  /** The bucket resource, or undefined on a definite 404. A 403 is an error, never absence. */
+  async #read(call: CallOptions): Promise<BucketMetadata | undefined> {
+    try {
+      const [metadata] = await this.#call(call, 'buckets.get', (bucket) => bucket.getMetadata());
+      return metadata;
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  #desired(bucket: Bucket): DesiredBucket {
+    return desiredBucket(bucket, this.#settings, this.#context.ownerTags);
+  }
+
+  async observe(bucket: Bucket, call: CallOptions): Promise<Observation> {
+    const metadata = await this.#read(call);
+    if (metadata === undefined) return { exists: false, upToDate: false, ready: false };
+    const actual = observedBucket(metadata);
+    const { diff, immutableDiff } = diffBucket(this.#desired(bucket), actual, this.#context.ownerTags);
+    const observation: Observation = {
+      exists: true,
+      ready: true,
+      upToDate: diff.length === 0,
+      diff,
+      immutableDiff,
+      atProvider: bucketAtProvider(this.#context.externalName, metadata),
+      // GCS always has labels: `{}` means none of k8or's, so the bucket is someone else's.
+      ownerTags: ownerTagsFromLabels(actual.labels, this.#context.ownerTags),
+    };
+    this.#reads.set(observation, { metageneration: String(metadata.metageneration), actual });
+    return observation;
+  }
+
+  /**
+   * buckets.insert with every setting and the owner labels in the one call. A 409 means the name
+   * exists: ours when its owner labels are ours (a repeated create), else NotOwnedError.
+   */
+  async create(bucket: Bucket, call: CallOptions): Promise<void> {
+    const desired = this.#desired(bucket);
+    try {
+      await this.#call(call, 'buckets.insert', () => this.#storage.createBucket(this.#context.externalName, insertBody(desired)));
+    } catch (error) {
+      if (answerOf(error).status !== 409) throw error;
+      const existing = await this.#read(call).catch(() => undefined);
+      const found = existing ? ownerTagsFromLabels(observedBucket(existing).labels, this.#context.ownerTags) : {};
+      if (existing && isDeepStrictEqual(found, { ...this.#context.ownerTags })) return;
+      throw new NotOwnedError(
+        `buckets.insert: the Cloud Storage bucket name "${this.#context.externalName}" is taken ${existing ? 'by a bucket without k8or\'s owner labels for this object' : 'by another project'} (409 conflict)`,
+        { code: 'conflict', cause: error },
+      );
+    }
+  }
+
+  /**
+   * One patch with only the drifted settings, conditional on the metageneration the observation
+   * saw: a concurrent change (412) is retried after a fresh observe rather than overwritten.
+   */
+  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
+    let read = this.#reads.get(observation);
+    if (read === undefined) {
+      // An observation this client did not make: read the bucket now and patch against that.
+      const metadata = await this.#read(call);
+      if (metadata === undefined) throw new RetryableError(`Cloud Storage bucket "${this.#context.externalName}" is gone; it will be created again`, { code: 'notFound' });
+      read = { metageneration: String(metadata.metageneration), actual: observedBucket(metadata) };
+    }
+    const { metageneration, actual } = read;
+    const desired = this.#desired(bucket);
+    // The labels go with every update: adoption and an interrupted create need the owner labels written.
+    const patch = { ...patchBody(desired, actual, observation.diff ?? []), labels: labelsPatch(desired.labels, actual.labels) };
+    try {
+      await this.#call(call, 'buckets.patch', (gcs) => gcs.setMetadata(patch as BucketMetadata, { ifMetagenerationMatch: Number(metageneration) }));
+    } catch (error) {
+      if (answerOf(error).status !== 412) throw error;
+      throw new RetryableError(`buckets.patch: Cloud Storage bucket "${this.#context.externalName}" changed since it was observed (412 conditionNotMet); observing again`, {
+        code: 'conditionNotMet',
+        cause: error,
+      });
+    }
+  }
+
+  /**
+   * buckets.delete. With forceDelete, every object generation (noncurrent ones too) goes first;
+   * without, a non-empty bucket stops with DeletionBlockedError. Missing is success.
+   */
+  async delete(bucket: Bucket, call: CallOptions): Promise<void> {
+    if (bucket.spec.forceDelete) await this.#empty(call);
+    try {
+      await this.#call(call, 'buckets.delete', (gcs) => gcs.delete());
+    } catch (error) {
+      if (isNotFound(error)) return;
+      if (answerOf(error).status !== 409) throw error;
+      throw new DeletionBlockedError(
+        `Cloud Storage bucket "${this.#context.externalName}" is not empty (409 conflict: BucketNotEmpty); set spec.forceDelete: true to delete its objects with it, or deletionPolicy: Retain to keep it`,
+        { code: 'BucketNotEmpty', cause: error },
+      );
+    }
+  }
+
+  /** Deletes every generation of every object, page by page. */
+  async #empty(call: CallOptions): Promise<void> {
+    for (;;) {
+      let files: File[];
+      try {
+        [files] = await this.#call(call, 'objects.list', (gcs) => gcs.getFiles({ versions: true, maxResults: 1000, autoPaginate: false }));
+      } catch (error) {
+        if (isNotFound(error)) return;
+        throw error;
+      }
+      if (files.length === 0) return;
+      for (let i = 0; i < files.length; i += DELETE_CONCURRENCY) {
+        await Promise.all(
+          files.slice(i, i + DELETE_CONCURRENCY).map(async (file) => {
+            try {
+              await this.#call(call, 'objects.delete', (gcs) => gcs.file(file.name, { generation: file.metadata.generation }).delete());
+            } catch (error) {
+              if (!isNotFound(error)) throw error;
+            }
+          }),
+        );
+      }
+    }
+  }
+}
+
+// --- the connector ------------------------------------------------------------------------------
+
+function newStorage(settings: GcpSettings): Storage {
+  const storage = new Storage({
+    projectId: settings.project,
+    ...(settings.storageEndpoint ? { apiEndpoint: settings.storageEndpoint.replace(/\/+$/, '') } : {}),
+    ...(settings.serviceAccountKey ? { credentials: settings.serviceAccountKey, useAuthWithCustomEndpoint: true } : {}),
+    // The engine retries with its own backoff (and its deadline); a client retry loop would hide throttling from it.
+    retryOptions: { autoRetry: false },
+  });
+  // A key from a Secret signs its own JWTs (as the GAPIC clients do): no token exchange round trip.
+  if (settings.serviceAccountKey) storage.authClient.useJWTAccessWithScope = true;
+  return storage;
+}
+
+const clients = new ClientCache<Storage>(newStorage, () => undefined);
+
+/** Builds (or reuses) the Storage client for the ProviderConfig's project, endpoint and credentials. */
+export const bucketConnector: Connector<Bucket> = {
+  connect(_bucket: Bucket, context: ConnectionContext): Promise<ExternalClient<Bucket>> {
+    const settings = gcpSettings(context.providerConfig, context.credentials, 'Bucket');
+    return Promise.resolve(new GcsBucketClient(clients.get(settings), context, settings));
+  },
+};
+
+/** Forgets every cached Storage client. */
+export async function destroyStorageClients(): Promise<void> {
+  await clients.closeAll();
+}

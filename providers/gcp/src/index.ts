@@ -1,0 +1,16 @@
+import { providerModule } from '@k8or/core';
+import { gcpProvider } from './plugin.js';
+
+/** The inversify ContainerModule the operator loads: binds the GCP provider plugin. */
+export default providerModule(gcpProvider);
+
+export { gcpProvider } from './plugin.js';
+export { bucketConnector, destroyStorageClients, GcsBucketClient } from './bucket.js';
+export { gcsBucketNaming, bigtableTableNaming } from './naming.js';
+export * as gcsMapping from './bucket.js';
+export { tableConnector, destroyBigtableClients, BigtableTableClient, rowKeyFor, COLUMN_FAMILIES_ANNOTATION, DEFAULT_COLUMN_FAMILY } from './table.js';
+export * as bigtableMapping from './table.js';
+export { gcpValidation, validateBucket, validateTable, validateProviderConfig } from './validation.js';
+export { classifyGcpError, gcpErrorCode, isNotFound } from './errors.js';
+export { ownerLabelKey, ownerLabelValue, ownerTagsFromLabels } from './labels.js';
+export { gcpSettings, gcpSettingsSchema, serviceAccountKeyFrom, emulatorHostOf, CREDENTIALS_KEY, type GcpSettings, type ServiceAccountKey } from './settings.js';

@@ -1,0 +1,311 @@
+/**
+ * Table -> a Cloud Bigtable table in the ProviderConfig's instance, with the real
+ * `@google-cloud/bigtable` admin client.
+ *
+ * Items are rows. The row key is the partition key value, then `#` and the sort key value when the
+ * Table has a sort key (`rowKeyFor`); every other attribute is a column (qualifier = attribute name)
+ * in the default column family `d`, or in a family the Table declares with the
+ * `gcp.k8or.io/column-families` annotation. Every family keeps one version per cell (a write
+ * replaces the value). With `ttlAttribute`, the families also expire cells one second after their
+ * timestamp: writers set each cell's timestamp to the item's expiry time (Google's "simulate
+ * cell-level TTL" pattern). Bigtable tables carry no labels: ownership rests on the persisted
+ * external name and the engine's create markers.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { Bigtable, type protos } from '@google-cloud/bigtable';
+import type { Table } from '@k8or/api';
+import {
+  DeletionBlockedError,
+  NotOwnedError,
+  RetryableError,
+  type ApplyResult,
+  type CallOptions,
+  type ConnectionContext,
+  type Connector,
+  type ExternalClient,
+  type FieldDiff,
+  type Observation,
+  type SettingIssue,
+} from '@k8or/core';
+import { ClientCache } from './client-cache.js';
+import { answerOf, callGoogle, isNotFound } from './errors.js';
+import { gcpSettings, type GcpSettings } from './settings.js';
+
+/** The column family that holds every attribute a Table does not place elsewhere. */
+export const DEFAULT_COLUMN_FAMILY = 'd';
+/** Annotation declaring more column families: a comma-separated list of family ids. */
+export const COLUMN_FAMILIES_ANNOTATION = 'gcp.k8or.io/column-families';
+/** Row key separator between the partition key and the sort key values. */
+export const ROW_KEY_SEPARATOR = '#';
+
+// --- mapping ------------------------------------------------------------------------------------
+
+/** A garbage-collection rule in a canonical, comparable form. */
+export type GcRule = { maxNumVersions: number } | { maxAgeSeconds: number } | { union: GcRule[] } | { intersection: GcRule[] } | Record<string, never>;
+
+/** The GC rule every family of the Table gets: one version per cell, and expiry one second after the cell's timestamp with ttlAttribute. */
+export function gcRuleFor(table: Table): GcRule {
+  return table.spec.ttlAttribute ? { union: [{ maxNumVersions: 1 }, { maxAgeSeconds: 1 }] } : { maxNumVersions: 1 };
+}
+
+/** The family ids the Table declares: the default one plus the annotation's. */
+export function columnFamiliesOf(table: Table): string[] {
+  const declared = (table.metadata.annotations?.[COLUMN_FAMILIES_ANNOTATION] ?? '')
+    .split(',')
+    .map((id) => id.trim())
+    .filter(Boolean);
+  return [...new Set([DEFAULT_COLUMN_FAMILY, ...declared])];
+}
+
+/** Desired families with their GC rules. */
+export function desiredFamilies(table: Table): Record<string, GcRule> {
+  const rule = gcRuleFor(table);
+  return Object.fromEntries(columnFamiliesOf(table).map((id) => [id, rule]));
+}
+
+/** A GC rule as the admin API takes and answers it (protobuf: durations as { seconds, nanos }). */
+export type ProtoGcRule = protos.google.bigtable.admin.v2.IGcRule;
+type Modification = protos.google.bigtable.admin.v2.ModifyColumnFamiliesRequest.IModification;
+
+/** The admin API's rule in the canonical form; union and intersection members in a stable order. */
+export function gcRuleOf(rule: ProtoGcRule | null | undefined): GcRule {
+  if (!rule) return {};
+  const members = (rules: ProtoGcRule[] | null | undefined): GcRule[] => (rules ?? []).map(gcRuleOf).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+  if (rule.union) return { union: members(rule.union.rules) };
+  if (rule.intersection) return { intersection: members(rule.intersection.rules) };
+  if (rule.maxAge) return { maxAgeSeconds: Number(String(rule.maxAge.seconds ?? 0)) + (rule.maxAge.nanos ?? 0) / 1e9 };
+  if (rule.maxNumVersions) return { maxNumVersions: rule.maxNumVersions };
+  return {};
+}
+
+/** The canonical rule as the admin API takes it. */
+export function protoGcRule(rule: GcRule): ProtoGcRule {
+  if ('union' in rule) return { union: { rules: rule.union.map(protoGcRule) } };
+  if ('intersection' in rule) return { intersection: { rules: rule.intersection.map(protoGcRule) } };
+  if ('maxAgeSeconds' in rule) return { maxAge: { seconds: Math.floor(rule.maxAgeSeconds), nanos: Math.round((rule.maxAgeSeconds % 1) * 1e9) } };
+  if ('maxNumVersions' in rule) return { maxNumVersions: rule.maxNumVersions };
+  return {};
+}
+
+const canonical = (rule: GcRule): GcRule => gcRuleOf(protoGcRule(rule));
+
+/** One attribute value of an item, as the row key holds it: strings and numbers as text, binary as bytes. */
+export type KeyValue = string | number | Uint8Array;
+
+/** The row key of an item: `partitionKey` or `partitionKey#sortKey`, as bytes. */
+export function rowKeyFor(table: Table, item: Readonly<Record<string, KeyValue>>): Buffer {
+  const part = (name: string): Buffer => {
+    const value = item[name];
+    if (value === undefined) throw new Error(`the item has no value for the key attribute "${name}"`);
+    return typeof value === 'string' || typeof value === 'number' ? Buffer.from(String(value), 'utf8') : Buffer.from(value);
+  };
+  const partition = part(table.spec.partitionKey.name);
+  return table.spec.sortKey ? Buffer.concat([partition, Buffer.from(ROW_KEY_SEPARATOR), part(table.spec.sortKey.name)]) : partition;
+}
+
+/** What the admin API reports about a table that k8or manages. */
+export interface ObservedTable {
+  families: Record<string, GcRule>;
+  deletionProtection: boolean;
+}
+
+/**
+ * Missing or changed column families, and deletion protection. A family the Table does not declare
+ * is left alone (dropping it would delete its data), so it is never a difference.
+ */
+export function diffTable(table: Table, observed: ObservedTable): FieldDiff[] {
+  const diff: FieldDiff[] = [];
+  for (const [id, rule] of Object.entries(desiredFamilies(table))) {
+    const actual = observed.families[id];
+    if (actual === undefined) diff.push({ field: `columnFamilies.${id}`, desired: { gcRule: canonical(rule) }, actual: undefined });
+    else if (!isDeepStrictEqual(canonical(rule), actual)) diff.push({ field: `columnFamilies.${id}.gcRule`, desired: canonical(rule), actual });
+  }
+  const protection = table.spec.deletionProtection ?? false;
+  if (protection !== observed.deletionProtection) diff.push({ field: 'spec.deletionProtection', desired: protection, actual: observed.deletionProtection });
+  return diff;
+}
+
+/** The portable settings Bigtable has no counterpart for, when the Table sets them: never applied, so never reported as done. */
+export function unappliedSettings(table: Table): SettingIssue[] {
+  const issues: SettingIssue[] = [];
+  if (table.spec.billing?.mode === 'provisioned') {
+    issues.push({ field: 'spec.billing', problem: 'unapplied', message: 'Bigtable bills the instance\'s nodes, not per table: provisioned read and write capacities are not applied' });
+  }
+  if (table.spec.pointInTimeRecovery) {
+    issues.push({ field: 'spec.pointInTimeRecovery', problem: 'unapplied', message: 'Bigtable has no point-in-time recovery; use Bigtable backups' });
+  }
+  if (Object.keys(table.spec.labels ?? {}).length > 0) issues.push({ field: 'spec.labels', problem: 'unapplied', message: 'Bigtable tables carry no labels' });
+  return issues;
+}
+
+// --- the client ---------------------------------------------------------------------------------
+
+type TableAdminClient = ReturnType<Bigtable['admin']['getTableAdminClient']>;
+
+interface BigtableClients {
+  bigtable: Bigtable;
+  admin: TableAdminClient;
+}
+
+interface AdminTable {
+  name?: string | null;
+  columnFamilies?: Record<string, { gcRule?: ProtoGcRule | null } | null> | null;
+  deletionProtection?: boolean | null;
+}
+
+/** One Bigtable table's client. Fresh per reconcile. */
+export class BigtableTableClient implements ExternalClient<Table> {
+  readonly #admin: TableAdminClient;
+  readonly #context: ConnectionContext;
+  readonly #settings: GcpSettings;
+
+  constructor(admin: TableAdminClient, context: ConnectionContext, settings: GcpSettings) {
+    this.#admin = admin;
+    this.#context = context;
+    this.#settings = settings;
+  }
+
+  get #instancePath(): string {
+    return `projects/${this.#settings.project}/instances/${this.#settings.bigtableInstance ?? ''}`;
+  }
+
+  get #tablePath(): string {
+    return `${this.#instancePath}/tables/${this.#context.externalName}`;
+  }
+
+  #call<T>(call: CallOptions, operation: string, run: (admin: TableAdminClient) => Promise<T>): Promise<T> {
+    return callGoogle(this.#context, call.signal, operation, () => run(this.#admin));
+  }
+
+  /** The table, or undefined on a definite NOT_FOUND. PERMISSION_DENIED or a timeout is an error, never absence. */
+  async #get(call: CallOptions): Promise<AdminTable | undefined> {
+    try {
+      const [table] = await this.#call(call, 'GetTable', (admin) => admin.getTable({ name: this.#tablePath, view: 'FULL' }));
+      return table as AdminTable;
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async observe(table: Table, call: CallOptions): Promise<Observation> {
+    const found = await this.#get(call);
+    if (found === undefined) return { exists: false, upToDate: false, ready: false };
+    const observed: ObservedTable = {
+      families: Object.fromEntries(Object.entries(found.columnFamilies ?? {}).map(([id, family]) => [id, gcRuleOf(family?.gcRule)])),
+      deletionProtection: found.deletionProtection === true,
+    };
+    const diff = diffTable(table, observed);
+    const unapplied = unappliedSettings(table);
+    return {
+      exists: true,
+      ready: true,
+      upToDate: diff.length === 0,
+      diff,
+      immutableDiff: [],
+      atProvider: { id: this.#tablePath, location: this.#instancePath, state: 'READY' },
+      // Bigtable tables carry no labels: ownership rests on the external name and the create markers.
+      ownerTags: undefined,
+      ...(unapplied.length ? { settingIssues: unapplied } : {}),
+    };
+  }
+
+  /** CreateTable with every declared family and deletion protection. ALREADY_EXISTS: the name is someone else's. */
+  async create(table: Table, call: CallOptions): Promise<ApplyResult> {
+    const columnFamilies = Object.fromEntries(Object.entries(desiredFamilies(table)).map(([id, rule]) => [id, { gcRule: protoGcRule(rule) }]));
+    try {
+      await this.#call(call, 'CreateTable', (admin) =>
+        admin.createTable({ parent: this.#instancePath, tableId: this.#context.externalName, table: { columnFamilies, deletionProtection: table.spec.deletionProtection ?? false } }),
+      );
+      return { settingIssues: unappliedSettings(table) };
+    } catch (error) {
+      if (answerOf(error).grpc !== 'ALREADY_EXISTS') throw error;
+      throw new NotOwnedError(`CreateTable: Bigtable table "${this.#tablePath}" already exists and k8or did not create it for this object (ALREADY_EXISTS); adopt it with the k8or.io/adopt annotation`, {
+        code: 'ALREADY_EXISTS',
+        cause: error,
+      });
+    }
+  }
+
+  /** ModifyColumnFamilies for missing or changed families; UpdateTable (started, not awaited) for deletion protection. */
+  async update(table: Table, observation: Observation, call: CallOptions): Promise<ApplyResult> {
+    const diff = observation.diff ?? [];
+    const families = desiredFamilies(table);
+    const modifications = Object.entries(families).flatMap(([id, rule]): Modification[] => {
+      if (diff.some((d) => d.field === `columnFamilies.${id}`)) return [{ id, create: { gcRule: protoGcRule(rule) } }];
+      if (diff.some((d) => d.field === `columnFamilies.${id}.gcRule`)) return [{ id, update: { gcRule: protoGcRule(rule) } }];
+      return [];
+    });
+    if (modifications.length > 0) await this.#call(call, 'ModifyColumnFamilies', (admin) => admin.modifyColumnFamilies({ name: this.#tablePath, modifications }));
+    if (diff.some((d) => d.field === 'spec.deletionProtection')) await this.#setDeletionProtection(table.spec.deletionProtection ?? false, call);
+    return { settingIssues: unappliedSettings(table) };
+  }
+
+  /** Starts the UpdateTable operation; the next observe sees its effect. */
+  async #setDeletionProtection(deletionProtection: boolean, call: CallOptions): Promise<void> {
+    await this.#call(call, 'UpdateTable', (admin) => admin.updateTable({ table: { name: this.#tablePath, deletionProtection }, updateMask: { paths: ['deletion_protection'] } }));
+  }
+
+  /**
+   * DeleteTable. Deletion protection is never switched off behind the user's back: while the spec
+   * asks for it, delete stops with DeletionBlockedError. Missing is success.
+   */
+  async delete(table: Table, call: CallOptions): Promise<void> {
+    const found = await this.#get(call);
+    if (found === undefined) return;
+    if (found.deletionProtection) {
+      if (table.spec.deletionProtection) {
+        throw new DeletionBlockedError(
+          `Bigtable table "${this.#tablePath}" has deletion protection on (spec.deletionProtection: true); set it to false to delete the table, or use deletionPolicy: Retain to keep it`,
+          { code: 'DeletionProtectionEnabled' },
+        );
+      }
+      // The spec says no protection: it was turned on behind k8or's back, so bring it in line first.
+      await this.#setDeletionProtection(false, call);
+    }
+    try {
+      await this.#call(call, 'DeleteTable', (admin) => admin.deleteTable({ name: this.#tablePath }));
+    } catch (error) {
+      if (isNotFound(error)) return;
+      if (answerOf(error).grpc === 'FAILED_PRECONDITION') {
+        throw new RetryableError(`DeleteTable: Bigtable table "${this.#tablePath}" is still protected (FAILED_PRECONDITION); trying again once the protection change applies`, {
+          code: 'FAILED_PRECONDITION',
+          cause: error,
+        });
+      }
+      throw error;
+    }
+  }
+}
+
+// --- the connector ------------------------------------------------------------------------------
+
+function newBigtable(settings: GcpSettings): BigtableClients {
+  const bigtable = new Bigtable({
+    projectId: settings.project,
+    // k8or counts its own calls; Bigtable's client-side metrics would need Cloud Monitoring write access.
+    metricsEnabled: false,
+    // An emulator takes no credentials; naming the universe spares the auth library its metadata-server probe.
+    ...(settings.bigtableEmulatorHost ? { apiEndpoint: settings.bigtableEmulatorHost, universeDomain: 'googleapis.com' } : {}),
+    ...(settings.serviceAccountKey ? { credentials: settings.serviceAccountKey } : {}),
+  });
+  return { bigtable, admin: bigtable.admin.getTableAdminClient() };
+}
+
+const clients = new ClientCache<BigtableClients>(newBigtable, async ({ bigtable, admin }) => {
+  await admin.close();
+  await bigtable.close();
+});
+
+/** Builds (or reuses) the Bigtable admin client for the ProviderConfig's project, instance, emulator host and credentials. */
+export const tableConnector: Connector<Table> = {
+  connect(_table: Table, context: ConnectionContext): Promise<ExternalClient<Table>> {
+    const settings = gcpSettings(context.providerConfig, context.credentials, 'Table');
+    return Promise.resolve(new BigtableTableClient(clients.get(settings).admin, context, settings));
+  },
+};
+
+/** Closes every cached Bigtable client (their gRPC channels). */
+export async function destroyBigtableClients(): Promise<void> {
+  await clients.closeAll();
+}

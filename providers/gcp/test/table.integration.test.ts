@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { Bigtable } from '@google-cloud/bigtable';
+import type { Table } from '@k8or/api';
+import { DeletionBlockedError, RetryableError, type ExternalClient } from '@k8or/core';
+import { COLUMN_FAMILIES_ANNOTATION, destroyBigtableClients, rowKeyFor, tableConnector } from '@k8or/provider-gcp';
+import { findCbtemulator, startBigtableEmulator, type BigtableEmulator } from '@k8or/local-clouds';
+import { INSTANCE, PROJECT, call, connectionContext, gcpProviderConfig, table } from './support.ts';
+
+const located = findCbtemulator();
+const skip = 'missing' in located ? `${located.missing} (these tests need it)` : false;
+const run = promisify(execFile);
+
+describe('Table -> Bigtable, with the real @google-cloud/bigtable against the Bigtable emulator', { skip }, () => {
+  let emulator: BigtableEmulator;
+  let bigtable: Bigtable;
+  const admin = () => bigtable.admin.getTableAdminClient();
+  const tablePath = (id: string): string => `projects/${PROJECT}/instances/${INSTANCE}/tables/${id}`;
+
+  before(async () => {
+    emulator = await startBigtableEmulator();
+    bigtable = new Bigtable({ projectId: PROJECT, apiEndpoint: emulator.host, metricsEnabled: false, universeDomain: 'googleapis.com' });
+  });
+  after(async () => {
+    await destroyBigtableClients();
+    await bigtable?.close();
+    await emulator?.stop();
+  });
+
+  async function connect(resource: Table): Promise<ExternalClient<Table> & { calls: string[] }> {
+    const context = connectionContext(gcpProviderConfig({ table: `http://${emulator.host}` }), resource);
+    return Object.assign(await tableConnector.connect(resource, context), { calls: context.calls });
+  }
+  const getTable = async (id: string) => (await admin().getTable({ name: tablePath(id), view: 'FULL' }))[0];
+
+  it('creates a table with the default and declared column families, one version per cell, and deletion protection', async () => {
+    const resource = table('orders', { sortKey: { name: 'at', type: 'string' }, deletionProtection: true }, { [COLUMN_FAMILIES_ANNOTATION]: 'meta, stats' });
+    const client = await connect(resource);
+    assert.equal((await client.observe(resource, call())).exists, false);
+    await client.create(resource, call());
+    const created = await getTable('orders');
+    assert.deepEqual(Object.keys(created.columnFamilies ?? {}).sort(), ['d', 'meta', 'stats']);
+    assert.equal(created.columnFamilies?.['d']?.gcRule?.maxNumVersions, 1);
+    assert.equal(created.deletionProtection, true);
+
+    const observation = await client.observe(resource, call());
+    assert.deepEqual(observation.diff, []);
+    assert.equal(observation.upToDate, true);
+    assert.equal(observation.ownerTags, undefined, 'Bigtable tables carry no labels: ownership rests on the name and the create markers');
+    assert.equal(observation.atProvider?.id, tablePath('orders'));
+    assert.equal(observation.settingIssues, undefined);
+
+    // The row key mapping, with the real data client: partitionKey#sortKey.
+    const key = rowKeyFor(resource, { pk: 'customer-1', at: '2026-11-23' });
+    assert.equal(key.toString(), 'customer-1#2026-11-23');
+    await bigtable.instance(INSTANCE).table('orders').insert([{ key: key.toString(), data: { d: { total: '42' } } }]);
+    const [row] = await bigtable.instance(INSTANCE).table('orders').row('customer-1#2026-11-23').get();
+    assert.equal(row.data.d.total[0].value, '42');
+  });
+
+  it('shows the table to cbt as the Table asks', async (t) => {
+    try {
+      await run('cbt', ['version']);
+    } catch {
+      t.skip('cbt is not installed');
+      return;
+    }
+    const { stdout } = await run('cbt', ['-project', PROJECT, '-instance', INSTANCE, 'ls', 'orders'], { env: { ...process.env, BIGTABLE_EMULATOR_HOST: emulator.host } });
+    assert.match(stdout, /^d\s+versions\(\) > 1/m);
+    assert.match(stdout, /^meta\s+versions\(\) > 1/m);
+  });
+
+  it('maps ttlAttribute to a GC rule that expires cells one second after their timestamp', async () => {
+    const resource = table('sessions', { ttlAttribute: 'expiresAt' });
+    const client = await connect(resource);
+    await client.create(resource, call());
+    const rule = (await getTable('sessions')).columnFamilies?.['d']?.gcRule;
+    assert.equal(rule?.union?.rules?.length, 2);
+    assert.deepEqual((await client.observe(resource, call())).diff, []);
+  });
+
+  it('sees a dropped column family and a changed GC rule as drift, and repairs both', async () => {
+    const resource = table('drifting', {}, { [COLUMN_FAMILIES_ANNOTATION]: 'meta' });
+    const client = await connect(resource);
+    await client.create(resource, call());
+    await admin().modifyColumnFamilies({ name: tablePath('drifting'), modifications: [{ id: 'meta', drop: true }, { id: 'd', update: { gcRule: { maxNumVersions: 5 } } }] });
+    const drifted = await client.observe(resource, call());
+    assert.deepEqual(drifted.diff?.map((d) => d.field).sort(), ['columnFamilies.d.gcRule', 'columnFamilies.meta']);
+    assert.deepEqual(drifted.diff?.find((d) => d.field === 'columnFamilies.d.gcRule'), { field: 'columnFamilies.d.gcRule', desired: { maxNumVersions: 1 }, actual: { maxNumVersions: 5 } });
+    client.calls.length = 0;
+    await client.update(resource, drifted, call());
+    assert.deepEqual(client.calls, ['ModifyColumnFamilies']);
+    assert.deepEqual((await client.observe(resource, call())).diff, []);
+  });
+
+  it('leaves a column family it does not declare alone (dropping it would delete data)', async () => {
+    const resource = table('shared');
+    const client = await connect(resource);
+    await client.create(resource, call());
+    await admin().modifyColumnFamilies({ name: tablePath('shared'), modifications: [{ id: 'theirs', create: { gcRule: { maxNumVersions: 3 } } }] });
+    assert.deepEqual((await client.observe(resource, call())).diff, []);
+  });
+
+  it('keeps a protected table: delete stops with DeletionBlocked while the spec asks for protection, and proceeds once it does not', async () => {
+    const resource = table('ledger', { deletionProtection: true });
+    const client = await connect(resource);
+    await client.create(resource, call());
+    await assert.rejects(client.delete(resource, call()), (error: unknown) => error instanceof DeletionBlockedError && /deletion protection/.test(error.message));
+    assert.ok(await getTable('ledger'));
+    const unprotected = table('ledger', { deletionProtection: false });
+    const observation = await client.observe(unprotected, call());
+    assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.deletionProtection']);
+    await client.update(unprotected, observation, call());
+    assert.equal((await getTable('ledger')).deletionProtection, false);
+    await client.delete(unprotected, call());
+    assert.equal((await client.observe(unprotected, call())).exists, false);
+    await client.delete(unprotected, call());
+  });
+
+  it('names the settings Bigtable cannot apply (billing capacities, point-in-time recovery, labels) instead of skipping them', async () => {
+    const resource = table('billed', { billing: { mode: 'provisioned', readCapacity: 5, writeCapacity: 5 }, pointInTimeRecovery: true, labels: { team: 'a' } });
+    const client = await connect(resource);
+    const applied = await client.create(resource, call());
+    const fields = (result: { settingIssues?: { field: string }[] } | void): string[] => (result?.settingIssues ?? []).map((issue) => issue.field).sort();
+    assert.deepEqual(fields(applied), ['spec.billing', 'spec.labels', 'spec.pointInTimeRecovery']);
+    const observation = await client.observe(resource, call());
+    assert.deepEqual(observation.diff, []);
+    assert.deepEqual(fields(observation), ['spec.billing', 'spec.labels', 'spec.pointInTimeRecovery']);
+    assert.ok(observation.settingIssues?.every((issue) => issue.problem === 'unapplied'));
+  });
+
+  it('ends a call to an unreachable Bigtable when the reconcile\'s signal aborts, as a retryable error', async () => {
+    const resource = table('elsewhere');
+    const unreachable = await tableConnector.connect(resource, connectionContext(gcpProviderConfig({ table: 'http://127.0.0.1:1' }), resource));
+    await assert.rejects(unreachable.observe(resource, { signal: AbortSignal.timeout(2_000) }), (error: unknown) => error instanceof RetryableError);
+  });
+});
