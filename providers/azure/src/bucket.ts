@@ -6,7 +6,6 @@ import type { Bucket, PublicAccess } from '@k8or/api';
 import {
   DeletionBlockedError,
   NotOwnedError,
-  type ApplyResult,
   type CallOptions,
   type ConnectionContext,
   type Connector,
@@ -124,7 +123,7 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
    * the one call, so no container of ours ever lacks its owner. A name that exists is success only
    * when its owner metadata is ours (a repeated create); otherwise it is someone else's.
    */
-  async create(bucket: Bucket, call: CallOptions): Promise<ApplyResult> {
+  async create(bucket: Bucket, call: CallOptions): Promise<void> {
     const metadata = desiredMetadata(bucket.spec.labels, this.#context.ownerTags);
     const access = sdkAccess(accessLevelFor(bucket.spec.publicAccess));
     try {
@@ -136,17 +135,15 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
       const ours = found !== undefined && Object.entries(this.#context.ownerTags).every(([tag, value]) => found[tag] === value);
       if (!ours) throw new NotOwnedError(`CreateContainer: container "${this.#name}" already exists and is not this object's (ContainerAlreadyExists)`, { code: 'ContainerAlreadyExists', cause: error });
     }
-    return { settingIssues: unappliedBucketSettings(bucket) };
   }
 
-  /** Repairs each setting the observation found different, and only those. */
-  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<ApplyResult> {
+  /** Repairs each setting the observation found different, and only those. What a container cannot hold, observe reports. */
+  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
     const fields = (observation.diff ?? []).map((d) => d.field);
     const drifted = (prefix: string): boolean => fields.some((field) => field === prefix || field.startsWith(`${prefix}.`));
     // Adoption and an interrupted create come here with nothing drifted: the owner metadata is written anyway.
     if (drifted('spec.labels') || drifted('ownerTags') || observation.ownerTags === undefined) await this.#putMetadata(bucket, call);
     if (drifted('spec.publicAccess')) await this.#putAccessLevel(bucket, call);
-    return { settingIssues: unappliedBucketSettings(bucket) };
   }
 
   /**

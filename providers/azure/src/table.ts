@@ -6,7 +6,7 @@
  */
 import type { TableServiceClient } from '@azure/data-tables';
 import type { Table } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, type ApplyResult, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type Observation } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type Observation } from '@k8or/core';
 import { tableServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
@@ -64,7 +64,7 @@ export class AzureTableClient implements ExternalClient<Table> {
    * since a table carries nothing that could prove it ours: the engine observes before it
    * creates, so a table found only now was made by someone else.
    */
-  async create(table: Table, call: CallOptions): Promise<ApplyResult> {
+  async create(_table: Table, call: CallOptions): Promise<void> {
     let status: number | undefined;
     await callAzure(this.#context, 'CreateTable', () =>
       this.#service.createTable(this.#name, { abortSignal: call.signal, onResponse: (response) => void (status = response.status) }),
@@ -74,13 +74,10 @@ export class AzureTableClient implements ExternalClient<Table> {
         code: 'TableAlreadyExists',
       });
     }
-    return { settingIssues: unappliedTableSettings(table) };
   }
 
-  /** A table has nothing to bring in line; adoption and an interrupted create need no write either. */
-  async update(table: Table): Promise<ApplyResult> {
-    return { settingIssues: unappliedTableSettings(table) };
-  }
+  /** A table has nothing to bring in line; adoption and an interrupted create need no write either. What it cannot hold, observe reports. */
+  async update(): Promise<void> {}
 
   /**
    * Delete Table. Azure has no deletion protection on a table, so k8or enforces the spec's: while

@@ -1,7 +1,7 @@
 /**
  * Portable settings Azure does not hold on a container or a table. Each is reported, at apply
- * time as a webhook warning and on every observe as a setting k8or did not apply, so status never
- * says Synced for it; none is skipped in silence.
+ * time as a webhook warning and by every observe as a setting k8or did not apply (the engine's
+ * Synced False, SettingsNotApplied), so status never says Synced for it; none is skipped in silence.
  */
 import type { Bucket, Table } from '@k8or/api';
 import type { SettingIssue } from '@k8or/core';

@@ -3,8 +3,6 @@
  * Storage would reject (violations) and what they cannot honour (portability warnings). Pure functions.
  */
 import {
-  validateAzureContainerName,
-  validateAzureTableName,
   type Bucket,
   type ManagedKindName,
   type ManagedResource,
@@ -56,11 +54,10 @@ export function metadataViolations(labels: Readonly<Record<string, string>> | un
   return violations;
 }
 
-/** Rules and warnings for a Bucket as an Azure Blob container. */
+/** Rules and warnings for a Bucket as an Azure Blob container (the name: `containerNaming`). */
 export function validateBucket(bucket: Bucket): ValidationResult {
   const { spec } = bucket;
   const violations: Violation[] = [];
-  if (spec.name) violations.push(...validateAzureContainerName(spec.name));
   violations.push(...metadataViolations(spec.labels));
   const warnings = unappliedBucketSettings(bucket).map((issue) => `${issue.field}: ${issue.message}; it will be reported as not applied`);
   if (spec.publicAccess === 'Allowed') {
@@ -69,11 +66,10 @@ export function validateBucket(bucket: Bucket): ValidationResult {
   return { violations, warnings };
 }
 
-/** Rules and warnings for a Table as an Azure Table Storage table. */
+/** Rules and warnings for a Table as an Azure Table Storage table (the name: `tableNaming`). */
 export function validateTable(table: Table): ValidationResult {
   const { spec } = table;
   const violations: Violation[] = [];
-  if (spec.name) violations.push(...validateAzureTableName(spec.name));
   const keys = [`partitionKey "${spec.partitionKey.name}" (${spec.partitionKey.type})`, ...(spec.sortKey ? [`sortKey "${spec.sortKey.name}" (${spec.sortKey.type})`] : [])];
   const warnings = [
     `spec.partitionKey${spec.sortKey ? ', spec.sortKey' : ''}: Azure fixes every table's keys as the string properties PartitionKey and RowKey; ${keys.join(' and ')} only document which of your attributes go there`,

@@ -71,6 +71,15 @@ describe('Azure provider through the engine: Kubernetes objects in, Blob and Tab
     assert.equal(await container.exists(), false);
   });
 
+  it('never says Synced for what a container cannot hold: versioning is named as not applied, the container is still made', async () => {
+    await world.createBucket('versioned', { name: 'e2e-versioned', versioning: true });
+    const reported = await world.waitForBucket('versioned', 'SettingsNotApplied', (b) => conditionOf(b, 'Synced')?.reason === 'SettingsNotApplied');
+    assert.equal(conditionOf(reported, 'Synced')?.status, 'False');
+    assert.match(conditionOf(reported, 'Synced')?.message ?? '', /spec\.versioning/);
+    assert.equal(conditionOf(reported, 'Ready')?.status, 'True');
+    assert.equal(await blobs.getContainerClient('e2e-versioned').exists(), true);
+  });
+
   it('creates and deletes a Table, and keeps it while deletionProtection is on', async () => {
     await world.createTable('orders', { name: 'e2eOrders', sortKey: { name: 'at', type: 'string' }, deletionProtection: true }, { 'k8or.io/resync-period': '1s' });
     const ready = await world.waitForTable('orders', 'Ready', isReady);

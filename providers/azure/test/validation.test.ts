@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { azureProvider, validateProviderConfig } from '@k8or/provider-azure';
+import { azureProvider, containerNaming, tableNaming, validateProviderConfig } from '@k8or/provider-azure';
 import { azureProviderConfig, bucket, table } from './support.ts';
 
 const validate = azureProvider.validation.validate.bind(azureProvider.validation);
@@ -8,18 +8,31 @@ const rules = (result: { violations: { rule: string }[] }): string[] => result.v
 
 describe('Azure validation for the webhook', () => {
   it('refuses container names Azure refuses, naming spec.name and the rule', () => {
-    assert.deepEqual(validate('Bucket', bucket('ok-name-1'), undefined).violations, []);
+    assert.deepEqual(containerNaming.validate('ok-name-1', 'spec.name'), []);
     for (const [name, rule] of [['ab', 'azure-container.length'], ['Photos', 'azure-container.characters'], ['-photos', 'azure-container.start'], ['my--photos', 'azure-container.consecutive-hyphens'], ['photos-', 'azure-container.end'], ['a'.repeat(64), 'azure-container.length']]) {
-      const violations = validate('Bucket', bucket(name as string), undefined).violations;
+      const violations = containerNaming.validate(name as string, 'spec.name');
       assert.ok(violations.some((v) => v.field === 'spec.name' && v.rule === rule), `${name}: ${JSON.stringify(violations)}`);
     }
   });
 
   it('refuses table names Azure refuses, the reserved name "tables" included', () => {
-    assert.deepEqual(validate('Table', table('Orders2026'), undefined).violations, []);
+    assert.deepEqual(tableNaming.validate('Orders2026', 'spec.name'), []);
     for (const [name, rule] of [['or', 'azure-table.length'], ['2orders', 'azure-table.start'], ['my-orders', 'azure-table.characters'], ['Tables', 'azure-table.reserved'], ['a'.repeat(64), 'azure-table.length']]) {
-      assert.ok(rules(validate('Table', table(name as string), undefined)).includes(rule as string), name);
+      assert.ok(rules({ violations: tableNaming.validate(name as string, 'spec.name') }).includes(rule as string), name);
     }
+  });
+
+  it('defaults names within the rules, unique per cluster, never colliding by truncation', () => {
+    const long = 'x'.repeat(80);
+    for (const input of [{ clusterId: 'c1', namespace: 'team-a', name: 'photos' }, { clusterId: 'c1', namespace: 'Team--A', name: `${long}-1` }, { clusterId: 'c1', namespace: '9ns', name: '7' }]) {
+      assert.deepEqual(containerNaming.validate(containerNaming.defaultName(input), 'spec.name'), [], containerNaming.defaultName(input));
+      assert.deepEqual(tableNaming.validate(tableNaming.defaultName(input), 'spec.name'), [], tableNaming.defaultName(input));
+    }
+    const a = { clusterId: 'c1', namespace: 'team-a', name: `${long}-1` };
+    const b = { ...a, name: `${long}-2` };
+    assert.notEqual(containerNaming.defaultName(a), containerNaming.defaultName(b));
+    assert.notEqual(tableNaming.defaultName(a), tableNaming.defaultName(b));
+    assert.notEqual(containerNaming.defaultName(a), containerNaming.defaultName({ ...a, clusterId: 'c2' }));
   });
 
   it('refuses labels that are not valid metadata: C# identifiers, k8or_ reserved, names equal but for case, non-ASCII values, too much', () => {
