@@ -5,7 +5,7 @@ import { gcpProvider } from '@k8or/provider-gcp';
 import type { ProviderPlugin } from '@k8or/core';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { applySandboxProviderConfig } from './sandbox-objects.js';
+import { applySandboxProviderConfig } from './provider-configs.js';
 
 /** Where the sandbox's GCP backends listen, and what a user should know about them. */
 export interface LocalGcpEndpoints {
@@ -20,8 +20,6 @@ export interface LocalGcpEndpoints {
 export interface LocalGcp {
   plugin: ProviderPlugin;
   endpoints: LocalGcpEndpoints;
-  /** The `local-gcp` ProviderConfig pointed at the backends. */
-  installProviderConfig(kubeConfig: KubeConfig): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -33,10 +31,9 @@ const SANDBOX_INSTANCE = 'k8or-sandbox';
 /**
  * Starts the sandbox's GCP side: the GCS fake (persisted under `dataDir/gcs` when given), Google's
  * Bigtable emulator when installed (it keeps nothing across restarts; without it the sandbox runs
- * without GCP Tables and says so); `installProviderConfig` writes the `local-gcp` ProviderConfig
- * pointing at them.
+ * without GCP Tables and says so), and the `local-gcp` ProviderConfig pointing at them.
  */
-export async function startLocalGcp(options: { dataDir?: string }, logger: Logger): Promise<LocalGcp> {
+export async function startLocalGcp(kubeConfig: KubeConfig, options: { dataDir?: string }, logger: Logger): Promise<LocalGcp> {
   const gcs = await startGcsFake(options.dataDir ? { dataDir: join(options.dataDir, 'gcs') } : {});
   const bigtable = await startBigtableEmulator().catch((error: unknown) => {
     logger.warn({ err: error }, 'the Bigtable emulator did not start; GCP Tables will not reconcile');
@@ -47,10 +44,15 @@ export async function startLocalGcp(options: { dataDir?: string }, logger: Logge
     ? 'the Bigtable emulator keeps no state: Tables are created again after a restart'
     : `not running, so the sandbox has no GCP Tables: ${'missing' in bigtable ? bigtable.missing : ''}`;
   if (running) logger.info({ host: running.host }, bigtableNote);
+  try {
+    await applyProviderConfig(kubeConfig, gcs.endpoint, running?.host);
+  } catch (error) {
+    await Promise.all([gcs.stop(), running?.stop()]);
+    throw error;
+  }
   return {
     plugin: gcpProvider,
     endpoints: { gcs: gcs.endpoint, bigtable: running?.host, bigtableNote },
-    installProviderConfig: (kubeConfig) => applyProviderConfig(kubeConfig, gcs.endpoint, running?.host),
     stop: async () => {
       await Promise.all([gcs.stop(), running?.stop()]);
     },
@@ -65,5 +67,6 @@ async function applyProviderConfig(kubeConfig: KubeConfig, gcsEndpoint: string, 
     metadata: { name: LOCAL_GCP_PROVIDER_CONFIG, annotations: { 'k8or.io/description': 'GCP APIs served by the local GCS fake and the Bigtable emulator' } },
     spec: { provider: 'gcp', project: SANDBOX_PROJECT, region: 'us-central1', bigtableInstance: SANDBOX_INSTANCE, endpoints, credentials: { source: 'Environment' } },
   };
+  // After a restart the endpoints are replaced whole, so a Bigtable emulator gone missing drops out.
   await applySandboxProviderConfig(kubeConfig, providerConfig);
 }

@@ -6,18 +6,25 @@ import { awsProvider } from '@k8or/provider-aws';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
-import { KubeConfig } from '@kubernetes/client-node';
+import { gcpProvider } from '@k8or/provider-gcp';
 import { startLocalAzure } from './local-azure.js';
 import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
-import { applySandboxProviderConfig } from './sandbox-objects.js';
+import { applySandboxProviderConfig } from './provider-configs.js';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { destination, type Logger } from 'pino';
+
+/** Owner tags and default external names carry it; the webhook and the engine must agree on it. */
+const SANDBOX_CLUSTER_ID = 'k8or-sandbox';
 
 export interface LocalStackOptions {
   /** Where the kubeconfig goes; `sandbox.json` (endpoints) is written beside it. */
   kubeconfigPath: string;
   /** API server port; 0 picks a free one. */
   port: number;
-  /** Persist Kubernetes objects here across restarts, and the backends' state where they can keep it (GCS fake, Azurite). */
+  /**
+   * Keep state here across restarts: the API server's objects in it, each local cloud backend in a
+   * folder of its own (`s3/`, `dynamodb/`, `gcs/`); a backend that cannot keep state says so.
+   */
   dataDir?: string;
   /** JSON log lines of every part go here. */
   logFile: string;
@@ -49,9 +56,8 @@ const SYSTEM_NAMESPACE = 'k8or-system';
 /**
  * Starts the whole local sandbox in one process: the embedded API server, the
  * S3 fake and DynamoDB Local, the admission webhook (registered with the API
- * server, self-signed CA), and the reconcile engine with the AWS and Azure
- * providers, plus a `default` ProviderConfig pointing at the AWS backends and
- * `local-azure` pointing at Azurite.
+ * server, self-signed CA), and the reconcile engine with the AWS provider,
+ * plus a `default` ProviderConfig pointing at the local backends.
  * Stops everything, in reverse order, on `stop()`.
  */
 export async function startLocalStack(options: LocalStackOptions, logger: Logger): Promise<LocalStack> {
@@ -71,27 +77,27 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     kubeConfig.loadFromString(sandbox.kubeconfig);
     await installCrds(kubeConfig);
 
-    const s3 = await startS3Fake();
+    const s3 = await startS3Fake(options.dataDir ? { dataDir: join(options.dataDir, 's3') } : {});
     stops.push(() => s3.stop());
-    const dynamodb = await startDynamoDbLocal().catch((error: unknown) => {
+    const dynamodb = await startDynamoDbLocal(options.dataDir ? { dataDir: join(options.dataDir, 'dynamodb') } : {}).catch((error: unknown) => {
       logger.warn({ err: error }, 'DynamoDB Local did not start (is Java 17 installed?); Tables will not reconcile');
       return undefined;
     });
     if (dynamodb) stops.push(() => dynamodb.stop());
 
-    const gcp = await startLocalGcp(options, logger.child({ component: 'gcp' }));
-    stops.push(() => gcp.stop());
     const azure = await startLocalAzure(options.dataDir);
     stops.push(() => azure.stop());
 
-    // The webhook first: a persisted sandbox's webhook configurations point at the last run's port
-    // until it re-registers, and the ProviderConfig writes below go through it.
+    // The webhook first: it registers (or, after a restart, re-points) its configurations, and every
+    // write below goes through them.
     const webhook: WebhookServer = await startWebhookServer({
       port: 0,
       tls: { selfSigned: {} },
       kubeConfig,
-      providers: [awsProvider, azure.plugin, gcp.plugin],
+      providers: [awsProvider, gcpProvider, azure.plugin],
       secretNamespaces: [SYSTEM_NAMESPACE],
+      // The engine's cluster id: the webhook defaults external names exactly as the engine would.
+      clusterId: SANDBOX_CLUSTER_ID,
       caBundle: { register: true },
       logger: logger.child({ component: 'webhook' }),
       processMetrics: false,
@@ -99,15 +105,16 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     stops.push(() => webhook.close());
 
     await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
+    const gcp = await startLocalGcp(kubeConfig, options, logger.child({ component: 'gcp' }));
+    stops.push(() => gcp.stop());
     await azure.installProviderConfig(kubeConfig, SYSTEM_NAMESPACE);
-    await gcp.installProviderConfig(kubeConfig);
 
     const metrics = new CoreMetrics();
     const health = new HealthChecks();
     const engine = new Engine({
       kubeConfig,
-      providers: new Map([[awsProvider.provider, awsProvider], [azure.plugin.provider, azure.plugin], [gcp.plugin.provider, gcp.plugin]]),
-      clusterId: 'k8or-sandbox',
+      providers: new Map([[awsProvider.provider, awsProvider], [gcp.plugin.provider, gcp.plugin], [azure.plugin.provider, azure.plugin]]),
+      clusterId: SANDBOX_CLUSTER_ID,
       secretsNamespace: SYSTEM_NAMESPACE,
       metrics,
       health,
@@ -137,6 +144,14 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
 }
 
 async function installDefaultProviderConfig(kubeConfig: KubeConfig, s3Endpoint: string, dynamoDbEndpoint: string | undefined): Promise<void> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  await ignoreConflict(core.createNamespace({ body: { metadata: { name: SYSTEM_NAMESPACE } } }));
+  await ignoreConflict(
+    core.createNamespacedSecret({
+      namespace: SYSTEM_NAMESPACE,
+      body: { metadata: { name: 'aws-credentials' }, type: 'Opaque', stringData: SANDBOX_CREDENTIALS },
+    }),
+  );
   const providerConfig: ProviderConfig = {
     apiVersion: API_VERSION,
     kind: 'ProviderConfig',
@@ -148,13 +163,25 @@ async function installDefaultProviderConfig(kubeConfig: KubeConfig, s3Endpoint: 
       credentials: { source: 'Secret', secretRef: { namespace: SYSTEM_NAMESPACE, name: 'aws-credentials' } },
     },
   };
-  await applySandboxProviderConfig(kubeConfig, providerConfig, { namespace: SYSTEM_NAMESPACE, name: 'aws-credentials', stringData: SANDBOX_CREDENTIALS });
+  await applySandboxProviderConfig(kubeConfig, providerConfig);
 }
 
 function writeEndpoints(kubeconfigPath: string, endpoints: LocalStackEndpoints): void {
   const file = join(dirname(kubeconfigPath), 'sandbox.json');
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(endpoints, null, 2)}\n`);
+}
+
+function isConflict(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: number }).code === 409;
+}
+
+async function ignoreConflict(call: Promise<unknown>): Promise<void> {
+  try {
+    await call;
+  } catch (error) {
+    if (!isConflict(error)) throw error;
+  }
 }
 
 /** The logger every part of the local stack writes to (JSON lines, credentials redacted). */

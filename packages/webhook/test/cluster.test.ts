@@ -115,18 +115,22 @@ describe('kubectl through the sandbox API server and the webhook', () => {
     }
   });
 
-  it('re-points configurations it registered before at its new URL when it registers again (a restarted sandbox)', async () => {
+  it('points its registered configurations at its new URL when it starts again (a persisted cluster restarted)', async () => {
     const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
-    const names = { validating: 'earlier-validating', mutating: 'earlier-mutating' };
-    const earlier = webhookConfigurations({ url: 'https://127.0.0.1:1', names });
-    for (const w of [...(earlier.validating.webhooks ?? []), ...(earlier.mutating.webhooks ?? [])]) w.objectSelector = { matchLabels: { 'k8or.io/never': 'true' } };
-    await api.createValidatingWebhookConfiguration({ body: earlier.validating });
-    await api.createMutatingWebhookConfiguration({ body: earlier.mutating });
-    const restarted = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, kubeConfig, providers: [awsProvider], caBundle: { ...names, register: true }, logLevel: 'silent', processMetrics: false });
+    const names = { validating: 'restarted-validating', mutating: 'restarted-mutating' };
+    // What the previous run registered: its own URL, long gone.
+    const previous = webhookConfigurations({ url: 'https://127.0.0.1:1', names });
+    for (const w of [...(previous.validating.webhooks ?? []), ...(previous.mutating.webhooks ?? [])]) w.objectSelector = { matchLabels: { 'k8or.io/never': 'true' } };
+    await api.createValidatingWebhookConfiguration({ body: previous.validating });
+    await api.createMutatingWebhookConfiguration({ body: previous.mutating });
+    const restarted = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, kubeConfig, providers: [awsProvider], clusterId: CLUSTER_ID, caBundle: { register: true, ...names }, logLevel: 'silent', processMetrics: false });
     try {
-      assert.equal((await api.readValidatingWebhookConfiguration({ name: names.validating })).webhooks?.[0]?.clientConfig.url, `${restarted.url}/validate`);
-      assert.equal((await api.readMutatingWebhookConfiguration({ name: names.mutating })).webhooks?.[0]?.clientConfig.url, `${restarted.url}/mutate`);
-      assert.equal((await api.readValidatingWebhookConfiguration({ name: names.validating })).webhooks?.[0]?.clientConfig.caBundle, Buffer.from(restarted.caPem).toString('base64'));
+      const validating = (await api.readValidatingWebhookConfiguration({ name: names.validating })).webhooks?.[0];
+      const mutating = (await api.readMutatingWebhookConfiguration({ name: names.mutating })).webhooks?.[0];
+      assert.equal(validating?.clientConfig.url, `${restarted.url}/validate`);
+      assert.equal(mutating?.clientConfig.url, `${restarted.url}/mutate`);
+      assert.equal(validating?.clientConfig.caBundle, Buffer.from(restarted.caPem).toString('base64'));
+      assert.deepEqual(validating?.objectSelector?.matchLabels, { 'k8or.io/never': 'true' }, 'only where it is and whom to trust changed');
     } finally {
       await restarted.close();
       await api.deleteValidatingWebhookConfiguration({ name: names.validating });
@@ -181,6 +185,10 @@ describe('kubectl through the sandbox API server and the webhook', () => {
     );
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /Warning: spec\.lifecycle\[0\]\.transitions: tier Archive maps to S3 GLACIER/);
+    // Said once: a later unrelated write does not repeat it.
+    const labelled = await kubectl(['label', 'bucket', 'archive', '-n', 'apps', 'team=media']);
+    assert.equal(labelled.code, 0, labelled.stderr);
+    assert.doesNotMatch(labelled.stderr, /Warning/);
   });
 
   it('a server-side dry run is admitted the same way and stores nothing', async () => {

@@ -13,8 +13,8 @@ Azurite (Blob and Table) behind "local-azure".
 Options:
   --kubeconfig FILE   where to write the kubeconfig (default .k8or/kubeconfig)
   --port N            API server port (default 6443; 0 picks a free port)
-  --data-dir DIR      keep Kubernetes objects, and the GCS fake's and Azurite's
-                      state, across restarts (default: memory)
+  --data-dir DIR      keep objects and the local clouds' data across restarts
+                      (default: memory)
   --log-file FILE     JSON logs of every part (default .k8or/sandbox.log)
   --log-level LEVEL   debug, info, warn (default info)
 `;

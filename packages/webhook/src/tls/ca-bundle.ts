@@ -8,9 +8,9 @@ export interface CaBundleTargets {
   /** Name of the MutatingWebhookConfiguration to patch. */
   mutating?: string;
   /**
-   * Create these configurations (with the caBundle) when they do not exist yet; otherwise a missing
-   * one is an error. Existing ones are re-pointed at these configurations' client configs too, so a
-   * webhook that registers itself and restarts on another port is called there.
+   * Register mode: create these configurations (with the caBundle) when they do not exist yet, and
+   * point existing ones at this server (their `clientConfig` url or service), as a restarted server
+   * listens elsewhere. Without it a missing configuration is an error and only the caBundle changes.
    */
   create?: WebhookConfigurations;
 }
@@ -29,8 +29,9 @@ export async function injectCaBundle(kubeConfig: KubeConfig, caPem: string, targ
   const withCa = <T extends AnyConfiguration>(config: T, registered?: AnyConfiguration): T => {
     const copy = structuredClone(config);
     for (const webhook of copy.webhooks ?? []) {
-      const own = registered?.webhooks?.find((w) => w.name === webhook.name)?.clientConfig;
-      webhook.clientConfig = { ...(own ?? webhook.clientConfig), caBundle };
+      const target = registered?.webhooks?.find((w) => w.name === webhook.name)?.clientConfig;
+      const where = target ? { ...(target.url ? { url: target.url } : {}), ...(target.service ? { service: target.service } : {}) } : webhook.clientConfig;
+      webhook.clientConfig = { ...where, caBundle };
     }
     return copy;
   };
