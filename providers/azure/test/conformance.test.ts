@@ -56,8 +56,8 @@ runProviderConformance({
       credentials: { accountKey: tableAzurite.accountKey },
       // Keys only document the mapping to PartitionKey and RowKey; billing, TTL, PITR and labels do not exist on an Azure table.
       spec: (): Omit<TableSpec, 'name'> => ({ partitionKey: { type: 'string', name: 'customerId' }, sortKey: { name: 'orderId', type: 'string' }, deletionProtection: false }),
-      // An Azure table has no setting that could drift: its name is all there is.
       drift: [],
+      noManagedFields: 'an Azure table has no setting, tag or metadata: its name is all there is',
       deniedAccess: () => ({ credentials: wrongKey }),
       // Tables carry no owner tags, so someone else's table is just a table k8or did not create.
       createForeign: async (name) => void (await tables.createTable(name)),
