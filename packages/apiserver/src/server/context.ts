@@ -8,12 +8,7 @@ import type { ListSnapshots } from '../store/list-snapshots.js';
 import type { ObjectStore } from '../store/store.js';
 import type { WatchHistory } from '../watch/history.js';
 import type { WatchHub } from '../watch/hub.js';
-
-export interface UserInfo {
-  username: string;
-  uid: string;
-  groups: string[];
-}
+import type { UserInfo } from '../types.js';
 
 export interface ServerContext {
   registry: ResourceRegistry;
