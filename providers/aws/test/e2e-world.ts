@@ -105,8 +105,6 @@ export class AwsWorld {
       pollIntervalMs: 200,
       deletionBlockedRetryMs: 300,
       shutdownDeadlineMs: 5_000,
-      // Sub-second k8or.io/resync-period annotations in these tests; production's floor is 10 s.
-      resyncFloorMs: 100,
       operatorNamespace: SECRETS_NAMESPACE,
     });
     await this.engine.start();
