@@ -104,6 +104,8 @@ export class AwsWorld {
       workers: 4,
       pollIntervalMs: 200,
       deletionBlockedRetryMs: 300,
+      // Sub-second k8or.io/resync-period annotations in these tests; production's floor is 10 s.
+      resyncFloorMs: 100,
       shutdownDeadlineMs: 5_000,
       operatorNamespace: SECRETS_NAMESPACE,
     });
