@@ -66,8 +66,19 @@ const ACCESS_REVIEW: MessageSpec = {
   },
 };
 
+const DELETE_OPTIONS: MessageSpec = {
+  1: { name: 'gracePeriodSeconds', kind: 'int64' },
+  2: { name: 'preconditions', kind: 'message', message: { 1: { name: 'uid', kind: 'string' }, 2: { name: 'resourceVersion', kind: 'string' } } },
+  3: { name: 'orphanDependents', kind: 'bool' },
+  4: { name: 'propagationPolicy', kind: 'string' },
+  5: { name: 'dryRun', kind: 'repeated-string' },
+};
+
 /** Kinds by "apiVersion/kind". */
 const KINDS: Record<string, MessageSpec> = {
+  // typed clients (Helm's release storage among them) send the body of a DELETE as protobuf
+  'v1/DeleteOptions': DELETE_OPTIONS,
+  'meta.k8s.io/v1/DeleteOptions': DELETE_OPTIONS,
   'v1/Service': {
     1: META,
     2: {
