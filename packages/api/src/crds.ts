@@ -68,9 +68,57 @@ const SCHEMAS: Record<KindName, JSONSchemaProps> = {
   ProviderConfig: providerConfigSchema,
 };
 
-/** The CRD for one kind, built from the single-source schema. */
-export function crdFor(kind: KindName): CustomResourceDefinition {
+/** What CRD generation can take from the installed providers. */
+export interface CrdOptions {
+  /**
+   * Each provider's settings schema (ProviderPlugin.settingsSchema) by provider
+   * name: their properties are listed under ProviderConfig `spec.settings`, so
+   * `kubectl explain providerconfig.spec.settings` shows them. The providers'
+   * own rules (required, enums, bounds) stay with the provider, which checks
+   * them in the webhook and the engine: the CRD lists, it does not constrain,
+   * since one property name may mean different things to two providers.
+   */
+  settingsSchemas?: Readonly<Record<string, JSONSchemaProps>>;
+}
+
+/** A property for `kubectl explain`: its type, description and shape, without the provider's constraints. */
+function explainOnly(schema: JSONSchemaProps, provider: string): JSONSchemaProps {
+  const shape: JSONSchemaProps = {};
+  if (schema.type) shape.type = schema.type;
+  shape.description = `(${provider}) ${schema.description ?? ''}`.trim();
+  if (schema.type === 'object') {
+    if (schema.properties) shape.properties = Object.fromEntries(Object.entries(schema.properties).map(([key, value]) => [key, explainOnly(value, provider)]));
+    shape['x-kubernetes-preserve-unknown-fields'] = true;
+  }
+  if (schema.type === 'array' && schema.items) shape.items = explainOnly(schema.items, provider);
+  if (!schema.type) shape['x-kubernetes-preserve-unknown-fields'] = true;
+  return shape;
+}
+
+/** spec.settings listing every installed provider's settings (a property two providers declare with different types is left unlisted). */
+function settingsWith(base: JSONSchemaProps, schemas: Readonly<Record<string, JSONSchemaProps>>): JSONSchemaProps {
+  const properties: Record<string, JSONSchemaProps> = {};
+  const clashing = new Set<string>();
+  for (const [provider, schema] of Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [key, value] of Object.entries(schema.properties ?? {})) {
+      const listed = explainOnly(value, provider);
+      const existing = properties[key];
+      if (existing && existing.type !== listed.type) clashing.add(key);
+      else if (existing) existing.description = `${existing.description} ${listed.description}`;
+      else properties[key] = listed;
+    }
+  }
+  for (const key of clashing) delete properties[key];
+  return Object.keys(properties).length > 0 ? { ...base, properties } : base;
+}
+
+/** The CRD for one kind, built from the single-source schema (and, for ProviderConfig, the installed providers' settings). */
+export function crdFor(kind: KindName, options: CrdOptions = {}): CustomResourceDefinition {
   const names = KINDS[kind];
+  const schema = structuredClone(SCHEMAS[kind]);
+  const spec = schema.properties?.['spec'];
+  const settings = spec?.properties?.['settings'];
+  if (kind === 'ProviderConfig' && spec?.properties && settings && options.settingsSchemas) spec.properties['settings'] = settingsWith(settings, options.settingsSchemas);
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -94,7 +142,7 @@ export function crdFor(kind: KindName): CustomResourceDefinition {
           name: VERSION,
           served: true,
           storage: true,
-          schema: { openAPIV3Schema: structuredClone(SCHEMAS[kind]) },
+          schema: { openAPIV3Schema: schema },
           subresources: { status: {} },
           additionalPrinterColumns: COLUMNS[kind],
         },
@@ -104,8 +152,8 @@ export function crdFor(kind: KindName): CustomResourceDefinition {
 }
 
 /** Every k8or CRD. */
-export function allCrds(): CustomResourceDefinition[] {
-  return (Object.keys(KINDS) as KindName[]).map(crdFor);
+export function allCrds(options: CrdOptions = {}): CustomResourceDefinition[] {
+  return (Object.keys(KINDS) as KindName[]).map((kind) => crdFor(kind, options));
 }
 
 /** File name of a CRD under charts/k8or/crds/ (the controller-gen convention). */

@@ -89,5 +89,12 @@ export interface Sandbox {
   stop(): Promise<void>;
 }
 
+/** Who makes a request (every request acts as the one admin user). */
+export interface UserInfo {
+  username: string;
+  uid: string;
+  groups: string[];
+}
+
 /** A Kubernetes object as JSON. */
 export type KubeObject = Record<string, unknown>;

@@ -3,8 +3,9 @@ import { API_VERSION, type ProviderConfig } from '@k8or/api';
 import { startBigtableEmulator, startGcsFake } from '@k8or/local-clouds';
 import { gcpProvider } from '@k8or/provider-gcp';
 import type { ProviderPlugin } from '@k8or/core';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { applySandboxProviderConfig } from './provider-configs.js';
 
 /** Where the sandbox's GCP backends listen, and what a user should know about them. */
 export interface LocalGcpEndpoints {
@@ -66,16 +67,6 @@ async function applyProviderConfig(kubeConfig: KubeConfig, gcsEndpoint: string, 
     metadata: { name: LOCAL_GCP_PROVIDER_CONFIG, annotations: { 'k8or.io/description': 'GCP APIs served by the local GCS fake and the Bigtable emulator' } },
     spec: { provider: 'gcp', project: SANDBOX_PROJECT, region: 'us-central1', bigtableInstance: SANDBOX_INSTANCE, endpoints, credentials: { source: 'Environment' } },
   };
-  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  const target = { group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs' };
-  try {
-    await custom.createClusterCustomObject({ ...target, body: providerConfig });
-  } catch (error) {
-    if ((error as { code?: number }).code !== 409) throw error;
-    // A persisted sandbox restarts with new backend ports: point the config at them (null drops a Bigtable gone missing).
-    await custom.patchClusterCustomObject(
-      { ...target, name: LOCAL_GCP_PROVIDER_CONFIG, body: { spec: { endpoints: { bucket: gcsEndpoint, table: endpoints.table ?? null } } } },
-      { headers: { 'Content-Type': 'application/merge-patch+json' } } as never,
-    );
-  }
+  // After a restart the endpoints are replaced whole, so a Bigtable emulator gone missing drops out.
+  await applySandboxProviderConfig(kubeConfig, providerConfig);
 }

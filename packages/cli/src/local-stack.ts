@@ -6,16 +6,24 @@ import { awsProvider } from '@k8or/provider-aws';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
+import { gcpProvider } from '@k8or/provider-gcp';
 import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { applySandboxProviderConfig } from './provider-configs.js';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { destination, type Logger } from 'pino';
+
+/** Owner tags and default external names carry it; the webhook and the engine must agree on it. */
+const SANDBOX_CLUSTER_ID = 'k8or-sandbox';
 
 export interface LocalStackOptions {
   /** Where the kubeconfig goes; `sandbox.json` (endpoints) is written beside it. */
   kubeconfigPath: string;
   /** API server port; 0 picks a free one. */
   port: number;
-  /** Persist Kubernetes objects here across restarts (cloud backends stay in memory). */
+  /**
+   * Keep state here across restarts: the API server's objects in it, each local cloud backend in a
+   * folder of its own (`s3/`, `dynamodb/`, `gcs/`); a backend that cannot keep state says so.
+   */
   dataDir?: string;
   /** JSON log lines of every part go here. */
   logFile: string;
@@ -66,36 +74,40 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     kubeConfig.loadFromString(sandbox.kubeconfig);
     await installCrds(kubeConfig);
 
-    const s3 = await startS3Fake();
+    const s3 = await startS3Fake(options.dataDir ? { dataDir: join(options.dataDir, 's3') } : {});
     stops.push(() => s3.stop());
-    const dynamodb = await startDynamoDbLocal().catch((error: unknown) => {
+    const dynamodb = await startDynamoDbLocal(options.dataDir ? { dataDir: join(options.dataDir, 'dynamodb') } : {}).catch((error: unknown) => {
       logger.warn({ err: error }, 'DynamoDB Local did not start (is Java 17 installed?); Tables will not reconcile');
       return undefined;
     });
     if (dynamodb) stops.push(() => dynamodb.stop());
 
-    await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
-    const gcp = await startLocalGcp(kubeConfig, options, logger.child({ component: 'gcp' }));
-    stops.push(() => gcp.stop());
-
+    // The webhook first: it registers (or, after a restart, re-points) its configurations, and every
+    // write below goes through them.
     const webhook: WebhookServer = await startWebhookServer({
       port: 0,
       tls: { selfSigned: {} },
       kubeConfig,
-      providers: [awsProvider, gcp.plugin],
+      providers: [awsProvider, gcpProvider],
       secretNamespaces: [SYSTEM_NAMESPACE],
+      // The engine's cluster id: the webhook defaults external names exactly as the engine would.
+      clusterId: SANDBOX_CLUSTER_ID,
       caBundle: { register: true },
       logger: logger.child({ component: 'webhook' }),
       processMetrics: false,
     });
     stops.push(() => webhook.close());
 
+    await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
+    const gcp = await startLocalGcp(kubeConfig, options, logger.child({ component: 'gcp' }));
+    stops.push(() => gcp.stop());
+
     const metrics = new CoreMetrics();
     const health = new HealthChecks();
     const engine = new Engine({
       kubeConfig,
       providers: new Map([[awsProvider.provider, awsProvider], [gcp.plugin.provider, gcp.plugin]]),
-      clusterId: 'k8or-sandbox',
+      clusterId: SANDBOX_CLUSTER_ID,
       secretsNamespace: SYSTEM_NAMESPACE,
       metrics,
       health,
@@ -143,17 +155,7 @@ async function installDefaultProviderConfig(kubeConfig: KubeConfig, s3Endpoint: 
       credentials: { source: 'Secret', secretRef: { namespace: SYSTEM_NAMESPACE, name: 'aws-credentials' } },
     },
   };
-  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  try {
-    await custom.createClusterCustomObject({ group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs', body: providerConfig });
-  } catch (error) {
-    if (!isConflict(error)) throw error;
-    // A persisted sandbox restarts with new backend ports: point the default at them.
-    await custom.patchClusterCustomObject(
-      { group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs', name: 'default', body: { spec: { endpoints: providerConfig.spec.endpoints } } },
-      { headers: { 'Content-Type': 'application/merge-patch+json' } } as never,
-    );
-  }
+  await applySandboxProviderConfig(kubeConfig, providerConfig);
 }
 
 function writeEndpoints(kubeconfigPath: string, endpoints: LocalStackEndpoints): void {

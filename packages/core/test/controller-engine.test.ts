@@ -36,6 +36,16 @@ describe('controllers and the engine as a whole', () => {
     world.engines.splice(world.engines.indexOf(engine), 1);
   });
 
+  it("caches only the Secrets of the operator's own namespace unless told otherwise", async () => {
+    const from = world.sandbox.requestLog.length;
+    const engine = await world.startEngine({ operatorNamespace: 'k8or-system', kinds: ['Bucket'] });
+    const secretReads = () => world.sandbox.requestLog.slice(from).filter((r) => r.resource === 'secrets' && (r.verb === 'list' || r.verb === 'watch'));
+    await waitFor('the Secret informer listed', () => secretReads().length > 0);
+    assert.deepEqual([...new Set(secretReads().map((r) => r.namespace ?? '(all namespaces)'))], ['k8or-system']);
+    await engine.stop();
+    world.engines.splice(world.engines.indexOf(engine), 1);
+  });
+
   it('runs the provider plugins loaded into an inversify container', async () => {
     const container = new Container();
     await container.load(providerModule(inMemoryProviderPlugin(world.cloud)));

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { corePath, type Engine } from '@k8or/core';
+import { inMemoryProviderPlugin, type CloudCall } from '@k8or/core/testing';
 import { World, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 describe('engine: leader election between two instances', () => {
@@ -53,5 +54,64 @@ describe('engine: leader election between two instances', () => {
     await world.waitForBucket(ns, 'after-crash', 'Ready', isReadyAndSynced);
     assert.deepEqual([...writers(from)], [third.identity]);
     assert.equal(world.cloud.buckets.size, 3);
+  });
+
+  it('a leader that loses its Lease while a slow cloud call is in flight aborts it: no cloud write after the new leader starts', async () => {
+    const lease = '/apis/coordination.k8s.io/v1/namespaces/k8or-system/leases/slow-lease';
+    const slowElection = { ...election, name: 'slow-lease' };
+    // Only the two instances of this story reconcile.
+    for (const engine of world.engines) await engine.stop();
+    const mine = (caller: string) => ({ providers: new Map([['aws', inMemoryProviderPlugin(world.cloud, { caller })]]) });
+    const old = await world.startEngine({ identity: 'engine-old', leaderElection: slowElection, ...mine('engine-old') });
+    await waitFor('engine-old leads', () => old.isLeader() && old.isActive());
+    const next = await world.startEngine({ identity: 'engine-new', leaderElection: slowElection, ...mine('engine-new') });
+
+    const ns = await world.newNamespace();
+    await world.createBucket(ns, 'slow');
+    const ready = await world.waitForBucket(ns, 'slow', 'Ready', isReadyAndSynced);
+    const externalName = ready.spec.name ?? '';
+
+    // The old leader's next write to this bucket hangs in the cloud (a slow call) until its signal aborts; 30 s at most.
+    let held: { call: CloudCall; released?: 'aborted' | 'timed out' } | undefined;
+    const removeHook = world.cloud.onCall(async (call, signal) => {
+      if (call.caller !== 'engine-old' || call.operation !== 'update' || call.name !== externalName || held) return;
+      held = { call };
+      const current = held;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          current.released = 'timed out';
+          resolve();
+        }, 30_000);
+        signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          current.released = 'aborted';
+          resolve();
+        });
+      });
+    });
+    try {
+      await world.patchBucket(ns, 'slow', { spec: { versioning: true } });
+      await waitFor('the old leader is inside a slow update', () => held);
+
+      // Its renewals now fail: the Lease names the other instance, fresh (as if the old leader's renewals had not reached the API server).
+      const current = (await world.user.get<{ spec: Record<string, unknown> }>(lease)) ?? { spec: {} };
+      await world.user.update(lease, { ...current, spec: { ...current.spec, holderIdentity: 'engine-new', renewTime: new Date().toISOString().replace('Z', '000Z'), leaseTransitions: 1 } });
+      await waitFor('the new leader runs', () => next.isLeader() && next.isActive());
+      const newLeaderStarted = Date.now();
+
+      await waitFor('the old leader lets go of its slow call', () => held?.released, 40_000);
+      assert.equal(held?.released, 'aborted', "the lost Lease aborted the old leader's call");
+      assert.equal(held?.call.outcome, 'error', 'and the call failed before it wrote');
+      await waitFor('the new leader repairs the bucket', () => world.cloud.buckets.get(externalName)?.versioning === true);
+      const oldWrites = world.cloud.calls.filter((c) => c.caller === 'engine-old' && c.operation !== 'observe' && c.outcome === 'ok' && c.at >= newLeaderStarted);
+      assert.deepEqual(oldWrites, [], 'no cloud write from the old leader once the new one runs');
+      assert.ok(
+        world.cloud.calls.some((c) => c.caller === 'engine-new' && c.operation === 'update' && c.name === externalName && c.outcome === 'ok'),
+        'the write was made by the new leader',
+      );
+      assert.equal(old.isActive(), false, 'the old leader runs nothing');
+    } finally {
+      removeHook();
+    }
   });
 });

@@ -109,6 +109,13 @@ describe('engine: policies a user sets', () => {
     assert.equal(condition(drifted, 'Ready')?.status, 'True');
     assert.match(condition(drifted, 'Synced')?.message ?? '', /spec\.versioning \(wanted true, found false\)/);
     assert.ok((await world.events(ns, 'imported')).some((e) => e.type === 'Warning' && e.reason === Reasons.DriftDetected));
+    // Readable with kubectl get -o yaml, not only in Events: status.drift, through the CRD's schema.
+    assert.deepEqual(drifted.status?.drift, [{ field: 'spec.versioning', desired: true, actual: false }]);
+    const cloudBucket = world.cloud.buckets.get('imported-bucket');
+    assert.ok(cloudBucket);
+    cloudBucket.versioning = true;
+    const matched = await world.waitForBucket(ns, 'imported', 'Observed once the cloud matches', (b) => condition(b, 'Synced')?.reason === Reasons.Observed);
+    assert.equal(matched.status?.drift, undefined, 'no drift, no list');
 
     await world.createBucket(ns, 'imagined', { managementPolicy: 'ObserveOnly' });
     const missing = await world.waitForBucket(ns, 'imagined', 'not found', (b) => condition(b, 'Ready')?.reason === Reasons.ExternalResourceNotFound);

@@ -202,6 +202,41 @@ describe('the reconcile algorithm, effect by effect', () => {
     assert.equal(objects.object?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True', 'the bucket itself is usable');
   });
 
+  it("blocks on a ProviderConfig whose settings break the provider's schema, naming the field, before any cloud call", async () => {
+    const cloud = new InMemoryCloud();
+    const plugin: ProviderPlugin = {
+      ...inMemoryProviderPlugin(cloud),
+      settingsSchema: { type: 'object', properties: { zone: { type: 'string', enum: ['north', 'south'] } }, required: ['zone'] },
+    };
+    const timeline: string[] = [];
+    const objects = new FakeObjects({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media' }, spec: {} }, timeline);
+    const badConfig: ProviderConfig = { ...providerConfig, spec: { ...providerConfig.spec, settings: { zone: 'east' } } };
+    const settingsLookups: ConfigLookups = { ...lookups, providerConfig: async () => badConfig };
+    const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups: settingsLookups, providers: new Map([['aws', plugin]]), events: { record: async () => {} }, outputs }, { clusterId: 'c1' });
+    await reconciler.reconcile({ namespace: 'media', name: 'photos' });
+    const synced = objects.object?.status?.conditions?.find((c) => c.type === 'Synced');
+    assert.equal(synced?.reason, Reasons.InvalidProviderSettings);
+    assert.match(synced?.message ?? '', /spec\.settings\.zone: must be equal to one of the allowed values \(rule settings\.schema\.enum\)/);
+    assert.equal(cloud.calls.length, 0, 'no cloud call with settings the provider refuses');
+  });
+
+  it('gives every reconcile a deadline: a cloud call that hangs is aborted, and the condition says so', async () => {
+    const cloud = new InMemoryCloud();
+    cloud.onCall(async (call, signal) => {
+      // A create that would never answer, as an SDK call without a timeout would not.
+      if (call.operation === 'create') await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve()));
+    });
+    const timeline: string[] = [];
+    const objects = new FakeObjects({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media' }, spec: {} }, timeline);
+    const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud)]]), events: { record: async () => {} }, outputs }, { clusterId: 'c1', reconcileTimeoutMs: 300 });
+    const outcome = await reconciler.reconcile({ namespace: 'media', name: 'photos' });
+    assert.equal(outcome.backoff, true, 'an aborted call is retried with backoff');
+    const synced = objects.object?.status?.conditions?.find((c) => c.type === 'Synced');
+    assert.equal(synced?.reason, Reasons.CannotCreateExternalResource);
+    assert.match(synced?.message ?? '', /timeout|aborted/i);
+    assert.equal(cloud.buckets.size, 0, 'the aborted create wrote nothing');
+  });
+
   it('never resyncs faster than the floor, whatever k8or.io/resync-period the API server holds', async () => {
     for (const period of ['1ns', '-5m', '0s', 'banana']) {
       const { reconciler, request, objects } = arrange();

@@ -1,7 +1,9 @@
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '@k8or/core/testing';
 
 /** Whether `pid` is a live process (a zombie waiting to be reaped by init counts as gone). */
 export function isRunning(pid: number): boolean {
@@ -26,7 +28,7 @@ export function isListening(port: number): Promise<boolean> {
 }
 
 /** Starts test/fixtures/owning-parent.ts and reads the `{ pid, port }` of the backend it owns. */
-export async function startOwningParent(kind: 'server' | 'dynamodb'): Promise<{ parent: ChildProcess; backend: { pid: number; port: number } }> {
+export async function startOwningParent(kind: 'server' | 'dynamodb' | 'bigtable'): Promise<{ parent: ChildProcess; backend: { pid: number; port: number } }> {
   const script = fileURLToPath(new URL('./fixtures/owning-parent.ts', import.meta.url));
   const parent = spawn(process.execPath, [script, kind], { stdio: ['ignore', 'pipe', 'inherit'] });
   const backend = await new Promise<{ pid: number; port: number }>((resolve, reject) => {
@@ -39,4 +41,22 @@ export async function startOwningParent(kind: 'server' | 'dynamodb'): Promise<{ 
     parent.once('exit', (code) => reject(new Error(`owning parent exited with ${code} before it reported`)));
   });
   return { parent, backend };
+}
+
+/**
+ * Starts a parent that owns a backend of `kind`, kills the parent with SIGKILL, and waits until the
+ * backend's process has ended and its port is free (failing after waitFor's deadline otherwise).
+ */
+export async function assertBackendEndsWithItsKilledParent(kind: 'server' | 'dynamodb'): Promise<void> {
+  const { parent, backend } = await startOwningParent(kind);
+  try {
+    assert.ok(isRunning(backend.pid), 'the backend runs');
+    assert.ok(await isListening(backend.port), 'the backend listens');
+    parent.kill('SIGKILL');
+    await waitFor(`the ${kind} backend to end after its parent was killed`, () => !isRunning(backend.pid));
+    await waitFor(`the ${kind} backend's port to be free`, async () => !(await isListening(backend.port)));
+  } finally {
+    parent.kill('SIGKILL');
+    if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
+  }
 }

@@ -115,6 +115,29 @@ describe('kubectl through the sandbox API server and the webhook', () => {
     }
   });
 
+  it('points its registered configurations at its new URL when it starts again (a persisted cluster restarted)', async () => {
+    const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    const names = { validating: 'restarted-validating', mutating: 'restarted-mutating' };
+    // What the previous run registered: its own URL, long gone.
+    const previous = webhookConfigurations({ url: 'https://127.0.0.1:1', names });
+    for (const w of [...(previous.validating.webhooks ?? []), ...(previous.mutating.webhooks ?? [])]) w.objectSelector = { matchLabels: { 'k8or.io/never': 'true' } };
+    await api.createValidatingWebhookConfiguration({ body: previous.validating });
+    await api.createMutatingWebhookConfiguration({ body: previous.mutating });
+    const restarted = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, kubeConfig, providers: [awsProvider], clusterId: CLUSTER_ID, caBundle: { register: true, ...names }, logLevel: 'silent', processMetrics: false });
+    try {
+      const validating = (await api.readValidatingWebhookConfiguration({ name: names.validating })).webhooks?.[0];
+      const mutating = (await api.readMutatingWebhookConfiguration({ name: names.mutating })).webhooks?.[0];
+      assert.equal(validating?.clientConfig.url, `${restarted.url}/validate`);
+      assert.equal(mutating?.clientConfig.url, `${restarted.url}/mutate`);
+      assert.equal(validating?.clientConfig.caBundle, Buffer.from(restarted.caPem).toString('base64'));
+      assert.deepEqual(validating?.objectSelector?.matchLabels, { 'k8or.io/never': 'true' }, 'only where it is and whom to trust changed');
+    } finally {
+      await restarted.close();
+      await api.deleteValidatingWebhookConfiguration({ name: names.validating });
+      await api.deleteMutatingWebhookConfiguration({ name: names.mutating });
+    }
+  });
+
   it('kubectl apply of a bare Bucket stores it with the defaults filled in', async () => {
     const run = await apply('reports', 'apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: reports\n  namespace: team-a\nspec:\n  versioning: true\n');
     assert.equal(run.code, 0, run.stderr);
@@ -162,6 +185,10 @@ describe('kubectl through the sandbox API server and the webhook', () => {
     );
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /Warning: spec\.lifecycle\[0\]\.transitions: tier Archive maps to S3 GLACIER/);
+    // Said once: a later unrelated write does not repeat it.
+    const labelled = await kubectl(['label', 'bucket', 'archive', '-n', 'apps', 'team=media']);
+    assert.equal(labelled.code, 0, labelled.stderr);
+    assert.doesNotMatch(labelled.stderr, /Warning/);
   });
 
   it('a server-side dry run is admitted the same way and stores nothing', async () => {

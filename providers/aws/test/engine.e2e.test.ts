@@ -109,6 +109,19 @@ describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoD
     await assert.rejects(dynamodb.send(new DescribeTableCommand({ TableName })), { name: 'ResourceNotFoundException' });
   });
 
+  it('never says Synced for a Table whose point-in-time recovery and labels DynamoDB Local cannot apply: SettingsNotApplied names both fields', async () => {
+    await world.createTable('recoverable', { name: 'e2e-recoverable', pointInTimeRecovery: true, labels: { team: 'a' } });
+    const reported = await world.waitForTable('recoverable', 'Synced False with SettingsNotApplied', (t) => conditionOf(t, 'Synced')?.reason === 'SettingsNotApplied');
+    const synced = conditionOf(reported, 'Synced');
+    assert.equal(synced?.status, 'False');
+    assert.match(synced?.message ?? '', /spec\.pointInTimeRecovery/);
+    assert.match(synced?.message ?? '', /spec\.labels/);
+    assert.notEqual(synced?.message, 'The cloud resource matches the spec.');
+    // kubectl wait --for=condition=Ready has a condition to read: it never hangs on a missing one.
+    assert.ok(conditionOf(reported, 'Ready')?.reason);
+    assert.equal((await dynamodb.send(new DescribeTableCommand({ TableName: 'e2e-recoverable' }))).Table?.TableStatus, 'ACTIVE');
+  });
+
   it('ends in NotOwned when another account owns the name, and never deletes it', async () => {
     const someoneElse = new S3Client({ region: 'us-east-1', endpoint: world.s3.endpoint, forcePathStyle: true, credentials: OTHER_ACCOUNT });
     await someoneElse.send(new CreateBucketCommand({ Bucket: 'e2e-taken' }));
@@ -117,7 +130,8 @@ describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoD
     assert.equal(conditionOf(stopped, 'Synced')?.reason, 'NotOwned');
     assert.match(conditionOf(stopped, 'Synced')?.message ?? '', /another AWS account owns the name/);
     await world.deleteBucket('taken');
-    await waitFor('the delete reconciled', async () => (await world.bucket('taken'))?.metadata.deletionTimestamp !== undefined);
+    // k8or never managed it (no finalizer, no create marker): the object goes, the bucket stays.
+    await waitFor('the Bucket object gone', async () => (await world.bucket('taken')) === undefined);
     await someoneElse.send(new HeadBucketCommand({ Bucket: 'e2e-taken' }));
     assert.equal(world.s3.requests.filter((r) => r.bucket === 'e2e-taken' && r.method === 'DELETE').length, 0);
     someoneElse.destroy();

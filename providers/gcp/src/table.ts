@@ -18,7 +18,6 @@ import {
   DeletionBlockedError,
   NotOwnedError,
   RetryableError,
-  type ApplyResult,
   type CallOptions,
   type ConnectionContext,
   type Connector,
@@ -153,6 +152,9 @@ interface AdminTable {
   deletionProtection?: boolean | null;
 }
 
+/** One attempt per call: the engine retries with its own backoff and deadline (an unreachable instance fails fast, not after a minute). */
+const ONE_ATTEMPT = { retry: null };
+
 /** One Bigtable table's client. Fresh per reconcile. */
 export class BigtableTableClient implements ExternalClient<Table> {
   readonly #admin: TableAdminClient;
@@ -173,14 +175,14 @@ export class BigtableTableClient implements ExternalClient<Table> {
     return `${this.#instancePath}/tables/${this.#context.externalName}`;
   }
 
-  #call<T>(call: CallOptions, operation: string, run: (admin: TableAdminClient) => Promise<T>): Promise<T> {
-    return callGoogle(this.#context, call.signal, operation, () => run(this.#admin));
+  #call<T>(call: CallOptions, operation: string, run: (admin: TableAdminClient, options: typeof ONE_ATTEMPT) => Promise<T>): Promise<T> {
+    return callGoogle(this.#context, call.signal, operation, () => run(this.#admin, ONE_ATTEMPT));
   }
 
   /** The table, or undefined on a definite NOT_FOUND. PERMISSION_DENIED or a timeout is an error, never absence. */
   async #get(call: CallOptions): Promise<AdminTable | undefined> {
     try {
-      const [table] = await this.#call(call, 'GetTable', (admin) => admin.getTable({ name: this.#tablePath, view: 'FULL' }));
+      const [table] = await this.#call(call, 'GetTable', (admin, options) => admin.getTable({ name: this.#tablePath, view: 'FULL' }, options));
       return table as AdminTable;
     } catch (error) {
       if (isNotFound(error)) return undefined;
@@ -210,25 +212,36 @@ export class BigtableTableClient implements ExternalClient<Table> {
     };
   }
 
-  /** CreateTable with every declared family and deletion protection. ALREADY_EXISTS: the name is someone else's. */
-  async create(table: Table, call: CallOptions): Promise<ApplyResult> {
+  /**
+   * CreateTable with every declared family and deletion protection. The settings Bigtable cannot
+   * apply are named by every observe (the engine observes right after create), so not here too.
+   * ALREADY_EXISTS: the name is someone else's.
+   */
+  async create(table: Table, call: CallOptions): Promise<void> {
     const columnFamilies = Object.fromEntries(Object.entries(desiredFamilies(table)).map(([id, rule]) => [id, { gcRule: protoGcRule(rule) }]));
     try {
-      await this.#call(call, 'CreateTable', (admin) =>
-        admin.createTable({ parent: this.#instancePath, tableId: this.#context.externalName, table: { columnFamilies, deletionProtection: table.spec.deletionProtection ?? false } }),
+      await this.#call(call, 'CreateTable', (admin, options) =>
+        admin.createTable({ parent: this.#instancePath, tableId: this.#context.externalName, table: { columnFamilies, deletionProtection: table.spec.deletionProtection ?? false } }, options),
       );
-      return { settingIssues: unappliedSettings(table) };
     } catch (error) {
       if (answerOf(error).grpc !== 'ALREADY_EXISTS') throw error;
-      throw new NotOwnedError(`CreateTable: Bigtable table "${this.#tablePath}" already exists and k8or did not create it for this object (ALREADY_EXISTS); adopt it with the k8or.io/adopt annotation`, {
-        code: 'ALREADY_EXISTS',
-        cause: error,
-      });
+      throw this.#taken(error);
     }
   }
 
-  /** ModifyColumnFamilies for missing or changed families; UpdateTable (started, not awaited) for deletion protection. */
-  async update(table: Table, observation: Observation, call: CallOptions): Promise<ApplyResult> {
+  /** The name exists: with no labels on Bigtable tables, nothing proves it ours, so it is someone else's until adopted. */
+  #taken(cause?: unknown): NotOwnedError {
+    return new NotOwnedError(`CreateTable: Bigtable table "${this.#tablePath}" already exists and k8or did not create it for this object (ALREADY_EXISTS); adopt it with the k8or.io/adopt annotation`, {
+      code: 'ALREADY_EXISTS',
+      cause,
+    });
+  }
+
+  /**
+   * ModifyColumnFamilies for missing or changed families; UpdateTable (started, not awaited) for
+   * deletion protection. The settings Bigtable cannot apply are already in the observation's issues.
+   */
+  async update(table: Table, observation: Observation, call: CallOptions): Promise<void> {
     const diff = observation.diff ?? [];
     const families = desiredFamilies(table);
     const modifications = Object.entries(families).flatMap(([id, rule]): Modification[] => {
@@ -236,14 +249,13 @@ export class BigtableTableClient implements ExternalClient<Table> {
       if (diff.some((d) => d.field === `columnFamilies.${id}.gcRule`)) return [{ id, update: { gcRule: protoGcRule(rule) } }];
       return [];
     });
-    if (modifications.length > 0) await this.#call(call, 'ModifyColumnFamilies', (admin) => admin.modifyColumnFamilies({ name: this.#tablePath, modifications }));
+    if (modifications.length > 0) await this.#call(call, 'ModifyColumnFamilies', (admin, options) => admin.modifyColumnFamilies({ name: this.#tablePath, modifications }, options));
     if (diff.some((d) => d.field === 'spec.deletionProtection')) await this.#setDeletionProtection(table.spec.deletionProtection ?? false, call);
-    return { settingIssues: unappliedSettings(table) };
   }
 
   /** Starts the UpdateTable operation; the next observe sees its effect. */
   async #setDeletionProtection(deletionProtection: boolean, call: CallOptions): Promise<void> {
-    await this.#call(call, 'UpdateTable', (admin) => admin.updateTable({ table: { name: this.#tablePath, deletionProtection }, updateMask: { paths: ['deletion_protection'] } }));
+    await this.#call(call, 'UpdateTable', (admin, options) => admin.updateTable({ table: { name: this.#tablePath, deletionProtection }, updateMask: { paths: ['deletion_protection'] } }, options));
   }
 
   /**
@@ -264,7 +276,7 @@ export class BigtableTableClient implements ExternalClient<Table> {
       await this.#setDeletionProtection(false, call);
     }
     try {
-      await this.#call(call, 'DeleteTable', (admin) => admin.deleteTable({ name: this.#tablePath }));
+      await this.#call(call, 'DeleteTable', (admin, options) => admin.deleteTable({ name: this.#tablePath }, options));
     } catch (error) {
       if (isNotFound(error)) return;
       if (answerOf(error).grpc === 'FAILED_PRECONDITION') {

@@ -109,4 +109,17 @@ describe('GCP provider through the engine: Kubernetes objects in, Cloud Storage 
     await waitFor('the Table object gone', async () => (await world.table('orders')) === undefined);
     await assert.rejects(admin.getTable({ name: path }), (error: { code?: number }) => error.code === 5);
   });
+
+  it('never says Synced for the settings Bigtable cannot apply: SettingsNotApplied names each field', { skip: 'missing' in emulator ? emulator.missing : false }, async () => {
+    await world.createTable('ledger', { name: 'e2e-ledger', pointInTimeRecovery: true, labels: { team: 'a' } });
+    const table = await world.waitForTable('ledger', 'SettingsNotApplied', (t) => conditionOf(t, 'Synced')?.reason === 'SettingsNotApplied');
+    const message = conditionOf(table, 'Synced')?.message ?? '';
+    assert.equal(conditionOf(table, 'Synced')?.status, 'False');
+    assert.match(message, /spec\.pointInTimeRecovery \(not applied: Bigtable has no point-in-time recovery/);
+    assert.match(message, /spec\.labels \(not applied: Bigtable tables carry no labels\)/);
+    assert.equal(message.match(/spec\.labels/g)?.length, 1, 'each field once');
+    assert.equal(conditionOf(table, 'Ready')?.status, 'True', 'the table itself exists and works');
+    await world.deleteTable('ledger');
+    await waitFor('the Table object gone', async () => (await world.table('ledger')) === undefined);
+  });
 });

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { Bigtable } from '@google-cloud/bigtable';
 import type { Table } from '@k8or/api';
-import { DeletionBlockedError, RetryableError, type ExternalClient } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, RetryableError, type ExternalClient } from '@k8or/core';
 import { COLUMN_FAMILIES_ANNOTATION, destroyBigtableClients, rowKeyFor, tableConnector } from '@k8or/provider-gcp';
 import { findCbtemulator, startBigtableEmulator, type BigtableEmulator } from '@k8or/local-clouds';
 import { INSTANCE, PROJECT, call, connectionContext, gcpProviderConfig, table } from './support.ts';
@@ -122,18 +122,28 @@ describe('Table -> Bigtable, with the real @google-cloud/bigtable against the Bi
   it('names the settings Bigtable cannot apply (billing capacities, point-in-time recovery, labels) instead of skipping them', async () => {
     const resource = table('billed', { billing: { mode: 'provisioned', readCapacity: 5, writeCapacity: 5 }, pointInTimeRecovery: true, labels: { team: 'a' } });
     const client = await connect(resource);
-    const applied = await client.create(resource, call());
-    const fields = (result: { settingIssues?: { field: string }[] } | void): string[] => (result?.settingIssues ?? []).map((issue) => issue.field).sort();
-    assert.deepEqual(fields(applied), ['spec.billing', 'spec.labels', 'spec.pointInTimeRecovery']);
+    await client.create(resource, call());
+    const fields = (result: { settingIssues?: { field: string }[] }): string[] => (result.settingIssues ?? []).map((issue) => issue.field).sort();
     const observation = await client.observe(resource, call());
     assert.deepEqual(observation.diff, []);
     assert.deepEqual(fields(observation), ['spec.billing', 'spec.labels', 'spec.pointInTimeRecovery']);
     assert.ok(observation.settingIssues?.every((issue) => issue.problem === 'unapplied'));
   });
 
-  it('ends a call to an unreachable Bigtable when the reconcile\'s signal aborts, as a retryable error', async () => {
+  it('answers an unreachable Bigtable with a retryable UNAVAILABLE at once (the engine retries, not the client), never absence', async () => {
     const resource = table('elsewhere');
     const unreachable = await tableConnector.connect(resource, connectionContext(gcpProviderConfig({ table: 'http://127.0.0.1:1' }), resource));
-    await assert.rejects(unreachable.observe(resource, { signal: AbortSignal.timeout(2_000) }), (error: unknown) => error instanceof RetryableError);
+    await assert.rejects(unreachable.observe(resource, { signal: AbortSignal.timeout(30_000) }), (error: unknown) => error instanceof RetryableError && error.code === 'UNAVAILABLE');
+  });
+
+  it('never creates over an existing table: ALREADY_EXISTS is NotOwnedError, and the table keeps its families and rows', async () => {
+    const resource = table('kept', {}, { [COLUMN_FAMILIES_ANNOTATION]: 'meta' });
+    const client = await connect(resource);
+    await client.create(resource, call());
+    await bigtable.instance(INSTANCE).table('kept').insert([{ key: 'row-1', data: { d: { v: '1' } } }]);
+    await assert.rejects(client.create(table('kept'), call()), (error: unknown) => error instanceof NotOwnedError && error.code === 'ALREADY_EXISTS');
+    assert.deepEqual(Object.keys((await getTable('kept')).columnFamilies ?? {}).sort(), ['d', 'meta']);
+    const [exists] = await bigtable.instance(INSTANCE).table('kept').row('row-1').exists();
+    assert.equal(exists, true);
   });
 });

@@ -32,13 +32,28 @@ export async function postAdmissionReview(endpoint: WebhookEndpoint, review: unk
 /** The pooled connection was closed by the webhook before it answered; nothing reached it. */
 class StaleConnectionError extends Error {}
 
+/** Where a request to the endpoint goes, parsed once per endpoint rather than once per call. */
+const targets = new WeakMap<WebhookEndpoint, { url: URL; hostname: string; port: string; path: string }>();
+
+function targetOf(endpoint: WebhookEndpoint): { url: URL; hostname: string; port: string; path: string } {
+  let target = targets.get(endpoint);
+  if (!target) {
+    const url = new URL(endpoint.url);
+    target = { url, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port || '443', path: `${url.pathname}${url.search}` };
+    targets.set(endpoint, target);
+  }
+  return target;
+}
+
 function postOnce(endpoint: WebhookEndpoint, body: string, agent: https.Agent, timeoutMs: number): Promise<unknown> {
-  const url = new URL(endpoint.url);
+  const { url, hostname, port, path } = targetOf(endpoint);
   return new Promise((resolve, reject) => {
     const fail = (why: string): void => reject(new WebhookCallError(`failed to call webhook: Post "${endpoint.url}": ${why}`));
     const req = https.request(
-      url,
       {
+        hostname,
+        port,
+        path,
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': Buffer.byteLength(body) },
         timeout: timeoutMs,

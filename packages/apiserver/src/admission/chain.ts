@@ -6,11 +6,10 @@ import { randomUUID } from 'node:crypto';
 import fastJsonPatch from 'fast-json-patch';
 import type { Operation as JsonPatchOperation } from 'fast-json-patch';
 import type { Logger } from 'pino';
-import type { KubeObject } from '../types.js';
+import type { KubeObject, UserInfo } from '../types.js';
 import { clone, isObject, stringField } from '../util.js';
-import { ApiError, badRequest } from '../server/status.js';
+import { ApiError, badRequest } from '../status.js';
 import type { ObjectStore } from '../store/store.js';
-import type { UserInfo } from '../server/context.js';
 import { postAdmissionReview, WebhookCallError, type WebhookEndpoint } from './call.js';
 import { WebhookClients } from './clients.js';
 import { webhookMatches, type AdmissionTarget, type Operation } from './match.js';
@@ -61,6 +60,8 @@ function labelsOf(obj: KubeObject | undefined): Record<string, string> | undefin
 
 export class AdmissionChain {
   private readonly clients = new WebhookClients();
+  /** Endpoints per stored webhook (stored objects are replaced, never changed, so identity is the version). */
+  private readonly endpoints = new WeakMap<KubeObject, WebhookEndpoint | string>();
 
   constructor(
     private readonly store: ObjectStore,
@@ -167,7 +168,11 @@ export class AdmissionChain {
       }
       throw new ApiError(500, 'InternalError', `Internal error occurred: failed calling webhook "${name}": ${why}`);
     };
-    const endpoint = this.endpoint(webhook);
+    let endpoint = this.endpoints.get(webhook);
+    if (endpoint === undefined) {
+      endpoint = this.endpoint(webhook);
+      this.endpoints.set(webhook, endpoint);
+    }
     if (typeof endpoint === 'string') return failed(endpoint);
     let reply: unknown;
     try {

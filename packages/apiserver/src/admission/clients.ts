@@ -14,15 +14,20 @@ const MAX_POOLS = 64;
  */
 export class WebhookClients {
   private readonly pools = new Map<string, https.Agent>();
+  private readonly keys = new WeakMap<WebhookEndpoint, string>();
 
   agentFor(endpoint: WebhookEndpoint): https.Agent {
-    const url = new URL(endpoint.url);
-    const key = JSON.stringify([url.origin, endpoint.ca ?? '', endpoint.expectedHost ?? '']);
+    let key = this.keys.get(endpoint);
+    if (key === undefined) {
+      key = JSON.stringify([new URL(endpoint.url).origin, endpoint.ca ?? '', endpoint.expectedHost ?? '']);
+      this.keys.set(endpoint, key);
+    }
     let agent = this.pools.get(key);
     if (agent) {
       // Map order is insertion order: re-inserting marks it as the most recently used.
       this.pools.delete(key);
     } else {
+      const url = new URL(endpoint.url);
       agent = new https.Agent({
         keepAlive: true,
         ca: endpoint.ca,

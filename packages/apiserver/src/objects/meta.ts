@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KubeObject } from '../types.js';
 import { clone, isObject, jsonEqual, metadataOf, nowIso } from '../util.js';
-import type { FieldCause } from '../server/status.js';
+import type { FieldCause } from '../status.js';
 
 /** Metadata the server owns: a client can never set or change these through a write. */
 const SYSTEM_FIELDS = ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'selfLink'] as const;

@@ -1,7 +1,7 @@
 /** Strategies of rbac.authorization.k8s.io/v1 kinds: the rules kube-apiserver's RBAC validation enforces. */
 import type { KubeObject } from '../types.js';
 import { isObject, jsonEqual } from '../util.js';
-import type { FieldCause } from '../server/status.js';
+import type { FieldCause } from '../status.js';
 
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 

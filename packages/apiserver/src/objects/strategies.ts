@@ -1,7 +1,7 @@
 /** Per-kind rules applied on create and update (the real server's "strategies"), for built-in kinds. */
 import type { KubeObject } from '../types.js';
 import { isObject, metadataOf, stringField } from '../util.js';
-import { badRequest, type FieldCause } from '../server/status.js';
+import { badRequest, type FieldCause } from '../status.js';
 import { crdNames } from '../resources/registry.js';
 import { RBAC_GROUP, validateBinding, validateRole } from './rbac.js';
 import { defaultDeployment, validateDeployment, validatePodDisruptionBudget } from './workloads.js';

@@ -2,7 +2,7 @@
 import type { KubeObject } from '../types.js';
 import { isObject, jsonEqual } from '../util.js';
 import { labelSelectorFromObject } from '../selectors/labels.js';
-import type { FieldCause } from '../server/status.js';
+import type { FieldCause } from '../status.js';
 
 /** apps/v1 defaults (k8s.io/kubernetes pkg/apis/apps/v1/defaults.go), and an empty status: nothing rolls out. */
 export function defaultDeployment(obj: KubeObject): void {

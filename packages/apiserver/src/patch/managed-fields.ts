@@ -5,7 +5,7 @@
  */
 import type { KubeObject } from '../types.js';
 import { isObject, jsonEqual, metadataOf, nowIso } from '../util.js';
-import { ApiError } from '../server/status.js';
+import { ApiError } from '../status.js';
 import type { ListType, ListTypeOf } from './list-types.js';
 
 type Path = string[];

@@ -1,7 +1,7 @@
 /** Field selectors (`?fieldSelector=metadata.name=x,metadata.namespace!=y`). */
 import type { KubeObject } from '../types.js';
 import { isObject } from '../util.js';
-import { badRequest } from '../server/status.js';
+import { badRequest } from '../status.js';
 
 export type FieldSelector = (obj: KubeObject) => boolean;
 

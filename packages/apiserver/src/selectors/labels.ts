@@ -1,5 +1,5 @@
 /** Label selectors in the string form of `?labelSelector=` (k8s.io/apimachinery/pkg/labels). */
-import { badRequest } from '../server/status.js';
+import { badRequest } from '../status.js';
 
 type Operator = 'exists' | '!' | '=' | '!=' | 'in' | 'notin' | 'gt' | 'lt';
 interface Requirement { key: string; op: Operator; values: string[] }

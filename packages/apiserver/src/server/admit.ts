@@ -22,8 +22,8 @@ import { prepareForCreate, prepareForUpdate, validateBuiltin } from '../objects/
 import { builtinListTypes, schemaListTypes } from '../patch/list-types.js';
 import { recordApplyCreate, recordUpdate, type TrackOptions } from '../patch/managed-fields.js';
 import { schemaFor, type Scope } from './scope.js';
-import type { ApiError} from './status.js';
-import { alreadyExists, badRequest, conflict, forbidden, invalid, notFound, type FieldCause } from './status.js';
+import type { ApiError} from '../status.js';
+import { alreadyExists, badRequest, conflict, forbidden, invalid, notFound, type FieldCause } from '../status.js';
 
 /** Thrown when the stored object changed while a write was being admitted; patches retry. */
 export class StaleWrite extends Error {}

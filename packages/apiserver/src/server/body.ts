@@ -2,7 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { decodeProtobufObject } from './protobuf.js';
-import { ApiError, badRequest } from './status.js';
+import { ApiError, badRequest } from '../status.js';
 
 /** The real server's limit for a request body. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;

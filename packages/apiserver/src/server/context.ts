@@ -10,12 +10,9 @@ import type { WatchHistory } from '../watch/history.js';
 import type { WatchHub } from '../watch/hub.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { RbacAuthorizer } from '../auth/rbac.js';
+import type { UserInfo } from '../types.js';
 
-export interface UserInfo {
-  username: string;
-  uid: string;
-  groups: string[];
-}
+export type { UserInfo };
 
 export interface ServerContext {
   registry: ResourceRegistry;

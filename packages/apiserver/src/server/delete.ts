@@ -7,7 +7,7 @@ import { decodeBody, readBody } from './body.js';
 import { selectorFor } from './read.js';
 import { present, sendObject, type Scope } from './scope.js';
 import { sendJson } from './respond.js';
-import { conflict, forbidden, methodNotAllowed, notFound, successStatus } from './status.js';
+import { conflict, forbidden, methodNotAllowed, notFound, successStatus } from '../status.js';
 
 /** The real server's NamespaceLifecycle admission refuses to delete these. */
 const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);

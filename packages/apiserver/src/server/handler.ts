@@ -13,9 +13,9 @@ import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { sendJson, sendStatus } from './respond.js';
 import { handleReview } from './review.js';
 import { makeScope } from './scope.js';
-import { ApiError, forbidden, methodNotAllowed, notFound, toApiError } from './status.js';
+import { ApiError, forbidden, methodNotAllowed, notFound, toApiError } from '../status.js';
 import { handleCreate, handlePatch, handleUpdate } from './write.js';
-import { handleWatch } from '../watch/stream.js';
+import { handleWatch } from './watch.js';
 
 export interface HandlerOptions {
   ctx: ServerContext;

@@ -4,7 +4,7 @@
  * the "k8s\0" envelope around a runtime.Unknown whose `raw` is the object in its generated.proto form.
  * Only the fields those kinds carry are mapped; responses are always JSON.
  */
-import { ApiError } from './status.js';
+import { ApiError } from '../status.js';
 
 type FieldKind = 'string' | 'bytes-base64' | 'int64' | 'bool' | 'time' | 'map-string' | 'map-bytes' | 'repeated-string' | 'message' | 'repeated-message' | 'int-or-string';
 interface Field { name: string; kind: FieldKind; message?: MessageSpec }

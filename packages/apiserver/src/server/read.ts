@@ -8,7 +8,7 @@ import { objectKey } from '../store/store.js';
 import { toTable } from '../table/table.js';
 import { present, sendObject, type Scope } from './scope.js';
 import { sendJson } from './respond.js';
-import { ApiError, badRequest, notFound } from './status.js';
+import { ApiError, badRequest, notFound } from '../status.js';
 
 export function handleGet(scope: Scope): void {
   const { info, type } = scope;

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { StatusBody } from './status.js';
+import type { StatusBody } from '../status.js';
 
 /** Write a JSON response (with any admission warnings as `Warning: 299` headers). */
 export function sendJson(res: ServerResponse, code: number, body: unknown, warnings: string[] = []): void {

@@ -7,7 +7,7 @@ import { isObject, stringField } from '../util.js';
 import { decodeBody, readBody } from './body.js';
 import { checkBodyIdentity } from './admit.js';
 import { sendJson } from './respond.js';
-import { methodNotAllowed } from './status.js';
+import { methodNotAllowed } from '../status.js';
 import type { Scope } from './scope.js';
 import type { UserInfo } from './context.js';
 import type { RequestAttributes } from '../auth/rbac.js';

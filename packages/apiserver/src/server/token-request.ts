@@ -3,7 +3,7 @@ import { isObject } from '../util.js';
 import { DEFAULT_TOKEN_SECONDS, MIN_TOKEN_SECONDS } from '../auth/authenticate.js';
 import { decodeBody, readBody } from './body.js';
 import { sendJson } from './respond.js';
-import { invalid, methodNotAllowed, notFound } from './status.js';
+import { invalid, methodNotAllowed, notFound } from '../status.js';
 import type { Scope } from './scope.js';
 
 const MAX_TOKEN_SECONDS = 48 * 3600;

@@ -8,7 +8,7 @@ import { applyStrategicMergePatch } from '../patch/strategic.js';
 import { checkBodyIdentity, conflictError, createObject, StaleWrite, trackOptions, updateObject, type WriteOptions } from './admit.js';
 import { decodeBody, mediaType, readBody } from './body.js';
 import { present, sendObject, type Scope } from './scope.js';
-import { ApiError, badRequest, conflict, invalid, methodNotAllowed, notFound } from './status.js';
+import { ApiError, badRequest, conflict, invalid, methodNotAllowed, notFound } from '../status.js';
 import { queryFlag } from './query.js';
 
 const MAX_RETRIES = 5;

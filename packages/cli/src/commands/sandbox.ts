@@ -12,7 +12,8 @@ Google's Bigtable emulator (when the Google Cloud SDK has it) behind "local-gcp"
 Options:
   --kubeconfig FILE   where to write the kubeconfig (default .k8or/kubeconfig)
   --port N            API server port (default 6443; 0 picks a free port)
-  --data-dir DIR      keep Kubernetes objects across restarts (default: memory)
+  --data-dir DIR      keep objects and the local clouds' data across restarts
+                      (default: memory)
   --log-file FILE     JSON logs of every part (default .k8or/sandbox.log)
   --log-level LEVEL   debug, info, warn (default info)
 `;

@@ -1,4 +1,5 @@
 import type { KeyAttribute, ManagedKindName, TableBilling } from '@k8or/api';
+import { TerminalError } from '../provider/errors.js';
 
 /** A bucket in the in-memory cloud. Tests may change fields directly to simulate drift. */
 export interface CloudBucket {
@@ -44,6 +45,8 @@ export interface CloudCall {
   outcome: 'ok' | 'error' | 'crashed';
   /** The credentials (decoded Secret data) the call was made with. */
   credentials?: Readonly<Record<string, string>> | undefined;
+  /** Who made it (InMemoryProviderOptions.caller): tells two engines over one cloud apart. */
+  caller?: string | undefined;
 }
 
 export interface CallMatch {
@@ -74,6 +77,8 @@ interface Crash {
 export interface InMemoryCloudOptions {
   /** How many observes a new table stays CREATING before it turns ACTIVE. Default 0. */
   observesUntilActive?: number;
+  /** Which credentials the cloud accepts; others get AccessDenied (a TerminalError). Default: any. */
+  acceptCredentials?: (credentials: Readonly<Record<string, string>> | undefined) => boolean;
   now?: () => Date;
 }
 
@@ -96,13 +101,15 @@ export class InMemoryCloud {
   lastCredentials: Readonly<Record<string, string>> | undefined;
   readonly observesUntilActive: number;
   readonly #now: () => Date;
+  readonly #acceptCredentials: (credentials: Readonly<Record<string, string>> | undefined) => boolean;
   #failures: Failure[] = [];
   #crashes: Crash[] = [];
-  #hooks: ((call: CloudCall) => void | Promise<void>)[] = [];
+  #hooks: ((call: CloudCall, signal: AbortSignal | undefined) => void | Promise<void>)[] = [];
 
   constructor(options: InMemoryCloudOptions = {}) {
     this.observesUntilActive = options.observesUntilActive ?? 0;
     this.#now = options.now ?? (() => new Date());
+    this.#acceptCredentials = options.acceptCredentials ?? (() => true);
   }
 
   /** Calls matching `match`, optionally only those at or after `sinceMs`. */
@@ -135,8 +142,12 @@ export class InMemoryCloud {
     this.#crashes.push({ point, match, onCrash });
   }
 
-  /** Runs `hook` at the start of every call (after it is logged, before it acts). */
-  onCall(hook: (call: CloudCall) => void | Promise<void>): () => void {
+  /**
+   * Runs `hook` at the start of every call (after it is logged, before it
+   * acts), with the call's abort signal: a hook that waits stands for a slow
+   * cloud call, and the call fails if its signal aborted meanwhile.
+   */
+  onCall(hook: (call: CloudCall, signal: AbortSignal | undefined) => void | Promise<void>): () => void {
     this.#hooks.push(hook);
     return () => {
       this.#hooks = this.#hooks.filter((h) => h !== hook);
@@ -152,14 +163,18 @@ export class InMemoryCloud {
     kind: ManagedKindName,
     operation: CloudOperation,
     name: string,
-    options: { signal?: AbortSignal; credentials?: Readonly<Record<string, string>> | undefined } = {},
+    options: { signal?: AbortSignal; credentials?: Readonly<Record<string, string>> | undefined; caller?: string | undefined } = {},
   ): Promise<CloudCall> {
-    const call: CloudCall = { kind, operation, name, at: Date.now(), outcome: 'ok', credentials: options.credentials };
+    const call: CloudCall = { kind, operation, name, at: Date.now(), outcome: 'ok', credentials: options.credentials, caller: options.caller };
     this.calls.push(call);
-    for (const hook of this.#hooks) await hook(call);
+    for (const hook of this.#hooks) await hook(call, options.signal);
     if (options.signal?.aborted) {
       call.outcome = 'error';
       options.signal.throwIfAborted();
+    }
+    if (!this.#acceptCredentials(options.credentials)) {
+      call.outcome = 'error';
+      throw new TerminalError(`access denied to ${kind} "${name}"`, { code: 'AccessDenied' });
     }
     const failure = this.#failures.find((f) => f.remaining > 0 && matches(f.match, kind, operation, name));
     if (failure) {

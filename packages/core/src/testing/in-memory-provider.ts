@@ -9,6 +9,8 @@ export interface InMemoryProviderOptions {
   provider?: ProviderName;
   /** Location used when neither the resource nor the ProviderConfig names one. */
   defaultLocation?: string;
+  /** Recorded on every call (CloudCall.caller), to tell two engines over one cloud apart. */
+  caller?: string;
 }
 
 const sameTags = (found: Record<string, string>, ours: Readonly<Record<string, string>>): boolean =>
@@ -26,11 +28,13 @@ class BucketClient implements ExternalClient<Bucket> {
   readonly #cloud: InMemoryCloud;
   readonly #context: ConnectionContext;
   readonly #defaultLocation: string;
+  readonly #caller: string | undefined;
 
-  constructor(cloud: InMemoryCloud, context: ConnectionContext, defaultLocation: string) {
+  constructor(cloud: InMemoryCloud, context: ConnectionContext, defaultLocation: string, caller: string | undefined) {
     this.#cloud = cloud;
     this.#context = context;
     this.#defaultLocation = defaultLocation;
+    this.#caller = caller;
   }
 
   get #name(): string {
@@ -39,7 +43,7 @@ class BucketClient implements ExternalClient<Bucket> {
 
   async observe(resource: Bucket, call: CallOptions): Promise<Observation> {
     return await this.#context.recordCall('observe', async () => {
-      await this.#cloud.enter('Bucket', 'observe', this.#name, { signal: call.signal, credentials: this.#context.credentials });
+      await this.#cloud.enter('Bucket', 'observe', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) return { exists: false, upToDate: false, ready: false };
       const diff: FieldDiff[] = [];
@@ -66,7 +70,7 @@ class BucketClient implements ExternalClient<Bucket> {
 
   async create(resource: Bucket, call: CallOptions): Promise<void> {
     await this.#context.recordCall('create', async () => {
-      const entered = await this.#cloud.enter('Bucket', 'create', this.#name, { signal: call.signal, credentials: this.#context.credentials });
+      const entered = await this.#cloud.enter('Bucket', 'create', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       await this.#cloud.crashPoint('before-create', entered);
       const existing = this.#cloud.buckets.get(this.#name);
       if (existing) {
@@ -88,7 +92,7 @@ class BucketClient implements ExternalClient<Bucket> {
 
   async update(resource: Bucket, _observation: Observation, call: CallOptions): Promise<void> {
     await this.#context.recordCall('update', async () => {
-      await this.#cloud.enter('Bucket', 'update', this.#name, { signal: call.signal, credentials: this.#context.credentials });
+      await this.#cloud.enter('Bucket', 'update', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) throw new Error(`bucket "${this.#name}" does not exist`);
       bucket.versioning = resource.spec.versioning ?? false;
@@ -99,7 +103,7 @@ class BucketClient implements ExternalClient<Bucket> {
 
   async delete(resource: Bucket, call: CallOptions): Promise<void> {
     await this.#context.recordCall('delete', async () => {
-      await this.#cloud.enter('Bucket', 'delete', this.#name, { signal: call.signal, credentials: this.#context.credentials });
+      await this.#cloud.enter('Bucket', 'delete', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) return;
       if (bucket.objects > 0 && !resource.spec.forceDelete) {
@@ -114,11 +118,13 @@ class TableClient implements ExternalClient<Table> {
   readonly #cloud: InMemoryCloud;
   readonly #context: ConnectionContext;
   readonly #defaultLocation: string;
+  readonly #caller: string | undefined;
 
-  constructor(cloud: InMemoryCloud, context: ConnectionContext, defaultLocation: string) {
+  constructor(cloud: InMemoryCloud, context: ConnectionContext, defaultLocation: string, caller: string | undefined) {
     this.#cloud = cloud;
     this.#context = context;
     this.#defaultLocation = defaultLocation;
+    this.#caller = caller;
   }
 
   get #name(): string {
@@ -127,7 +133,7 @@ class TableClient implements ExternalClient<Table> {
 
   async observe(resource: Table, call: CallOptions): Promise<Observation> {
     return await this.#context.recordCall('observe', async () => {
-      await this.#cloud.enter('Table', 'observe', this.#name, { signal: call.signal, credentials: this.#context.credentials });
+      await this.#cloud.enter('Table', 'observe', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const table = this.#cloud.tables.get(this.#name);
       if (!table) return { exists: false, upToDate: false, ready: false };
       if (table.state === 'CREATING') {
@@ -162,7 +168,7 @@ class TableClient implements ExternalClient<Table> {
 
   async create(resource: Table, call: CallOptions): Promise<void> {
     await this.#context.recordCall('create', async () => {
-      const entered = await this.#cloud.enter('Table', 'create', this.#name, { signal: call.signal, credentials: this.#context.credentials });
+      const entered = await this.#cloud.enter('Table', 'create', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       await this.#cloud.crashPoint('before-create', entered);
       const existing = this.#cloud.tables.get(this.#name);
       if (existing) {
@@ -191,7 +197,7 @@ class TableClient implements ExternalClient<Table> {
 
   async update(resource: Table, _observation: Observation, call: CallOptions): Promise<void> {
     await this.#context.recordCall('update', async () => {
-      await this.#cloud.enter('Table', 'update', this.#name, { signal: call.signal, credentials: this.#context.credentials });
+      await this.#cloud.enter('Table', 'update', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const table = this.#cloud.tables.get(this.#name);
       if (!table) throw new Error(`table "${this.#name}" does not exist`);
       table.billing = resource.spec.billing ?? { mode: 'onDemand' };
@@ -205,7 +211,7 @@ class TableClient implements ExternalClient<Table> {
 
   async delete(resource: Table, call: CallOptions): Promise<void> {
     await this.#context.recordCall('delete', async () => {
-      await this.#cloud.enter('Table', 'delete', this.#name, { signal: call.signal, credentials: this.#context.credentials });
+      await this.#cloud.enter('Table', 'delete', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       if (resource.spec.deletionProtection) {
         throw new DeletionBlockedError(`table "${this.#name}" has deletion protection on; set spec.deletionProtection: false to delete it`, { code: 'DeletionProtection' });
       }
@@ -230,8 +236,8 @@ export function inMemoryProviderPlugin(cloud: InMemoryCloud, options: InMemoryPr
     provider: options.provider ?? 'aws',
     packageName: '@k8or/core/testing',
     connectors: {
-      Bucket: connector((context) => new BucketClient(cloud, context, defaultLocation)),
-      Table: connector((context) => new TableClient(cloud, context, defaultLocation)),
+      Bucket: connector((context) => new BucketClient(cloud, context, defaultLocation, options.caller)),
+      Table: connector((context) => new TableClient(cloud, context, defaultLocation, options.caller)),
     },
     validation: { validate: () => ({ violations: [], warnings: [] }) },
   };

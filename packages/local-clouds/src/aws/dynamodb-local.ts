@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { freePort } from '../process/free-port.js';
 import { OwnedChildSpawnError, spawnOwnedChild } from '../process/owned-child.js';
 
@@ -10,6 +11,8 @@ export interface DynamoDbLocalOptions {
   startTimeoutMs?: number;
   /** The java binary (default `$JAVA_HOME/bin/java`, else `java` on PATH). */
   javaPath?: string;
+  /** Keep tables and items in this folder across restarts (DynamoDB Local's `-dbPath`; default: memory). */
+  dataDir?: string;
 }
 
 export interface DynamoDbLocal {
@@ -38,14 +41,16 @@ async function answers(endpoint: string): Promise<boolean> {
 }
 
 /**
- * Starts DynamoDB Local (the real AWS jar, in memory, one shared database for every access key and
- * region) and resolves once it answers. `stop()` ends the JVM; so does the end of this process, however
- * it ends (see spawnOwnedChild).
+ * Starts DynamoDB Local (the real AWS jar, one shared database for every access key and region, in
+ * memory or in `dataDir`) and resolves once it answers. `stop()` ends the JVM; so does the end of
+ * this process, however it ends (see spawnOwnedChild).
  */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const directory = emulatorDirectory();
   const port = options.port ?? (await freePort());
-  const args = [`-Djava.library.path=${join(directory, 'DynamoDBLocal_lib')}`, '-jar', join(directory, 'DynamoDBLocal.jar'), '-inMemory', '-sharedDb', '-port', String(port)];
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const storage = options.dataDir ? ['-dbPath', resolve(options.dataDir)] : ['-inMemory'];
+  const args = [`-Djava.library.path=${join(directory, 'DynamoDBLocal_lib')}`, '-jar', join(directory, 'DynamoDBLocal.jar'), ...storage, '-sharedDb', '-port', String(port)];
   const java = options.javaPath ?? (process.env['JAVA_HOME'] ? join(process.env['JAVA_HOME'], 'bin', 'java') : 'java');
   const child = spawnOwnedChild(java, args, { cwd: directory, stderr: 'pipe' });
   let stderr = '';

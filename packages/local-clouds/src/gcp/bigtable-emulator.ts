@@ -20,6 +20,8 @@ export interface BigtableEmulator {
   host: string;
   /** Always false: the emulator keeps no state across restarts. */
   persistent: false;
+  /** The emulator's process id. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -90,7 +92,7 @@ export async function startBigtableEmulator(options: BigtableEmulatorOptions = {
     // Keep draining its output, so a chatty emulator never blocks on a full pipe.
     child.stdout?.resume();
     child.stderr?.resume();
-    return { host, persistent: false, stop: () => child.stop() };
+    return { host, persistent: false, pid: await child.pid, stop: () => child.stop() };
   } catch (error) {
     await child.stop();
     throw error;

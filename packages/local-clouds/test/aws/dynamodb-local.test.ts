@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { waitFor } from '@k8or/core/testing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand, ListTablesCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { startDynamoDbLocal } from '@k8or/local-clouds';
-import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
+import { assertBackendEndsWithItsKilledParent } from '../process-helpers.ts';
 
 describe('DynamoDB Local launcher', () => {
   it('starts the real DynamoDB Local jar, serves the real SDK, and stops it', async () => {
@@ -35,16 +37,40 @@ describe('DynamoDB Local launcher', () => {
   });
 
   it('leaves no JVM and no bound port behind when its parent is killed with SIGKILL', async () => {
-    const { parent, backend } = await startOwningParent('dynamodb');
+    await assertBackendEndsWithItsKilledParent('dynamodb');
+  });
+
+
+  it('keeps tables and items in dataDir across a restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'k8or-dynamodb-local-'));
+    const connect = (endpoint: string): DynamoDBClient => new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
     try {
-      assert.ok(isRunning(backend.pid), 'the JVM runs');
-      assert.ok(await isListening(backend.port), 'DynamoDB Local listens');
-      parent.kill('SIGKILL');
-      await waitFor('the JVM to end after its parent was killed', () => !isRunning(backend.pid));
-      await waitFor('the DynamoDB Local port to be free', async () => !(await isListening(backend.port)));
+      const first = await startDynamoDbLocal({ dataDir });
+      const dynamodb = connect(first.endpoint);
+      await dynamodb.send(
+        new CreateTableCommand({
+          TableName: 'kept-table',
+          KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+          AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+          BillingMode: 'PAY_PER_REQUEST',
+        }),
+      );
+      await dynamodb.send(new PutItemCommand({ TableName: 'kept-table', Item: { id: { S: 'order-1' }, total: { N: '42' } } }));
+      dynamodb.destroy();
+      await first.stop();
+
+      const second = await startDynamoDbLocal({ dataDir });
+      const again = connect(second.endpoint);
+      try {
+        assert.deepEqual((await again.send(new ListTablesCommand({}))).TableNames, ['kept-table']);
+        const item = await again.send(new GetItemCommand({ TableName: 'kept-table', Key: { id: { S: 'order-1' } } }));
+        assert.deepEqual(item.Item, { id: { S: 'order-1' }, total: { N: '42' } });
+      } finally {
+        again.destroy();
+        await second.stop();
+      }
     } finally {
-      parent.kill('SIGKILL');
-      if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { describe, it } from 'node:test';
+import { waitFor } from '@k8or/core/testing';
 import { findCbtemulator, startBigtableEmulator } from '@k8or/local-clouds';
+import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
 
 const located = findCbtemulator();
 const canConnect = (host: string): Promise<boolean> =>
@@ -23,6 +25,20 @@ describe('Bigtable emulator launcher', () => {
     assert.equal(await canConnect(emulator.host), true);
     await emulator.stop();
     assert.equal(await canConnect(emulator.host), false);
+  });
+
+  it('leaves no emulator and no bound port behind when its parent is killed with SIGKILL', { skip: 'missing' in located ? located.missing : false }, async () => {
+    const { parent, backend } = await startOwningParent('bigtable');
+    try {
+      assert.ok(isRunning(backend.pid), 'cbtemulator runs');
+      assert.ok(await isListening(backend.port), 'cbtemulator listens');
+      parent.kill('SIGKILL');
+      await waitFor('cbtemulator to end after its parent was killed', () => !isRunning(backend.pid));
+      await waitFor('the emulator port to be free', async () => !(await isListening(backend.port)));
+    } finally {
+      parent.kill('SIGKILL');
+      if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
+    }
   });
 
   it('says how to install the emulator when the binary is missing', async () => {

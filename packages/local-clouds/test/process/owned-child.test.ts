@@ -1,23 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { waitFor } from '@k8or/core/testing';
 import { OwnedChildSpawnError, spawnOwnedChild } from '@k8or/local-clouds';
-import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
+import { assertBackendEndsWithItsKilledParent, isRunning } from '../process-helpers.ts';
 
 describe('spawnOwnedChild', () => {
   it('ends the backend and frees its port when the parent is killed with SIGKILL', async () => {
-    const { parent, backend } = await startOwningParent('server');
-    try {
-      assert.ok(isRunning(backend.pid), 'the backend runs');
-      assert.ok(await isListening(backend.port), 'the backend listens');
-      parent.kill('SIGKILL');
-      await waitFor('the backend to end after its parent was killed', () => !isRunning(backend.pid));
-      await waitFor('the backend port to be free', async () => !(await isListening(backend.port)));
-    } finally {
-      parent.kill('SIGKILL');
-      if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
-    }
+    await assertBackendEndsWithItsKilledParent('server');
   });
+
 
   it('stops the backend on stop() and reports how it ended', async () => {
     const child = spawnOwnedChild('sleep', ['600']);

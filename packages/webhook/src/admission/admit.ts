@@ -1,5 +1,6 @@
 import { formatViolations, GROUP, type Violation } from '@k8or/api';
 import { defaultObject } from './defaulting.js';
+import { warningsNewTo } from './new-warnings.js';
 import { isPlainObject } from './patch.js';
 import { checkDeletion } from './protection.js';
 import { field, isManagedKind, stringField } from './resource.js';
@@ -61,7 +62,8 @@ function answer(request: AdmissionRequest, context: AdmissionContext, webhook: W
     return response;
   }
 
-  const { violations, warnings } = validateObject(request.object, context, options);
+  const { violations, warnings: all } = validateObject(request.object, context, options);
+  const warnings = options.oldObject !== undefined ? warningsNewTo(all, validateObject(options.oldObject, context, { ...options, oldObject: options.oldObject }).warnings) : all;
   const response = violations.length ? deny(uid, request, violations, 422, 'Invalid', 'is invalid') : { uid, allowed: true };
   if (warnings.length) response.warnings = warnings;
   return response;

@@ -7,7 +7,11 @@ export interface CaBundleTargets {
   validating?: string;
   /** Name of the MutatingWebhookConfiguration to patch. */
   mutating?: string;
-  /** Create these configurations (with the caBundle) when they do not exist yet; otherwise a missing one is an error. */
+  /**
+   * Register mode: create these configurations (with the caBundle) when they do not exist yet, and
+   * point existing ones at this server (their `clientConfig` url or service), as a restarted server
+   * listens elsewhere. Without it a missing configuration is an error and only the caBundle changes.
+   */
   create?: WebhookConfigurations;
 }
 
@@ -22,9 +26,13 @@ type AnyConfiguration = V1ValidatingWebhookConfiguration | V1MutatingWebhookConf
 export async function injectCaBundle(kubeConfig: KubeConfig, caPem: string, targets: CaBundleTargets, logger: Logger): Promise<void> {
   const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
   const caBundle = Buffer.from(caPem).toString('base64');
-  const withCa = <T extends AnyConfiguration>(config: T): T => {
+  const withCa = <T extends AnyConfiguration>(config: T, registered?: AnyConfiguration): T => {
     const copy = structuredClone(config);
-    for (const webhook of copy.webhooks ?? []) webhook.clientConfig = { ...webhook.clientConfig, caBundle };
+    for (const webhook of copy.webhooks ?? []) {
+      const target = registered?.webhooks?.find((w) => w.name === webhook.name)?.clientConfig;
+      const where = target ? { ...(target.url ? { url: target.url } : {}), ...(target.service ? { service: target.service } : {}) } : webhook.clientConfig;
+      webhook.clientConfig = { ...where, caBundle };
+    }
     return copy;
   };
   const validatingName = targets.validating ?? targets.create?.validating.metadata?.name;
@@ -33,7 +41,7 @@ export async function injectCaBundle(kubeConfig: KubeConfig, caPem: string, targ
     await upsert(
       validatingName,
       () => api.readValidatingWebhookConfiguration({ name: validatingName }),
-      (body) => api.replaceValidatingWebhookConfiguration({ name: validatingName, body: withCa(body) }),
+      (body) => api.replaceValidatingWebhookConfiguration({ name: validatingName, body: withCa(body, targets.create?.validating) }),
       targets.create ? () => api.createValidatingWebhookConfiguration({ body: withCa(targets.create!.validating) }) : undefined,
     );
     logger.info({ name: validatingName }, 'caBundle set on ValidatingWebhookConfiguration');
@@ -42,7 +50,7 @@ export async function injectCaBundle(kubeConfig: KubeConfig, caPem: string, targ
     await upsert(
       mutatingName,
       () => api.readMutatingWebhookConfiguration({ name: mutatingName }),
-      (body) => api.replaceMutatingWebhookConfiguration({ name: mutatingName, body: withCa(body) }),
+      (body) => api.replaceMutatingWebhookConfiguration({ name: mutatingName, body: withCa(body, targets.create?.mutating) }),
       targets.create ? () => api.createMutatingWebhookConfiguration({ body: withCa(targets.create!.mutating) }) : undefined,
     );
     logger.info({ name: mutatingName }, 'caBundle set on MutatingWebhookConfiguration');

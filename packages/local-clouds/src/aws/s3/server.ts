@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { S3Error, S3Errors } from './errors.js';
 import { checkIntegrity } from './integrity.js';
+import { loadBuckets, saveBuckets } from './persistence.js';
 import { verifySignatureV4 } from './signature.js';
 import type { S3FakeState, S3Request, S3Response } from './request.js';
 import { isRegionless, route, subresourceOf } from './routes.js';
@@ -25,6 +26,8 @@ export interface S3FakeOptions {
    * does (InvalidAccessKeyId, SignatureDoesNotMatch); otherwise signatures are parsed, not checked.
    */
   credentials?: Record<string, string>;
+  /** Keep buckets, their configuration and object versions in this folder across restarts (default: memory). */
+  dataDir?: string;
 }
 
 /** One request the fake answered, for tests to look at. */
@@ -97,7 +100,7 @@ function splitPath(pathname: string): { bucket?: string; key?: string } {
  * are verified when `credentials` are given.
  */
 export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> {
-  const state: S3FakeState = { buckets: new Map(), defaultEncryption: options.defaultEncryption ?? true };
+  const state: S3FakeState = { buckets: options.dataDir ? loadBuckets(options.dataDir) : new Map(), defaultEncryption: options.defaultEncryption ?? true };
   const denied = new Set(options.deniedAccessKeys ?? []);
   const accounts = options.accounts ?? {};
   const requests: S3FakeRequestRecord[] = [];
@@ -145,6 +148,7 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
       const body = method === 'HEAD' ? undefined : errorDocument(s3Error.code, s3Error.message, s3Error.details, requestId);
       result = { status: s3Error.status, body, headers: s3Error.headers };
     }
+    if (options.dataDir && method !== 'GET' && method !== 'HEAD' && result.status < 300) saveBuckets(options.dataDir, state.buckets);
     requests.push({ method, bucket: s3Request.bucket, key: s3Request.key, subresource: subresourceOf(url.searchParams), accessKeyId, status: result.status, code });
     const body = result.body === undefined ? undefined : Buffer.from(result.body, 'utf8');
     response.writeHead(result.status, {

@@ -6,11 +6,11 @@ import type { KubeObject } from '../types.js';
 import { metadataOf } from '../util.js';
 import type { StoreEvent } from '../store/store.js';
 import { selectedName } from '../selectors/fields.js';
-import { selectorFor } from '../server/read.js';
-import { present, type Scope } from '../server/scope.js';
-import { warningHeader } from '../server/respond.js';
-import { badRequest, gone } from '../server/status.js';
-import { queryFlag } from '../server/query.js';
+import { selectorFor } from './read.js';
+import { present, type Scope } from './scope.js';
+import { warningHeader } from './respond.js';
+import { badRequest, gone } from '../status.js';
+import { queryFlag } from './query.js';
 import { toTable } from '../table/table.js';
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';

@@ -1,0 +1,510 @@
+import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { API_VERSION, Annotations, ConditionTypes, FINALIZER, type ManagedKindName, type ManagedResource, type ManagedResourceOf, type ProviderConfig } from '@k8or/api';
+import type { CallOptions, CloudCallRecorder, ConnectionContext, ExternalClient, Observation, ProviderPlugin } from '../../provider/contract.js';
+import { ownerTagsFor } from '../../policy/ownership.js';
+import { namingRulesFor } from '../../policy/naming.js';
+import { ManagedReconciler } from '../../reconcile/reconciler.js';
+import { Reasons } from '../../reconcile/reasons.js';
+import { NotOwnedError } from '../../provider/errors.js';
+import { waitFor } from '../wait-for.js';
+import { InMemoryEvents, InMemoryLookups, InMemoryObjects, noOutputs } from './in-memory-objects.js';
+
+/** A managed field and how to change it in the cloud behind k8or's back. */
+export interface DriftCase {
+  /** Spec path the provider must report in its diff, such as `spec.versioning` (a prefix of the reported field). */
+  field: string;
+  /** Changes the setting of the resource named `externalName` with the backend's own client, not the provider. */
+  change(externalName: string): Promise<void>;
+}
+
+/**
+ * What a provider's test supplies: its local backend, reached with the
+ * provider's real SDK. Every hook is plain cloud access; the kit drives the
+ * engine itself.
+ */
+export interface ConformanceBackend<K extends ManagedKindName> {
+  /** A ProviderConfig (named anything) that reaches the local backend: endpoint, region, project, account. */
+  providerConfig: ProviderConfig;
+  /** Secret data the backend accepts, when the ProviderConfig's credentials come from a Secret. */
+  credentials?: Record<string, string>;
+  /**
+   * A valid spec for a new resource, without `name`; use nested values
+   * (lifecycle rules, labels, key schemas) so key order is put to the test.
+   * The kit sets deletionPolicy Delete.
+   */
+  spec(): Omit<ManagedResourceOf<K>['spec'], 'name'>;
+  /** Every managed field of the kind, each with a way to change it out of band. */
+  drift: readonly DriftCase[];
+  /**
+   * Access the backend refuses (403): other credentials (a Secret with wrong
+   * keys, another account's keys) or another ProviderConfig (a backend switch).
+   */
+  deniedAccess(): { credentials?: Record<string, string>; providerConfig?: ProviderConfig };
+  /**
+   * Makes a resource named `externalName` that someone else owns, out of band.
+   * Default: the provider's own create with another cluster's owner tags.
+   * Clouds without tags may create it plainly: the kit never marks it created.
+   */
+  createForeign?(externalName: string): Promise<void>;
+  /** Removes what `createForeign` made. Default: the provider's delete. */
+  deleteForeign?(externalName: string): Promise<void>;
+  /** True for a recorded cloud operation (the name given to `recordCall`) that writes. Default: names that start with a write verb. */
+  isWrite?(operation: string): boolean;
+  /** How long the cloud may take to settle (a table becoming ACTIVE). Default 60 s. */
+  timeoutMs?: number;
+}
+
+export interface ConformanceOptions<K extends ManagedKindName> {
+  plugin: ProviderPlugin;
+  kind: K;
+  /** Starts (or reaches) the backend; called once before the cases. */
+  start(): Promise<ConformanceBackend<K>>;
+  /** Stops what `start` started. */
+  stop?(): Promise<void>;
+}
+
+const WRITE_VERBS = /^(create|put|update|delete|tag|untag|set|patch|insert|enable|disable|modify|restore|apply|upload|remove|add)/i;
+const NAMESPACE = 'conformance';
+const SECRET = { namespace: 'k8or-system', name: 'conformance-credentials' };
+
+/** One recorded cloud call. */
+interface RecordedCall {
+  operation: string;
+  ok: boolean;
+}
+
+/**
+ * The provider conformance kit: one call from a provider's own test, against
+ * its local backend with the real SDK. Each case is named after the rule of
+ * the provider contract it checks, so a failure reads as the broken rule.
+ *
+ * ```ts
+ * runProviderConformance({ plugin: awsProvider, kind: 'Bucket', start: async () => ({ providerConfig, spec, drift, deniedAccess }) });
+ * ```
+ */
+export function runProviderConformance<K extends ManagedKindName>(options: ConformanceOptions<K>): void {
+  const { plugin, kind } = options;
+  describe(`provider conformance: ${plugin.provider} ${kind}`, () => {
+    let kit: Kit<K>;
+
+    before(async () => {
+      kit = new Kit(plugin, kind, await options.start());
+    });
+    after(async () => {
+      await kit?.cleanUp();
+      await options.stop?.();
+    });
+    // A case that failed half-way must not leave the next one without access.
+    beforeEach(() => kit?.restoreAccess());
+
+    it('create is idempotent: a second create of the same name makes no second resource and harms none', async () => {
+      const name = kit.externalName();
+      const resource = kit.resource(name);
+      const client = await kit.client(resource);
+      assert.equal((await client.observe(resource, kit.call())).exists, false, 'a fresh name does not exist');
+      await client.create(resource, kit.call());
+      const first = await kit.settle(client, resource);
+      try {
+        await client.create(resource, kit.call());
+      } catch (error) {
+        // Where the cloud has no tags, "already exists" cannot be proven ours: NotOwnedError is the only answer allowed.
+        assert.equal(first.ownerTags, undefined, `a second create of our own tagged resource succeeds, not ${String(error)}`);
+        assert.ok(error instanceof NotOwnedError, `a second create may only fail as NotOwnedError: ${String(error)}`);
+      }
+      const observation = await kit.settle(client, resource);
+      assert.equal(observation.exists, true);
+      assert.deepEqual(observation.diff ?? [], [], 'the resource is intact');
+      kit.assertOurs(observation, resource);
+    });
+
+    it('delete is idempotent: deleting twice succeeds, and so does deleting what never existed', async () => {
+      const name = kit.externalName();
+      const resource = kit.resource(name);
+      const client = await kit.client(resource);
+      await client.create(resource, kit.call());
+      await kit.settle(client, resource);
+      await client.delete(resource, kit.call());
+      await client.delete(resource, kit.call());
+      await waitFor(`${name} gone`, async () => !(await client.observe(resource, kit.call())).exists, kit.timeoutMs);
+      const never = kit.resource(kit.externalName());
+      await (await kit.client(never)).delete(never, kit.call());
+    });
+
+    it("observe right after create is up to date, with the spec's keys in any order", async () => {
+      const name = kit.externalName();
+      const resource = kit.resource(name);
+      const client = await kit.client(resource);
+      await client.create(resource, kit.call());
+      const observation = await kit.settle(client, resource);
+      assert.deepEqual(observation.diff ?? [], [], 'no difference right after create');
+      assert.equal(observation.upToDate, true);
+      for (const reordered of [reverseKeys(resource), sortKeys(resource)]) {
+        const again = await client.observe(reordered, kit.call());
+        assert.deepEqual(again.diff ?? [], [], `keys in another order are no difference: ${JSON.stringify(reordered.spec)}`);
+        assert.equal(again.upToDate, true);
+      }
+    });
+
+    it('a no-op resync makes zero cloud writes and zero API writes', async () => {
+      const object = await kit.apply();
+      await kit.reconcileUntil(object, 'Ready and Synced', isReadyAndSynced);
+      // Let the writes that follow a create (markers, status) settle first.
+      await kit.reconcile(object);
+      const cloudBefore = kit.cloudWrites().length;
+      const apiBefore = kit.objects.writes.length;
+      for (let i = 0; i < 3; i++) await kit.reconcile(object);
+      assert.deepEqual(kit.cloudWrites().slice(cloudBefore), [], 'no cloud write on a no-op resync');
+      assert.deepEqual(kit.objects.writes.slice(apiBefore), [], 'no API write on a no-op resync');
+    });
+
+    it('a crash between create and its marker ends with exactly one resource, and no leak', async () => {
+      const object = await kit.apply();
+      let crashed = false;
+      kit.objects.beforeWrite = ({ patch }) => {
+        if (!crashed && patch?.annotations?.[Annotations.createSucceeded]) {
+          crashed = true;
+          throw new Error('simulated crash: the process died after create returned');
+        }
+      };
+      await assert.rejects(kit.reconcile(object), /simulated crash/);
+      kit.objects.beforeWrite = undefined;
+      const from = kit.calls.length;
+      const done = await kit.reconcileUntil(object, 'Ready and Synced after the crash', isReadyAndSynced);
+      assert.ok(done.metadata.annotations?.[Annotations.createSucceeded], 'the create is recorded');
+      assert.equal(kit.calls.slice(from).filter((c) => /^create/i.test(c.operation)).length, 0, 'no second create');
+      kit.assertOurs(await kit.observe(done), done);
+      await kit.deleteAndConfirmGone(object);
+    });
+
+    it('a crash between create and tagging ends with exactly one resource, and no leak', async () => {
+      const object = await kit.apply();
+      // Everything after the first cloud write fails, as if the process died (or was throttled or denied) there.
+      await kit.reconcile(object, { abortAfterFirstWrite: true }).catch(() => undefined);
+      const first = kit.objects.peek(kind, NAMESPACE, object.metadata.name ?? '');
+      assert.ok(first?.metadata.annotations?.[Annotations.createPending], 'the create-pending marker was written before the create');
+      const done = await kit.reconcileUntil(object, 'Ready and Synced after the interrupted create', isReadyAndSynced);
+      const observation = await kit.observe(done);
+      assert.equal(observation.exists, true);
+      kit.assertOurs(observation, done);
+      await kit.deleteAndConfirmGone(object);
+    });
+
+    it('access denied on observe is an error, never absence: nothing is created again and nothing is lost', async () => {
+      const object = await kit.apply();
+      const ready = await kit.reconcileUntil(object, 'Ready and Synced', isReadyAndSynced);
+      const writes = kit.cloudWrites().length;
+      kit.denyAccess();
+      await kit.reconcile(object);
+      const denied = kit.objects.peek(kind, NAMESPACE, object.metadata.name ?? '');
+      const synced = denied?.status?.conditions?.find((c) => c.type === ConditionTypes.Synced);
+      assert.equal(synced?.status, 'False', 'Synced says the cloud could not be read');
+      assert.notEqual(synced?.reason, Reasons.ReconcileSuccess);
+      assert.deepEqual(kit.cloudWrites().slice(writes), [], 'no write (no second create) while access is denied');
+      kit.restoreAccess();
+      assert.equal((await kit.observe(ready)).exists, true, 'the resource is still there');
+    });
+
+    it('access denied on delete keeps the finalizer until the cloud confirms the resource is gone', async () => {
+      const object = await kit.apply();
+      const ready = await kit.reconcileUntil(object, 'Ready and Synced', isReadyAndSynced);
+      kit.denyAccess();
+      kit.objects.markDeleted(kind, NAMESPACE, object.metadata.name ?? '');
+      await kit.reconcile(object);
+      const held = kit.objects.peek(kind, NAMESPACE, object.metadata.name ?? '');
+      assert.ok(held?.metadata.finalizers?.includes(FINALIZER), 'the finalizer stays while the cloud cannot be asked');
+      kit.restoreAccess();
+      assert.equal((await kit.observe(ready)).exists, true, 'nothing was lost');
+      await kit.reconcileUntil(object, 'the object released', (o) => o === undefined);
+      assert.equal((await kit.observe(ready)).exists, false, 'and the resource is gone: no leak');
+    });
+
+    it('a name taken by another owner is never adopted, updated or deleted', async () => {
+      const name = kit.externalName();
+      await kit.createForeign(name);
+      const object = await kit.apply({ name });
+      const writes = kit.cloudWrites().length;
+      const blocked = await kit.reconcileUntil(object, 'NotOwned', (o) => o?.status?.conditions?.some((c) => c.type === ConditionTypes.Synced && c.reason === Reasons.NotOwned) ?? false);
+      assert.ok(!blocked.metadata.annotations?.[Annotations.createSucceeded], 'never recorded as ours');
+      kit.objects.markDeleted(kind, NAMESPACE, object.metadata.name ?? '');
+      await kit.reconcileUntil(object, 'the object released', (o) => o === undefined);
+      assert.deepEqual(kit.cloudWrites().slice(writes), [], 'no write to a resource that is not ours');
+      assert.equal((await kit.observeForeign(name)).exists, true, 'the other owner still has it');
+      await kit.deleteForeign(name);
+    });
+
+    describe('every managed field, changed out of band, is detected and repaired, with the field named', () => {
+      // The cases are known only once the backend has started; one case per field, run in order.
+      it('repairs each field the provider lists', async () => {
+        assert.ok(kit.drift.length > 0, 'the provider lists its managed fields');
+        for (const drift of kit.drift) {
+          const object = await kit.apply();
+          const ready = await kit.reconcileUntil(object, 'Ready and Synced', isReadyAndSynced);
+          await drift.change(ready.spec.name ?? '');
+          const observed = await kit.observe(ready);
+          assert.ok(
+            (observed.diff ?? []).some((d) => d.field === drift.field || d.field.startsWith(`${drift.field}.`) || d.field.startsWith(`${drift.field}[`)),
+            `${drift.field}: the change is detected (diff: ${JSON.stringify(observed.diff)})`,
+          );
+          // Some clouds take a moment (a table UPDATING): reconcile as the queue would, until the repair is reported.
+          const repairedDrift = () => kit.events.about(object.metadata.name ?? '').find((e) => e.reason === Reasons.RepairedDrift);
+          await kit.reconcileUntil(object, `${drift.field} repaired`, () => repairedDrift() !== undefined).catch(() => undefined);
+          const event = repairedDrift();
+          assert.ok(event, `${drift.field}: a RepairedDrift Event (events: ${JSON.stringify(kit.events.about(object.metadata.name ?? '').map((e) => `${e.reason}: ${e.message}`))})`);
+          assert.ok(event.message.includes(drift.field), `${drift.field}: the Event names the field: ${event.message}`);
+          const repaired = await kit.observe(ready);
+          assert.equal(repaired.upToDate, true, `${drift.field}: repaired (diff: ${JSON.stringify(repaired.diff)})`);
+          await kit.deleteAndConfirmGone(object);
+        }
+      });
+    });
+  });
+}
+
+function isReadyAndSynced(resource: ManagedResource | undefined): boolean {
+  const conditions = resource?.status?.conditions ?? [];
+  return conditions.some((c) => c.type === ConditionTypes.Ready && c.status === 'True') && conditions.some((c) => c.type === ConditionTypes.Synced && c.status === 'True');
+}
+
+/** The kit's world: the engine's reconciler over in-memory API objects and the provider's real backend. */
+class Kit<K extends ManagedKindName> {
+  readonly objects = new InMemoryObjects();
+  readonly lookups = new InMemoryLookups();
+  readonly events = new InMemoryEvents();
+  readonly calls: RecordedCall[] = [];
+  readonly clusterId = `conformance-${randomUUID().slice(0, 8)}`;
+  readonly timeoutMs: number;
+  readonly drift: readonly DriftCase[];
+  readonly #plugin: ProviderPlugin;
+  readonly #kind: K;
+  readonly #backend: ConformanceBackend<K>;
+  readonly #reconciler: ManagedReconciler;
+  readonly #isWrite: (operation: string) => boolean;
+  readonly #created = new Set<string>();
+  #abortAfterWrite: AbortController | undefined;
+  #count = 0;
+
+  constructor(plugin: ProviderPlugin, kind: K, backend: ConformanceBackend<K>) {
+    this.#plugin = plugin;
+    this.#kind = kind;
+    this.#backend = backend;
+    this.drift = backend.drift;
+    this.timeoutMs = backend.timeoutMs ?? 60_000;
+    this.#isWrite = backend.isWrite ?? ((operation) => WRITE_VERBS.test(operation));
+    this.restoreAccess();
+    this.#reconciler = new ManagedReconciler(
+      kind,
+      { kube: this.objects, lookups: this.lookups, providers: new Map([[plugin.provider, plugin]]), events: this.events, outputs: noOutputs },
+      { clusterId: this.clusterId, pollIntervalMs: 100, resyncFloorMs: 100, cloudCallRecorder: () => this.#recorder },
+    );
+  }
+
+  /** Counts every call, and (in the crash-after-create case) aborts everything after the first write. */
+  readonly #recorder: CloudCallRecorder = async (operation, call) => {
+    try {
+      const result = await call();
+      this.calls.push({ operation, ok: true });
+      if (this.#isWrite(operation)) this.#abortAfterWrite?.abort(new Error(`simulated crash after ${operation}`));
+      return result;
+    } catch (error) {
+      this.calls.push({ operation, ok: false });
+      throw error;
+    }
+  };
+
+  cloudWrites(): string[] {
+    return this.calls.filter((c) => c.ok && this.#isWrite(c.operation)).map((c) => c.operation);
+  }
+
+  call(): CallOptions {
+    return { signal: AbortSignal.timeout(this.timeoutMs) };
+  }
+
+  /** A fresh external name by the provider's own rules. */
+  externalName(): string {
+    return namingRulesFor(this.#plugin, this.#kind).defaultName({ clusterId: this.clusterId, namespace: NAMESPACE, name: `case-${++this.#count}-${randomUUID().slice(0, 6)}` });
+  }
+
+  resource(externalName: string, metadataName = `direct-${++this.#count}`): ManagedResource {
+    this.#created.add(externalName);
+    return {
+      apiVersion: API_VERSION,
+      kind: this.#kind,
+      metadata: { name: metadataName, namespace: NAMESPACE, uid: randomUUID() },
+      spec: { ...structuredClone(this.#backend.spec()), name: externalName, deletionPolicy: 'Delete' },
+    } as ManagedResource;
+  }
+
+  #context(resource: ManagedResource, ownerTags = ownerTagsFor(resource, this.clusterId)): ConnectionContext {
+    return {
+      providerConfig: this.lookups.providerConfigs.get('default') as ProviderConfig,
+      credentials: this.lookups.secrets.get(`${SECRET.namespace}/${SECRET.name}`),
+      externalName: resource.spec.name ?? '',
+      ownerTags,
+      recordCall: this.#recorder,
+    };
+  }
+
+  async client(resource: ManagedResource, ownerTags?: Record<string, string>): Promise<ExternalClient> {
+    const connector = this.#plugin.connectors[this.#kind];
+    assert.ok(connector, `${this.#plugin.provider} has a connector for ${this.#kind}`);
+    return await (connector as { connect(r: ManagedResource, c: ConnectionContext): Promise<ExternalClient> }).connect(resource, this.#context(resource, ownerTags));
+  }
+
+  /** Observes until ready (a table leaving CREATING), with good access. */
+  async settle(client: ExternalClient, resource: ManagedResource): Promise<Observation> {
+    return await waitFor(`${resource.spec.name} ready`, async () => {
+      const observation = await client.observe(resource, this.call());
+      return observation.exists && observation.ready ? observation : undefined;
+    }, this.timeoutMs, 200);
+  }
+
+  async observe(resource: ManagedResource): Promise<Observation> {
+    const saved = this.#access();
+    this.restoreAccess();
+    try {
+      return await (await this.client(resource)).observe(resource, this.call());
+    } finally {
+      this.#setAccess(saved);
+    }
+  }
+
+  assertOurs(observation: Observation, resource: ManagedResource): void {
+    if (observation.ownerTags === undefined) return; // a cloud without tags: the markers prove it
+    const expected = ownerTagsFor(resource, this.clusterId);
+    for (const [key, value] of Object.entries(expected)) assert.equal(observation.ownerTags[key], value, `owner tag ${key}`);
+  }
+
+  /** Stores a new object (as kubectl apply would), optionally with a given external name. */
+  async apply(spec: { name?: string } = {}): Promise<ManagedResource> {
+    const name = `object-${++this.#count}`;
+    const externalName = spec.name ?? this.externalName();
+    this.#created.add(externalName);
+    return this.objects.put({
+      apiVersion: API_VERSION,
+      kind: this.#kind,
+      metadata: { name, namespace: NAMESPACE },
+      spec: { ...structuredClone(this.#backend.spec()), name: externalName, deletionPolicy: 'Delete' },
+    } as ManagedResource);
+  }
+
+  /** One reconcile of the object, as a worker runs it. */
+  async reconcile(object: ManagedResource, options: { abortAfterFirstWrite?: boolean } = {}): Promise<void> {
+    const controller = new AbortController();
+    if (options.abortAfterFirstWrite) this.#abortAfterWrite = controller;
+    try {
+      await this.#reconciler.reconcile({ namespace: NAMESPACE, name: object.metadata.name ?? '', signal: controller.signal });
+    } finally {
+      this.#abortAfterWrite = undefined;
+    }
+  }
+
+  /** Reconciles (as the queue would, again and again) until the stored object satisfies `done`. */
+  async reconcileUntil(object: ManagedResource, what: string, done: (stored: ManagedResource | undefined) => boolean): Promise<ManagedResource> {
+    const name = object.metadata.name ?? '';
+    let last: ManagedResource | undefined;
+    await waitFor(`${what} (${this.#kind} ${name})`, async () => {
+      await this.reconcile(object);
+      last = this.objects.peek(this.#kind, NAMESPACE, name);
+      return done(last);
+    }, this.timeoutMs, 100).catch((error: unknown) => {
+      throw new Error(`${error instanceof Error ? error.message : String(error)}; last status: ${JSON.stringify(last?.status)}`);
+    });
+    return last as ManagedResource;
+  }
+
+  async deleteAndConfirmGone(object: ManagedResource): Promise<void> {
+    const stored = this.objects.peek(this.#kind, NAMESPACE, object.metadata.name ?? '') ?? object;
+    this.objects.markDeleted(this.#kind, NAMESPACE, object.metadata.name ?? '');
+    await this.reconcileUntil(object, 'the object released', (o) => o === undefined);
+    assert.equal((await this.observe(stored)).exists, false, `${stored.spec.name} is gone from the cloud: no leak`);
+  }
+
+  #access(): { providerConfig: ProviderConfig | undefined; credentials: Readonly<Record<string, string>> | undefined } {
+    return { providerConfig: this.lookups.providerConfigs.get('default'), credentials: this.lookups.secrets.get(`${SECRET.namespace}/${SECRET.name}`) };
+  }
+
+  #setAccess(access: { providerConfig: ProviderConfig | undefined; credentials: Readonly<Record<string, string>> | undefined }): void {
+    if (access.providerConfig) this.lookups.providerConfigs.set('default', access.providerConfig);
+    if (access.credentials) this.lookups.secrets.set(`${SECRET.namespace}/${SECRET.name}`, access.credentials);
+    else this.lookups.secrets.delete(`${SECRET.namespace}/${SECRET.name}`);
+  }
+
+  restoreAccess(): void {
+    this.#setAccess({ providerConfig: withSecret(this.#backend.providerConfig, this.#backend.credentials), credentials: this.#backend.credentials });
+  }
+
+  denyAccess(): void {
+    const denied = this.#backend.deniedAccess();
+    const providerConfig = denied.providerConfig ?? this.#backend.providerConfig;
+    const credentials = denied.credentials ?? this.#backend.credentials;
+    this.#setAccess({ providerConfig: withSecret(providerConfig, credentials), credentials });
+  }
+
+  #foreignResource(externalName: string): ManagedResource {
+    return this.resource(externalName, 'someone-else');
+  }
+
+  #foreignTags(resource: ManagedResource): Record<string, string> {
+    return ownerTagsFor(resource, `another-cluster-${randomUUID().slice(0, 6)}`);
+  }
+
+  async createForeign(externalName: string): Promise<void> {
+    if (this.#backend.createForeign) return await this.#backend.createForeign(externalName);
+    const resource = this.#foreignResource(externalName);
+    const client = await this.client(resource, this.#foreignTags(resource));
+    await client.create(resource, this.call());
+    await this.settle(client, resource);
+  }
+
+  async observeForeign(externalName: string): Promise<Observation> {
+    return await this.observe(this.#foreignResource(externalName));
+  }
+
+  async deleteForeign(externalName: string): Promise<void> {
+    if (this.#backend.deleteForeign) return await this.#backend.deleteForeign(externalName);
+    const resource = this.#foreignResource(externalName);
+    await (await this.client(resource, this.#foreignTags(resource))).delete(resource, this.call());
+  }
+
+  /** Best effort: deletes what the cases made, so a shared backend is left as found. */
+  async cleanUp(): Promise<void> {
+    this.restoreAccess();
+    for (const name of this.#created) {
+      const resource = this.resource(name, 'cleanup');
+      try {
+        await (await this.client(resource)).delete({ ...resource, spec: { ...resource.spec, forceDelete: true } } as ManagedResource, this.call());
+      } catch {
+        // already gone, or blocked: nothing more the kit can do
+      }
+    }
+  }
+}
+
+/** The ProviderConfig pointing at the kit's credentials Secret when there are credentials. */
+function withSecret(providerConfig: ProviderConfig, credentials: Record<string, string> | undefined): ProviderConfig {
+  const copy = structuredClone(providerConfig);
+  copy.metadata = { ...copy.metadata, name: 'default' };
+  if (credentials) copy.spec.credentials = { source: 'Secret', secretRef: { ...SECRET } };
+  return copy;
+}
+
+function mapKeys(value: unknown, order: (keys: string[]) => string[]): unknown {
+  if (Array.isArray(value)) return value.map((item) => mapKeys(item, order));
+  if (value && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    return Object.fromEntries(order(Object.keys(record)).map((key) => [key, mapKeys(record[key], order)]));
+  }
+  return value;
+}
+
+/** The resource with every object's keys in reverse order. */
+function reverseKeys(resource: ManagedResource): ManagedResource {
+  return { ...resource, spec: mapKeys(resource.spec, (keys) => [...keys].reverse()) } as ManagedResource;
+}
+
+/** The resource with every object's keys sorted, as kubectl and Go servers send them. */
+function sortKeys(resource: ManagedResource): ManagedResource {
+  return { ...resource, spec: mapKeys(resource.spec, (keys) => [...keys].sort()) } as ManagedResource;
+}
