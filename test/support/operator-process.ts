@@ -48,12 +48,14 @@ export interface OperatorProcessOptions {
   /** The chart's container env (K8OR_*), as the Deployment in the cluster has it. */
   env: Record<string, string>;
   webhookPort: number;
+  /** Serve the admission webhook too (the chart's `operator --webhook`); default true. */
+  webhook?: boolean;
 }
 
 export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
   const probePort = await freePort();
   const metricsPort = await freePort();
-  const child = spawnOwnedChild(process.execPath, [options.bin, 'operator', '--webhook'], {
+  const child = spawnOwnedChild(process.execPath, [options.bin, 'operator', ...(options.webhook === false ? [] : ['--webhook'])], {
     env: {
       ...process.env,
       ...options.env,

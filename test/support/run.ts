@@ -11,11 +11,13 @@ export interface Tool {
   binary: string;
   /** Environment of every run (KUBECONFIG, HOME, HELM_* dirs). */
   env: Record<string, string>;
+  /** Working directory (default: this process's). */
+  cwd?: string;
 }
 
 export function run(tool: Tool, args: string[], input?: string, timeoutMs = 120_000): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(tool.binary, args, { env: { ...process.env, ...tool.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(tool.binary, args, { env: { ...process.env, ...tool.env }, stdio: ['pipe', 'pipe', 'pipe'], ...(tool.cwd ? { cwd: tool.cwd } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
