@@ -6,6 +6,7 @@ import { ProviderLoader } from '@k8or/operator';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
+import { startLocalAzure } from './local-azure.js';
 import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
 import { applySandboxProviderConfig } from './provider-configs.js';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -43,6 +44,8 @@ export interface LocalStackEndpoints {
   s3: string;
   dynamodb: string | undefined;
   gcp: LocalGcpEndpoints;
+  /** Azurite's Blob and Table endpoints, behind the `local-azure` ProviderConfig. */
+  azurite: { blob: string; table: string };
 }
 
 export interface LocalStack {
@@ -92,6 +95,11 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     progress({ part: 'AWS backends (S3 fake, DynamoDB Local)', state: 'ready' });
     if (dynamodb) stops.push(() => dynamodb.stop());
 
+    progress({ part: 'Azure backends (Azurite)', state: 'starting' });
+    const azure = await startLocalAzure(options.dataDir);
+    stops.push(() => azure.stop());
+    progress({ part: 'Azure backends (Azurite)', state: 'ready' });
+
     // Every provider package installed beside the operator, loaded by name as `k8or operator` loads them.
     const { providers } = await new ProviderLoader().loadAll([]);
     const operatorPart = `webhook and operator (providers ${[...providers.keys()].join(', ')})`;
@@ -117,6 +125,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     const gcp = await startLocalGcp(kubeConfig, options, logger.child({ component: 'gcp' }));
     stops.push(() => gcp.stop());
     progress({ part: 'GCP backends (GCS fake, Bigtable emulator)', state: 'ready' });
+    await azure.installProviderConfig(kubeConfig, SYSTEM_NAMESPACE);
 
     const metrics = new CoreMetrics();
     const health = new HealthChecks();
@@ -143,6 +152,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       s3: s3.endpoint,
       dynamodb: dynamodb?.endpoint,
       gcp: gcp.endpoints,
+      azurite: { blob: azure.blob, table: azure.table },
     };
     writeEndpoints(options.kubeconfigPath, endpoints);
     return { endpoints, stop };
