@@ -69,7 +69,7 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
     // Progress while starting: each part, when it is ready and how long it took.
     assert.match(output, /starting API server\.\.\.\n/);
     assert.match(output, /ready {4}API server \(\d+\.\d s\)/);
-    assert.match(output, /ready {4}webhook and operator \(providers aws, gcp[^)]*\) \(\d+\.\d s\)/);
+    assert.match(output, /ready {4}webhook and operator \(providers aws, azure, gcp\) \(\d+\.\d s\)/);
     assert.match(output, /all started in \d+\.\d s/);
   });
 
