@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, FINALIZER, type Bucket, type ManagedKindName, type ManagedResource, type ManagedStatus, type ProviderConfig } from '@k8or/api';
-import { KubeApiError, ManagedReconciler, Reasons, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
+import { KubeApiError, ManagedReconciler, NotOwnedError, Reasons, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 
 /** An API server holding one object, logging every write to the shared timeline. */
@@ -256,6 +256,18 @@ describe('the reconcile algorithm, effect by effect', () => {
     await reconciler.reconcile(request);
     assert.deepEqual(timeline, ['cloud observe', 'cloud delete', 'cloud observe', `event Normal ${Reasons.DeletedExternalResource}`, 'patch finalizers=']);
     assert.equal(cloud.buckets.size, 0);
+  });
+
+  it("lets the object go, and leaves the cloud alone, when observe on delete says the name is another owner's", async () => {
+    const { timeline, reconciler, request, objects, cloud } = arrange({ deletionPolicy: 'Delete' });
+    await reconciler.reconcile(request);
+    assert.ok(objects.object);
+    objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    cloud.failWith({ operation: 'observe' }, new NotOwnedError('another account owns the name', { code: 'BucketAlreadyExists' }));
+    timeline.length = 0;
+    await reconciler.reconcile(request);
+    assert.deepEqual(timeline, ['cloud observe', `event Warning ${Reasons.NotOwned}`, 'patch finalizers=']);
+    assert.equal(cloud.callCount({ operation: 'delete' }), 0);
   });
 
   it('retains: never a cloud call, just the finalizer', async () => {

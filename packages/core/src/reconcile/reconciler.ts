@@ -303,16 +303,13 @@ export class ManagedReconciler {
     try {
       observation = await client.observe(resource, call);
     } catch (error) {
+      if (error instanceof NotOwnedError) return await this.#leaveForeign(resource, call, name);
       // A 403 or a timeout is not absence: the finalizer stays until the cloud answers.
       return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
     }
     if (!observation.exists) return await this.#release(resource, call);
 
-    if (ownershipOf(resource, observation.ownerTags, ownerTagsFor(resource, this.#clusterId)) === 'foreign') {
-      // Never delete what is not ours; the object goes, the cloud resource stays.
-      await this.#event(resource, 'Warning', Reasons.NotOwned, `Left ${this.kind} "${name}" in the cloud: it is not owned by this object.`);
-      return await this.#release(resource, call);
-    }
+    if (ownershipOf(resource, observation.ownerTags, ownerTagsFor(resource, this.#clusterId)) === 'foreign') return await this.#leaveForeign(resource, call, name);
 
     try {
       call.signal.throwIfAborted();
@@ -339,6 +336,12 @@ export class ManagedReconciler {
       return { requeueAfterMs: this.#pollIntervalMs };
     }
     await this.#event(resource, 'Normal', Reasons.DeletedExternalResource, `Deleted ${this.kind} "${name}" in ${target.provider}.`);
+    return await this.#release(resource, call);
+  }
+
+  /** Never delete what is not ours: the object goes, the cloud resource stays. */
+  async #leaveForeign(resource: ManagedResource, call: Run, name: string): Promise<ReconcileOutcome> {
+    await this.#event(resource, 'Warning', Reasons.NotOwned, `Left ${this.kind} "${name}" in the cloud: it is not owned by this object.`);
     return await this.#release(resource, call);
   }
 
