@@ -35,6 +35,8 @@ if (process.argv.includes('--serve')) {
     process.on('message', (message: { type: string }) => {
       if (message.type !== 'cpu') return;
       const { user, system } = process.cpuUsage();
+      // With a CPU profile, phase boundaries on the profile's clock, to split it by phase.
+      if (process.execArgv.includes('--cpu-prof')) console.error(`phase boundary at ${process.hrtime.bigint() / 1000n} us`);
       const thread = process.threadCpuUsage();
       send({ type: 'cpu', micros: user + system, mainThreadMicros: thread.user + thread.system, connections });
     });
