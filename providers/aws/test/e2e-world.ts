@@ -104,7 +104,7 @@ export class AwsWorld {
       workers: 4,
       pollIntervalMs: 200,
       deletionBlockedRetryMs: 300,
-      // Tests resync every few hundred milliseconds (k8or.io/resync-period) to see drift and no-op resyncs quickly.
+      // Sub-second k8or.io/resync-period annotations in these tests; production's floor is 10 s.
       resyncFloorMs: 100,
       shutdownDeadlineMs: 5_000,
       operatorNamespace: SECRETS_NAMESPACE,
