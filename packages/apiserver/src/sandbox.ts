@@ -13,6 +13,11 @@ import { NamespaceController } from './controllers/namespaces.js';
 import { SchemaCache } from './crd/schema-cache.js';
 import { OpenApiDocuments } from './discovery/openapi.js';
 import { initCreateMetadata } from './objects/meta.js';
+import { RBAC_GROUP } from './objects/rbac.js';
+import { Authenticator, serviceAccountUsername } from './auth/authenticate.js';
+import { bootstrapPolicy } from './auth/bootstrap.js';
+import { grantKey, RbacAuthorizer } from './auth/rbac.js';
+import { metadataOf } from './util.js';
 import { prepareForCreate } from './objects/strategies.js';
 import { persistedText, readSnapshot, SnapshotWriter } from './persistence/snapshot.js';
 import { ResourceRegistry, resourceTypeFromCrd } from './resources/registry.js';
@@ -47,6 +52,15 @@ function seedDefaults(store: ObjectStore): void {
     prepareForCreate('/services', svc);
     initCreateMetadata(svc, false);
     store.create('/services', 'default', 'kubernetes', svc);
+  }
+  const policy = bootstrapPolicy();
+  for (const [key, objects] of [[`${RBAC_GROUP}/clusterroles`, policy.clusterRoles], [`${RBAC_GROUP}/clusterrolebindings`, policy.clusterRoleBindings]] as const) {
+    for (const obj of objects) {
+      const name = String(metadataOf(obj)['name']);
+      if (store.get(key, '', name)) continue;
+      initCreateMetadata(obj, false);
+      store.create(key, '', name, obj);
+    }
   }
 }
 
@@ -113,15 +127,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     schemas,
     admission: new AdmissionChain(store, options.serviceResolver ?? defaultServiceResolver, logger),
     logger,
-    user: { username: 'k8or-sandbox-admin', uid: 'k8or-sandbox-admin', groups: ['system:masters', 'system:authenticated'] },
+    authenticator: new Authenticator(token, store),
+    authorizer: new RbacAuthorizer(store),
     bookmarkIntervalMs: 5000,
     garbageCollector,
     listSnapshots,
     serverAddress: '',
-    token,
   };
   const openapi = new OpenApiDocuments(registry);
-  const server = https.createServer({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem }, createHandler({ ctx, token, openapi, requestLog }));
+  const server = https.createServer({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem }, createHandler({ ctx, openapi, requestLog }));
   // idle keep-alive TLS sockets cost memory; clients that open a connection per request leave many behind
   server.keepAliveTimeout = 5_000;
   const sockets = new Set<Socket>();
@@ -162,6 +176,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     clearRequestLog: () => {
       if (requestLog) requestLog.length = 0;
+    },
+    accessOf: (namespace, serviceAccount) => {
+      const username = serviceAccountUsername(namespace, serviceAccount);
+      const user = { username, uid: '', groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] };
+      const record = ctx.authorizer.recordOf(username);
+      const grants = ctx.authorizer.grantsOf(user).map((grant) => ({ grant, key: grantKey(grant), uses: record.used.get(grantKey(grant)) ?? 0 }));
+      return { username, grants, unused: grants.filter((g) => g.uses === 0).map((g) => g.key), denied: [...record.denied] };
     },
     dropWatches: () => hub.closeAll(),
     compactHistory: () => {

@@ -43,6 +43,27 @@ export interface RequestLogEntry {
   userAgent?: string;
 }
 
+/** One atomic RBAC permission: a verb on a group/resource (or a URL), from one rule of one bound role. */
+export interface RbacGrant {
+  binding: string;
+  role: string;
+  rule: number;
+  verb: string;
+  apiGroup?: string;
+  resource?: string;
+  resourceName?: string;
+  nonResourceURL?: string;
+}
+
+export interface ServiceAccountAccess {
+  username: string;
+  grants: Array<{ grant: RbacGrant; key: string; uses: number }>;
+  /** Keys of the grants no request used. */
+  unused: string[];
+  /** Refused requests, worded as kube-apiserver's 403s. */
+  denied: string[];
+}
+
 /** A running sandbox API server. */
 export interface Sandbox {
   /** https://127.0.0.1:PORT */
@@ -55,6 +76,12 @@ export interface Sandbox {
   /** Every request, in order; only with `recordRequests: true` (reading it otherwise throws). */
   readonly requestLog: RequestLogEntry[];
   clearRequestLog(): void;
+  /**
+   * What a ServiceAccount's token was used for: every atomic grant its bindings give (with how many
+   * requests each allowed), the grants no request used, and the requests RBAC refused (403 wording).
+   * Counts start when the sandbox starts; the bootstrap grants every authenticated user holds are included.
+   */
+  accessOf(namespace: string, serviceAccount: string): ServiceAccountAccess;
   /** Test hook: close every open watch stream abruptly. */
   dropWatches(): void;
   /** Test hook: forget watch history so older resourceVersions get 410 Gone. */

@@ -3,7 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import forge from 'node-forge';
-import { binaryFromKubectlLayer } from './kubectl-layer.ts';
+import { binaryFromKubectlLayer } from '@k8or/test-binaries';
 
 // Helpers to drive the real kubectl binaries against a sandbox, as a user would from a shell.
 

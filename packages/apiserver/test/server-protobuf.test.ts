@@ -65,3 +65,47 @@ describe('protobuf request bodies and review kinds (kubectl 1.33)', { skip: !exi
     assert.match(out, /secret\/creds\s+Opaque\s+1\s+\d+s/);
   });
 });
+
+/** protobuf field `number` of wire type 2 (length-delimited). */
+function bytesField(number: number, value: Buffer | string): Buffer {
+  const data = Buffer.isBuffer(value) ? value : Buffer.from(value);
+  const length: number[] = [];
+  let n = data.length;
+  do {
+    length.push((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+    n >>= 7;
+  } while (n > 0);
+  return Buffer.concat([Buffer.from([(number << 3) | 2, ...length]), data]);
+}
+
+/** The "k8s\0" envelope around a runtime.Unknown, as client-go's protobuf serializer writes it. */
+function protobufEnvelope(apiVersion: string, kind: string, raw: Buffer): Buffer {
+  const typeMeta = Buffer.concat([bytesField(1, apiVersion), bytesField(2, kind)]);
+  return Buffer.concat([Buffer.from([0x6b, 0x38, 0x73, 0x00]), bytesField(1, typeMeta), bytesField(2, raw)]);
+}
+
+describe('protobuf DeleteOptions (the body of a typed client\'s DELETE, e.g. Helm purging its release Secrets)', () => {
+  let t: TestSandbox;
+  before(async () => {
+    t = await startTestSandbox();
+  });
+  after(async () => {
+    await t.sandbox.stop();
+  });
+
+  it('reads the preconditions and the propagation policy', async () => {
+    const path = '/api/v1/namespaces/default/configmaps';
+    await request(t.sandbox, 'POST', path, { body: { metadata: { name: 'release' }, data: { a: 'b' } } });
+    const deleteWith = (uid: string): Promise<{ status: number; json: Record<string, unknown> | undefined }> =>
+      request(t.sandbox, 'DELETE', `${path}/release`, {
+        contentType: 'application/vnd.kubernetes.protobuf',
+        body: protobufEnvelope('v1', 'DeleteOptions', Buffer.concat([bytesField(2, bytesField(1, uid)), bytesField(4, 'Background')])),
+      });
+    const stale = await deleteWith('not-the-uid');
+    assert.equal(stale.status, 409, JSON.stringify(stale.json));
+    assert.match(String(stale.json?.['message']), /Precondition failed: UID in precondition: not-the-uid/);
+    const current = await request(t.sandbox, 'GET', `${path}/release`);
+    assert.equal((await deleteWith(String(metadataOf(current.json)['uid']))).status, 200);
+    assert.equal((await request(t.sandbox, 'GET', `${path}/release`)).status, 404);
+  });
+});

@@ -233,7 +233,11 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
       await this.#call(call, 'buckets.insert', () => this.#storage.createBucket(this.#context.externalName, insertBody(desired)));
     } catch (error) {
       if (answerOf(error).status !== 409) throw error;
-      const existing = await this.#read(call).catch(() => undefined);
+      // Only a 403 says "another project's"; a throttled or failed read is retried, never a verdict.
+      const existing = await this.#read(call).catch((readError: unknown) => {
+        if (answerOf(readError).status === 403) return undefined;
+        throw readError;
+      });
       const found = existing ? ownerTagsFromLabels(observedBucket(existing).labels, this.#context.ownerTags) : {};
       if (existing && isDeepStrictEqual(found, { ...this.#context.ownerTags })) return;
       throw new NotOwnedError(

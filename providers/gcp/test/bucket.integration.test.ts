@@ -182,6 +182,16 @@ describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against t
     });
   });
 
+  it('retries rather than calls the name taken when the read after a 409 fails: a 503 is no verdict on ownership', async () => {
+    const resource = bucket('busy-name');
+    const client = await connect(resource);
+    await client.create(resource, call());
+    // The repeated insert answers 409 (the name exists); the read that tells whose it is answers 503.
+    fake.failNext(1, 503, 'GET');
+    await assert.rejects(client.create(resource, call()), (error: unknown) => error instanceof RetryableError && error.code === 'backendError');
+    await client.create(resource, call());
+  });
+
   it('succeeds when the create is repeated (its own bucket, its owner labels)', async () => {
     const resource = bucket('repeated-create');
     const client = await connect(resource);

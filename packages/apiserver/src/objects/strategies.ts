@@ -3,6 +3,8 @@ import type { KubeObject } from '../types.js';
 import { isObject, metadataOf, stringField } from '../util.js';
 import { badRequest, type FieldCause } from '../status.js';
 import { crdNames } from '../resources/registry.js';
+import { RBAC_GROUP, validateBinding, validateRole } from './rbac.js';
+import { defaultDeployment, validateDeployment, validatePodDisruptionBudget } from './workloads.js';
 
 /** Kind-specific defaulting and normalisation on create. */
 /** `existing`: the kind's stored objects, for allocations that must not collide (Service cluster IPs). */
@@ -24,6 +26,13 @@ export function prepareForCreate(resourceKey: string, obj: KubeObject, existing:
       break;
     case 'apiextensions.k8s.io/customresourcedefinitions':
       delete obj['status'];
+      break;
+    case 'apps/deployments':
+      defaultDeployment(obj);
+      obj['status'] = {};
+      break;
+    case 'policy/poddisruptionbudgets':
+      obj['status'] = { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
       break;
   }
 }
@@ -67,6 +76,9 @@ export function prepareForUpdate(resourceKey: string, obj: KubeObject, old: Kube
     }
     case '/secrets':
       normaliseSecret(obj);
+      break;
+    case 'apps/deployments':
+      defaultDeployment(obj);
       break;
   }
 }
@@ -139,6 +151,20 @@ export function validateBuiltin(resourceKey: string, obj: KubeObject, old: KubeO
     }
     case 'apiextensions.k8s.io/customresourcedefinitions':
       causes.push(...validateCrd(obj, old));
+      break;
+    case 'apps/deployments':
+      causes.push(...validateDeployment(obj, old));
+      break;
+    case 'policy/poddisruptionbudgets':
+      causes.push(...validatePodDisruptionBudget(obj));
+      break;
+    case `${RBAC_GROUP}/roles`:
+    case `${RBAC_GROUP}/clusterroles`:
+      causes.push(...validateRole(obj, resourceKey.endsWith('/clusterroles')));
+      break;
+    case `${RBAC_GROUP}/rolebindings`:
+    case `${RBAC_GROUP}/clusterrolebindings`:
+      causes.push(...validateBinding(obj, old, resourceKey.endsWith('/clusterrolebindings')));
       break;
     case 'admissionregistration.k8s.io/validatingwebhookconfigurations':
     case 'admissionregistration.k8s.io/mutatingwebhookconfigurations':

@@ -104,6 +104,35 @@ export function builtinResources(): ResourceType[] {
       key: resourceKey('', 'events'),
       conversion: eventsV1Conversion,
     },
+    builtin('', 'v1', 'ServiceAccount', 'serviceaccounts', true, { shortNames: ['sa'], columns: [{ name: 'Secrets', type: 'integer', jsonPath: '.secrets', format: 'count' }, AGE] }),
+    builtin('apps', 'v1', 'Deployment', 'deployments', true, {
+      shortNames: ['deploy'],
+      categories: ['all'],
+      hasStatus: true,
+      hasGeneration: true,
+      // no kubelet and no ReplicaSet controller: nothing becomes ready
+      columns: [
+        { name: 'Ready', type: 'string', jsonPath: '.status.readyReplicas', format: 'ready-of-replicas' },
+        { name: 'Up-to-date', type: 'integer', jsonPath: '.status.updatedReplicas' },
+        { name: 'Available', type: 'integer', jsonPath: '.status.availableReplicas' },
+        AGE,
+      ],
+    }),
+    builtin('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true, {
+      shortNames: ['pdb'],
+      hasStatus: true,
+      hasGeneration: true,
+      columns: [
+        { name: 'Min Available', type: 'string', jsonPath: '.spec.minAvailable', format: 'or-na' },
+        { name: 'Max Unavailable', type: 'string', jsonPath: '.spec.maxUnavailable', format: 'or-na' },
+        { name: 'Allowed Disruptions', type: 'integer', jsonPath: '.status.disruptionsAllowed' },
+        AGE,
+      ],
+    }),
+    builtin('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true, { columns: [{ name: 'Created At', type: 'date', jsonPath: '.metadata.creationTimestamp', format: 'timestamp' }] }),
+    builtin('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false, { columns: [{ name: 'Created At', type: 'date', jsonPath: '.metadata.creationTimestamp', format: 'timestamp' }] }),
+    builtin('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true, { columns: [{ name: 'Role', type: 'string', jsonPath: '.roleRef', format: 'role-ref' }, AGE] }),
+    builtin('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false, { columns: [{ name: 'Role', type: 'string', jsonPath: '.roleRef', format: 'role-ref' }, AGE] }),
     builtin('coordination.k8s.io', 'v1', 'Lease', 'leases', true, {
       columns: [{ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }, AGE],
     }),

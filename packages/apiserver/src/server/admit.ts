@@ -72,7 +72,7 @@ export function admissionRequest(scope: Scope, operation: AdmissionRequest['oper
     name,
     dryRun: scope.dryRun,
     options: optionsObject(operation === 'CREATE' ? 'CreateOptions' : operation === 'UPDATE' ? 'UpdateOptions' : 'DeleteOptions', scope, fieldManager),
-    user: scope.ctx.user,
+    user: scope.user,
   };
   if (object) request.object = object;
   if (oldObject) request.oldObject = oldObject;

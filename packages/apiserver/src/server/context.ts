@@ -8,7 +8,11 @@ import type { ListSnapshots } from '../store/list-snapshots.js';
 import type { ObjectStore } from '../store/store.js';
 import type { WatchHistory } from '../watch/history.js';
 import type { WatchHub } from '../watch/hub.js';
+import type { Authenticator } from '../auth/authenticate.js';
+import type { RbacAuthorizer } from '../auth/rbac.js';
 import type { UserInfo } from '../types.js';
+
+export type { UserInfo };
 
 export interface ServerContext {
   registry: ResourceRegistry;
@@ -18,14 +22,15 @@ export interface ServerContext {
   schemas: SchemaCache;
   admission: AdmissionChain;
   logger: Logger;
-  user: UserInfo;
+  /** Who a bearer token stands for. */
+  authenticator: Authenticator;
+  /** RBAC over the stored roles and bindings, with each user's record of use. */
+  authorizer: RbacAuthorizer;
   garbageCollector: GarbageCollector;
   /** States that paged lists continue from. */
   listSnapshots: ListSnapshots;
   /** Interval between BOOKMARK events on watches that allow them. */
   bookmarkIntervalMs: number;
-  /** The bearer token clients authenticate with (for TokenReview). */
-  token: string;
   /** Host:port clients reach us at (for discovery's serverAddressByClientCIDRs). */
   serverAddress: string;
 }

@@ -1,24 +1,24 @@
 /** The request entry point: authentication, routing, the request log, and errors as Status bodies. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { timingSafeEqual } from 'node:crypto';
 import type { RequestLogEntry } from '../types.js';
 import { aggregatedContentType, aggregatedDiscovery, aggregatedRequested } from '../discovery/aggregated.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from '../discovery/discovery.js';
 import type { OpenApiDocuments } from '../discovery/openapi.js';
-import type { ServerContext } from './context.js';
+import type { ServerContext, UserInfo } from './context.js';
+import { forbiddenMessage, type RequestAttributes } from '../auth/rbac.js';
+import { handleTokenRequest } from './token-request.js';
 import { handleDelete, handleDeleteCollection } from './delete.js';
 import { handleGet, handleList } from './read.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { sendJson, sendStatus } from './respond.js';
 import { handleReview } from './review.js';
 import { makeScope } from './scope.js';
-import { ApiError, methodNotAllowed, notFound, toApiError } from '../status.js';
+import { ApiError, forbidden, methodNotAllowed, notFound, toApiError } from '../status.js';
 import { handleCreate, handlePatch, handleUpdate } from './write.js';
 import { handleWatch } from './watch.js';
 
 export interface HandlerOptions {
   ctx: ServerContext;
-  token: string;
   openapi: OpenApiDocuments;
   /** Where served requests are recorded, when they are. */
   requestLog: RequestLogEntry[] | undefined;
@@ -26,21 +26,12 @@ export interface HandlerOptions {
 
 const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
 
-function authenticated(req: IncomingMessage, token: string): boolean {
-  const header = req.headers.authorization ?? '';
-  const m = /^Bearer\s+(.+)$/i.exec(header);
-  if (!m) return false;
-  const given = Buffer.from((m[1] as string).trim());
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
 function unauthorized(): ApiError {
   return new ApiError(401, 'Unauthorized', 'Unauthorized');
 }
 
 export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const { ctx, token, openapi, requestLog } = options;
+  const { ctx, openapi, requestLog } = options;
   return (req, res) => {
     try {
       handle(req, res);
@@ -105,18 +96,38 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
         res.end('ok');
         return;
       }
-      if (!authenticated(req, token)) {
+      const user = ctx.authenticator.authenticate(req.headers.authorization);
+      if (!user) {
         req.resume();
         throw unauthorized();
       }
-      route(ctx, openapi, req, res, info, url).catch(fail);
+      const attributes = requestAttributes(method, info, url.pathname);
+      if (!ctx.authorizer.check(user, attributes).allowed) {
+        req.resume();
+        throw forbiddenRequest(user, attributes);
+      }
+      route(ctx, openapi, req, res, info, url, user).catch(fail);
     } catch (err) {
       fail(err);
     }
   }
 }
 
-async function route(ctx: ServerContext, openapi: OpenApiDocuments, req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL): Promise<void> {
+/** authorizer.Attributes of a request: resource requests by their verb, others by their path and lowercased method. */
+function requestAttributes(method: string, info: RequestInfo, path: string): RequestAttributes {
+  if (!info.isResourceRequest) {
+    return { verb: method.toLowerCase(), resourceRequest: false, apiGroup: '', resource: '', subresource: '', namespace: '', name: '', path };
+  }
+  return { verb: info.verb, resourceRequest: true, apiGroup: info.group, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name, path };
+}
+
+function forbiddenRequest(user: UserInfo, attributes: RequestAttributes): ApiError {
+  const why = forbiddenMessage(user, attributes);
+  if (!attributes.resourceRequest) return new ApiError(403, 'Forbidden', `forbidden: ${why}`, {});
+  return forbidden(attributes.apiGroup, attributes.resource, attributes.name, why);
+}
+
+async function route(ctx: ServerContext, openapi: OpenApiDocuments, req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL, user: UserInfo): Promise<void> {
   const path = url.pathname.replace(/\/+$/, '') || '/';
   if (!info.isResourceRequest) {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -159,9 +170,13 @@ async function route(ctx: ServerContext, openapi: OpenApiDocuments, req: Incomin
     req.resume();
     throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
   }
-  const scope = makeScope(ctx, req, res, info, url.searchParams, resolved);
+  const scope = makeScope(ctx, req, res, info, url.searchParams, resolved, user);
   if (resolved.type.review) {
     await handleReview(scope);
+    return;
+  }
+  if (resolved.type.key === '/serviceaccounts' && info.subresource === 'token') {
+    await handleTokenRequest(scope);
     return;
   }
   switch (info.verb) {

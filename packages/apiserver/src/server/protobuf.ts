@@ -66,8 +66,19 @@ const ACCESS_REVIEW: MessageSpec = {
   },
 };
 
+const DELETE_OPTIONS: MessageSpec = {
+  1: { name: 'gracePeriodSeconds', kind: 'int64' },
+  2: { name: 'preconditions', kind: 'message', message: { 1: { name: 'uid', kind: 'string' }, 2: { name: 'resourceVersion', kind: 'string' } } },
+  3: { name: 'orphanDependents', kind: 'bool' },
+  4: { name: 'propagationPolicy', kind: 'string' },
+  5: { name: 'dryRun', kind: 'repeated-string' },
+};
+
 /** Kinds by "apiVersion/kind". */
 const KINDS: Record<string, MessageSpec> = {
+  // typed clients (Helm's release storage among them) send the body of a DELETE as protobuf
+  'v1/DeleteOptions': DELETE_OPTIONS,
+  'meta.k8s.io/v1/DeleteOptions': DELETE_OPTIONS,
   'v1/Service': {
     1: META,
     2: {
@@ -88,6 +99,23 @@ const KINDS: Record<string, MessageSpec> = {
   'authorization.k8s.io/v1/SelfSubjectAccessReview': ACCESS_REVIEW,
   'authorization.k8s.io/v1/SelfSubjectRulesReview': { 1: META, 2: { name: 'spec', kind: 'message', message: { 1: { name: 'namespace', kind: 'string' } } } },
   'authentication.k8s.io/v1/SelfSubjectReview': { 1: META },
+  'authentication.k8s.io/v1/TokenRequest': {
+    1: META,
+    2: {
+      name: 'spec',
+      kind: 'message',
+      message: {
+        1: { name: 'audiences', kind: 'repeated-string' },
+        3: { name: 'boundObjectRef', kind: 'message', message: { 1: { name: 'kind', kind: 'string' }, 2: { name: 'apiVersion', kind: 'string' }, 3: { name: 'name', kind: 'string' }, 4: { name: 'uid', kind: 'string' } } },
+        4: { name: 'expirationSeconds', kind: 'int64' },
+      },
+    },
+  },
+  'v1/ServiceAccount': {
+    1: META,
+    3: { name: 'imagePullSecrets', kind: 'repeated-message', message: { 1: { name: 'name', kind: 'string' } } },
+    4: { name: 'automountServiceAccountToken', kind: 'bool' },
+  },
   'authentication.k8s.io/v1beta1/SelfSubjectReview': { 1: META },
   'v1/Namespace': {
     1: META,

@@ -1,6 +1,6 @@
 /**
  * Review kinds (authorization.k8s.io and authentication.k8s.io): answered from the request, never
- * stored. The sandbox has one all-powerful user, so every access review is allowed.
+ * stored. Access reviews ask the RBAC authorizer (without recording them as use of a grant).
  */
 import type { KubeObject } from '../types.js';
 import { isObject, stringField } from '../util.js';
@@ -9,8 +9,46 @@ import { checkBodyIdentity } from './admit.js';
 import { sendJson } from './respond.js';
 import { methodNotAllowed } from '../status.js';
 import type { Scope } from './scope.js';
+import type { UserInfo } from './context.js';
+import type { RequestAttributes } from '../auth/rbac.js';
 
-const EVERYTHING = 'the k8or sandbox authorizes every request of its authenticated user';
+function attributesOf(spec: Record<string, unknown>): RequestAttributes {
+  const resource = isObject(spec['resourceAttributes']) ? spec['resourceAttributes'] : undefined;
+  if (resource) {
+    return {
+      verb: stringField(resource, 'verb') ?? '',
+      resourceRequest: true,
+      apiGroup: stringField(resource, 'group') ?? '',
+      resource: stringField(resource, 'resource') ?? '',
+      subresource: stringField(resource, 'subresource') ?? '',
+      namespace: stringField(resource, 'namespace') ?? '',
+      name: stringField(resource, 'name') ?? '',
+      path: '',
+    };
+  }
+  const nonResource = isObject(spec['nonResourceAttributes']) ? spec['nonResourceAttributes'] : {};
+  return { verb: stringField(nonResource, 'verb') ?? '', resourceRequest: false, apiGroup: '', resource: '', subresource: '', namespace: '', name: '', path: stringField(nonResource, 'path') ?? '' };
+}
+
+function accessStatus(scope: Scope, user: UserInfo, spec: Record<string, unknown>): KubeObject {
+  const decision = scope.ctx.authorizer.authorize(user, attributesOf(spec));
+  if (!decision.allowed) return { allowed: false };
+  if (decision.grants.length === 0) return { allowed: true };
+  const first = decision.grants[0]!;
+  return { allowed: true, reason: `RBAC: allowed by ${first.binding} of ${first.role} to ${user.username}` };
+}
+
+function rulesStatus(scope: Scope, user: UserInfo, namespace: string): KubeObject {
+  if (user.groups.includes('system:masters')) {
+    return { resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false };
+  }
+  const grants = scope.ctx.authorizer.grantsOf(user).filter((g) => g.binding.startsWith('ClusterRoleBinding') || g.binding.startsWith(`RoleBinding ${namespace}/`));
+  return {
+    resourceRules: grants.filter((g) => g.resource !== undefined).map((g) => ({ verbs: [g.verb], apiGroups: [g.apiGroup], resources: [g.resource], ...(g.resourceName ? { resourceNames: [g.resourceName] } : {}) })),
+    nonResourceRules: grants.filter((g) => g.nonResourceURL !== undefined).map((g) => ({ verbs: [g.verb], nonResourceURLs: [g.nonResourceURL] })),
+    incomplete: false,
+  };
+}
 
 export async function handleReview(scope: Scope): Promise<void> {
   if (scope.info.verb !== 'create' || scope.info.name) {
@@ -19,26 +57,26 @@ export async function handleReview(scope: Scope): Promise<void> {
   }
   const review = checkBodyIdentity(scope, decodeBody(await readBody(scope.req), scope.req.headers['content-type']));
   const spec = isObject(review['spec']) ? review['spec'] : {};
-  const user = scope.ctx.user;
+  const user = scope.user;
   let status: KubeObject;
   switch (scope.type.plural) {
     case 'selfsubjectaccessreviews':
-    case 'subjectaccessreviews':
-      status = { allowed: true, reason: EVERYTHING };
+      status = accessStatus(scope, user, spec);
       break;
+    case 'subjectaccessreviews': {
+      const groups = Array.isArray(spec['groups']) ? spec['groups'].filter((g): g is string => typeof g === 'string') : [];
+      status = accessStatus(scope, { username: stringField(spec, 'user') ?? '', uid: stringField(spec, 'uid') ?? '', groups }, spec);
+      break;
+    }
     case 'selfsubjectrulesreviews':
-      status = {
-        resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
-        nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
-        incomplete: false,
-      };
+      status = rulesStatus(scope, user, stringField(spec, 'namespace') ?? '');
       break;
     case 'selfsubjectreviews':
       status = { userInfo: user };
       break;
     default: {
-      const authenticated = stringField(spec, 'token') === scope.ctx.token;
-      status = authenticated ? { authenticated: true, user, audiences: [] } : { authenticated: false, error: 'invalid bearer token' };
+      const reviewed = scope.ctx.authenticator.userOfToken(stringField(spec, 'token') ?? '');
+      status = reviewed ? { authenticated: true, user: reviewed, audiences: [] } : { authenticated: false, error: 'invalid bearer token' };
     }
   }
   const { status: _ignored, ...rest } = review;

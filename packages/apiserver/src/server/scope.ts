@@ -5,12 +5,14 @@ import { metadataOf } from '../util.js';
 import type { ResolvedResource } from '../resources/registry.js';
 import { apiVersionOf, type ResourceType, type ResourceVersion } from '../resources/types.js';
 import { tableRequested, toTable, type TableRequest } from '../table/table.js';
-import type { ServerContext } from './context.js';
+import type { ServerContext, UserInfo } from './context.js';
 import type { RequestInfo } from './request-info.js';
 import { sendJson } from './respond.js';
 
 export interface Scope {
   ctx: ServerContext;
+  /** Who sent the request. */
+  user: UserInfo;
   req: IncomingMessage;
   res: ServerResponse;
   info: RequestInfo;
@@ -25,9 +27,10 @@ export interface Scope {
   table: TableRequest | undefined;
 }
 
-export function makeScope(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, info: RequestInfo, query: URLSearchParams, resolved: ResolvedResource): Scope {
+export function makeScope(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, info: RequestInfo, query: URLSearchParams, resolved: ResolvedResource, user: UserInfo): Scope {
   return {
     ctx,
+    user,
     req,
     res,
     info,

@@ -52,7 +52,7 @@ function columnsFor(type: ResourceType, version: ResourceVersion): PrinterColumn
 }
 
 function definition(column: PrinterColumn): ColumnDefinition {
-  const builtinFormat = column.format && ['name', 'age', 'count', 'data-count', 'event-last-seen', 'object-ref', 'timestamp', 'external-ip', 'ports'].includes(column.format);
+  const builtinFormat = column.format && ['name', 'age', 'count', 'data-count', 'event-last-seen', 'object-ref', 'timestamp', 'external-ip', 'ports', 'ready-of-replicas', 'role-ref', 'or-na'].includes(column.format);
   return {
     name: column.name,
     type: column.type === 'date' || column.format === 'age' ? (column.format === 'timestamp' ? 'string' : 'date') : column.type,
@@ -84,6 +84,14 @@ function cell(column: PrinterColumn, obj: KubeObject, now: number): unknown {
       const ips = ingress.map((i) => String(i['ip'] ?? i['hostname'] ?? '')).filter(Boolean);
       return ips.length > 0 ? ips.join(',') : '<none>';
     }
+    case 'ready-of-replicas': {
+      const spec = isObject(obj['spec']) ? obj['spec'] : {};
+      return `${typeof value === 'number' ? value : 0}/${typeof spec['replicas'] === 'number' ? spec['replicas'] : 1}`;
+    }
+    case 'or-na':
+      return value === undefined || value === null ? 'N/A' : String(value);
+    case 'role-ref':
+      return isObject(value) ? `${String(value['kind'] ?? '')}/${String(value['name'] ?? '')}` : '';
     case 'ports': {
       const ports = Array.isArray(value) ? value.filter(isObject) : [];
       if (ports.length === 0) return '<none>';

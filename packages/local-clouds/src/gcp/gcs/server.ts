@@ -45,8 +45,8 @@ export interface GcsFake {
   /** Every request of `principal` (a service-account email, or `anonymous`) answers 403 until allowed again. */
   deny(principal: string): void;
   allow(principal: string): void;
-  /** The next `count` requests answer `status` (429 rateLimitExceeded or 503 backendError). */
-  failNext(count: number, status: 429 | 503): void;
+  /** The next `count` requests (of `method` only, when given) answer `status` (429 rateLimitExceeded or 503 backendError). */
+  failNext(count: number, status: 429 | 503, method?: string): void;
   stop(): Promise<void>;
 }
 
@@ -119,7 +119,7 @@ export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFak
   const denied = new Set<string>();
   const sessions = new ResumableSessions();
   const requests: GcsRequestRecord[] = [];
-  let failures: { remaining: number; status: 429 | 503 } = { remaining: 0, status: 503 };
+  let failures: { remaining: number; status: 429 | 503; method?: string | undefined } = { remaining: 0, status: 503 };
   let endpoint = '';
 
   function bucketFor(name: string, principal: Principal, permission: string): StoredBucket {
@@ -225,7 +225,7 @@ export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFak
   }
 
   function answer(request: IncomingMessage, url: URL, body: Buffer): Answer {
-    if (failures.remaining > 0) {
+    if (failures.remaining > 0 && (failures.method === undefined || failures.method === request.method)) {
       failures.remaining -= 1;
       throw failures.status === 429 ? GcsErrors.rateLimited() : GcsErrors.backendError();
     }
@@ -292,8 +292,8 @@ export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFak
     requests,
     deny: (principal) => void denied.add(principal),
     allow: (principal) => void denied.delete(principal),
-    failNext: (count, status) => {
-      failures = { remaining: count, status };
+    failNext: (count, status, method) => {
+      failures = { remaining: count, status, method };
     },
     stop: () =>
       new Promise<void>((resolve, reject) => {

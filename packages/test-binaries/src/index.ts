@@ -55,3 +55,13 @@ function extractEntry(zipPath: string, entryName: string, destination: string): 
     });
   });
 }
+
+/** Helm 4: `K8OR_HELM` when set (a helm of your own), else the one from the layer. */
+export async function helmBinary(): Promise<string> {
+  return process.env['K8OR_HELM'] ?? (await binaryFromKubectlLayer('helm/helm'));
+}
+
+/** kubectl 1.35 from the layer. */
+export async function kubectlBinary(): Promise<string> {
+  return await binaryFromKubectlLayer('kubectl/kubectl');
+}

@@ -1,0 +1,26 @@
+# The k8or operator image: the manager process (`k8or operator --webhook`) with every provider
+# package installed (aws, gcp, azure), on the official Node 24 slim image, running as non-root.
+# Built elsewhere (CI with a Docker engine): docker build -t ghcr.io/k8or/k8or:0.1.0 .
+
+# --- build: install every workspace, compile, then drop the dev dependencies
+FROM node:24-slim AS build
+WORKDIR /src
+COPY . .
+RUN npm ci --no-audit --no-fund \
+ && npx turbo run build --filter=@k8or/cli... --filter='./providers/*' \
+ && npm prune --omit=dev --no-audit --no-fund \
+ && rm -rf packages/*/src providers/*/src packages/*/test providers/*/test test bench
+
+# --- runtime: the compiled packages and their production dependencies only
+FROM node:24-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/packages ./packages
+COPY --from=build /src/providers ./providers
+# 65532: the chart's runAsUser; a numeric user lets the kubelet check runAsNonRoot
+USER 65532:65532
+EXPOSE 8080 8081 9443
+ENTRYPOINT ["node", "/app/packages/cli/dist/bin.js"]
+CMD ["operator", "--webhook"]

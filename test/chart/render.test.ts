@@ -1,0 +1,145 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
+import { run, runOk } from '../support/run.ts';
+import { CHART_DIR, PROVIDERS, tools, type Tools } from '../support/tools.ts';
+
+// The chart as a platform team meets it: `helm lint` clean, and `helm template` with the default
+// values, with each provider enabled and with cert-manager, rendering what a cluster accepts (every
+// object goes through the embedded API server's validation with a server-side dry run).
+
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> } } & Record<string, unknown>;
+
+const NS = 'k8or-system';
+
+function parse(text: string): Manifest[] {
+  return parseAllDocuments(text)
+    .map((d) => d.toJSON() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
+}
+
+const byKind = (manifests: Manifest[], kind: string): Manifest[] => manifests.filter((m) => m.kind === kind);
+const one = (manifests: Manifest[], kind: string): Manifest => {
+  const found = byKind(manifests, kind);
+  assert.equal(found.length, 1, `one ${kind}`);
+  return found[0]!;
+};
+
+const VALUE_SETS: Record<string, string[]> = {
+  'default values': [],
+  'aws enabled (credentials from a Secret)': ['--set', 'providers.aws.enabled=true', '--set', 'providers.aws.credentials.source=secret', '--set', 'providers.aws.credentials.secretName=aws-creds'],
+  'gcp enabled (Workload Identity)': ['--set', 'providers.gcp.enabled=true', '--set', 'providers.gcp.credentials.source=workloadIdentity', '--set', 'providers.gcp.credentials.serviceAccount=k8or@proj.iam.gserviceaccount.com'],
+  'azure enabled (Workload Identity)': ['--set', 'providers.azure.enabled=true', '--set', 'providers.azure.credentials.source=workloadIdentity', '--set', 'providers.azure.credentials.clientId=00000000-0000-0000-0000-000000000000'],
+  'all providers, cert-manager and a ServiceMonitor': [
+    ...PROVIDERS.flatMap((p) => ['--set', `providers.${p}.enabled=true`]),
+    '--set', 'webhook.certManager.enabled=true',
+    '--set', 'metrics.serviceMonitor.enabled=true',
+  ],
+};
+
+describe('the Helm chart renders', () => {
+  let home: string;
+  let sandbox: Sandbox;
+  let t: Tools;
+  const rendered = new Map<string, Manifest[]>();
+
+  before(async () => {
+    home = await mkdtemp(join(tmpdir(), 'k8or-chart-'));
+    sandbox = await startSandbox({ kubeconfigPath: join(home, 'kubeconfig') });
+    t = await tools(home, join(home, 'kubeconfig'));
+    for (const [name, args] of Object.entries(VALUE_SETS)) {
+      rendered.set(name, parse(await runOk(t.helm, ['template', 'k8or', CHART_DIR, '--namespace', NS, '--include-crds', ...args])));
+    }
+    await runOk(t.kubectl, ['create', 'namespace', NS]);
+  });
+
+  after(async () => {
+    await sandbox?.stop();
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  it('passes helm lint --strict with the default values and with every provider enabled', async () => {
+    for (const args of [[], PROVIDERS.flatMap((p) => ['--set', `providers.${p}.enabled=true`])]) {
+      const out = await runOk(t.helm, ['lint', '--strict', CHART_DIR, ...args]);
+      assert.match(out, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+      assert.doesNotMatch(out, /\[(WARNING|ERROR)\]/);
+    }
+  });
+
+  it('refuses values that break values.schema.json, naming the value', async () => {
+    const badPolicy = await run(t.helm, ['template', 'k8or', CHART_DIR, '--set', 'operator.defaultDeletionPolicy=Orphan']);
+    assert.notEqual(badPolicy.code, 0);
+    assert.match(badPolicy.stderr, /operator\.defaultDeletionPolicy|defaultDeletionPolicy/);
+    const missingSecret = await run(t.helm, ['template', 'k8or', CHART_DIR, '--set', 'providers.aws.enabled=true', '--set', 'providers.aws.credentials.source=secret']);
+    assert.notEqual(missingSecret.code, 0);
+    assert.match(missingSecret.stderr, /providers\.aws\.credentials\.secretName is required when source is secret/);
+  });
+
+  for (const name of Object.keys(VALUE_SETS)) {
+    it(`with ${name}: objects the API server accepts (server-side dry run)`, async () => {
+      const manifests = rendered.get(name)!;
+      // cert-manager's and the Prometheus Operator's kinds need their CRDs, which a cluster with them has
+      const served = manifests.filter((m) => !['cert-manager.io/v1', 'monitoring.coreos.com/v1'].includes(m.apiVersion));
+      const crds = byKind(served, 'CustomResourceDefinition');
+      assert.equal(crds.length, 3, 'the CRDs from packages/api');
+      const text = served.map((m) => JSON.stringify(m)).join('\n');
+      const out = await runOk(t.kubectl, ['create', '--dry-run=server', '-f', '-', '-o', 'name'], text);
+      assert.equal(out.trim().split('\n').length, served.length);
+    });
+  }
+
+  it('runs two non-root, read-only replicas with leader election, probes, resources and seccomp RuntimeDefault', () => {
+    const deployment = one(rendered.get('default values')!, 'Deployment') as Manifest & { spec: { replicas: number; template: { spec: Record<string, unknown> } } };
+    assert.equal(deployment.spec.replicas, 2);
+    const pod = deployment.spec.template.spec as { securityContext: Record<string, unknown>; containers: Array<Record<string, unknown>> };
+    assert.equal(pod.securityContext['runAsNonRoot'], true);
+    assert.deepEqual(pod.securityContext['seccompProfile'], { type: 'RuntimeDefault' });
+    const container = pod.containers[0]!;
+    assert.deepEqual(container['securityContext'], { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    assert.ok(container['livenessProbe'] && container['readinessProbe'], 'probes');
+    assert.ok((container['resources'] as Record<string, unknown>)['requests'], 'resources');
+    const env = Object.fromEntries((container['env'] as Array<{ name: string; value: string }>).map((e) => [e.name, e.value]));
+    assert.equal(env['K8OR_LEADER_ELECT'], 'true');
+    assert.equal(env['K8OR_LEADER_ELECTION_NAMESPACE'], NS);
+    assert.equal(env['K8OR_PROVIDERS'], '');
+    assert.equal(one(rendered.get('default values')!, 'PodDisruptionBudget')['spec'] !== undefined, true);
+  });
+
+  it('fails closed with no side effects and a 5 s timeout, and keeps out of kube-system and its own namespace', () => {
+    for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
+      const config = one(rendered.get('default values')!, kind) as Manifest & { webhooks: Array<Record<string, unknown>> };
+      for (const webhook of config.webhooks) {
+        assert.equal(webhook['failurePolicy'], 'Fail');
+        assert.equal(webhook['sideEffects'], 'None');
+        assert.equal(webhook['timeoutSeconds'], 5);
+        assert.deepEqual(webhook['namespaceSelector'], { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', NS] }] });
+      }
+      assert.equal(config.metadata.annotations, undefined, 'no cert-manager injection by default: the operator writes caBundle');
+      const withCertManager = one(rendered.get('all providers, cert-manager and a ServiceMonitor')!, kind);
+      assert.equal(withCertManager.metadata.annotations?.['cert-manager.io/inject-ca-from'], `${NS}/k8or-webhook`);
+    }
+  });
+
+  it('loads the enabled providers and wires their credentials', () => {
+    const env = (set: string): Record<string, unknown> => {
+      const deployment = one(rendered.get(set)!, 'Deployment') as Manifest & { spec: { template: { spec: { containers: Array<Record<string, unknown>> } } } };
+      return deployment.spec.template.spec.containers[0]!;
+    };
+    const aws = env('aws enabled (credentials from a Secret)');
+    assert.ok((aws['env'] as Array<{ name: string; value: string }>).some((e) => e.name === 'K8OR_PROVIDERS' && e.value === 'aws'));
+    assert.deepEqual(aws['envFrom'], [{ secretRef: { name: 'aws-creds' } }]);
+    const gcpAccount = one(rendered.get('gcp enabled (Workload Identity)')!, 'ServiceAccount');
+    assert.equal(gcpAccount.metadata.annotations?.['iam.gke.io/gcp-service-account'], 'k8or@proj.iam.gserviceaccount.com');
+    const all = env('all providers, cert-manager and a ServiceMonitor');
+    assert.ok((all['env'] as Array<{ name: string; value: string }>).some((e) => e.name === 'K8OR_PROVIDERS' && e.value === 'aws,gcp,azure'));
+    assert.equal(byKind(rendered.get('all providers, cert-manager and a ServiceMonitor')!, 'Certificate').length, 1);
+    assert.equal(byKind(rendered.get('all providers, cert-manager and a ServiceMonitor')!, 'ServiceMonitor').length, 1);
+    // with cert-manager the operator needs no access to the webhook configurations
+    const clusterRole = byKind(rendered.get('all providers, cert-manager and a ServiceMonitor')!, 'ClusterRole').find((r) => r.metadata.name === 'k8or')!;
+    assert.ok(!JSON.stringify(clusterRole).includes('webhookconfigurations'));
+  });
+});

@@ -1,0 +1,79 @@
+// The operator and its webhook as a process outside the API server, configured as the chart's
+// Deployment configures its container (its env), authenticated with the chart's ServiceAccount token.
+import { createServer } from 'node:net';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { spawnOwnedChild, type OwnedChild } from '@k8or/local-clouds';
+
+/** A port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * The `k8or` CLI that has the `operator` command: K8OR_E2E_K8OR_BIN, else this tree's @k8or/cli when
+ * @k8or/operator is installed beside it. Undefined says why the suite cannot run the operator.
+ */
+export function k8orBinary(): { path: string } | { missing: string } {
+  const given = process.env['K8OR_E2E_K8OR_BIN'];
+  if (given) return existsSync(given) ? { path: given } : { missing: `K8OR_E2E_K8OR_BIN=${given} does not exist` };
+  const require = createRequire(import.meta.url);
+  try {
+    require.resolve('@k8or/operator/package.json');
+  } catch {
+    return { missing: '@k8or/operator (the manager process behind `k8or operator`) is not in this tree yet' };
+  }
+  const bin = join(dirname(require.resolve('@k8or/cli/package.json')), 'dist', 'bin.js');
+  return existsSync(bin) ? { path: bin } : { missing: `${bin} is not built (npm run build)` };
+}
+
+export interface OperatorProcess {
+  child: OwnedChild;
+  output(): string;
+  probes: string;
+  stop(): Promise<void>;
+}
+
+export interface OperatorProcessOptions {
+  bin: string;
+  kubeconfigPath: string;
+  /** The chart's container env (K8OR_*), as the Deployment in the cluster has it. */
+  env: Record<string, string>;
+  webhookPort: number;
+  /** Serve the admission webhook too (the chart's `operator --webhook`); default true. */
+  webhook?: boolean;
+}
+
+export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
+  const probePort = await freePort();
+  const metricsPort = await freePort();
+  const child = spawnOwnedChild(process.execPath, [options.bin, 'operator', ...(options.webhook === false ? [] : ['--webhook'])], {
+    env: {
+      ...process.env,
+      ...options.env,
+      KUBECONFIG: options.kubeconfigPath,
+      // the Pod's ports, on loopback
+      K8OR_WEBHOOK_BIND_ADDRESS: `127.0.0.1:${options.webhookPort}`,
+      K8OR_HEALTH_PROBE_BIND_ADDRESS: `127.0.0.1:${probePort}`,
+      K8OR_METRICS_BIND_ADDRESS: `127.0.0.1:${metricsPort}`,
+    },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  let output = '';
+  const keep = (chunk: Buffer): void => {
+    output = (output + chunk.toString('utf8')).slice(-200_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  await child.pid;
+  return { child, output: () => output, probes: `http://127.0.0.1:${probePort}`, stop: () => child.stop() };
+}
