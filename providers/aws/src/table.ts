@@ -278,7 +278,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
    * Tags), and return: the table is CREATING for a while. TTL and point-in-time recovery need an
    * ACTIVE table, so the update after the observe that finds it ACTIVE sets them.
    */
-  async create(table: Table, call: CallOptions): Promise<ApplyResult | void> {
+  async create(table: Table, call: CallOptions): Promise<void> {
     const TableName = this.#name;
     let status: string | undefined;
     try {
@@ -302,7 +302,8 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     // Some endpoints (DynamoDB Local) answer ACTIVE at once: then the rest is set now rather than at the next resync.
     if (status !== 'ACTIVE') return;
     if (table.spec.ttlAttribute) await this.#updateTtl(table, undefined, call);
-    if (table.spec.pointInTimeRecovery) return await this.#updatePointInTimeRecovery(table, call);
+    // Where the endpoint lacks it, the observe that follows every create names spec.pointInTimeRecovery (once).
+    if (table.spec.pointInTimeRecovery) await this.#updatePointInTimeRecovery(table, call);
   }
 
   /**
