@@ -45,20 +45,31 @@ export class ApiLookups implements ConfigLookups {
  * Reads from informer caches (watched, so no API request per reconcile). The
  * engine re-queues dependent resources when one of these objects changes, so
  * a cache that is a moment behind only delays a reconcile, never loses it.
+ *
+ * Namespaces are the exception: a resource's namespace always exists, so a
+ * cache miss means the cache is behind, and answering "no namespace" would
+ * drop its `k8or.io/provider-config` annotation and send the resource to the
+ * `default` ProviderConfig, possibly another account. A miss reads it live.
  */
 export class CachedLookups implements ConfigLookups {
   readonly #namespaces: Indexer<KubernetesObject> | undefined;
   readonly #providerConfigs: Indexer<KubernetesObject>;
   readonly #secrets: Indexer<KubernetesObject>;
+  readonly #live: ApiLookups;
 
-  constructor(caches: { namespaces?: Indexer<KubernetesObject>; providerConfigs: Indexer<KubernetesObject>; secrets: Indexer<KubernetesObject> }) {
+  constructor(
+    caches: { namespaces?: Indexer<KubernetesObject>; providerConfigs: Indexer<KubernetesObject>; secrets: Indexer<KubernetesObject> },
+    rest: KubeRest,
+  ) {
     this.#namespaces = caches.namespaces;
     this.#providerConfigs = caches.providerConfigs;
     this.#secrets = caches.secrets;
+    this.#live = new ApiLookups(rest);
   }
 
   async namespace(name: string): Promise<NamespaceInfo | undefined> {
-    return this.#namespaces?.get(name) as NamespaceInfo | undefined;
+    const cached = this.#namespaces?.get(name) as NamespaceInfo | undefined;
+    return cached ?? (await this.#live.namespace(name));
   }
 
   async providerConfig(name: string): Promise<ProviderConfig | undefined> {

@@ -252,7 +252,7 @@ export class Engine {
     const namespaces = createInformer<KubernetesObject>({ kubeConfig: o.kubeConfig, group: '', version: 'v1', plural: 'namespaces', ...informerMetrics('namespaces') });
     const reconcilerDeps = {
       kube: new KubeManagedResources(rest),
-      lookups: new CachedLookups({ namespaces: namespaces.cache, providerConfigs: providerConfigs.cache, secrets: secrets.cache }),
+      lookups: new CachedLookups({ namespaces: namespaces.cache, providerConfigs: providerConfigs.cache, secrets: secrets.cache }, rest),
       providers: this.#providers,
       events: new KubeEventRecorder(rest, {
         component: 'k8or',
