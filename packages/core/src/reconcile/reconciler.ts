@@ -427,7 +427,7 @@ export class ManagedReconciler {
     applyIssues: readonly SettingIssue[] | undefined,
   ): Promise<ReconcileOutcome> {
     const outputsProblem = await this.#publishOutputs(resource, call, observation, target, externalName);
-    const issues = [...(applyIssues ?? []), ...(observation.settingIssues ?? [])];
+    const issues = distinctIssues([...(applyIssues ?? []), ...(observation.settingIssues ?? [])]);
     const issuesProblem: ConditionState | undefined =
       issues.length > 0 ? { status: 'False', reason: Reasons.SettingsNotApplied, message: Messages.settingsNotApplied(describeIssues(issues)) } : undefined;
     const problem = issuesProblem ?? outputsProblem;
@@ -621,6 +621,19 @@ function driftEntry(diff: FieldDiff): DriftEntry {
 export function describeDiff(diff: readonly FieldDiff[]): string {
   if (diff.length === 0) return 'no fields';
   return diff.map((d) => `${d.field} (wanted ${JSON.stringify(d.desired) ?? 'unset'}, found ${JSON.stringify(d.actual) ?? 'unset'})`).join(', ');
+}
+
+/**
+ * One issue per field and problem: the write and the observe right after it
+ * often report the same setting, and the user should read it once.
+ */
+export function distinctIssues(issues: readonly SettingIssue[]): SettingIssue[] {
+  const seen = new Map<string, SettingIssue>();
+  for (const issue of issues) {
+    const key = `${issue.problem}\u0000${issue.field}`;
+    if (!seen.has(key)) seen.set(key, issue);
+  }
+  return [...seen.values()];
 }
 
 /** `spec.pointInTimeRecovery (not applied: ...)`, one per setting. */
