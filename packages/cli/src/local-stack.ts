@@ -7,6 +7,7 @@ import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
 import { gcpProvider } from '@k8or/provider-gcp';
+import { startLocalAzure } from './local-azure.js';
 import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
 import { applySandboxProviderConfig } from './provider-configs.js';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -39,6 +40,8 @@ export interface LocalStackEndpoints {
   s3: string;
   dynamodb: string | undefined;
   gcp: LocalGcpEndpoints;
+  /** Azurite's Blob and Table endpoints, behind the `local-azure` ProviderConfig. */
+  azurite: { blob: string; table: string };
 }
 
 export interface LocalStack {
@@ -82,13 +85,16 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     });
     if (dynamodb) stops.push(() => dynamodb.stop());
 
+    const azure = await startLocalAzure(options.dataDir);
+    stops.push(() => azure.stop());
+
     // The webhook first: it registers (or, after a restart, re-points) its configurations, and every
     // write below goes through them.
     const webhook: WebhookServer = await startWebhookServer({
       port: 0,
       tls: { selfSigned: {} },
       kubeConfig,
-      providers: [awsProvider, gcpProvider],
+      providers: [awsProvider, gcpProvider, azure.plugin],
       secretNamespaces: [SYSTEM_NAMESPACE],
       // The engine's cluster id: the webhook defaults external names exactly as the engine would.
       clusterId: SANDBOX_CLUSTER_ID,
@@ -101,12 +107,13 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
     const gcp = await startLocalGcp(kubeConfig, options, logger.child({ component: 'gcp' }));
     stops.push(() => gcp.stop());
+    await azure.installProviderConfig(kubeConfig, SYSTEM_NAMESPACE);
 
     const metrics = new CoreMetrics();
     const health = new HealthChecks();
     const engine = new Engine({
       kubeConfig,
-      providers: new Map([[awsProvider.provider, awsProvider], [gcp.plugin.provider, gcp.plugin]]),
+      providers: new Map([[awsProvider.provider, awsProvider], [gcp.plugin.provider, gcp.plugin], [azure.plugin.provider, azure.plugin]]),
       clusterId: SANDBOX_CLUSTER_ID,
       secretsNamespace: SYSTEM_NAMESPACE,
       metrics,
@@ -126,6 +133,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       s3: s3.endpoint,
       dynamodb: dynamodb?.endpoint,
       gcp: gcp.endpoints,
+      azurite: { blob: azure.blob, table: azure.table },
     };
     writeEndpoints(options.kubeconfigPath, endpoints);
     return { endpoints, stop };

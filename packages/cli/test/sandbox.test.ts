@@ -9,12 +9,17 @@ import { promisify } from 'node:util';
 import { HeadBucketCommand, GetBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Storage } from '@google-cloud/storage';
+import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
+import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import type { LocalStackEndpoints } from '@k8or/cli';
 
 const run = promisify(execFile);
 const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const examples = fileURLToPath(new URL('../../../examples/sandbox/', import.meta.url));
 const gcpExamples = fileURLToPath(new URL('../../../examples/sandbox/gcp/', import.meta.url));
+const azureExamples = fileURLToPath(new URL('../../../examples/sandbox/azure/', import.meta.url));
+/** Azurite's published development account. */
+const azurite = { name: 'devstoreaccount1', key: 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==' };
 const credentials = { accessKeyId: 'AKIASANDBOXEXAMPLE00', secretAccessKey: 'sandbox-secret-access-key-not-a-real-one' };
 
 describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
@@ -27,6 +32,17 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
     const { stdout, stderr } = await run('kubectl', args, { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: 120_000 });
     return stdout + stderr;
   };
+
+  /** `kubectl apply -f -` with the manifest on stdin: its exit code and output, as `CODE OUTPUT`. */
+  const applyFromStdin = (manifest: string): Promise<string> =>
+    new Promise<string>((resolve) => {
+      const p = spawn('kubectl', ['apply', '-f', '-'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
+      let text = '';
+      p.stdout.on('data', (c: Buffer) => (text += c.toString()));
+      p.stderr.on('data', (c: Buffer) => (text += c.toString()));
+      p.on('close', (code) => resolve(`${code} ${text}`));
+      p.stdin.end(manifest);
+    });
 
   before(async () => {
     child = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--kubeconfig', kubeconfig, '--log-file', join(dir, 'sandbox.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -84,14 +100,7 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
 
   it('rejects at apply time what the cloud would reject', async () => {
     const manifest = `apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad\n  namespace: default\nspec:\n  name: Not_A_Valid_Bucket\n`;
-    const failure = await new Promise<string>((resolve) => {
-      const p = spawn('kubectl', ['apply', '-f', '-'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
-      let text = '';
-      p.stdout.on('data', (c: Buffer) => (text += c.toString()));
-      p.stderr.on('data', (c: Buffer) => (text += c.toString()));
-      p.on('close', (code) => resolve(`${code} ${text}`));
-      p.stdin.end(manifest);
-    });
+    const failure = await applyFromStdin(manifest);
     assert.match(failure, /^1 /);
     assert.match(failure, /spec\.name/);
     assert.match(failure, /s3\.characters/);
@@ -107,6 +116,31 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
     assert.match(immutable, /immutable/);
   });
 
+  it('serves Azure too: an Azure Bucket and Table reach Ready in Azurite, and a bad container name is refused at apply time', async () => {
+    assert.match(await kubectl('get', 'providerconfigs'), /local-azure\s+azure/);
+    await kubectl('apply', '-f', azureExamples);
+    await kubectl('wait', '--for=condition=Ready', 'bucket/media', 'table/sessions', '--timeout=90s');
+    const containerName = (await kubectl('get', 'bucket', 'media', '-o', 'jsonpath={.spec.name}')).trim();
+    const tableName = (await kubectl('get', 'table', 'sessions', '-o', 'jsonpath={.spec.name}')).trim();
+    const blobs = new BlobServiceClient(endpoints.azurite.blob, new StorageSharedKeyCredential(azurite.name, azurite.key));
+    const properties = await blobs.getContainerClient(containerName).getProperties();
+    assert.equal(properties.metadata?.['team'], 'media');
+    assert.equal(properties.metadata?.['k8or_name'], 'media');
+    const tables = new TableServiceClient(endpoints.azurite.table, new AzureNamedKeyCredential(azurite.name, azurite.key), { allowInsecureConnection: true });
+    const names: string[] = [];
+    for await (const table of tables.listTables()) names.push(table.name ?? '');
+    assert.ok(names.includes(tableName), `${tableName} in ${names.join(', ')}`);
+
+    const manifest = `apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad-azure\n  namespace: default\nspec:\n  providerConfigRef:\n    name: local-azure\n  name: my--photos\n`;
+    const failure = await applyFromStdin(manifest);
+    assert.match(failure, /^1 /);
+    assert.match(failure, /spec\.name/);
+    assert.match(failure, /azure-container\.consecutive-hyphens/);
+
+    await kubectl('delete', '-f', azureExamples, '--wait=true', '--timeout=90s');
+    assert.equal(await blobs.getContainerClient(containerName).exists(), false);
+  });
+
   it('serves GCP through local-gcp: the example Bucket and Table reach Ready, and a bad GCS name is refused at apply time', async () => {
     assert.match(await kubectl('get', 'providerconfigs'), /local-gcp\s+gcp/);
     const withTable = endpoints.gcp.bigtable !== undefined;
@@ -118,14 +152,7 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
     assert.deepEqual(metadata.versioning, { enabled: true });
 
     const manifest = `apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: bad-gcs\n  namespace: default\nspec:\n  providerConfigRef:\n    name: local-gcp\n  name: goog-photos\n`;
-    const failure = await new Promise<string>((resolve) => {
-      const p = spawn('kubectl', ['apply', '-f', '-'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
-      let text = '';
-      p.stdout.on('data', (c: Buffer) => (text += c.toString()));
-      p.stderr.on('data', (c: Buffer) => (text += c.toString()));
-      p.on('close', (code) => resolve(`${code} ${text}`));
-      p.stdin.end(manifest);
-    });
+    const failure = await applyFromStdin(manifest);
     assert.match(failure, /^1 /);
     assert.match(failure, /spec\.name/);
     assert.match(failure, /gcs\.goog-prefix/);

@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, FINALIZER, type Bucket, type ManagedKindName, type ManagedResource, type ManagedStatus, type ProviderConfig } from '@k8or/api';
-import { KubeApiError, ManagedReconciler, NotOwnedError, Reasons, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
+import { KubeApiError, ManagedReconciler, NotOwnedError, Reasons, RetryableError, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 
 /** An API server holding one object, logging every write to the shared timeline. */
@@ -315,6 +315,14 @@ describe('the reconcile algorithm, effect by effect', () => {
     await reconciler.reconcile(request);
     assert.deepEqual(timeline, ['cloud observe', 'cloud delete', 'cloud observe', `event Normal ${Reasons.DeletedExternalResource}`, 'patch finalizers=']);
     assert.equal(cloud.buckets.size, 0);
+  });
+
+  it('waits the time a retryable error names (a name still being deleted) instead of backing off', async () => {
+    const { reconciler, request, cloud } = arrange();
+    cloud.failWith({ operation: 'create' }, new RetryableError('CreateContainer failed with ContainerBeingDeleted', { code: 'ContainerBeingDeleted', retryAfterMs: 10_000 }), 1);
+    assert.deepEqual(await reconciler.reconcile(request), { requeueAfterMs: 10_000 });
+    cloud.failWith({ operation: 'create' }, new RetryableError('throttled', { code: 'SlowDown' }), 1);
+    assert.deepEqual(await reconciler.reconcile(request), { backoff: true });
   });
 
   it("lets the object go, and leaves the cloud alone, when observe on delete says the name is another owner's", async () => {

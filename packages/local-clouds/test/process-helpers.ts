@@ -28,7 +28,7 @@ export function isListening(port: number): Promise<boolean> {
 }
 
 /** Starts test/fixtures/owning-parent.ts and reads the `{ pid, port }` of the backend it owns. */
-export async function startOwningParent(kind: 'server' | 'dynamodb' | 'bigtable'): Promise<{ parent: ChildProcess; backend: { pid: number; port: number } }> {
+export async function startOwningParent(kind: 'server' | 'dynamodb' | 'bigtable' | 'azurite'): Promise<{ parent: ChildProcess; backend: { pid: number; port: number } }> {
   const script = fileURLToPath(new URL('./fixtures/owning-parent.ts', import.meta.url));
   const parent = spawn(process.execPath, [script, kind], { stdio: ['ignore', 'pipe', 'inherit'] });
   const backend = await new Promise<{ pid: number; port: number }>((resolve, reject) => {

@@ -78,6 +78,8 @@ export const managedStatusSchema = obj('Observed state, written by the operator.
     createdTime: str('When the cloud resource was created.', { format: 'date-time' }),
     state: str('Cloud-side lifecycle state, such as ACTIVE or CREATING.'),
     itemCount: int('Approximate number of items (tables; refreshed by the cloud periodically).', { minimum: 0 }),
+    etag: str('Entity tag of the resource\'s current state (Azure containers).'),
+    lastModified: str('When the resource or its settings last changed in the cloud (Azure containers).', { format: 'date-time' }),
   }),
   drift: arr(
     'ObserveOnly: each setting where the cloud differs from the spec, as last observed. k8or reports it and never changes the cloud; absent when they match.',

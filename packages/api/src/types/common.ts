@@ -40,6 +40,10 @@ export interface AtProvider {
   state?: string;
   /** Approximate item count (tables). */
   itemCount?: number;
+  /** The cloud's entity tag for the resource's current state (Azure containers). */
+  etag?: string;
+  /** When the resource or its settings last changed in the cloud (Azure containers). */
+  lastModified?: string;
 }
 
 /** One setting where the cloud differs from the spec (ObserveOnly reports them in status.drift). */

@@ -5,9 +5,10 @@ import { localStackLogger, startLocalStack } from '../local-stack.js';
 const HELP = `k8or sandbox: run k8or locally, ready for kubectl
 
 Starts an embedded Kubernetes API server with the k8or CRDs, the admission
-webhook, the operator with the AWS and GCP providers, and local backends: an S3
-fake and DynamoDB Local behind the "default" ProviderConfig, a GCS fake and
-Google's Bigtable emulator (when the Google Cloud SDK has it) behind "local-gcp".
+webhook, the operator with the AWS, GCP and Azure providers, and local backends:
+an S3 fake and DynamoDB Local behind the "default" ProviderConfig, a GCS fake and
+Google's Bigtable emulator (when the Google Cloud SDK has it) behind "local-gcp",
+Azurite (Blob and Table) behind "local-azure".
 
 Options:
   --kubeconfig FILE   where to write the kubeconfig (default .k8or/kubeconfig)
@@ -77,12 +78,14 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
       `  DynamoDB     ${e.dynamodb ?? 'not running (needs Java 17)'}`,
       `  GCS fake     ${e.gcp.gcs}`,
       `  Bigtable     ${e.gcp.bigtable ?? '-'} (${e.gcp.bigtableNote})`,
+      `  Azurite      blob ${e.azurite.blob}  table ${e.azurite.table}  (ProviderConfig local-azure)`,
       `  logs         ${logFile}`,
       '',
       'Try it:',
       `  export KUBECONFIG=${kubeconfigPath}`,
       '  kubectl apply -f examples/sandbox/            # AWS, through the default ProviderConfig',
       '  kubectl apply -f examples/sandbox/gcp/        # GCP, through the local-gcp ProviderConfig',
+      '  kubectl apply -f examples/sandbox/azure/      # Azure, through the local-azure ProviderConfig',
       '  kubectl get buckets,tables',
       '',
       'Ctrl-C stops everything.',

@@ -18,8 +18,16 @@ export class ProviderError extends Error {
 
 /** Throttling, 5xx, network: try again with backoff. */
 export class RetryableError extends ProviderError {
-  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
-    super(message, { ...options, retryable: true });
+  /**
+   * Try again no sooner than this, when the cloud says how long a condition lasts (a name still
+   * being deleted); otherwise the engine's exponential backoff decides.
+   */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options: { code?: string; cause?: unknown; retryAfterMs?: number } = {}) {
+    const { retryAfterMs, ...rest } = options;
+    super(message, { ...rest, retryable: true });
+    this.retryAfterMs = retryAfterMs;
   }
 }
 

@@ -14,7 +14,7 @@ import {
 } from '@k8or/api';
 import type { Logger } from 'pino';
 import type { ApplyResult, CallOptions, CloudCallRecorder, Connector, ExternalClient, FieldDiff, NamingRules, Observation, SettingIssue } from '../provider/contract.js';
-import { DeletionBlockedError, NotOwnedError, isRetryable } from '../provider/errors.js';
+import { DeletionBlockedError, NotOwnedError, RetryableError, isRetryable } from '../provider/errors.js';
 import { isConflict } from '../kube/rest.js';
 import { deletionActionFor } from '../policy/deletion-policy.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
@@ -527,6 +527,7 @@ export class ManagedReconciler {
     call.stop.throwIfAborted();
     const state: ConditionState = { status: 'False', reason, message };
     await this.#setStatus(resource, call, { ready: this.#readyAfterFailure(resource, state), synced: state }, { type: 'Warning', reason, message, always: true });
+    if (error instanceof RetryableError && error.retryAfterMs !== undefined) return { requeueAfterMs: error.retryAfterMs };
     return isRetryable(error) ? { backoff: true } : this.#resync(resource);
   }
 

@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+import { API_VERSION } from '@k8or/api';
+import { KubeRest, corePath, isConflict, type ProviderPlugin } from '@k8or/core';
+import { startAzurite } from '@k8or/local-clouds';
+import { azureProvider } from '@k8or/provider-azure';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { applySandboxProviderConfig } from './provider-configs.js';
+
+/** The ProviderConfig the sandbox points at Azurite; an Azure Bucket or Table names it in spec.providerConfigRef. */
+export const LOCAL_AZURE = 'local-azure';
+
+export interface LocalAzure {
+  plugin: ProviderPlugin;
+  /** Azurite's Blob and Table endpoints (dev account path included). */
+  blob: string;
+  table: string;
+  /** A Secret with Azurite's published dev account key, and the `local-azure` ProviderConfig pointed at Azurite. */
+  installProviderConfig(kubeConfig: KubeConfig, secretNamespace: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Azure in the sandbox: Azurite, kept in `dataDir/azurite` when given, so a restart keeps containers and tables. */
+export async function startLocalAzure(dataDir: string | undefined): Promise<LocalAzure> {
+  const azurite = await startAzurite(dataDir ? { dataDir: join(dataDir, 'azurite') } : {});
+  const installProviderConfig = async (kubeConfig: KubeConfig, secretNamespace: string): Promise<void> => {
+    await createSecret(kubeConfig, secretNamespace, 'azurite-credentials', { accountKey: azurite.accountKey });
+    await applySandboxProviderConfig(kubeConfig, {
+      apiVersion: API_VERSION,
+      kind: 'ProviderConfig',
+      metadata: { name: LOCAL_AZURE, annotations: { 'k8or.io/description': 'Azure Blob and Table Storage served by Azurite (dev account devstoreaccount1)' } },
+      spec: {
+        provider: 'azure',
+        storageAccount: azurite.accountName,
+        endpoints: { bucket: azurite.blobEndpoint, table: azurite.tableEndpoint },
+        credentials: { source: 'Secret', secretRef: { namespace: secretNamespace, name: 'azurite-credentials' } },
+      },
+    });
+  };
+  return { plugin: azureProvider, blob: azurite.blobEndpoint, table: azurite.tableEndpoint, installProviderConfig, stop: () => azurite.stop() };
+}
+
+/** The Secret with Azurite's key, unless a persisted sandbox has it already (the key never changes). */
+async function createSecret(kubeConfig: KubeConfig, namespace: string, name: string, stringData: Record<string, string>): Promise<void> {
+  const kube = new KubeRest(kubeConfig, { userAgent: 'k8or-sandbox' });
+  try {
+    await kube.create(corePath('secrets', namespace), { apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', stringData });
+  } catch (error) {
+    if (!isConflict(error)) throw error;
+  } finally {
+    kube.close();
+  }
+}

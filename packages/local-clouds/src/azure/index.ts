@@ -1,0 +1,1 @@
+export { startAzurite, AZURITE_ACCOUNT, type Azurite, type AzuriteOptions } from './azurite.js';

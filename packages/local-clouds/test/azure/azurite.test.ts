@@ -1,0 +1,62 @@
+// The Azurite launcher: free ports, in-memory or persisted state, and no Azurite outliving its parent.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { waitFor } from '@k8or/core/testing';
+import { startAzurite, type Azurite } from '@k8or/local-clouds';
+import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
+
+const tableService = (azurite: Azurite): TableServiceClient =>
+  new TableServiceClient(azurite.tableEndpoint, new AzureNamedKeyCredential(azurite.accountName, azurite.accountKey), { allowInsecureConnection: true });
+
+describe('Azurite launcher', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'k8or-azurite-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('serves Blob and Table on free ports to the current SDKs (API version check skipped), in memory by default', async () => {
+    const [first, second] = await Promise.all([startAzurite(), startAzurite()]);
+    try {
+      assert.notEqual(first.blobEndpoint, second.blobEndpoint);
+      assert.match(first.blobEndpoint, /^http:\/\/127\.0\.0\.1:\d+\/devstoreaccount1$/);
+      await BlobServiceClient.fromConnectionString(first.connectionString).getContainerClient('probe').create();
+      assert.equal(await BlobServiceClient.fromConnectionString(second.connectionString).getContainerClient('probe').exists(), false);
+      await tableService(first).createTable('probe');
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+    }
+    assert.equal(isRunning(first.pid), false, 'stop() ended the process');
+  });
+
+  it('keeps containers and tables in dataDir across a restart', async () => {
+    const before = await startAzurite({ dataDir });
+    await BlobServiceClient.fromConnectionString(before.connectionString).getContainerClient('kept').create();
+    await tableService(before).createTable('kept');
+    await before.stop();
+    const afterRestart = await startAzurite({ dataDir });
+    try {
+      assert.equal(await BlobServiceClient.fromConnectionString(afterRestart.connectionString).getContainerClient('kept').exists(), true);
+      const names: string[] = [];
+      for await (const table of tableService(afterRestart).listTables()) names.push(table.name ?? '');
+      assert.deepEqual(names, ['kept']);
+    } finally {
+      await afterRestart.stop();
+    }
+  });
+
+  it('ends with its parent, even when the parent is killed with SIGKILL', async () => {
+    const { parent, backend } = await startOwningParent('azurite');
+    try {
+      assert.ok(isRunning(backend.pid));
+      parent.kill('SIGKILL');
+      await waitFor('Azurite to end after its parent was killed', () => !isRunning(backend.pid));
+      await waitFor('the Blob port to be free', async () => !(await isListening(backend.port)));
+    } finally {
+      parent.kill('SIGKILL');
+      if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
+    }
+  });
+});

@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto';
+import { AzureNamedKeyCredential, AzureSASCredential, TableServiceClient } from '@azure/data-tables';
+import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
+import { AnonymousCredential, BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
+import type { AzureClientSettings } from './config.js';
+
+/** The most SDK clients kept per service; credential rotations and many accounts evict the oldest. */
+const MAX_CLIENTS = 32;
+/** SDK tries per call; the engine retries beyond this with its own backoff, so no call blocks for long. */
+const MAX_TRIES = 3;
+const RETRY_DELAY_MS = 500;
+const MAX_RETRY_DELAY_MS = 5_000;
+
+let defaultChain: TokenCredential | undefined;
+/** One DefaultAzureCredential for the process: it caches tokens. */
+const defaultCredential = (): TokenCredential => (defaultChain ??= new DefaultAzureCredential());
+
+/** Plain http is for emulators (Azurite); the Tables SDK refuses to send credentials over it unless told. */
+const isHttp = (url: string): boolean => url.startsWith('http:');
+
+function newBlobServiceClient(settings: AzureClientSettings): BlobServiceClient {
+  const options = { retryOptions: { maxTries: MAX_TRIES, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS } };
+  const { credential, serviceUrl } = settings;
+  if (credential.kind === 'sharedKey') return new BlobServiceClient(serviceUrl, new StorageSharedKeyCredential(credential.accountName, credential.accountKey), options);
+  if (credential.kind === 'sas') return new BlobServiceClient(`${serviceUrl}?${credential.token}`, new AnonymousCredential(), options);
+  return new BlobServiceClient(serviceUrl, defaultCredential(), options);
+}
+
+function newTableServiceClient(settings: AzureClientSettings): TableServiceClient {
+  const options = {
+    allowInsecureConnection: isHttp(settings.serviceUrl),
+    retryOptions: { maxRetries: MAX_TRIES - 1, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS },
+  };
+  const { credential, serviceUrl } = settings;
+  if (credential.kind === 'sharedKey') return new TableServiceClient(serviceUrl, new AzureNamedKeyCredential(credential.accountName, credential.accountKey), options);
+  if (credential.kind === 'sas') return new TableServiceClient(serviceUrl, new AzureSASCredential(credential.token), options);
+  return new TableServiceClient(serviceUrl, defaultCredential(), options);
+}
+
+/** The cache key: every setting, with a hash of the secret in place of the secret. */
+function settingsKey(settings: AzureClientSettings): string {
+  const { credential, ...rest } = settings;
+  const secret =
+    credential.kind === 'sharedKey'
+      ? `${credential.accountName}:${createHash('sha256').update(credential.accountKey).digest('hex')}`
+      : credential.kind === 'sas'
+        ? createHash('sha256').update(credential.token).digest('hex')
+        : 'default-chain';
+  return JSON.stringify({ ...rest, kind: credential.kind, secret });
+}
+
+/** SDK clients reused across reconciles (each holds a connection pool), keyed by their settings. */
+class ClientCache<C> {
+  readonly #clients = new Map<string, C>();
+  constructor(private readonly create: (settings: AzureClientSettings) => C) {}
+
+  get(settings: AzureClientSettings): C {
+    const key = settingsKey(settings);
+    const cached = this.#clients.get(key);
+    if (cached) return cached;
+    const client = this.create(settings);
+    this.#clients.set(key, client);
+    for (const oldKey of this.#clients.keys()) {
+      if (this.#clients.size <= MAX_CLIENTS) break;
+      this.#clients.delete(oldKey);
+    }
+    return client;
+  }
+
+  clear(): void {
+    this.#clients.clear();
+  }
+}
+
+const blobClients = new ClientCache(newBlobServiceClient);
+const tableClients = new ClientCache(newTableServiceClient);
+
+export const blobServiceClient = (settings: AzureClientSettings): BlobServiceClient => blobClients.get(settings);
+export const tableServiceClient = (settings: AzureClientSettings): TableServiceClient => tableClients.get(settings);
+
+/** Forgets every cached client (the Azure SDK's clients need no closing; their sockets idle out). */
+export function clearAzureClients(): void {
+  blobClients.clear();
+  tableClients.clear();
+}

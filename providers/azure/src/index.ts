@@ -1,0 +1,17 @@
+import { providerModule } from '@k8or/core';
+import { azureProvider } from './plugin.js';
+
+/** The inversify ContainerModule the operator loads: binds the Azure provider plugin. */
+export default providerModule(azureProvider);
+
+export { azureProvider } from './plugin.js';
+export { bucketConnector, BlobContainerClient } from './bucket.js';
+export * as blobMapping from './bucket.js';
+export { tableConnector, AzureTableClient } from './table.js';
+export { containerNaming, tableNaming } from './naming.js';
+export { azureValidation, validateBucket, validateTable, validateProviderConfig, metadataViolations } from './validation.js';
+export { unappliedBucketSettings, unappliedTableSettings } from './unapplied.js';
+export { classifyAzureError, azureErrorCode, BEING_DELETED_RETRY_MS } from './errors.js';
+export { azureSettingsSchema, clientSettings, credentialsFrom, endpointFor, parseConnectionString, accountFromUrl, type AzureClientSettings, type AzureCredential } from './config.js';
+export { desiredMetadata, diffMetadata, ownerMetadataName, ownerTagsIn } from './metadata.js';
+export { clearAzureClients } from './clients.js';

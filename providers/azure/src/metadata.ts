@@ -1,0 +1,59 @@
+/**
+ * Container metadata: the user's labels plus k8or's owner metadata. Azure metadata names must be
+ * C# identifiers and are case-insensitive (Azurite lowercases them), so k8or's `k8or.io/name`
+ * owner tag is written as `k8or_name` and every comparison folds case.
+ */
+import type { FieldDiff } from '@k8or/core';
+
+/** Metadata names k8or writes its owner tags under start with this; labels may not. */
+export const OWNER_METADATA_PREFIX = 'k8or_';
+
+/** `k8or.io/managed-by` -> `k8or_managed_by`. */
+export const ownerMetadataName = (ownerTag: string): string => `${OWNER_METADATA_PREFIX}${ownerTag.replace(/^k8or\.io\//, '').replace(/[^A-Za-z0-9_]/g, '_')}`;
+
+/** The metadata a container should carry: the user's labels plus the owner metadata. */
+export function desiredMetadata(labels: Readonly<Record<string, string>> | undefined, ownerTags: Readonly<Record<string, string>>): Record<string, string> {
+  const owner = Object.fromEntries(Object.entries(ownerTags).map(([tag, value]) => [ownerMetadataName(tag), value]));
+  return { ...(labels ?? {}), ...owner };
+}
+
+const folded = (metadata: Readonly<Record<string, string>>): Map<string, string> => new Map(Object.entries(metadata).map(([key, value]) => [key.toLowerCase(), value]));
+
+/**
+ * The owner tags found in a container's metadata, under their `k8or.io/*` names. Undefined when
+ * the record is absent or incomplete without contradicting ours (owner metadata removed behind
+ * k8or's back): then the engine's create markers decide whose it is, and a container k8or made
+ * gets its metadata back. Any owner value that differs from ours is returned as found, so the
+ * engine sees someone else's container.
+ */
+export function ownerTagsIn(metadata: Readonly<Record<string, string>>, ownerTags: Readonly<Record<string, string>>): Record<string, string> | undefined {
+  const actual = folded(metadata);
+  const found = Object.fromEntries(
+    Object.keys(ownerTags).flatMap((tag) => {
+      const value = actual.get(ownerMetadataName(tag).toLowerCase());
+      return value === undefined ? [] : [[tag, value] as const];
+    }),
+  );
+  const complete = Object.keys(found).length === Object.keys(ownerTags).length;
+  const contradicts = Object.entries(found).some(([tag, value]) => ownerTags[tag] !== value);
+  return complete || contradicts ? found : undefined;
+}
+
+/**
+ * Differences between desired and actual metadata, names compared without case: labels as
+ * `spec.labels.<name>`, owner metadata as `ownerTags.<k8or.io/...>`. Metadata added behind k8or's
+ * back is drift too, since the spec owns the whole set.
+ */
+export function diffMetadata(labels: Readonly<Record<string, string>> | undefined, ownerTags: Readonly<Record<string, string>>, metadata: Readonly<Record<string, string>>): FieldDiff[] {
+  const desired = folded(desiredMetadata(labels, ownerTags));
+  const actual = folded(metadata);
+  const ownerByName = new Map(Object.keys(ownerTags).map((tag) => [ownerMetadataName(tag).toLowerCase(), tag]));
+  const labelName = new Map(Object.keys(labels ?? {}).map((key) => [key.toLowerCase(), key]));
+  const names = [...new Set([...desired.keys(), ...actual.keys()])].sort();
+  return names
+    .filter((name) => desired.get(name) !== actual.get(name))
+    .map((name) => {
+      const owner = ownerByName.get(name);
+      return { field: owner ? `ownerTags.${owner}` : `spec.labels.${labelName.get(name) ?? name}`, desired: desired.get(name), actual: actual.get(name) };
+    });
+}

@@ -1,0 +1,106 @@
+/**
+ * Table -> Azure Table Storage table: observe, create, delete. A table has a name and nothing
+ * else to set: PartitionKey and RowKey are fixed by Azure (the spec's key names and types only
+ * document the mapping), and tables carry no metadata, so ownership rests on the persisted
+ * external name and the engine's creation markers, and adoption is explicit.
+ */
+import type { TableServiceClient } from '@azure/data-tables';
+import type { Table } from '@k8or/api';
+import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type Observation } from '@k8or/core';
+import { tableServiceClient } from './clients.js';
+import { clientSettings } from './config.js';
+import { callAzure, hasCode } from './errors.js';
+import { unappliedTableSettings } from './unapplied.js';
+
+/** An OData string literal: single quotes doubled. */
+const odataString = (text: string): string => `'${text.replace(/'/g, "''")}'`;
+
+/** One Azure table's client. */
+export class AzureTableClient implements ExternalClient<Table> {
+  readonly #service: TableServiceClient;
+  readonly #context: ConnectionContext;
+
+  constructor(service: TableServiceClient, context: ConnectionContext) {
+    this.#service = service;
+    this.#context = context;
+  }
+
+  get #name(): string {
+    return this.#context.externalName;
+  }
+
+  /** The table's URL: where its entities are addressed. */
+  get #url(): string {
+    return `${this.#service.url.replace(/\/+$/, '')}/${this.#name}`;
+  }
+
+  /** Query Tables for exactly this name (case-sensitive, as the name is persisted). A 403 is an error, never absence. */
+  async #exists(call: CallOptions): Promise<boolean> {
+    return await callAzure(this.#context, 'QueryTables', async () => {
+      for await (const table of this.#service.listTables({ queryOptions: { filter: `TableName eq ${odataString(this.#name)}` }, abortSignal: call.signal })) {
+        if (table.name === this.#name) return true;
+      }
+      return false;
+    });
+  }
+
+  async observe(table: Table, call: CallOptions): Promise<Observation> {
+    if (!(await this.#exists(call))) return { exists: false, upToDate: false, ready: false };
+    const settingIssues = unappliedTableSettings(table);
+    // Nothing on the table itself can drift: it has no settings, no metadata and no tags.
+    return {
+      exists: true,
+      ready: true,
+      upToDate: true,
+      diff: [],
+      atProvider: { id: this.#url, url: this.#url },
+      ownerTags: undefined,
+      ...(settingIssues.length > 0 ? { settingIssues } : {}),
+    };
+  }
+
+  /**
+   * Create Table. The SDK takes "already exists" (409) for success; here it is NotOwnedError,
+   * since a table carries nothing that could prove it ours: the engine observes before it
+   * creates, so a table found only now was made by someone else.
+   */
+  async create(_table: Table, call: CallOptions): Promise<void> {
+    let status: number | undefined;
+    await callAzure(this.#context, 'CreateTable', () =>
+      this.#service.createTable(this.#name, { abortSignal: call.signal, onResponse: (response) => void (status = response.status) }),
+    );
+    if (status === 409) {
+      throw new NotOwnedError(`CreateTable: table "${this.#name}" already exists and nothing shows it is this object's (TableAlreadyExists); annotate the Table with k8or.io/adopt: "true" to take it over`, {
+        code: 'TableAlreadyExists',
+      });
+    }
+  }
+
+  /** A table has nothing to bring in line; adoption and an interrupted create need no write either. What it cannot hold, observe reports. */
+  async update(): Promise<void> {}
+
+  /**
+   * Delete Table. Azure has no deletion protection on a table, so k8or enforces the spec's: while
+   * spec.deletionProtection is true, delete stops with DeletionBlockedError. Missing is success.
+   */
+  async delete(table: Table, call: CallOptions): Promise<void> {
+    if (table.spec.deletionProtection) {
+      throw new DeletionBlockedError(
+        `Azure table "${this.#name}" has spec.deletionProtection: true; set it to false to delete the table, or use deletionPolicy: Retain to keep it`,
+        { code: 'DeletionProtectionEnabled' },
+      );
+    }
+    try {
+      await callAzure(this.#context, 'DeleteTable', () => this.#service.deleteTable(this.#name, { abortSignal: call.signal }));
+    } catch (error) {
+      if (!hasCode(error, 'TableNotFound', 'ResourceNotFound', 'TableBeingDeleted')) throw error;
+    }
+  }
+}
+
+/** Builds (or reuses) the Table service client for the ProviderConfig's account, endpoint and credentials. */
+export const tableConnector: Connector<Table> = {
+  async connect(_table: Table, context: ConnectionContext): Promise<ExternalClient<Table>> {
+    return new AzureTableClient(tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table')), context);
+  },
+};

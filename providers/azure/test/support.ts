@@ -1,0 +1,122 @@
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Bucket, BucketSpec, ProviderConfig, Table, TableSpec } from '@k8or/api';
+import type { ConnectionContext } from '@k8or/core';
+import type { Azurite } from '@k8or/local-clouds';
+
+export const ownerTagsOf = (namespace: string, name: string, kind: 'Bucket' | 'Table', cluster = 'test-cluster'): Record<string, string> => ({
+  'k8or.io/managed-by': 'k8or',
+  'k8or.io/cluster': cluster,
+  'k8or.io/namespace': namespace,
+  'k8or.io/name': name,
+  'k8or.io/kind': kind,
+});
+
+/** A ProviderConfig for Azurite's dev account, its key read from a Secret. */
+export function azureProviderConfig(endpoints: { bucket?: string; table?: string }, account = 'devstoreaccount1'): ProviderConfig {
+  return {
+    apiVersion: 'k8or.io/v1alpha1',
+    kind: 'ProviderConfig',
+    metadata: { name: 'default' },
+    spec: { provider: 'azure', storageAccount: account, endpoints, credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'azure-creds' } } },
+  };
+}
+
+export function bucket(name: string, spec: Partial<BucketSpec> = {}): Bucket {
+  return { apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name, namespace: 'team-a', generation: 1 }, spec: { name, ...spec } };
+}
+
+export function table(name: string, spec: Partial<TableSpec> = {}): Table {
+  return {
+    apiVersion: 'k8or.io/v1alpha1',
+    kind: 'Table',
+    metadata: { name, namespace: 'team-a', generation: 1 },
+    spec: { name, partitionKey: { name: 'pk', type: 'string' }, ...spec },
+  };
+}
+
+/** A ConnectionContext as the engine builds it, recording every cloud call by operation name. */
+export function connectionContext(
+  providerConfig: ProviderConfig,
+  resource: Bucket | Table,
+  secret: Record<string, string> | undefined,
+  cluster = 'test-cluster',
+): ConnectionContext & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    providerConfig,
+    credentials: secret,
+    externalName: resource.spec.name ?? '',
+    ownerTags: ownerTagsOf(resource.metadata.namespace ?? '', resource.metadata.name ?? '', resource.kind, cluster),
+    calls,
+    recordCall: async (operation, call) => {
+      calls.push(operation);
+      return await call();
+    },
+  };
+}
+
+/** The Secret data holding Azurite's account key. */
+export const accountKeySecret = (azurite: Azurite): Record<string, string> => ({ accountKey: azurite.accountKey });
+
+/**
+ * An HTTP proxy in front of one Azurite service that answers the next requests with an Azure
+ * error of our choosing (status, x-ms-error-code and the XML or JSON body Azure sends), and
+ * forwards everything else: the SDK sees the wire answers a busy or denying Azure gives.
+ */
+export interface FaultProxy {
+  /** The proxied endpoint (same path as the target's, so the account segment stays). */
+  endpoint: string;
+  /** Answers the next `times` requests with `status` and `code`. */
+  fail(times: number, status: number, code: string): void;
+  /** Drops the faults not yet answered. */
+  clear(): void;
+  /** Requests answered with an injected error so far. */
+  injected: number;
+  close(): Promise<void>;
+}
+
+export async function startFaultProxy(target: string): Promise<FaultProxy> {
+  const base = new URL(target);
+  const faults: { status: number; code: string }[] = [];
+  let injected = 0;
+  const forward = (req: IncomingMessage, res: ServerResponse): void => {
+    const upstream = httpRequest({ host: base.hostname, port: base.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  };
+  const server: Server = createServer((req, res) => {
+    const fault = faults.shift();
+    if (!fault) return forward(req, res);
+    injected += 1;
+    req.resume();
+    const json = (req.headers['accept'] ?? '').includes('json');
+    const body = json
+      ? JSON.stringify({ 'odata.error': { code: fault.code, message: { lang: 'en-US', value: `${fault.code} injected` } } })
+      : `<?xml version="1.0" encoding="utf-8"?><Error><Code>${fault.code}</Code><Message>${fault.code} injected</Message></Error>`;
+    res.writeHead(fault.status, { 'content-type': json ? 'application/json' : 'application/xml', 'x-ms-error-code': fault.code });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}${base.pathname}`,
+    fail(times, status, code) {
+      for (let i = 0; i < times; i += 1) faults.push({ status, code });
+    },
+    clear() {
+      faults.length = 0;
+    },
+    get injected() {
+      return injected;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
