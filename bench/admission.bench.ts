@@ -12,6 +12,7 @@
 // competes with the writes; between phases the bench waits until the engine has seen every Bucket.
 // Prints a Markdown table for docs/benchmarks.md.
 import { fork } from 'node:child_process';
+import { subscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -20,18 +21,24 @@ import { parseArgs } from 'node:util';
 import { Annotations, GROUP, VERSION } from '@k8or/api';
 import { parse } from 'yaml';
 
-type FromServer = { type: 'ready'; kubeconfigPath: string } | { type: 'failed'; message: string } | { type: 'cpu'; micros: number };
+type FromServer = { type: 'ready'; kubeconfigPath: string } | { type: 'failed'; message: string } | { type: 'cpu'; micros: number; mainThreadMicros: number; connections: number };
 
 if (process.argv.includes('--serve')) {
   const dir = process.argv[process.argv.indexOf('--serve') + 1]!;
   const send = (message: FromServer): void => void process.send?.(message);
+  // Connections the server process opens (to the webhook: each one a TLS handshake), counted as Node creates them.
+  let connections = 0;
+  subscribe('net.client.socket', () => connections++);
   try {
-    const stop = process.argv.includes('--no-engine') ? await startAdmissionOnly(join(dir, 'kubeconfig')) : await startWholeStack(dir);
+    const stop = process.argv.includes('--no-engine') ? await startAdmissionOnly(join(dir, 'kubeconfig'), process.argv.includes('--webhook-in-worker')) : await startWholeStack(dir);
     process.on('disconnect', () => void stop().then(() => process.exit(0)));
     process.on('message', (message: { type: string }) => {
       if (message.type !== 'cpu') return;
       const { user, system } = process.cpuUsage();
-      send({ type: 'cpu', micros: user + system });
+      // With a CPU profile, phase boundaries on the profile's clock, to split it by phase.
+      if (process.execArgv.includes('--cpu-prof')) console.error(`phase boundary at ${process.hrtime.bigint() / 1000n} us`);
+      const thread = process.threadCpuUsage();
+      send({ type: 'cpu', micros: user + system, mainThreadMicros: thread.user + thread.system, connections });
     });
     send({ type: 'ready', kubeconfigPath: join(dir, 'kubeconfig') });
   } catch (error) {
@@ -45,6 +52,10 @@ if (process.argv.includes('--serve')) {
       concurrency: { type: 'string', default: '32' },
       rounds: { type: 'string', default: '2' },
       'no-engine': { type: 'boolean', default: false },
+      // Run the webhook server in a worker thread (startWebhookWorker) rather than on the API server's thread.
+      'webhook-in-worker': { type: 'boolean', default: false },
+      // Write a V8 CPU profile of the server process into this directory (read it with bench/cpuprofile-top.ts).
+      'server-cpu-prof': { type: 'string' },
     },
   });
   const objects = Number(values.objects);
@@ -52,17 +63,22 @@ if (process.argv.includes('--serve')) {
   const rounds = Number(values.rounds);
 
   const dir = mkdtempSync(join(tmpdir(), 'k8or-admission-bench-'));
-  const child = fork(new URL(import.meta.url).pathname, ['--serve', dir, ...(values['no-engine'] ? ['--no-engine'] : [])], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(new URL(import.meta.url).pathname, ['--serve', dir, ...(values['no-engine'] ? ['--no-engine'] : []), ...(values['webhook-in-worker'] ? ['--webhook-in-worker'] : [])], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: values['server-cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['server-cpu-prof']] : [],
+  });
   const ready = await new Promise<FromServer>((resolve, reject) => {
     child.once('message', (m) => resolve(m as FromServer));
     child.once('exit', (code) => reject(new Error(`k8or sandbox process exited with ${code}`)));
   });
   if (ready.type !== 'ready') throw new Error(`k8or sandbox did not start: ${ready.type === 'failed' ? ready.message : ''}`);
 
-  /** CPU time (user + system) the k8or sandbox process has used so far, in ms. */
-  const serverCpuMs = (): Promise<number> =>
+  /** CPU time (user + system) the k8or sandbox process has used so far, in ms, and the connections it opened. */
+  const serverCpu = (): Promise<{ ms: number; mainMs: number; connections: number }> =>
     new Promise((resolve) => {
-      child.once('message', (m: FromServer) => resolve(m.type === 'cpu' ? m.micros / 1000 : Number.NaN));
+      child.once('message', (m: FromServer) =>
+        resolve(m.type === 'cpu' ? { ms: m.micros / 1000, mainMs: m.mainThreadMicros / 1000, connections: m.connections } : { ms: Number.NaN, mainMs: Number.NaN, connections: Number.NaN }),
+      );
       child.send({ type: 'cpu' });
     });
 
@@ -151,8 +167,8 @@ if (process.argv.includes('--serve')) {
   }
 
   const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-  const rows: { phase: string; rate: number; seconds: number; p50: number; p99: number; cpuPerCreate: number }[] = [];
-  const totals = { with: { n: 0, s: 0, cpu: 0 }, without: { n: 0, s: 0, cpu: 0 } };
+  const rows: { phase: string; rate: number; seconds: number; p50: number; p99: number; cpuPerCreate: number; mainCpuPerCreate: number; connections: number }[] = [];
+  const totals = { with: { n: 0, s: 0, cpu: 0, main: 0 }, without: { n: 0, s: 0, cpu: 0, main: 0 } };
 
   // Warm-up through the webhook: its caches, JIT, connection pools.
   await ok('POST', '/api/v1/namespaces', { metadata: { name: 'warmup' } });
@@ -169,16 +185,18 @@ if (process.argv.includes('--serve')) {
       }
       const namespace = `${phase}-${round}`;
       await ok('POST', '/api/v1/namespaces', { metadata: { name: namespace } });
-      const cpuBefore = await serverCpuMs();
+      const before = await serverCpu();
       const { seconds, latencies } = await createBuckets(namespace, objects);
       const rate = objects / seconds;
       await engineCaughtUp(namespace, objects);
       // Includes the engine's pass over the new (paused) Buckets, the same in every phase.
-      const cpu = (await serverCpuMs()) - cpuBefore;
-      rows.push({ phase: `${wanted ? 'with the webhook' : 'without the webhook'} (round ${round})`, rate, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuPerCreate: cpu / objects });
+      const after = await serverCpu();
+      const cpu = after.ms - before.ms;
+      rows.push({ phase: `${wanted ? 'with the webhook' : 'without the webhook'} (round ${round})`, rate, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuPerCreate: cpu / objects, mainCpuPerCreate: (after.mainMs - before.mainMs) / objects, connections: after.connections - before.connections });
       totals[phase].n += objects;
       totals[phase].s += seconds;
       totals[phase].cpu += cpu;
+      totals[phase].main += after.mainMs - before.mainMs;
     }
   }
 
@@ -186,13 +204,13 @@ if (process.argv.includes('--serve')) {
   const withoutRate = totals.without.n / totals.without.s;
   const cpuWith = totals.with.cpu / totals.with.n;
   const cpuWithout = totals.without.cpu / totals.without.n;
-  console.log(`| Phase (${objects} Bucket creates, ${concurrency} in flight) | Creates/s | Time | Latency p50 | p99 | Server CPU per create |`);
-  console.log('|---|---|---|---|---|---|');
+  console.log(`| Phase (${objects} Bucket creates, ${concurrency} in flight) | Creates/s | Time | Latency p50 | p99 | Server CPU per create | of it, API server thread | Connections opened |`);
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const row of rows) {
-    console.log(`| ${row.phase} | ${Math.round(row.rate).toLocaleString('en')} | ${row.seconds.toFixed(1)} s | ${row.p50.toFixed(1)} ms | ${row.p99.toFixed(1)} ms | ${row.cpuPerCreate.toFixed(2)} ms |`);
+    console.log(`| ${row.phase} | ${Math.round(row.rate).toLocaleString('en')} | ${row.seconds.toFixed(1)} s | ${row.p50.toFixed(1)} ms | ${row.p99.toFixed(1)} ms | ${row.cpuPerCreate.toFixed(2)} ms | ${row.mainCpuPerCreate.toFixed(2)} ms | ${row.connections} |`);
   }
   console.log(
-    `| **all rounds, with / without** | **${Math.round(withRate).toLocaleString('en')} / ${Math.round(withoutRate).toLocaleString('en')}** (ratio **${(withRate / withoutRate).toFixed(2)}**) | | | | ${cpuWith.toFixed(2)} / ${cpuWithout.toFixed(2)} ms (ratio ${(cpuWith / cpuWithout).toFixed(2)}) |`,
+    `| **all rounds, with / without** | **${Math.round(withRate).toLocaleString('en')} / ${Math.round(withoutRate).toLocaleString('en')}** (ratio **${(withRate / withoutRate).toFixed(2)}**) | | | | ${cpuWith.toFixed(2)} / ${cpuWithout.toFixed(2)} ms (ratio ${(cpuWith / cpuWithout).toFixed(2)}) | ${(totals.with.main / totals.with.n).toFixed(2)} / ${(totals.without.main / totals.without.n).toFixed(2)} ms | |`,
   );
 
   agent.destroy();
@@ -209,11 +227,11 @@ async function startWholeStack(dir: string): Promise<() => Promise<void>> {
 }
 
 /** The API server and the webhook wired as `k8or sandbox` wires them, without the engine and the clouds. */
-async function startAdmissionOnly(kubeconfigPath: string): Promise<() => Promise<void>> {
+async function startAdmissionOnly(kubeconfigPath: string, inWorker: boolean): Promise<() => Promise<void>> {
   const { startSandbox } = await import('@k8or/apiserver');
   const { installCrds } = await import('@k8or/core');
   const { awsProvider } = await import('@k8or/provider-aws');
-  const { startWebhookServer } = await import('@k8or/webhook');
+  const { startWebhookServer, startWebhookWorker } = await import('@k8or/webhook');
   const { CustomObjectsApi, KubeConfig } = await import('@kubernetes/client-node');
   const { pino } = await import('pino');
   const sandbox = await startSandbox({ port: 0, kubeconfigPath, logLevel: 'warn' });
@@ -227,16 +245,10 @@ async function startAdmissionOnly(kubeconfigPath: string): Promise<() => Promise
     plural: 'providerconfigs',
     body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'ProviderConfig', metadata: { name: 'default' }, spec: { provider: 'aws', region: 'us-east-1', endpoints: { bucket: 'http://127.0.0.1:9' } } },
   });
-  const webhook = await startWebhookServer({
-    port: 0,
-    tls: { selfSigned: {} },
-    kubeConfig,
-    providers: [awsProvider],
-    secretNamespaces: ['k8or-system'],
-    caBundle: { register: true },
-    logger: pino({ level: 'warn' }),
-    processMetrics: false,
-  });
+  const common = { port: 0, tls: { selfSigned: {} }, kubeConfig, secretNamespaces: ['k8or-system'], caBundle: { register: true }, logger: pino({ level: 'warn' }), processMetrics: false };
+  const webhook = inWorker
+    ? await startWebhookWorker({ ...common, providers: [{ url: import.meta.resolve('@k8or/provider-aws'), export: 'awsProvider' }] })
+    : await startWebhookServer({ ...common, providers: [awsProvider] });
   return async () => {
     await webhook.close();
     await sandbox.stop();

@@ -1,37 +1,162 @@
 #!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { MANAGED_KINDS, type ManagedKindName } from '@k8or/api';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { crdsCommand } from './commands/crds.js';
+import { addSettingOptions, operatorSettings, runComponents, webhookSettings } from './commands/operator.js';
 import { sandboxCommand } from './commands/sandbox.js';
+import { importCommand, ImportError } from './commands/import.js';
+import { planCommand, PlanUsageError } from './commands/plan.js';
+import { validateCommand } from './commands/validate.js';
+import { ManifestPathError } from './manifests/read.js';
 
-const USAGE = `usage: k8or <command> [options]
+/** How long plan and import wait for one cloud call. */
+const CLOUD_TIMEOUT_MS = 60_000;
 
-commands:
-  sandbox   run the local sandbox (API server, operator, webhook, backends)
-  crds      print the k8or CRDs as YAML
-`;
-
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case 'sandbox':
-      return sandboxCommand(rest);
-    case 'crds':
-      return crdsCommand();
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(USAGE);
-      return command === undefined ? 2 : 0;
-    default:
-      process.stderr.write(`k8or: unknown command "${command}"\n${USAGE}`);
-      return 2;
-  }
+function kindList(value: string): ManagedKindName[] {
+  const kinds = list(value);
+  const unknown = kinds.filter((k) => !(MANAGED_KINDS as readonly string[]).includes(k));
+  if (unknown.length || kinds.length === 0) throw new InvalidArgumentError(`must be a comma-separated list of ${MANAGED_KINDS.join(', ')}`);
+  return kinds as ManagedKindName[];
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`k8or: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+/** Exit codes every command keeps to. */
+export const ExitCode = { ok: 0, failed: 1, usage: 2 } as const;
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+const list = (value: string): string[] =>
+  value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+
+function providerOptions(command: Command): Command {
+  return command
+    .option('--providers <LIST>', 'providers to load, comma-separated (aws, or a package name such as k8or-provider-foo); default every installed one', list)
+    .option('--provider-root <DIR>', 'also look for provider packages in DIR/node_modules');
+}
+
+/** The `k8or` program: every command, its flags and their help. Resolves the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let exitCode: number = ExitCode.ok;
+  const program = new Command('k8or')
+    .description('k8or: portable Bucket and Table resources for AWS, GCP and Azure, the Kubernetes way.')
+    .exitOverride()
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'k8or: ')) });
+
+  program
+    .command('sandbox')
+    .description('run k8or locally: an embedded API server, the local cloud backends, the webhook and the operator (k8or sandbox --help for its options)')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .argument('[options...]')
+    .action(async (rest: string[]) => {
+      exitCode = await sandboxCommand(rest);
+    });
+
+  addSettingOptions(
+    program
+      .command('operator')
+      .description('run the controllers (and with --webhook the admission webhook too) in a cluster, or against a kubeconfig')
+      .option('--webhook', 'also serve the admission webhook in this process'),
+    operatorSettings(),
+  ).action(async (flags: Record<string, string | boolean | undefined>) => {
+    const { webhook, ...settings } = flags;
+    exitCode = await runComponents('operator', settings, webhook ? ['controllers', 'webhook'] : ['controllers']);
+  });
+
+  addSettingOptions(program.command('webhook').description('serve only the admission webhook (validation and defaulting), in a cluster or against a kubeconfig'), webhookSettings()).action(
+    async (flags: Record<string, string | boolean | undefined>) => {
+      exitCode = await runComponents('webhook', flags, ['webhook']);
+    },
+  );
+
+  providerOptions(
+    program
+      .command('validate')
+      .description('check manifests offline with exactly the admission webhook\'s rules and defaults; exit 0 valid, 1 violations, 2 usage')
+      .requiredOption('-f, --filename <FILE|DIR|->', 'a manifest file, a directory of them, or - for stdin; repeat for more', collect)
+      .option('-R, --recursive', 'read directories given with -f recursively', false)
+      .addOption(new Option('-o, --output <FORMAT>', 'human or json').choices(['human', 'json']).default('human'))
+      .addOption(new Option('--default-deletion-policy <POLICY>', 'the operator\'s default deletion policy').choices(['Delete', 'Retain']).default('Delete'))
+      .option('--secrets-namespace <NS>', 'the namespace whose Secrets the operator reads', 'k8or-system')
+      .option('--cluster-id <ID>', 'the operator\'s cluster id, which default external names fold in (default: K8OR_CLUSTER_ID; without one, spec.name is left for the operator to fill)'),
+  ).action(async (options: { filename: string[]; recursive: boolean; output: 'human' | 'json'; providers?: string[]; providerRoot?: string; defaultDeletionPolicy: 'Delete' | 'Retain'; secretsNamespace: string; clusterId?: string }) => {
+    const clusterId = options.clusterId ?? process.env.K8OR_CLUSTER_ID;
+    exitCode = await validateCommand({ ...options, providers: options.providers ?? [], providerRoot: options.providerRoot, clusterId });
+  });
+
+  providerOptions(
+    program
+      .command('plan')
+      .description('show what the operator would do in the cloud for each Bucket and Table of the manifests (create, update with each field, no change, blocked), without writing anything to the cloud or the cluster')
+      .requiredOption('-f, --filename <FILE|DIR|->', 'manifests to plan; repeat for more', collect)
+      .option('--provider-config <FILE>', 'use the ProviderConfig in FILE instead of the cluster\'s (credentials Secrets are read from the files given with -f, then the cluster)')
+      .option('--kubeconfig <FILE>', 'the cluster to read ProviderConfigs, Secrets and stored objects from (default: KUBECONFIG, in-cluster, ~/.kube/config)')
+      .option('--cluster-id <ID>', 'the operator\'s cluster id, for owner tags and default names (default: K8OR_CLUSTER_ID, else the uid of kube-system; the sandbox\'s is k8or-sandbox)')
+      .addOption(new Option('-o, --output <FORMAT>', 'human or json').choices(['human', 'json']).default('human')),
+  ).action(async (options: { filename: string[]; providerConfig?: string; kubeconfig?: string; clusterId?: string; output: 'human' | 'json'; providers?: string[]; providerRoot?: string }) => {
+    exitCode = await planCommand({
+      filename: options.filename,
+      providerConfig: options.providerConfig,
+      kubeconfig: options.kubeconfig,
+      clusterId: options.clusterId,
+      output: options.output,
+      providers: options.providers ?? [],
+      providerRoot: options.providerRoot,
+      timeoutMs: CLOUD_TIMEOUT_MS,
+    });
+  });
+
+  providerOptions(
+    program
+      .command('import')
+      .description('list the buckets and tables in the cloud account of a ProviderConfig and print Bucket and Table manifests for them (ObserveOnly, k8or.io/adopt), ready for kubectl apply')
+      .requiredOption('--provider-config <NAME>', 'the ProviderConfig (in the cluster) whose account to list')
+      .option('--kubeconfig <FILE>', 'the cluster to read the ProviderConfig and its credentials from (default: KUBECONFIG, in-cluster, ~/.kube/config)')
+      .option('-n, --namespace <NS>', 'namespace of the manifests', 'default')
+      .addOption(new Option('--kinds <LIST>', 'kinds to list, comma-separated').default(['Bucket', 'Table'], 'Bucket,Table').argParser(kindList))
+      .option('--include-managed', 'also list resources another k8or object already manages', false),
+  ).action(async (options: { providerConfig: string; kubeconfig?: string; namespace: string; kinds: ManagedKindName[]; includeManaged: boolean; providers?: string[]; providerRoot?: string }) => {
+    exitCode = await importCommand({ ...options, kubeconfig: options.kubeconfig, providerRoot: options.providerRoot, providers: options.providers ?? [], timeoutMs: CLOUD_TIMEOUT_MS });
+  });
+
+  program
+    .command('crds')
+    .description('print the k8or CRDs as YAML, ready for kubectl apply -f -')
+    .action(() => {
+      exitCode = crdsCommand();
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? ExitCode.ok : ExitCode.usage;
+    }
+    if (error instanceof ManifestPathError || error instanceof PlanUsageError) {
+      process.stderr.write(`k8or: ${error.message}\n`);
+      return ExitCode.usage;
+    }
+    if (error instanceof ImportError) {
+      process.stderr.write(`k8or import: ${error.message}\n`);
+      return ExitCode.failed;
+    }
+    throw error;
+  }
+  return exitCode;
+}
+
+// Run directly (`node dist/bin.js`, as older scripts do), not only through bin/k8or.js.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`k8or: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -2,11 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { API_VERSION, type ProviderConfig } from '@k8or/api';
 import { CoreMetrics, Engine, HealthChecks, createLogger, installCrds, startProbeServer, type ProbeServer } from '@k8or/core';
-import { awsProvider } from '@k8or/provider-aws';
+import { ProviderLoader } from '@k8or/operator';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
-import { gcpProvider } from '@k8or/provider-gcp';
 import { startLocalAzure } from './local-azure.js';
 import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
 import { applySandboxProviderConfig } from './provider-configs.js';
@@ -29,7 +28,12 @@ export interface LocalStackOptions {
   /** JSON log lines of every part go here. */
   logFile: string;
   logLevel: string;
+  /** Told as each part starts and is ready (or fails with its fix), for the progress lines. */
+  onProgress?: (event: ProgressEvent) => void;
 }
+
+/** One step of start-up: a part starting, ready, or failed (the rest keeps running). */
+export type ProgressEvent = { part: string; state: 'starting' | 'ready' } | { part: string; state: 'failed'; fix: string };
 
 /** What a running local stack serves; written to sandbox.json for scripts and tests. */
 export interface LocalStackEndpoints {
@@ -65,7 +69,9 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
   const stop = async (): Promise<void> => {
     for (const step of stops.reverse()) await step().catch((error: unknown) => logger.warn({ err: error }, 'stop step failed'));
   };
+  const progress = options.onProgress ?? (() => undefined);
   try {
+    progress({ part: 'API server', state: 'starting' });
     const sandbox = await startSandbox({
       port: options.port,
       kubeconfigPath: options.kubeconfigPath,
@@ -76,25 +82,35 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(sandbox.kubeconfig);
     await installCrds(kubeConfig);
+    progress({ part: 'API server', state: 'ready' });
 
+    progress({ part: 'AWS backends (S3 fake, DynamoDB Local)', state: 'starting' });
     const s3 = await startS3Fake(options.dataDir ? { dataDir: join(options.dataDir, 's3') } : {});
     stops.push(() => s3.stop());
     const dynamodb = await startDynamoDbLocal(options.dataDir ? { dataDir: join(options.dataDir, 'dynamodb') } : {}).catch((error: unknown) => {
       logger.warn({ err: error }, 'DynamoDB Local did not start (is Java 17 installed?); Tables will not reconcile');
+      progress({ part: 'DynamoDB Local', state: 'failed', fix: 'install Java 17 (apt-get install openjdk-17-jre-headless) and restart; AWS Tables will not reconcile until then' });
       return undefined;
     });
+    progress({ part: 'AWS backends (S3 fake, DynamoDB Local)', state: 'ready' });
     if (dynamodb) stops.push(() => dynamodb.stop());
 
+    progress({ part: 'Azure backends (Azurite)', state: 'starting' });
     const azure = await startLocalAzure(options.dataDir);
     stops.push(() => azure.stop());
+    progress({ part: 'Azure backends (Azurite)', state: 'ready' });
 
+    // Every provider package installed beside the operator, loaded by name as `k8or operator` loads them.
+    const { providers } = await new ProviderLoader().loadAll([]);
+    const operatorPart = `webhook and operator (providers ${[...providers.keys()].join(', ')})`;
+    progress({ part: operatorPart, state: 'starting' });
     // The webhook first: it registers (or, after a restart, re-points) its configurations, and every
     // write below goes through them.
     const webhook: WebhookServer = await startWebhookServer({
       port: 0,
       tls: { selfSigned: {} },
       kubeConfig,
-      providers: [awsProvider, gcpProvider, azure.plugin],
+      providers,
       secretNamespaces: [SYSTEM_NAMESPACE],
       // The engine's cluster id: the webhook defaults external names exactly as the engine would.
       clusterId: SANDBOX_CLUSTER_ID,
@@ -105,15 +121,17 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     stops.push(() => webhook.close());
 
     await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
+    progress({ part: 'GCP backends (GCS fake, Bigtable emulator)', state: 'starting' });
     const gcp = await startLocalGcp(kubeConfig, options, logger.child({ component: 'gcp' }));
     stops.push(() => gcp.stop());
+    progress({ part: 'GCP backends (GCS fake, Bigtable emulator)', state: 'ready' });
     await azure.installProviderConfig(kubeConfig, SYSTEM_NAMESPACE);
 
     const metrics = new CoreMetrics();
     const health = new HealthChecks();
     const engine = new Engine({
       kubeConfig,
-      providers: new Map([[awsProvider.provider, awsProvider], [gcp.plugin.provider, gcp.plugin], [azure.plugin.provider, azure.plugin]]),
+      providers,
       clusterId: SANDBOX_CLUSTER_ID,
       secretsNamespace: SYSTEM_NAMESPACE,
       metrics,
@@ -124,6 +142,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     stops.push(() => engine.stop());
     const probes: ProbeServer = await startProbeServer({ port: 0, host: '127.0.0.1', health, metrics });
     stops.push(() => probes.close());
+    progress({ part: operatorPart, state: 'ready' });
 
     const endpoints: LocalStackEndpoints = {
       apiServer: sandbox.url,
@@ -152,18 +171,21 @@ async function installDefaultProviderConfig(kubeConfig: KubeConfig, s3Endpoint: 
       body: { metadata: { name: 'aws-credentials' }, type: 'Opaque', stringData: SANDBOX_CREDENTIALS },
     }),
   );
-  const providerConfig: ProviderConfig = {
-    apiVersion: API_VERSION,
-    kind: 'ProviderConfig',
-    metadata: { name: 'default', annotations: { 'k8or.io/description': 'AWS APIs served by the local S3 fake and DynamoDB Local' } },
-    spec: {
-      provider: 'aws',
-      region: 'us-east-1',
-      endpoints: { bucket: s3Endpoint, ...(dynamoDbEndpoint ? { table: dynamoDbEndpoint } : {}) },
-      credentials: { source: 'Secret', secretRef: { namespace: SYSTEM_NAMESPACE, name: 'aws-credentials' } },
-    },
-  };
-  await applySandboxProviderConfig(kubeConfig, providerConfig);
+  // `local-aws` names the AWS backends as `local-gcp` names GCP's; `default` is the same, for manifests that name none.
+  for (const name of ['default', 'local-aws']) {
+    const providerConfig: ProviderConfig = {
+      apiVersion: API_VERSION,
+      kind: 'ProviderConfig',
+      metadata: { name, annotations: { 'k8or.io/description': 'AWS APIs served by the local S3 fake and DynamoDB Local' } },
+      spec: {
+        provider: 'aws',
+        region: 'us-east-1',
+        endpoints: { bucket: s3Endpoint, ...(dynamoDbEndpoint ? { table: dynamoDbEndpoint } : {}) },
+        credentials: { source: 'Secret', secretRef: { namespace: SYSTEM_NAMESPACE, name: 'aws-credentials' } },
+      },
+    };
+    await applySandboxProviderConfig(kubeConfig, providerConfig);
+  }
 }
 
 function writeEndpoints(kubeconfigPath: string, endpoints: LocalStackEndpoints): void {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+const bin = fileURLToPath(new URL('../bin/k8or.js', import.meta.url));
 
 /** Runs `k8or ...args` and resolves with its exit code and stderr. */
 function k8or(...args: string[]): Promise<{ code: number; stderr: string }> {
@@ -22,7 +22,7 @@ describe('k8or: bad arguments are refused with the option and the rule, before a
     [['sandbox', '--port', ''], /--port must be a whole number from 0 to 65535, got ""/],
     [['sandbox', '--log-level', 'loud'], /--log-level must be one of trace, debug, info, warn, error, fatal, silent, got "loud"/],
     [['sandbox', '--bogus'], /k8or sandbox: Unknown option '--bogus'/],
-    [['frob'], /unknown command "frob"/],
+    [['frob'], /unknown command 'frob'/],
   ];
   for (const [args, message] of cases) {
     it(`k8or ${args.join(' ')}`, async () => {

@@ -14,7 +14,7 @@ import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-bl
 import type { LocalStackEndpoints } from '@k8or/cli';
 
 const run = promisify(execFile);
-const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+const bin = fileURLToPath(new URL('../bin/k8or.js', import.meta.url));
 const examples = fileURLToPath(new URL('../../../examples/sandbox/', import.meta.url));
 const gcpExamples = fileURLToPath(new URL('../../../examples/sandbox/gcp/', import.meta.url));
 const azureExamples = fileURLToPath(new URL('../../../examples/sandbox/azure/', import.meta.url));
@@ -66,6 +66,11 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
     assert.ok(existsSync(kubeconfig));
     assert.match(output, /API server\s+https:\/\/127\.0\.0\.1:\d+/);
     assert.match(output, new RegExp(`export KUBECONFIG=${kubeconfig}`));
+    // Progress while starting: each part, when it is ready and how long it took.
+    assert.match(output, /starting API server\.\.\.\n/);
+    assert.match(output, /ready {4}API server \(\d+\.\d s\)/);
+    assert.match(output, /ready {4}webhook and operator \(providers aws, azure, gcp\) \(\d+\.\d s\)/);
+    assert.match(output, /all started in \d+\.\d s/);
   });
 
   it('serves the k8or kinds and the default ProviderConfig', async () => {

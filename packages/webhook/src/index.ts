@@ -9,3 +9,4 @@ export { webhookConfigurations, WEBHOOK_CONFIGURATION_NAMES, type WebhookConfigu
 export { generateCertificates, type GeneratedCertificates, type SelfSignedOptions } from './tls/self-signed.js';
 export { readCertificateFiles, watchCertificateFiles, type CertificateFilesOptions, type CertificatePair } from './tls/certificate-files.js';
 export { injectCaBundle, type CaBundleTargets } from './tls/ca-bundle.js';
+export { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions, type ProviderModule } from './server/worker.js';

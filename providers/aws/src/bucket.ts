@@ -28,7 +28,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { isDeepStrictEqual } from 'node:util';
 import { type Bucket, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
 import { callAws, hasCode, isAccessDenied } from './errors.js';
@@ -410,6 +410,26 @@ export const bucketConnector: Connector<Bucket> = {
     const region = bucketRegion(bucket, context.providerConfig);
     const s3 = clients.get(clientSettings(context.providerConfig, context.credentials, 'Bucket', region));
     return new S3BucketClient(s3, context, region, endpointFor(context.providerConfig, 'Bucket'));
+  },
+
+  /** Every bucket of the account (ListBuckets, all regions), with its region (GetBucketLocation) as spec.location. */
+  async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Bucket>[]> {
+    const region = context.providerConfig.spec.region ?? DEFAULT_REGION;
+    const s3 = clients.get(clientSettings(context.providerConfig, context.credentials, 'Bucket', region));
+    const abort = { abortSignal: call.signal };
+    const items: InventoryItem<Bucket>[] = [];
+    let ContinuationToken: string | undefined;
+    do {
+      const page = await callAws(context, 'ListBuckets', () => s3.send(new ListBucketsCommand({ ...(ContinuationToken ? { ContinuationToken } : {}) }), abort));
+      for (const listed of page.Buckets ?? []) {
+        const Bucket = listed.Name;
+        if (!Bucket) continue;
+        const location = listed.BucketRegion ?? (await callAws(context, 'GetBucketLocation', () => s3.send(new GetBucketLocationCommand({ Bucket }), abort))).LocationConstraint;
+        items.push({ externalName: Bucket, spec: { location: location || DEFAULT_REGION } });
+      }
+      ContinuationToken = page.ContinuationToken;
+    } while (ContinuationToken);
+    return items;
   },
 };
 

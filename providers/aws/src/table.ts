@@ -8,6 +8,7 @@ import {
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
+  ListTablesCommand,
   ListTagsOfResourceCommand,
   TagResourceCommand,
   UntagResourceCommand,
@@ -33,6 +34,8 @@ import {
   type Connector,
   type ExternalClient,
   type FieldDiff,
+  type InventoryContext,
+  type InventoryItem,
   type Observation,
   type SettingIssue,
 } from '@k8or/core';
@@ -275,7 +278,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
    * Tags), and return: the table is CREATING for a while. TTL and point-in-time recovery need an
    * ACTIVE table, so the update after the observe that finds it ACTIVE sets them.
    */
-  async create(table: Table, call: CallOptions): Promise<ApplyResult | void> {
+  async create(table: Table, call: CallOptions): Promise<void> {
     const TableName = this.#name;
     let status: string | undefined;
     try {
@@ -299,7 +302,8 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     // Some endpoints (DynamoDB Local) answer ACTIVE at once: then the rest is set now rather than at the next resync.
     if (status !== 'ACTIVE') return;
     if (table.spec.ttlAttribute) await this.#updateTtl(table, undefined, call);
-    if (table.spec.pointInTimeRecovery) return await this.#updatePointInTimeRecovery(table, call);
+    // Where the endpoint lacks it, the observe that follows every create names spec.pointInTimeRecovery (once).
+    if (table.spec.pointInTimeRecovery) await this.#updatePointInTimeRecovery(table, call);
   }
 
   /**
@@ -425,6 +429,25 @@ export const tableConnector: Connector<Table> = {
     const region = context.providerConfig.spec.region ?? DEFAULT_REGION;
     const dynamodb = clients.get(clientSettings(context.providerConfig, context.credentials, 'Table', region));
     return new DynamoDbTableClient(dynamodb, context, region);
+  },
+
+  /** Every table of the ProviderConfig's region (ListTables), with its keys and billing (DescribeTable). */
+  async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Table>[]> {
+    const region = context.providerConfig.spec.region ?? DEFAULT_REGION;
+    const dynamodb = clients.get(clientSettings(context.providerConfig, context.credentials, 'Table', region));
+    const abort = { abortSignal: call.signal };
+    const items: InventoryItem<Table>[] = [];
+    let ExclusiveStartTableName: string | undefined;
+    do {
+      const page = await callAws(context, 'ListTables', () => dynamodb.send(new ListTablesCommand({ ...(ExclusiveStartTableName ? { ExclusiveStartTableName } : {}) }), abort));
+      for (const TableName of page.TableNames ?? []) {
+        const described = await callAws(context, 'DescribeTable', () => dynamodb.send(new DescribeTableCommand({ TableName }), abort));
+        if (!described.Table) continue;
+        items.push({ externalName: TableName, spec: { ...keysOf(described.Table), billing: billingOf(described.Table) } });
+      }
+      ExclusiveStartTableName = page.LastEvaluatedTableName;
+    } while (ExclusiveStartTableName);
+    return items;
   },
 };
 

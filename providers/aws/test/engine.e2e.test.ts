@@ -116,6 +116,7 @@ describe('AWS provider through the engine: Kubernetes objects in, S3 and DynamoD
     assert.equal(synced?.status, 'False');
     assert.match(synced?.message ?? '', /spec\.pointInTimeRecovery/);
     assert.match(synced?.message ?? '', /spec\.labels/);
+    assert.equal(synced?.message?.split('spec.pointInTimeRecovery').length, 2, 'each field named once');
     assert.notEqual(synced?.message, 'The cloud resource matches the spec.');
     // kubectl wait --for=condition=Ready has a condition to read: it never hangs on a missing one.
     assert.ok(conditionOf(reported, 'Ready')?.reason);

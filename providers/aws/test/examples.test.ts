@@ -47,7 +47,7 @@ describe('examples/aws', () => {
     await user.create(k8orPath('ProviderConfig', undefined), providerConfig);
     await user.create(k8orPath('Bucket', 'default'), bucket);
     await user.create(k8orPath('Table', 'default'), table);
-    assert.equal((await user.get<Bucket>(k8orPath('Bucket', 'default', 'photos')))?.spec.lifecycle?.length, 3);
-    assert.equal((await user.get<Table>(k8orPath('Table', 'default', 'orders')))?.spec.sortKey?.name, 'orderedAt');
+    assert.equal((await user.get<Bucket>(k8orPath('Bucket', 'default', 'media-archive')))?.spec.lifecycle?.length, 3);
+    assert.equal((await user.get<Table>(k8orPath('Table', 'default', 'customer-orders')))?.spec.sortKey?.name, 'orderedAt');
   });
 });

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
-import { localStackLogger, startLocalStack } from '../local-stack.js';
+import { localStackLogger, startLocalStack, type ProgressEvent } from '../local-stack.js';
 
 const HELP = `k8or sandbox: run k8or locally, ready for kubectl
 
@@ -62,10 +62,12 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
   const logFile = resolve(values['log-file']);
   const logger = localStackLogger(logFile, values['log-level']);
   process.stdout.write('starting the k8or sandbox...\n');
+  const started = Date.now();
   const stack = await startLocalStack(
-    { kubeconfigPath, port, logFile, logLevel: values['log-level'], ...(values['data-dir'] ? { dataDir: resolve(values['data-dir']) } : {}) },
+    { kubeconfigPath, port, logFile, logLevel: values['log-level'], onProgress: progressPrinter(), ...(values['data-dir'] ? { dataDir: resolve(values['data-dir']) } : {}) },
     logger,
   );
+  process.stdout.write(`all started in ${seconds(Date.now() - started)}\n`);
   const e = stack.endpoints;
   process.stdout.write(
     [
@@ -87,6 +89,7 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
       '  kubectl apply -f examples/sandbox/gcp/        # GCP, through the local-gcp ProviderConfig',
       '  kubectl apply -f examples/sandbox/azure/      # Azure, through the local-azure ProviderConfig',
       '  kubectl get buckets,tables',
+      '  npx k8or plan -f examples/sandbox/ --cluster-id k8or-sandbox   # what k8or would do, writing nothing',
       '',
       'Ctrl-C stops everything.',
       '',
@@ -101,4 +104,21 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
   await stack.stop();
   process.stdout.write('stopped.\n');
   return 0;
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** Prints each part as it starts and is ready, with how long it took; a part that failed with its fix. */
+function progressPrinter(): (event: ProgressEvent) => void {
+  const startedAt = new Map<string, number>();
+  return (event) => {
+    if ('fix' in event) {
+      process.stdout.write(`  FAILED   ${event.part}: ${event.fix}\n`);
+    } else if (event.state === 'starting') {
+      startedAt.set(event.part, Date.now());
+      process.stdout.write(`  starting ${event.part}...\n`);
+    } else if (event.state === 'ready') {
+      process.stdout.write(`  ready    ${event.part} (${seconds(Date.now() - (startedAt.get(event.part) ?? Date.now()))})\n`);
+    }
+  };
 }

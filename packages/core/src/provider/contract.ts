@@ -140,6 +140,26 @@ export interface ConnectionContext {
 /** Turns a resource plus its ProviderConfig and credentials into a client. Reads nothing from the cloud. */
 export interface Connector<R extends ManagedResource = ManagedResource> {
   connect(resource: R, context: ConnectionContext): Promise<ExternalClient<R>>;
+  /**
+   * Optional, for `k8or import`: every resource of this kind that the
+   * ProviderConfig's account holds where the ProviderConfig points (its
+   * region, project or storage account). Reads only, never writes; takes the
+   * same classified errors as `observe` (a denied list is an error, never an
+   * empty answer). Each item gives the external name and, as the portable
+   * spec, what the list calls tell at no extra cost, including the kind's
+   * required fields (a Table's keys), so a manifest built from it is valid.
+   */
+  list?(context: InventoryContext, call: CallOptions): Promise<InventoryItem<R>[]>;
+}
+
+/** What `Connector.list` is given: the account, with no resource yet. */
+export type InventoryContext = Pick<ConnectionContext, 'providerConfig' | 'credentials' | 'recordCall'>;
+
+/** One cloud resource found by `Connector.list`. */
+export interface InventoryItem<R extends ManagedResource = ManagedResource> {
+  externalName: string;
+  /** Its settings in the portable spec's terms, as far as the listing tells them. */
+  spec: Partial<R['spec']>;
 }
 
 /** A connector per kind, typed by the kind, so a provider's connectors need no casts. */

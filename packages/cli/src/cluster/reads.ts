@@ -1,0 +1,55 @@
+import { GROUP, VERSION, type ProviderConfig } from '@k8or/api';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+
+/** Read-only access to what plan and import need from a cluster: GETs, nothing else. */
+export class ClusterReader {
+  readonly #core: CoreV1Api;
+  readonly #custom: CustomObjectsApi;
+
+  constructor(readonly kubeConfig: KubeConfig) {
+    this.#core = kubeConfig.makeApiClient(CoreV1Api);
+    this.#custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  }
+
+  /** From `--kubeconfig FILE`, else KUBECONFIG, else in-cluster or ~/.kube/config. */
+  static from(file: string | undefined): ClusterReader {
+    const kubeConfig = new KubeConfig();
+    if (file) kubeConfig.loadFromFile(file);
+    else kubeConfig.loadFromDefault();
+    return new ClusterReader(kubeConfig);
+  }
+
+  providerConfig(name: string): Promise<ProviderConfig | undefined> {
+    return orUndefined(this.#custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providerconfigs', name }) as Promise<ProviderConfig>);
+  }
+
+  managed(plural: string, namespace: string, name: string): Promise<unknown> {
+    return orUndefined(this.#custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural, namespace, name }) as Promise<unknown>);
+  }
+
+  namespace(name: string): Promise<unknown> {
+    return orUndefined(this.#core.readNamespace({ name }));
+  }
+
+  async secretData(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+    const secret = await orUndefined(this.#core.readNamespacedSecret({ namespace, name }));
+    if (!secret) return undefined;
+    return Object.fromEntries(Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]));
+  }
+
+  /** The operator's default cluster id: the uid of kube-system. */
+  async kubeSystemUid(): Promise<string | undefined> {
+    const namespace = await this.namespace('kube-system');
+    return (namespace as { metadata?: { uid?: string } } | undefined)?.metadata?.uid;
+  }
+}
+
+/** A definite 404 is absence; every other failure (403, timeout) is an error. */
+async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (error) {
+    if (typeof error === 'object' && error !== null && (error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}

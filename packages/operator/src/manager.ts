@@ -1,0 +1,150 @@
+import { CoreMetrics, Engine, HealthChecks, createLogger, startProbeServer, type ProbeServer, type ProviderPlugin } from '@k8or/core';
+import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { Container } from 'inversify';
+import type { Logger } from 'pino';
+import type { OperatorConfig } from './config/settings.js';
+import { OPERATOR_CONFIG, OPERATOR_LOGGER, KUBE_CONFIG } from './container.js';
+import { ProviderLoader } from './providers/loader.js';
+
+/** What a running manager serves. */
+export interface Manager {
+  container: Container;
+  providers: ReadonlyMap<string, ProviderPlugin>;
+  /** Package names of the loaded providers. */
+  providerPackages: string[];
+  engines: Engine[];
+  webhook: WebhookServer | undefined;
+  /** `http://host:port` of /healthz, /readyz (and /metrics when the addresses are equal). */
+  probeUrl: string;
+  metricsUrl: string;
+  /**
+   * Drains: the controllers stop taking work, in-flight reconciles finish
+   * within `shutdownTimeoutMs`, the Lease is released, the servers close.
+   * Resolves `false` when the deadline passed first.
+   */
+  stop(): Promise<boolean>;
+}
+
+export interface StartManagerOptions {
+  /** Use this instead of building one from `config.kubeconfig`. */
+  kubeConfig?: KubeConfig;
+  logger?: Logger;
+}
+
+/** Loads the providers, then starts the controllers and/or the webhook and the probe and metrics servers. */
+export async function startManager(config: OperatorConfig, options: StartManagerOptions = {}): Promise<Manager> {
+  const logger = options.logger ?? createLogger({ name: 'k8or-operator', level: config.logLevel });
+  const kubeConfig = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
+  const loader = new ProviderLoader(config.providerRoot ? { root: config.providerRoot } : {});
+  const { container, providers, packages } = await loader.loadAll(config.providers);
+  container.bind<OperatorConfig>(OPERATOR_CONFIG).toConstantValue(config);
+  container.bind<Logger>(OPERATOR_LOGGER).toConstantValue(logger);
+  container.bind<KubeConfig>(KUBE_CONFIG).toConstantValue(kubeConfig);
+  logger.info({ providers: [...providers.keys()], packages: packages.map((p) => p.packageName) }, 'providers loaded');
+
+  const closers: (() => Promise<void>)[] = [];
+  const closeAll = async (): Promise<void> => {
+    for (const close of closers.reverse()) await close().catch((error: unknown) => logger.warn({ err: error }, 'stop step failed'));
+  };
+  try {
+    const metrics = new CoreMetrics();
+    const health = new HealthChecks();
+    const engines: Engine[] = [];
+    // Owner tags and default external names fold it in: the engine and the webhook must agree on it.
+    const clusterId = config.clusterId ?? (await clusterIdOf(kubeConfig));
+    if (config.components.includes('controllers')) {
+      const namespaces = config.namespaces.length ? config.namespaces : [undefined];
+      for (const namespace of namespaces) {
+        const engine = new Engine({
+          kubeConfig,
+          providers: container,
+          clusterId,
+          defaultDeletionPolicy: config.defaultDeletionPolicy,
+          workers: config.workers,
+          resyncPeriodMs: config.resyncPeriodMs,
+          resyncFloorMs: config.minResyncPeriodMs,
+          reconcileTimeoutMs: config.reconcileTimeoutMs,
+          shutdownDeadlineMs: config.shutdownTimeoutMs,
+          secretsNamespace: config.secretsNamespace,
+          ...(namespace ? { namespace } : {}),
+          ...(config.leaderElect
+            ? { leaderElection: { namespace: config.leaderElectionNamespace, name: namespace && namespaces.length > 1 ? `${config.leaderElectionId}-${namespace}` : config.leaderElectionId } }
+            : {}),
+          metrics,
+          health,
+          logger: logger.child({ component: 'engine', ...(namespace ? { namespace } : {}) }),
+        });
+        await engine.start();
+        closers.push(() => engine.stop());
+        engines.push(engine);
+      }
+    }
+
+    let webhook: WebhookServer | undefined;
+    if (config.components.includes('webhook')) {
+      const certDir = config.webhookCertDir;
+      webhook = await startWebhookServer({
+        host: config.webhookAddress.host,
+        port: config.webhookAddress.port,
+        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: {} },
+        kubeConfig,
+        providers,
+        defaultDeletionPolicy: config.defaultDeletionPolicy,
+        secretNamespaces: [config.secretsNamespace],
+        clusterId,
+        ...(certDir ? {} : { caBundle: { register: true } }),
+        logger: logger.child({ component: 'webhook' }),
+      });
+      const started = webhook;
+      closers.push(() => started.close());
+      health.addReadinessCheck('webhook', () => started.isReady());
+    }
+
+    const probes: ProbeServer = await startProbeServer({ ...config.probeAddress, health, metrics });
+    closers.push(() => probes.close());
+    let metricsUrl = probes.url;
+    if (!sameAddress(config.metricsAddress, config.probeAddress)) {
+      const metricsServer = await startProbeServer({ ...config.metricsAddress, health, metrics });
+      closers.push(() => metricsServer.close());
+      metricsUrl = metricsServer.url;
+    }
+
+    const stop = async (): Promise<boolean> => {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<false>((resolve) => {
+        // A little beyond the engines' own drain deadline, for the Lease release and the servers.
+        timer = setTimeout(() => resolve(false), config.shutdownTimeoutMs + 5_000);
+      });
+      const drained = await Promise.race([closeAll().then(() => true), deadline]);
+      clearTimeout(timer);
+      return drained;
+    };
+    logger.info({ providers: [...providers.keys()], probes: probes.url, metrics: metricsUrl, webhook: webhook?.url, engines: engines.length }, 'ready');
+    return { container, providers, providerPackages: packages.map((p) => p.packageName), engines, webhook, probeUrl: probes.url, metricsUrl, stop };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}
+
+function loadKubeConfig(file: string | undefined): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (file) kubeConfig.loadFromFile(file);
+  else kubeConfig.loadFromDefault();
+  return kubeConfig;
+}
+
+const sameAddress = (a: { host: string; port: number }, b: { host: string; port: number }): boolean => a.host === b.host && a.port === b.port && a.port !== 0;
+
+/** The cluster's identity when none is configured: the uid of kube-system, as other operators use it. */
+async function clusterIdOf(kubeConfig: KubeConfig): Promise<string> {
+  try {
+    const namespace = await kubeConfig.makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' });
+    const uid = namespace.metadata?.uid;
+    if (uid) return uid;
+  } catch {
+    // Reported below with the fix.
+  }
+  throw new Error('--cluster-id (K8OR_CLUSTER_ID) is required when the kube-system namespace cannot be read');
+}
