@@ -141,8 +141,10 @@ describe('controllers and the engine as a whole', () => {
 
   it('reconciles as soon as a missing ProviderConfig or Secret appears, and when the ProviderConfig changes', async () => {
     // The engine resyncs hourly here, so only the watches can bring these changes in.
-    const ns = await world.newNamespace({ [Annotations.providerConfig]: 'team-config' });
-    await world.createBucket(ns, 'waiting');
+    // The bucket names its ProviderConfig itself. Through a namespace annotation, a bucket whose watch event
+    // outran its new namespace's could be reconciled once with the default ProviderConfig (no credentials).
+    const ns = await world.newNamespace();
+    await world.createBucket(ns, 'waiting', { providerConfigRef: { name: 'team-config' } });
     const noConfig = await world.waitForBucket(ns, 'waiting', 'ProviderConfigNotFound', (b) => condition(b, 'Synced')?.reason === Reasons.ProviderConfigNotFound);
     assert.match(condition(noConfig, 'Synced')?.message ?? '', /"team-config"/);
 

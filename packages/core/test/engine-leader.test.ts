@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { corePath, type Engine } from '@k8or/core';
 import { inMemoryProviderPlugin, type CloudCall } from '@k8or/core/testing';
+import type { ProviderPlugin } from '@k8or/core';
 import { World, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 describe('engine: leader election between two instances', () => {
@@ -111,6 +112,90 @@ describe('engine: leader election between two instances', () => {
       );
       assert.equal(old.isActive(), false, 'the old leader runs nothing');
     } finally {
+      removeHook();
+    }
+  });
+  it('a Lease lost and regained while the first run still unwinds: the second run waits, never two runs at work', async () => {
+    const lease = '/apis/coordination.k8s.io/v1/namespaces/k8or-system/leases/drain-lease';
+    // A short Lease, so that it can be won back well within the bound a stop waits for aborted reconciles (5 s).
+    const drainElection = { namespace: 'k8or-system', name: 'drain-lease', leaseDurationMs: 1_000, renewDeadlineMs: 700, retryPeriodMs: 200 };
+    for (const engine of world.engines) await engine.stop();
+    // One worker per run: two reconciles at work at once means two runs at work at once.
+    let active = 0;
+    let maxActive = 0;
+    const inner = inMemoryProviderPlugin(world.cloud, { caller: 'engine-drain' });
+    const bucketConnector = inner.connectors.Bucket;
+    assert.ok(bucketConnector);
+    const counted = <T>(work: () => Promise<T>) => async (): Promise<T> => {
+      maxActive = Math.max(maxActive, ++active);
+      try {
+        return await work();
+      } finally {
+        active--;
+      }
+    };
+    const plugin: ProviderPlugin = {
+      ...inner,
+      connectors: {
+        Bucket: {
+          connect: async (resource, context) => {
+            const client = await bucketConnector.connect(resource, context);
+            return {
+              observe: (r, call) => counted(() => client.observe(r, call))(),
+              create: (r, call) => counted(() => client.create(r, call))(),
+              update: (r, observation, call) => counted(() => client.update(r, observation, call))(),
+              delete: (r, call) => counted(() => client.delete(r, call))(),
+            };
+          },
+        },
+      },
+    };
+    const engine = await world.startEngine({ identity: 'engine-drain', leaderElection: drainElection, kinds: ['Bucket'], workers: 1, providers: new Map([['aws', plugin]]) });
+    await waitFor('engine-drain leads', () => engine.isLeader() && engine.isActive());
+    const ns = await world.newNamespace();
+    await world.createBucket(ns, 'unwinding');
+    const externalName = (await world.waitForBucket(ns, 'unwinding', 'Ready', isReadyAndSynced)).spec.name ?? '';
+
+    // Its next update hangs, and keeps hanging after the abort (a provider slow to unwind) until the test lets go.
+    let held: { aborted: boolean; endedAt?: number } | undefined;
+    let letGo: () => void = () => {};
+    const unwound = new Promise<void>((resolve) => (letGo = resolve));
+    const removeHook = world.cloud.onCall(async (call, signal) => {
+      if (call.operation !== 'update' || call.name !== externalName || held) return;
+      const current: { aborted: boolean; endedAt?: number } = { aborted: false };
+      held = current;
+      signal?.addEventListener('abort', () => (current.aborted = true));
+      await unwound;
+      current.endedAt = Date.now();
+    });
+    try {
+      await world.patchBucket(ns, 'unwinding', { spec: { versioning: true } });
+      await waitFor('the first run is inside a slow update', () => held);
+      // Someone else holds the Lease, and its hold runs out at once: the engine loses it, then can win it back.
+      const current = (await world.user.get<{ spec: Record<string, unknown> }>(lease)) ?? { spec: {} };
+      const foreignRenew = Date.now();
+      await world.user.update(lease, {
+        ...current,
+        spec: { ...current.spec, holderIdentity: 'someone-else', renewTime: new Date(foreignRenew).toISOString().replace('Z', '000Z'), leaseTransitions: 1 },
+      });
+      await waitFor('the lost Lease aborts the first run', () => held?.aborted);
+      const abortedAt = Date.now();
+      assert.equal(engine.isActive(), false, 'the first run stopped leading');
+      // Work for a second run, while the first one still unwinds.
+      await world.createBucket(ns, 'meanwhile');
+      // Long enough for the Lease to be won back (twice its duration), yet within the 5 s bound on unwinding.
+      await waitFor('the Lease could be won back', () => Date.now() > abortedAt + 3 * drainElection.leaseDurationMs);
+      assert.equal(maxActive, 1, 'no second run at work while the first one unwinds');
+      letGo();
+      await waitFor('engine-drain leads again', () => engine.isLeader() && engine.isActive(), 30_000);
+      await world.waitForBucket(ns, 'meanwhile', 'Ready', isReadyAndSynced);
+      await waitFor('the update is made again', () => world.cloud.buckets.get(externalName)?.versioning === true);
+      assert.equal(maxActive, 1, 'at most one run has a worker at work at any time');
+      const meanwhile = (await world.bucket(ns, 'meanwhile'))?.spec.name ?? '';
+      const firstCallForMeanwhile = world.cloud.calls.find((c) => c.name === meanwhile);
+      assert.ok(firstCallForMeanwhile && held?.endedAt !== undefined && firstCallForMeanwhile.at >= held.endedAt, 'the second run began after the first one unwound');
+    } finally {
+      letGo();
       removeHook();
     }
   });

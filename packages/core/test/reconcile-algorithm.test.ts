@@ -202,6 +202,65 @@ describe('the reconcile algorithm, effect by effect', () => {
     assert.equal(objects.object?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True', 'the bucket itself is usable');
   });
 
+  it("gives the Event recorder and the outputs writer the reconcile's stop signal, so a lost Lease aborts them too", async () => {
+    const cloud = new InMemoryCloud();
+    const objects = new FakeObjects(
+      { apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media' }, spec: { writeOutputsTo: { name: 'photos-outputs' } } },
+      [],
+    );
+    const signals: { port: string; signal: AbortSignal | undefined }[] = [];
+    const events: EventRecorder = { record: async (_object, _type, _reason, _message, signal) => void signals.push({ port: 'events', signal }) };
+    const watchedOutputs: OutputsWriter = {
+      publish: async (_resource, _name, _outputs, signal) => {
+        signals.push({ port: 'outputs', signal });
+        return 'written';
+      },
+      remove: async () => {},
+    };
+    const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud)]]), events, outputs: watchedOutputs }, { clusterId: 'c1' });
+    const lease = new AbortController();
+    await reconciler.reconcile({ namespace: 'media', name: 'photos', signal: lease.signal });
+    assert.deepEqual([...new Set(signals.map((s) => s.port))].sort(), ['events', 'outputs']);
+    assert.ok(signals.every((s) => s.signal && !s.signal.aborted));
+    lease.abort(new Error('lost the Lease'));
+    assert.ok(signals.every((s) => s.signal?.aborted), 'every signal given to the ports follows the Lease');
+  });
+
+  it('names a setting once when both the write and the read after it report it', async () => {
+    const cloud = new InMemoryCloud();
+    const plugin = inMemoryProviderPlugin(cloud);
+    const inner = plugin.connectors.Bucket;
+    assert.ok(inner);
+    const issue = { field: 'spec.labels', problem: 'unapplied', message: 'this backend has no tagging API' } as const;
+    const withIssues: ProviderPlugin = {
+      ...plugin,
+      connectors: {
+        Bucket: {
+          connect: async (resource, context) => {
+            const client = await inner.connect(resource, context);
+            return {
+              ...client,
+              observe: async (r, call) => {
+                const observation = await client.observe(r, call);
+                return observation.exists ? { ...observation, settingIssues: [issue] } : observation;
+              },
+              create: async (r, call) => ({ ...(await client.create(r, call)), settingIssues: [issue, { ...issue }] }),
+              update: client.update.bind(client),
+              delete: client.delete.bind(client),
+            };
+          },
+        },
+      },
+    };
+    const timeline: string[] = [];
+    const objects = new FakeObjects({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media' }, spec: {} }, timeline);
+    const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', withIssues]]), events: { record: async () => {} }, outputs }, { clusterId: 'c1' });
+    await reconciler.reconcile({ namespace: 'media', name: 'photos' });
+    const synced = objects.object?.status?.conditions?.find((c) => c.type === 'Synced');
+    assert.equal(synced?.reason, Reasons.SettingsNotApplied);
+    assert.equal(synced?.message.match(/spec\.labels/g)?.length, 1, synced?.message);
+  });
+
   it("blocks on a ProviderConfig whose settings break the provider's schema, naming the field, before any cloud call", async () => {
     const cloud = new InMemoryCloud();
     const plugin: ProviderPlugin = {

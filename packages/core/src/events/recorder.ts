@@ -49,7 +49,7 @@ export class KubeEventRecorder implements EventRecorder {
     this.#now = options.now ?? (() => new Date());
   }
 
-  async record(object: InvolvedObject, type: EventType, reason: string, message: string): Promise<void> {
+  async record(object: InvolvedObject, type: EventType, reason: string, message: string, signal?: AbortSignal): Promise<void> {
     const namespace = object.namespace ?? 'default';
     const key = JSON.stringify([object.uid ?? `${namespace}/${object.kind}/${object.name}`, type, reason, message]);
     const now = this.#now();
@@ -61,7 +61,7 @@ export class KubeEventRecorder implements EventRecorder {
         seen.pending += 1;
         if (nowMs - seen.lastWriteMs < this.#intervalMs) return;
         const count = seen.count + seen.pending;
-        await this.#rest.patch(corePath('events', seen.namespace, seen.eventName), { count, lastTimestamp: time });
+        await this.#rest.patch(corePath('events', seen.namespace, seen.eventName), { count, lastTimestamp: time }, 'merge', signal);
         seen.count = count;
         seen.pending = 0;
         seen.lastWriteMs = nowMs;
@@ -82,7 +82,7 @@ export class KubeEventRecorder implements EventRecorder {
         source: { component: this.#component },
         reportingComponent: this.#component,
         reportingInstance: this.#component,
-      });
+      }, signal);
       this.#remember(key, { namespace, eventName, count: 1, pending: 0, lastWriteMs: nowMs });
     } catch (error) {
       // The Event may have expired or been deleted; forget it so the next one is created afresh.

@@ -41,15 +41,15 @@ export class ConfigMapOutputs implements OutputsWriter {
     this.#rest = rest;
   }
 
-  async publish(resource: ManagedResource, configMapName: string, outputs: Outputs): Promise<'unchanged' | 'written' | 'foreign'> {
+  async publish(resource: ManagedResource, configMapName: string, outputs: Outputs, signal?: AbortSignal): Promise<'unchanged' | 'written' | 'foreign'> {
     const namespace = resource.metadata.namespace ?? 'default';
     const path = corePath('configmaps', namespace, configMapName);
     const data = outputsData(outputs);
-    const existing = await this.#rest.get<ConfigMap>(path);
+    const existing = await this.#rest.get<ConfigMap>(path, signal);
     if (existing) {
       if (!ownedBy(existing, resource)) return 'foreign';
       if (isDeepStrictEqual(existing.data ?? {}, data)) return 'unchanged';
-      await this.#rest.update(path, { ...existing, data });
+      await this.#rest.update(path, { ...existing, data }, signal);
       return 'written';
     }
     const configMap: ConfigMap = {
@@ -73,7 +73,7 @@ export class ConfigMapOutputs implements OutputsWriter {
       data,
     };
     try {
-      await this.#rest.create(corePath('configmaps', namespace), configMap);
+      await this.#rest.create(corePath('configmaps', namespace), configMap, signal);
     } catch (error) {
       if (isAlreadyExists(error)) return 'foreign';
       throw error;
@@ -81,9 +81,9 @@ export class ConfigMapOutputs implements OutputsWriter {
     return 'written';
   }
 
-  async remove(resource: ManagedResource, configMapName: string): Promise<void> {
+  async remove(resource: ManagedResource, configMapName: string, signal?: AbortSignal): Promise<void> {
     const path = corePath('configmaps', resource.metadata.namespace ?? 'default', configMapName);
-    const existing = await this.#rest.get<ConfigMap>(path);
-    if (existing && ownedBy(existing, resource)) await this.#rest.delete(path);
+    const existing = await this.#rest.get<ConfigMap>(path, signal);
+    if (existing && ownedBy(existing, resource)) await this.#rest.delete(path, signal);
   }
 }

@@ -55,7 +55,8 @@ export interface InvolvedObject {
 
 /** Records core/v1 Events. Must never throw: an Event is worth less than the reconcile it describes. */
 export interface EventRecorder {
-  record(object: InvolvedObject, type: EventType, reason: string, message: string): Promise<void>;
+  /** `signal`: the reconcile's; once aborted (the engine stops or lost its Lease) the Event is not written. */
+  record(object: InvolvedObject, type: EventType, reason: string, message: string, signal?: AbortSignal): Promise<void>;
 }
 
 /** The values written to `spec.writeOutputsTo`. */
@@ -70,9 +71,9 @@ export interface Outputs {
 /** Keeps the outputs ConfigMap of a resource. */
 export interface OutputsWriter {
   /** Creates or updates the ConfigMap when its content differs. `foreign`: a ConfigMap of that name exists and is not ours. */
-  publish(resource: ManagedResource, configMapName: string, outputs: Outputs): Promise<'unchanged' | 'written' | 'foreign'>;
+  publish(resource: ManagedResource, configMapName: string, outputs: Outputs, signal?: AbortSignal): Promise<'unchanged' | 'written' | 'foreign'>;
   /** Deletes the ConfigMap if it is ours. */
-  remove(resource: ManagedResource, configMapName: string): Promise<void>;
+  remove(resource: ManagedResource, configMapName: string, signal?: AbortSignal): Promise<void>;
 }
 
 /** The provider plugins the operator loaded, by `ProviderConfig.spec.provider`. */

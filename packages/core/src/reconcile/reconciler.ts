@@ -211,7 +211,7 @@ export class ManagedReconciler {
         return await this.#fail(resource, call, Reasons.CannotCreateExternalResource, error);
       }
       resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
-      await this.#event(resource, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
+      await this.#event(resource, call, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
       log?.info({ externalName }, 'created external resource');
       try {
         observation = await client.observe(resource, call);
@@ -235,7 +235,7 @@ export class ManagedReconciler {
             ? [Reasons.AdoptedExternalResource, 'k8or.io/adopt is set']
             : [Reasons.RecoveredExternalResource, "carries this object's owner tags"];
       resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
-      await this.#event(resource, 'Normal', reason, `Took over existing ${this.kind} "${externalName}" in ${target.provider} (${why}).`);
+      await this.#event(resource, call, 'Normal', reason, `Took over existing ${this.kind} "${externalName}" in ${target.provider} (${why}).`);
     }
 
     if (observation.immutableDiff && observation.immutableDiff.length > 0) {
@@ -259,6 +259,7 @@ export class ManagedReconciler {
         const drift = resource.status?.observedGeneration === resource.metadata.generation;
         await this.#event(
           resource,
+          call,
           drift ? 'Warning' : 'Normal',
           drift ? Reasons.RepairedDrift : Reasons.UpdatedExternalResource,
           drift ? `Repaired drift in ${describeDiff(diff)}.` : `Updated ${describeDiff(diff)}.`,
@@ -283,7 +284,7 @@ export class ManagedReconciler {
     const externalName = resource.spec.name ?? resource.metadata.annotations?.[Annotations.externalName] ?? '';
 
     if (policy === 'Retain') {
-      await this.#event(resource, 'Normal', Reasons.RetainedExternalResource, `Left ${this.kind} "${externalName}" in the cloud (${observeOnly ? 'managementPolicy ObserveOnly' : 'deletion policy Retain'}).`);
+      await this.#event(resource, call, 'Normal', Reasons.RetainedExternalResource, `Left ${this.kind} "${externalName}" in the cloud (${observeOnly ? 'managementPolicy ObserveOnly' : 'deletion policy Retain'}).`);
       return await this.#release(resource, call);
     }
     // Nothing was ever created (no marker, no name persisted): nothing to delete.
@@ -335,13 +336,13 @@ export class ManagedReconciler {
       });
       return { requeueAfterMs: this.#pollIntervalMs };
     }
-    await this.#event(resource, 'Normal', Reasons.DeletedExternalResource, `Deleted ${this.kind} "${name}" in ${target.provider}.`);
+    await this.#event(resource, call, 'Normal', Reasons.DeletedExternalResource, `Deleted ${this.kind} "${name}" in ${target.provider}.`);
     return await this.#release(resource, call);
   }
 
   /** Never delete what is not ours: the object goes, the cloud resource stays. */
   async #leaveForeign(resource: ManagedResource, call: Run, name: string): Promise<ReconcileOutcome> {
-    await this.#event(resource, 'Warning', Reasons.NotOwned, `Left ${this.kind} "${name}" in the cloud: it is not owned by this object.`);
+    await this.#event(resource, call, 'Warning', Reasons.NotOwned, `Left ${this.kind} "${name}" in the cloud: it is not owned by this object.`);
     return await this.#release(resource, call);
   }
 
@@ -349,7 +350,7 @@ export class ManagedReconciler {
   async #release(resource: ManagedResource, call: Run): Promise<ReconcileOutcome> {
     call.stop.throwIfAborted();
     const outputs = resource.spec.writeOutputsTo?.name;
-    if (outputs) await this.#deps.outputs.remove(resource, outputs);
+    if (outputs) await this.#deps.outputs.remove(resource, outputs, call.stop);
     const finalizers = (resource.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
     await this.#deps.kube.patch(resource, { finalizers }, call.stop);
     return {};
@@ -427,7 +428,7 @@ export class ManagedReconciler {
     applyIssues: readonly SettingIssue[] | undefined,
   ): Promise<ReconcileOutcome> {
     const outputsProblem = await this.#publishOutputs(resource, call, observation, target, externalName);
-    const issues = [...(applyIssues ?? []), ...(observation.settingIssues ?? [])];
+    const issues = distinctIssues([...(applyIssues ?? []), ...(observation.settingIssues ?? [])]);
     const issuesProblem: ConditionState | undefined =
       issues.length > 0 ? { status: 'False', reason: Reasons.SettingsNotApplied, message: Messages.settingsNotApplied(describeIssues(issues)) } : undefined;
     const problem = issuesProblem ?? outputsProblem;
@@ -490,7 +491,7 @@ export class ManagedReconciler {
       ...(location ? { location } : {}),
       ...(at.url ? { url: at.url } : {}),
       ...(at.id ? { id: at.id } : {}),
-    });
+    }, call.stop);
     if (result !== 'foreign') return undefined;
     return {
       status: 'False',
@@ -584,10 +585,10 @@ export class ManagedReconciler {
         current = fresh;
       }
     }
-    if (event && (changed || event.always)) await this.#event(resource, event.type, event.reason, event.message);
+    if (event && (changed || event.always)) await this.#event(resource, call, event.type, event.reason, event.message);
   }
 
-  async #event(resource: ManagedResource, type: EventType, reason: string, message: string): Promise<void> {
+  async #event(resource: ManagedResource, call: Run, type: EventType, reason: string, message: string): Promise<void> {
     await this.#deps.events.record(
       {
         apiVersion: API_VERSION,
@@ -599,6 +600,8 @@ export class ManagedReconciler {
       type,
       reason,
       message,
+      // Like every API write, an Event follows the engine's stop (a lost Lease), not the cloud calls' deadline: the Event that explains a deadline must still be written.
+      call.stop,
     );
   }
 
@@ -622,6 +625,19 @@ function driftEntry(diff: FieldDiff): DriftEntry {
 export function describeDiff(diff: readonly FieldDiff[]): string {
   if (diff.length === 0) return 'no fields';
   return diff.map((d) => `${d.field} (wanted ${JSON.stringify(d.desired) ?? 'unset'}, found ${JSON.stringify(d.actual) ?? 'unset'})`).join(', ');
+}
+
+/**
+ * One issue per field and problem: the write and the observe right after it
+ * often report the same setting, and the user should read it once.
+ */
+export function distinctIssues(issues: readonly SettingIssue[]): SettingIssue[] {
+  const seen = new Map<string, SettingIssue>();
+  for (const issue of issues) {
+    const key = `${issue.problem}\u0000${issue.field}`;
+    if (!seen.has(key)) seen.set(key, issue);
+  }
+  return [...seen.values()];
 }
 
 /** `spec.pointInTimeRecovery (not applied: ...)`, one per setting. */

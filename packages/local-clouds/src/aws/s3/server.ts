@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serveHttp } from '../../http/serve.js';
 import { S3Error, S3Errors } from './errors.js';
 import { checkIntegrity } from './integrity.js';
 import { loadBuckets, saveBuckets } from './persistence.js';
@@ -161,30 +161,15 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
     response.end(body);
   }
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      response.statusCode = 500;
-      response.end(String(error));
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const server = await serveHttp(handle, options);
   return {
-    endpoint: `http://${host}:${address.port}`,
+    endpoint: server.endpoint,
     requests,
     denyAccessKey: (id) => void denied.add(id),
     allowAccessKey: (id) => void denied.delete(id),
     slowDown: (count, accessKeyId) => {
       slowDowns = { remaining: count, accessKeyId };
     },
-    stop: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
+    stop: () => server.close(),
   };
 }

@@ -1,6 +1,6 @@
 import { verify } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serveHttp } from '../../http/serve.js';
 import { bucketResource, checkMetageneration, insertBucket, patchBucket } from './buckets.js';
 import { GcsError, GcsErrors } from './errors.js';
 import { deleteObject, getObject, insertObject, listObjects, objectResource } from './objects.js';
@@ -274,19 +274,8 @@ export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFak
     response.end(payload);
   }
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      response.statusCode = 500;
-      response.end(String(error));
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  endpoint = `http://${host}:${address.port}`;
+  const server = await serveHttp(handle, options);
+  endpoint = server.endpoint;
   return {
     endpoint,
     requests,
@@ -295,11 +284,9 @@ export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFak
     failNext: (count, status, method) => {
       failures = { remaining: count, status, method };
     },
-    stop: () =>
-      new Promise<void>((resolve, reject) => {
-        writer.flush();
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
+    stop: async () => {
+      writer.flush();
+      await server.close();
+    },
   };
 }
