@@ -85,16 +85,19 @@ export async function startManager(config: OperatorConfig, options: StartManager
     let webhook: WebhookServer | undefined;
     if (config.components.includes('webhook')) {
       const certDir = config.webhookCertDir;
+      // In a cluster the API server calls the webhook through its Service: the self-signed
+      // certificate names the Service, and the configurations point at it.
+      const service = config.webhookServiceName && config.webhookServiceNamespace ? { name: config.webhookServiceName, namespace: config.webhookServiceNamespace } : undefined;
       webhook = await startWebhookServer({
         host: config.webhookAddress.host,
         port: config.webhookAddress.port,
-        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: {} },
+        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: service ? { service } : {} },
         kubeConfig,
         providers,
         defaultDeletionPolicy: config.defaultDeletionPolicy,
         secretNamespaces: [config.secretsNamespace],
         clusterId,
-        ...(certDir ? {} : { caBundle: { register: true } }),
+        ...(certDir ? {} : { caBundle: { register: true, ...(service ? { service: { ...service, port: 443 } } : {}) } }),
         logger: logger.child({ component: 'webhook' }),
       });
       const started = webhook;
