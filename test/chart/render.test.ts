@@ -106,6 +106,10 @@ describe('the Helm chart renders', () => {
     assert.equal(env['K8OR_LEADER_ELECT'], 'true');
     assert.equal(env['K8OR_LEADER_ELECTION_NAMESPACE'], NS);
     assert.equal(env['K8OR_PROVIDERS'], '');
+    // the Service the webhook configurations call, for the names of a self-signed certificate
+    const validating = one(rendered.get('default values')!, 'ValidatingWebhookConfiguration') as Manifest & { webhooks: Array<{ clientConfig: { service: { name: string } } }> };
+    assert.equal(env['K8OR_WEBHOOK_SERVICE_NAME'], validating.webhooks[0]!.clientConfig.service.name);
+    assert.equal(env['K8OR_WEBHOOK_SERVICE_NAMESPACE'], NS);
     assert.equal(one(rendered.get('default values')!, 'PodDisruptionBudget')['spec'] !== undefined, true);
   });
 

@@ -96,7 +96,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       .requiredOption('-f, --filename <FILE|DIR|->', 'manifests to plan; repeat for more', collect)
       .option('--provider-config <FILE>', 'use the ProviderConfig in FILE instead of the cluster\'s (credentials Secrets are read from the files given with -f, then the cluster)')
       .option('--kubeconfig <FILE>', 'the cluster to read ProviderConfigs, Secrets and stored objects from (default: KUBECONFIG, in-cluster, ~/.kube/config)')
-      .option('--cluster-id <ID>', 'the operator\'s cluster id, for owner tags and default names (default: K8OR_CLUSTER_ID, else the uid of kube-system; the sandbox\'s is k8or-sandbox)')
+      .option('--cluster-id <ID>', 'the operator\'s cluster id, for owner tags and default names (default: K8OR_CLUSTER_ID, else the uid of kube-system, as the operator and the sandbox use it)')
       .addOption(new Option('-o, --output <FORMAT>', 'human or json').choices(['human', 'json']).default('human')),
   ).action(async (options: { filename: string[]; providerConfig?: string; kubeconfig?: string; clusterId?: string; output: 'human' | 'json'; providers?: string[]; providerRoot?: string }) => {
     exitCode = await planCommand({

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { API_VERSION, type ProviderConfig } from '@k8or/api';
 import { CoreMetrics, Engine, HealthChecks, createLogger, installCrds, startProbeServer, type ProbeServer } from '@k8or/core';
-import { ProviderLoader } from '@k8or/operator';
+import { ProviderLoader, resolveClusterId } from '@k8or/operator';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
@@ -11,9 +11,6 @@ import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
 import { applySandboxProviderConfig } from './provider-configs.js';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { destination, type Logger } from 'pino';
-
-/** Owner tags and default external names carry it; the webhook and the engine must agree on it. */
-const SANDBOX_CLUSTER_ID = 'k8or-sandbox';
 
 export interface LocalStackOptions {
   /** Where the kubeconfig goes; `sandbox.json` (endpoints) is written beside it. */
@@ -82,6 +79,9 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(sandbox.kubeconfig);
     await installCrds(kubeConfig);
+    // The operator's own resolution (kube-system's uid, kept under --data-dir), so `k8or plan` and
+    // `k8or import` find the same id without a flag; the webhook and the engine both get this one.
+    const clusterId = await resolveClusterId(kubeConfig, process.env['K8OR_CLUSTER_ID']);
     progress({ part: 'API server', state: 'ready' });
 
     progress({ part: 'AWS backends (S3 fake, DynamoDB Local)', state: 'starting' });
@@ -113,7 +113,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       providers,
       secretNamespaces: [SYSTEM_NAMESPACE],
       // The engine's cluster id: the webhook defaults external names exactly as the engine would.
-      clusterId: SANDBOX_CLUSTER_ID,
+      clusterId,
       caBundle: { register: true },
       logger: logger.child({ component: 'webhook' }),
       processMetrics: false,
@@ -132,7 +132,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     const engine = new Engine({
       kubeConfig,
       providers,
-      clusterId: SANDBOX_CLUSTER_ID,
+      clusterId,
       secretsNamespace: SYSTEM_NAMESPACE,
       metrics,
       health,

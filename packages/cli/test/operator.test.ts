@@ -8,7 +8,8 @@ import { API_VERSION } from '@k8or/api';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { installCrds } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import { k8or, startK8or } from './support.ts';
 
 const fixture = fileURLToPath(new URL('./fixtures/k8or-provider-foo/', import.meta.url));
@@ -136,4 +137,52 @@ describe('k8or operator: a third party provider, installed outside the workspace
       if (webhook.child.exitCode === null) webhook.child.kill('SIGKILL');
     }
   });
+
+  it('k8or webhook with the Service the chart names: the self-signed certificate names the Service, and the configurations point at it', async () => {
+    const webhook = startK8or([
+      'webhook', '--kubeconfig', kubeconfigPath, '--providers', 'aws', '--webhook-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0',
+    ], { ...process.env, K8OR_WEBHOOK_SERVICE_NAME: 'k8or-webhook', K8OR_WEBHOOK_SERVICE_NAMESPACE: 'k8or-system' });
+    const admission = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    try {
+      await waitFor('the webhook is ready', () => {
+        if (webhook.child.exitCode !== null) throw new Error(`k8or webhook exited early:\n${webhook.output()}`);
+        return webhook.output().includes('"msg":"ready"');
+      }, 120_000);
+      const clientConfig = (await admission.readValidatingWebhookConfiguration({ name: 'k8or-validating-webhook' })).webhooks?.[0]?.clientConfig;
+      assert.deepEqual({ ...clientConfig?.service }, { name: 'k8or-webhook', namespace: 'k8or-system', port: 443, path: '/validate' });
+      const caPem = Buffer.from(clientConfig?.caBundle ?? '', 'base64').toString();
+      const url = /"webhook":"(https:\/\/127\.0\.0\.1:\d+)"/.exec(webhook.output())?.[1] ?? '';
+      // What kube-apiserver does: trust the caBundle and check the name it called, <svc>.<ns>.svc.
+      const served = await servedCertificate(url, caPem, 'k8or-webhook.k8or-system.svc');
+      for (const name of ['k8or-webhook', 'k8or-webhook.k8or-system', 'k8or-webhook.k8or-system.svc', 'k8or-webhook.k8or-system.svc.cluster.local']) {
+        assert.ok(served.subjectaltname?.split(', ').includes(`DNS:${name}`), `${name} in ${served.subjectaltname ?? 'no SANs'}`);
+      }
+      webhook.child.kill('SIGTERM');
+      assert.equal(await webhook.exited, 0, webhook.output());
+    } finally {
+      if (webhook.child.exitCode === null) webhook.child.kill('SIGKILL');
+      // The Service does not exist here: later writes must not be sent to it.
+      await admission.deleteValidatingWebhookConfiguration({ name: 'k8or-validating-webhook' }).catch(() => undefined);
+      await admission.deleteMutatingWebhookConfiguration({ name: 'k8or-mutating-webhook' }).catch(() => undefined);
+    }
+  });
+
+  it('k8or webhook refuses a Service name without its namespace, naming both flags (exit 2)', async () => {
+    const result = await k8or(['webhook', '--kubeconfig', kubeconfigPath, '--webhook-service-name', 'k8or-webhook']);
+    assert.equal(result.code, 2, result.stdout + result.stderr);
+    assert.match(result.stderr, /--webhook-service-name \(K8OR_WEBHOOK_SERVICE_NAME\) needs --webhook-service-namespace too: the Service is named by both, got "k8or-webhook"/);
+  });
 });
+
+/** The certificate a server serves, in a handshake that verifies it against `ca` for `servername`. */
+async function servedCertificate(url: string, ca: string, servername: string): Promise<PeerCertificate> {
+  const { hostname, port } = new URL(url);
+  return await new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: hostname, port: Number(port), ca, servername }, () => {
+      const certificate = socket.getPeerCertificate();
+      socket.end();
+      resolve(certificate);
+    });
+    socket.once('error', reject);
+  });
+}

@@ -1,11 +1,12 @@
 import { CoreMetrics, Engine, HealthChecks, createLogger, startProbeServer, type ProbeServer, type ProviderPlugin } from '@k8or/core';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
 import type { OperatorConfig } from './config/settings.js';
 import { OPERATOR_CONFIG, OPERATOR_LOGGER, KUBE_CONFIG } from './container.js';
 import { ProviderLoader } from './providers/loader.js';
+import { resolveClusterId } from './cluster-id.js';
 
 /** What a running manager serves. */
 export interface Manager {
@@ -52,7 +53,7 @@ export async function startManager(config: OperatorConfig, options: StartManager
     const health = new HealthChecks();
     const engines: Engine[] = [];
     // Owner tags and default external names fold it in: the engine and the webhook must agree on it.
-    const clusterId = config.clusterId ?? (await clusterIdOf(kubeConfig));
+    const clusterId = await resolveClusterId(kubeConfig, config.clusterId);
     if (config.components.includes('controllers')) {
       const namespaces = config.namespaces.length ? config.namespaces : [undefined];
       for (const namespace of namespaces) {
@@ -84,16 +85,19 @@ export async function startManager(config: OperatorConfig, options: StartManager
     let webhook: WebhookServer | undefined;
     if (config.components.includes('webhook')) {
       const certDir = config.webhookCertDir;
+      // In a cluster the API server calls the webhook through its Service: the self-signed
+      // certificate names the Service, and the configurations point at it.
+      const service = config.webhookServiceName && config.webhookServiceNamespace ? { name: config.webhookServiceName, namespace: config.webhookServiceNamespace } : undefined;
       webhook = await startWebhookServer({
         host: config.webhookAddress.host,
         port: config.webhookAddress.port,
-        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: {} },
+        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: service ? { service } : {} },
         kubeConfig,
         providers,
         defaultDeletionPolicy: config.defaultDeletionPolicy,
         secretNamespaces: [config.secretsNamespace],
         clusterId,
-        ...(certDir ? {} : { caBundle: { register: true } }),
+        ...(certDir ? {} : { caBundle: { register: true, ...(service ? { service: { ...service, port: 443 } } : {}) } }),
         logger: logger.child({ component: 'webhook' }),
       });
       const started = webhook;
@@ -136,15 +140,3 @@ function loadKubeConfig(file: string | undefined): KubeConfig {
 }
 
 const sameAddress = (a: { host: string; port: number }, b: { host: string; port: number }): boolean => a.host === b.host && a.port === b.port && a.port !== 0;
-
-/** The cluster's identity when none is configured: the uid of kube-system, as other operators use it. */
-async function clusterIdOf(kubeConfig: KubeConfig): Promise<string> {
-  try {
-    const namespace = await kubeConfig.makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' });
-    const uid = namespace.metadata?.uid;
-    if (uid) return uid;
-  } catch {
-    // Reported below with the fix.
-  }
-  throw new Error('--cluster-id (K8OR_CLUSTER_ID) is required when the kube-system namespace cannot be read');
-}

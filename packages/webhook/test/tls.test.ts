@@ -4,9 +4,23 @@ import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
+import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import { generateCertificates, startWebhookServer, type GeneratedCertificates, type WebhookServer } from '@k8or/webhook';
 import { HttpsClient } from './helpers/https-client.ts';
 import { testWorld } from './helpers/fixtures.ts';
+
+/** The certificate the server at `url` serves, read in a handshake that verifies it against `ca` for `servername`, as kube-apiserver does. */
+async function servedCertificate(url: string, ca: string, servername: string): Promise<PeerCertificate> {
+  const { hostname, port } = new URL(url);
+  return await new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: hostname, port: Number(port), ca, servername }, () => {
+      const certificate = socket.getPeerCertificate();
+      socket.end();
+      resolve(certificate);
+    });
+    socket.once('error', reject);
+  });
+}
 
 /** One fresh TLS handshake trusting only `ca`: true when the server's certificate verifies against it, else why not. */
 async function handshake(url: string, ca: string): Promise<true | string> {
@@ -155,6 +169,38 @@ describe('TLS', () => {
       try {
         await assertTrusted(server.url, server.caPem);
         await assertUntrusted(server.url, generated.caPem, 'each server has its own CA');
+      } finally {
+        await server.close();
+      }
+    });
+
+    it("names the webhook Service's DNS names when given one, so kube-apiserver's call to <svc>.<ns>.svc verifies", async () => {
+      const service = { name: 'k8or-webhook', namespace: 'k8or-system' };
+      const server = await startWebhookServer({ port: 0, tls: { selfSigned: { service } }, context: testWorld(), logLevel: 'silent', processMetrics: false });
+      try {
+        const served = await servedCertificate(server.url, server.caPem, 'k8or-webhook.k8or-system.svc');
+        assert.deepEqual(
+          served.subjectaltname?.split(', ').sort(),
+          [
+            'DNS:k8or-webhook',
+            'DNS:k8or-webhook.k8or-system',
+            'DNS:k8or-webhook.k8or-system.svc',
+            'DNS:k8or-webhook.k8or-system.svc.cluster.local',
+            'DNS:localhost',
+            'IP Address:127.0.0.1',
+          ],
+        );
+        await assert.rejects(servedCertificate(server.url, server.caPem, 'k8or-webhook.other-namespace.svc'), /does not match certificate's altnames/);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('names only localhost and 127.0.0.1 without a Service (the sandbox)', async () => {
+      const server = await startWebhookServer({ port: 0, tls: { selfSigned: {} }, context: testWorld(), logLevel: 'silent', processMetrics: false });
+      try {
+        const served = await servedCertificate(server.url, server.caPem, 'localhost');
+        assert.deepEqual(served.subjectaltname?.split(', ').sort(), ['DNS:localhost', 'IP Address:127.0.0.1']);
       } finally {
         await server.close();
       }

@@ -11,6 +11,8 @@ import {
   type Connector,
   type ExternalClient,
   type FieldDiff,
+  type InventoryContext,
+  type InventoryItem,
   type Observation,
 } from '@k8or/core';
 import { blobServiceClient } from './clients.js';
@@ -200,5 +202,17 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
 export const bucketConnector: Connector<Bucket> = {
   async connect(_bucket: Bucket, context: ConnectionContext): Promise<ExternalClient<Bucket>> {
     return new BlobContainerClient(blobServiceClient(clientSettings(context.providerConfig, context.credentials, 'Bucket')), context);
+  },
+
+  /** Every container of the storage account (List Containers), with its public access as spec.publicAccess. */
+  async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Bucket>[]> {
+    const service = blobServiceClient(clientSettings(context.providerConfig, context.credentials, 'Bucket'));
+    return await callAzure(context, 'ListContainers', async () => {
+      const items: InventoryItem<Bucket>[] = [];
+      for await (const container of service.listContainers({ abortSignal: call.signal })) {
+        items.push({ externalName: container.name, spec: { publicAccess: container.properties.publicAccess ? 'Allowed' : 'Blocked' } });
+      }
+      return items;
+    });
   },
 };

@@ -6,11 +6,15 @@
  */
 import type { TableServiceClient } from '@azure/data-tables';
 import type { Table } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type Observation } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type InventoryContext, type InventoryItem, type Observation } from '@k8or/core';
 import { tableServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
 import { unappliedTableSettings } from './unapplied.js';
+
+/** The keys Azure gives every table: a string PartitionKey and a string RowKey. */
+const AZURE_PARTITION_KEY = { name: 'PartitionKey', type: 'string' } as const;
+const AZURE_ROW_KEY = { name: 'RowKey', type: 'string' } as const;
 
 /** An OData string literal: single quotes doubled. */
 const odataString = (text: string): string => `'${text.replace(/'/g, "''")}'`;
@@ -102,5 +106,17 @@ export class AzureTableClient implements ExternalClient<Table> {
 export const tableConnector: Connector<Table> = {
   async connect(_table: Table, context: ConnectionContext): Promise<ExternalClient<Table>> {
     return new AzureTableClient(tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table')), context);
+  },
+
+  /** Every table of the storage account (Query Tables); every Azure table has the string keys PartitionKey and RowKey. */
+  async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Table>[]> {
+    const service = tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table'));
+    return await callAzure(context, 'QueryTables', async () => {
+      const items: InventoryItem<Table>[] = [];
+      for await (const table of service.listTables({ abortSignal: call.signal })) {
+        if (table.name) items.push({ externalName: table.name, spec: { partitionKey: { ...AZURE_PARTITION_KEY }, sortKey: { ...AZURE_ROW_KEY } } });
+      }
+      return items;
+    });
   },
 };

@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Storage, type Bucket as GcsBucket, type BucketMetadata, type CreateBucketRequest, type File } from '@google-cloud/storage';
 import type { Bucket, LifecycleRule, StorageTier } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, RetryableError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type Observation } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, RetryableError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { answerOf, callGoogle, isNotFound } from './errors.js';
 import { desiredLabels, diffLabels, labelsPatch, ownerTagsFromLabels } from './labels.js';
@@ -340,6 +340,17 @@ export const bucketConnector: Connector<Bucket> = {
   connect(_bucket: Bucket, context: ConnectionContext): Promise<ExternalClient<Bucket>> {
     const settings = gcpSettings(context.providerConfig, context.credentials, 'Bucket');
     return Promise.resolve(new GcsBucketClient(clients.get(settings), context, settings));
+  },
+
+  /** Every bucket of the ProviderConfig's project (buckets.list, every page), with its location and versioning. */
+  async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Bucket>[]> {
+    const settings = gcpSettings(context.providerConfig, context.credentials, 'Bucket');
+    const storage = clients.get(settings);
+    const [buckets] = await callGoogle(context, call.signal, 'buckets.list', () => storage.getBuckets({ autoPaginate: true }));
+    return buckets.map((listed) => ({
+      externalName: listed.name,
+      spec: { location: String(listed.metadata.location ?? '').toLowerCase(), versioning: listed.metadata.versioning?.enabled === true },
+    }));
   },
 };
 

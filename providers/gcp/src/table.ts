@@ -23,6 +23,8 @@ import {
   type Connector,
   type ExternalClient,
   type FieldDiff,
+  type InventoryContext,
+  type InventoryItem,
   type Observation,
   type SettingIssue,
 } from '@k8or/core';
@@ -34,6 +36,8 @@ import { gcpSettings, type GcpSettings } from './settings.js';
 export const DEFAULT_COLUMN_FAMILY = 'd';
 /** Annotation declaring more column families: a comma-separated list of family ids. */
 export const COLUMN_FAMILIES_ANNOTATION = 'gcp.k8or.io/column-families';
+/** What an existing table's key becomes on import: Bigtable's one row key, bytes. */
+const BIGTABLE_ROW_KEY = { name: 'rowKey', type: 'binary' } as const;
 /** Row key separator between the partition key and the sort key values. */
 export const ROW_KEY_SEPARATOR = '#';
 
@@ -314,6 +318,21 @@ export const tableConnector: Connector<Table> = {
   connect(_table: Table, context: ConnectionContext): Promise<ExternalClient<Table>> {
     const settings = gcpSettings(context.providerConfig, context.credentials, 'Table');
     return Promise.resolve(new BigtableTableClient(clients.get(settings).admin, context, settings));
+  },
+
+  /**
+   * Every table of the ProviderConfig's Bigtable instance (ListTables, names only). A Bigtable
+   * table has one row key of bytes and no key schema: it becomes a binary partition key.
+   */
+  async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Table>[]> {
+    const settings = gcpSettings(context.providerConfig, context.credentials, 'Table');
+    const { admin } = clients.get(settings);
+    const parent = `projects/${settings.project}/instances/${settings.bigtableInstance ?? ''}`;
+    const [tables] = await callGoogle(context, call.signal, 'ListTables', () => admin.listTables({ parent, view: 'NAME_ONLY' }, ONE_ATTEMPT));
+    return tables.flatMap((listed): InventoryItem<Table>[] => {
+      const id = listed.name?.slice(`${parent}/tables/`.length);
+      return id ? [{ externalName: id, spec: { partitionKey: { ...BIGTABLE_ROW_KEY } } }] : [];
+    });
   },
 };
 

@@ -43,6 +43,9 @@ export interface OperatorConfig {
   webhookAddress: HostPort;
   /** Directory with tls.crt, tls.key (and ca.crt) for the webhook; unset: a self-signed CA injected into the webhook configurations. */
   webhookCertDir: string | undefined;
+  /** The Service kube-apiserver calls the webhook through; its DNS names go into the self-signed certificate. */
+  webhookServiceName: string | undefined;
+  webhookServiceNamespace: string | undefined;
   logLevel: string;
   kubeconfig: string | undefined;
 }
@@ -328,6 +331,26 @@ export const SETTINGS: readonly Setting[] = [
     },
   },
   {
+    key: 'webhookServiceName',
+    flag: 'webhook-service-name',
+    env: 'K8OR_WEBHOOK_SERVICE_NAME',
+    default: undefined,
+    valueName: 'NAME',
+    scope: 'webhook',
+    description: 'the Service in front of the webhook (with --webhook-service-namespace): without --webhook-cert-dir, the self-signed certificate names <svc>, <svc>.<ns>, <svc>.<ns>.svc and <svc>.<ns>.svc.cluster.local, and the webhook configurations point at it',
+    parse: dnsLabel,
+  },
+  {
+    key: 'webhookServiceNamespace',
+    flag: 'webhook-service-namespace',
+    env: 'K8OR_WEBHOOK_SERVICE_NAMESPACE',
+    default: undefined,
+    valueName: 'NAMESPACE',
+    scope: 'webhook',
+    description: 'the namespace of --webhook-service-name',
+    parse: dnsLabel,
+  },
+  {
     key: 'logLevel',
     flag: 'log-level',
     env: 'K8OR_LOG_LEVEL',
@@ -378,6 +401,10 @@ export function resolveConfig(flags: Readonly<Record<string, string | boolean | 
   const result = config as OperatorConfig;
   if (result.resyncPeriodMs < result.minResyncPeriodMs) {
     throw new ConfigError(settingOf('resyncPeriodMs'), `must not be shorter than --min-resync-period (${String(flags['min-resync-period'] ?? env.K8OR_MIN_RESYNC_PERIOD ?? '10s')})`, String(flags['resync-period'] ?? env.K8OR_RESYNC_PERIOD ?? '1h'));
+  }
+  if ((result.webhookServiceName === undefined) !== (result.webhookServiceNamespace === undefined)) {
+    const [given, missing] = result.webhookServiceName === undefined ? (['webhookServiceNamespace', 'webhookServiceName'] as const) : (['webhookServiceName', 'webhookServiceNamespace'] as const);
+    throw new ConfigError(settingOf(given), `needs --${settingOf(missing).flag} too: the Service is named by both`, String(result[given]));
   }
   return result;
 }

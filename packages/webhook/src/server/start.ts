@@ -9,12 +9,22 @@ import { ClusterContext } from '../context/cluster-context.js';
 import { webhookConfigurations, WEBHOOK_CONFIGURATION_NAMES, type ServiceReference } from '../manifests.js';
 import { injectCaBundle } from '../tls/ca-bundle.js';
 import { readCertificateFiles, watchCertificateFiles, type CertificateFilesOptions } from '../tls/certificate-files.js';
-import { generateCertificates } from '../tls/self-signed.js';
+import { generateCertificates, serviceDnsNames } from '../tls/self-signed.js';
 import { buildApp } from './app.js';
 import { WebhookMetrics } from './metrics.js';
 
 /** Serve a certificate from files (cert-manager), reloaded when they change, or generate a CA and certificate at start-up. */
-export type TlsOptions = { files: CertificateFilesOptions } | { selfSigned: { hosts?: string[]; validityDays?: number } };
+export type TlsOptions =
+  | { files: CertificateFilesOptions }
+  | {
+      selfSigned: {
+        /** Every name the certificate is for; default localhost, 127.0.0.1, the listen host, and the `service`'s DNS names. */
+        hosts?: string[];
+        /** The Service kube-apiserver reaches this server through (in a cluster): its DNS names join the default hosts. */
+        service?: Pick<ServiceReference, 'name' | 'namespace'>;
+        validityDays?: number;
+      };
+    };
 
 export interface WebhookServerOptions {
   /** Default 127.0.0.1; use 0.0.0.0 in a pod. */
@@ -74,7 +84,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   if ('files' in options.tls) {
     material = readCertificateFiles(options.tls.files);
   } else {
-    const hosts = options.tls.selfSigned.hosts ?? ['localhost', '127.0.0.1', ...(host !== '0.0.0.0' && host !== '127.0.0.1' ? [host] : [])];
+    const { service } = options.tls.selfSigned;
+    const hosts = options.tls.selfSigned.hosts ?? ['localhost', '127.0.0.1', ...(host !== '0.0.0.0' && host !== '127.0.0.1' ? [host] : []), ...(service ? serviceDnsNames(service) : [])];
     const generated = generateCertificates({ hosts, validityDays: options.tls.selfSigned.validityDays });
     material = { cert: generated.certPem, key: generated.keyPem, caPem: generated.caPem };
   }

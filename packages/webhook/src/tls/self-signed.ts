@@ -17,6 +17,16 @@ export interface SelfSignedOptions {
 }
 
 /**
+ * The names kube-apiserver may use for a webhook Service (it calls `<svc>.<ns>.svc`; the
+ * others are what clients inside the cluster resolve), so a self-signed certificate that
+ * names them all passes TLS verification in a real cluster.
+ */
+export function serviceDnsNames(service: { name: string; namespace: string }): string[] {
+  const { name, namespace } = service;
+  return [name, `${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`];
+}
+
+/**
  * A fresh CA and a serving certificate it signed, for clusters without
  * cert-manager and for the sandbox. Keys come from node:crypto (fast, native);
  * node-forge only builds and signs the X.509 certificates.
