@@ -31,6 +31,13 @@ export function accessLevelFor(publicAccess: PublicAccess | undefined): AccessLe
   return publicAccess === 'Allowed' ? 'blob' : 'none';
 }
 
+/**
+ * An access level as the portable setting: `none` is Blocked; `blob` and `container` are Allowed
+ * (`container` also lets anyone list the blobs, which the portable spec cannot say: the nearest
+ * value, and k8or's update sets such a container to `blob`).
+ */
+export const portablePublicAccess = (level: AccessLevel): PublicAccess => (level === 'none' ? 'Blocked' : 'Allowed');
+
 /** The SDK's `access` option for an access level (none is the absence of the header). */
 const sdkAccess = (level: AccessLevel): PublicAccessType | undefined => (level === 'none' ? undefined : level);
 
@@ -57,7 +64,7 @@ export function observedContainer(properties: ContainerGetPropertiesResponse): O
 export function diffContainer(bucket: Bucket, observed: ObservedContainer, ownerTags: Readonly<Record<string, string>>): FieldDiff[] {
   const diff: FieldDiff[] = [];
   const desiredAccess = accessLevelFor(bucket.spec.publicAccess);
-  if (desiredAccess !== observed.accessLevel) diff.push({ field: 'spec.publicAccess', desired: desiredAccess, actual: observed.accessLevel });
+  if (desiredAccess !== observed.accessLevel) diff.push({ field: 'spec.publicAccess', desired: portablePublicAccess(desiredAccess), actual: portablePublicAccess(observed.accessLevel) });
   diff.push(...diffMetadata(bucket.spec.labels, ownerTags, observed.metadata));
   return diff;
 }
@@ -210,7 +217,7 @@ export const bucketConnector: Connector<Bucket> = {
     return await callAzure(context, 'ListContainers', async () => {
       const items: InventoryItem<Bucket>[] = [];
       for await (const container of service.listContainers({ abortSignal: call.signal })) {
-        items.push({ externalName: container.name, spec: { publicAccess: container.properties.publicAccess ? 'Allowed' : 'Blocked' } });
+        items.push({ externalName: container.name, spec: { publicAccess: portablePublicAccess(container.properties.publicAccess ?? 'none') } });
       }
       return items;
     });

@@ -3,6 +3,7 @@
  * C# identifiers and are case-insensitive (Azurite lowercases them), so k8or's `k8or.io/name`
  * owner tag is written as `k8or_name` and every comparison folds case.
  */
+import { OwnerTags } from '@k8or/api';
 import type { FieldDiff } from '@k8or/core';
 
 /** Metadata names k8or writes its owner tags under start with this; labels may not. */
@@ -20,7 +21,8 @@ export function desiredMetadata(labels: Readonly<Record<string, string>> | undef
 const folded = (metadata: Readonly<Record<string, string>>): Map<string, string> => new Map(Object.entries(metadata).map(([key, value]) => [key.toLowerCase(), value]));
 
 /**
- * The owner tags found in a container's metadata, under their `k8or.io/*` names. Undefined when
+ * Every k8or owner tag found in a container's metadata (all of k8or's owner tag keys, whichever are
+ * expected), under their `k8or.io/*` names. Undefined when
  * the record is absent or incomplete without contradicting ours (owner metadata removed behind
  * k8or's back): then the engine's create markers decide whose it is, and a container k8or made
  * gets its metadata back. Any owner value that differs from ours is returned as found, so the
@@ -29,12 +31,12 @@ const folded = (metadata: Readonly<Record<string, string>>): Map<string, string>
 export function ownerTagsIn(metadata: Readonly<Record<string, string>>, ownerTags: Readonly<Record<string, string>>): Record<string, string> | undefined {
   const actual = folded(metadata);
   const found = Object.fromEntries(
-    Object.keys(ownerTags).flatMap((tag) => {
+    [...new Set([...Object.values(OwnerTags), ...Object.keys(ownerTags)])].flatMap((tag) => {
       const value = actual.get(ownerMetadataName(tag).toLowerCase());
       return value === undefined ? [] : [[tag, value] as const];
     }),
   );
-  const complete = Object.keys(found).length === Object.keys(ownerTags).length;
+  const complete = Object.keys(ownerTags).every((tag) => tag in found);
   const contradicts = Object.entries(found).some(([tag, value]) => ownerTags[tag] !== value);
   return complete || contradicts ? found : undefined;
 }

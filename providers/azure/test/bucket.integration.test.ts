@@ -70,7 +70,7 @@ describe('Bucket -> Azure Blob container, against Azurite', () => {
     const drifted = await client.observe(media, call);
     assert.equal(drifted.upToDate, false);
     assert.deepEqual(drifted.diff, [
-      { field: 'spec.publicAccess', desired: 'none', actual: 'container' },
+      { field: 'spec.publicAccess', desired: 'Blocked', actual: 'Allowed' },
       { field: 'ownerTags.k8or.io/cluster', desired: 'test-cluster', actual: undefined },
     ]);
     await client.update(media, drifted, call);

@@ -16,6 +16,7 @@ describe('Azure mapping', () => {
     assert.equal(ownerTagsIn(incomplete, owner), undefined, 'an incomplete record of ours: the create markers decide');
     assert.deepEqual(ownerTagsIn({ ...incomplete, k8or_cluster: 'elsewhere' }, owner), { 'k8or.io/managed-by': 'k8or', 'k8or.io/cluster': 'elsewhere', 'k8or.io/name': 'photos', 'k8or.io/kind': 'Bucket' });
     assert.deepEqual(diffMetadata({ Team: 'a' }, owner, metadata), []);
+    assert.deepEqual(ownerTagsIn(metadata, {}), owner, 'every owner tag found, whichever are expected (k8or import expects none)');
   });
 
   it('names each differing metadata entry by its spec field, extra entries included', () => {
@@ -27,12 +28,16 @@ describe('Azure mapping', () => {
     ]);
   });
 
-  it('maps publicAccess to container access levels', () => {
+  it('maps publicAccess to container access levels, and reports access levels as portable values (container as its nearest, Allowed)', () => {
     assert.equal(blobMapping.accessLevelFor(undefined), 'none');
     assert.equal(blobMapping.accessLevelFor('Blocked'), 'none');
     assert.equal(blobMapping.accessLevelFor('Allowed'), 'blob');
     const observed = { accessLevel: 'container' as const, metadata: {}, etag: undefined, lastModified: undefined };
-    assert.deepEqual(blobMapping.diffContainer(bucket('photos', { publicAccess: 'Allowed' }), observed, {})[0], { field: 'spec.publicAccess', desired: 'blob', actual: 'container' });
+    // The container level differs from blob (update sets blob) though both are Allowed in the portable spec.
+    assert.deepEqual(blobMapping.diffContainer(bucket('photos', { publicAccess: 'Allowed' }), observed, {})[0], { field: 'spec.publicAccess', desired: 'Allowed', actual: 'Allowed' });
+    assert.deepEqual(blobMapping.diffContainer(bucket('photos'), observed, {})[0], { field: 'spec.publicAccess', desired: 'Blocked', actual: 'Allowed' });
+    assert.deepEqual(blobMapping.diffContainer(bucket('photos'), { ...observed, accessLevel: 'none' }, {}), []);
+    assert.deepEqual(['none', 'blob', 'container'].map((level) => blobMapping.portablePublicAccess(level as blobMapping.AccessLevel)), ['Blocked', 'Allowed', 'Allowed']);
   });
 
   it('resolves endpoints: per kind, from a connection string, or the account\'s public one (sovereign suffix too)', () => {

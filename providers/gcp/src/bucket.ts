@@ -4,8 +4,21 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { Storage, type Bucket as GcsBucket, type BucketMetadata, type CreateBucketRequest, type File } from '@google-cloud/storage';
-import type { Bucket, LifecycleRule, StorageTier } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, RetryableError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation } from '@k8or/core';
+import type { Bucket, BucketEncryption, LifecycleRule, PublicAccess, StorageTier } from '@k8or/api';
+import {
+  DeletionBlockedError,
+  NotOwnedError,
+  RetryableError,
+  type CallOptions,
+  type ConnectionContext,
+  type Connector,
+  type ExternalClient,
+  type FieldDiff,
+  type InventoryContext,
+  type InventoryItem,
+  type Observation,
+  type SettingIssue,
+} from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { answerOf, callGoogle, isNotFound } from './errors.js';
 import { desiredLabels, diffLabels, labelsPatch, ownerTagsFromLabels } from './labels.js';
@@ -43,6 +56,66 @@ export function toGcsLifecycleRules(rule: LifecycleRule): GcsLifecycleRule[] {
   return rules;
 }
 
+/** GCS storage classes back to the portable tiers; a class with no tier (COLDLINE, STANDARD) has no portable form. */
+const STORAGE_CLASS_TO_TIER = new Map<string, StorageTier>(Object.entries(TIER_TO_STORAGE_CLASS).map(([tier, storageClass]) => [storageClass, tier as StorageTier]));
+
+/** Which slot of a portable rule one GCS rule fills, or undefined when the GCS rule has no portable form. */
+type RuleSlot = { expirationDays: number } | { noncurrentVersionExpirationDays: number } | { abortIncompleteUploadDays: number } | { transition: { days: number; tier: StorageTier } };
+
+function slotOf(rule: GcsLifecycleRule): RuleSlot | undefined {
+  const { matchesPrefix: _prefix, ...condition } = rule.condition;
+  const keys = Object.keys(condition).sort().join(',');
+  const { age, daysSinceNoncurrentTime, isLive } = condition;
+  switch (rule.action.type) {
+    case 'Delete':
+      if (keys === 'age,isLive' && isLive === true && age !== undefined && age >= 1) return { expirationDays: age };
+      if (keys === 'daysSinceNoncurrentTime,isLive' && isLive === false && daysSinceNoncurrentTime !== undefined && daysSinceNoncurrentTime >= 1) return { noncurrentVersionExpirationDays: daysSinceNoncurrentTime };
+      return undefined;
+    case 'SetStorageClass': {
+      const tier = STORAGE_CLASS_TO_TIER.get(rule.action.storageClass ?? '');
+      return keys === 'age' && tier !== undefined && age !== undefined ? { transition: { days: age, tier } } : undefined;
+    }
+    case 'AbortIncompleteMultipartUpload':
+      return keys === 'age' && age !== undefined && age >= 1 ? { abortIncompleteUploadDays: age } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * GCS lifecycle rules as portable rules, the inverse of toGcsLifecycleRules: rules of one prefix
+ * gather into as few portable rules as their actions allow (one of each action, two transitions),
+ * ids `rule-1`, `rule-2`... in order. Undefined when a rule has no portable form (another
+ * condition, several prefixes, a storage class with no tier): no portable rule set matches the bucket.
+ */
+export function toPortableLifecycle(rules: readonly GcsLifecycleRule[]): LifecycleRule[] | undefined {
+  const byPrefix = new Map<string, Omit<LifecycleRule, 'id'>[]>();
+  for (const rule of canonicalRules(rules)) {
+    const prefixes = rule.condition.matchesPrefix ?? [];
+    const slot = slotOf(rule);
+    if (slot === undefined || prefixes.length > 1 || prefixes[0] === '') return undefined;
+    const prefix = prefixes[0] ?? '';
+    const group = byPrefix.get(prefix) ?? [];
+    byPrefix.set(prefix, group);
+    const fits = (portable: Omit<LifecycleRule, 'id'>): boolean =>
+      'transition' in slot ? (portable.transitions?.length ?? 0) < 2 && !portable.transitions?.some((t) => t.tier === slot.transition.tier) : Object.keys(slot).every((key) => !(key in portable));
+    let portable = group.find(fits);
+    if (portable === undefined) {
+      portable = prefix ? { prefix } : {};
+      group.push(portable);
+    }
+    if ('transition' in slot) portable.transitions = [...(portable.transitions ?? []), slot.transition];
+    else Object.assign(portable, slot);
+  }
+  return [...byPrefix.values()].flat().map((rule, index) => ({ id: `rule-${index + 1}`, ...rule }));
+}
+
+/** Public access prevention as the portable setting: enforced is Blocked, anything else lets grants make objects public. */
+export const portablePublicAccess = (iam: DesiredBucket['iamConfiguration']): PublicAccess => (iam.publicAccessPrevention === 'enforced' ? 'Blocked' : 'Allowed');
+
+/** The default KMS key as the portable encryption setting. */
+export const portableEncryption = (kmsKey: string | undefined): BucketEncryption => (kmsKey ? { type: 'CustomerManaged', keyId: kmsKey } : { type: 'ProviderManaged' });
+
 /** GCS lifecycle rules in one canonical order, for comparison as a set. */
 export function canonicalRules(rules: readonly GcsLifecycleRule[]): GcsLifecycleRule[] {
   const canonical = rules.map((rule) => ({
@@ -73,6 +146,8 @@ export interface DesiredBucket {
   iamConfiguration: { uniformBucketLevelAccess: boolean; publicAccessPrevention: 'enforced' | 'inherited' };
   kmsKey: string | undefined;
   lifecycle: GcsLifecycleRule[];
+  /** The lifecycle in the portable shape (the spec's rules; for a bucket, undefined when its rules have no portable form). */
+  portableLifecycle: LifecycleRule[] | undefined;
   labels: Record<string, string>;
 }
 
@@ -84,6 +159,7 @@ export function desiredBucket(bucket: Bucket, settings: Pick<GcpSettings, 'defau
     iamConfiguration: iamConfigurationFor(bucket),
     kmsKey: kmsKeyFor(bucket),
     lifecycle: canonicalRules((bucket.spec.lifecycle ?? []).flatMap(toGcsLifecycleRules)),
+    portableLifecycle: bucket.spec.lifecycle ?? [],
     labels: desiredLabels(bucket.spec.labels, ownerTags),
   };
 }
@@ -91,6 +167,7 @@ export function desiredBucket(bucket: Bucket, settings: Pick<GcpSettings, 'defau
 /** The same settings as GCS reports them in a bucket resource. */
 export function observedBucket(metadata: BucketMetadata): DesiredBucket {
   const iam = metadata.iamConfiguration;
+  const lifecycle = canonicalRules((metadata.lifecycle?.rule ?? []) as GcsLifecycleRule[]);
   return {
     location: String(metadata.location ?? '').toUpperCase(),
     storageClass: String(metadata.storageClass ?? DEFAULT_STORAGE_CLASS),
@@ -100,24 +177,28 @@ export function observedBucket(metadata: BucketMetadata): DesiredBucket {
       publicAccessPrevention: iam?.publicAccessPrevention === 'enforced' ? 'enforced' : 'inherited',
     },
     kmsKey: metadata.encryption?.defaultKmsKeyName || undefined,
-    lifecycle: canonicalRules((metadata.lifecycle?.rule ?? []) as GcsLifecycleRule[]),
+    lifecycle,
+    portableLifecycle: toPortableLifecycle(lifecycle),
     labels: { ...((metadata.labels ?? {}) as Record<string, string>) },
   };
 }
 
 /**
  * What differs, by spec field: `diff` GCS can patch, `immutableDiff` it cannot (the location).
- * Values are compared, never their serialisation.
+ * GCS values are compared (never their serialisation); each difference is reported in the portable
+ * spec's shape (FieldDiff). Uniform bucket-level access, which k8or always turns on and the spec has
+ * no field for, is the provider setting `uniformBucketLevelAccess`, as the storage class is `storageClass`.
  */
 export function diffBucket(desired: DesiredBucket, actual: DesiredBucket, ownerTags: Readonly<Record<string, string>>): { diff: FieldDiff[]; immutableDiff: FieldDiff[] } {
   const diff: FieldDiff[] = [];
-  const differs = (field: string, want: unknown, have: unknown): void => {
-    if (!isDeepStrictEqual(want, have)) diff.push({ field, desired: want, actual: have });
+  const differs = (field: string, want: unknown, have: unknown, portable?: (side: DesiredBucket) => unknown): void => {
+    if (!isDeepStrictEqual(want, have)) diff.push({ field, desired: portable ? portable(desired) : want, actual: portable ? portable(actual) : have });
   };
   differs('spec.versioning', desired.versioning, actual.versioning);
-  differs('spec.publicAccess', desired.iamConfiguration, actual.iamConfiguration);
-  differs('spec.encryption', desired.kmsKey, actual.kmsKey);
-  differs('spec.lifecycle', desired.lifecycle, actual.lifecycle);
+  differs('spec.publicAccess', desired.iamConfiguration.publicAccessPrevention, actual.iamConfiguration.publicAccessPrevention, (side) => portablePublicAccess(side.iamConfiguration));
+  differs('uniformBucketLevelAccess', desired.iamConfiguration.uniformBucketLevelAccess, actual.iamConfiguration.uniformBucketLevelAccess);
+  differs('spec.encryption', desired.kmsKey, actual.kmsKey, (side) => portableEncryption(side.kmsKey));
+  if (!isDeepStrictEqual(desired.lifecycle, actual.lifecycle)) diff.push({ field: 'spec.lifecycle', desired: desired.portableLifecycle, actual: actual.portableLifecycle });
   differs('storageClass', desired.storageClass, actual.storageClass);
   diff.push(...diffLabels(desired.labels, actual.labels, ownerTags));
   const immutableDiff = desired.location === actual.location ? [] : [{ field: 'spec.location', desired: desired.location, actual: actual.location }];
@@ -142,7 +223,7 @@ export function patchBody(desired: DesiredBucket, actual: DesiredBucket, diff: r
   const fields = new Set(diff.map((d) => (d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.') ? 'labels' : d.field)));
   const patch: Record<string, unknown> = {};
   if (fields.has('spec.versioning')) patch['versioning'] = { enabled: desired.versioning };
-  if (fields.has('spec.publicAccess')) {
+  if (fields.has('spec.publicAccess') || fields.has('uniformBucketLevelAccess')) {
     patch['iamConfiguration'] = { uniformBucketLevelAccess: { enabled: desired.iamConfiguration.uniformBucketLevelAccess }, publicAccessPrevention: desired.iamConfiguration.publicAccessPrevention };
   }
   if (fields.has('spec.encryption')) patch['encryption'] = desired.kmsKey ? { defaultKmsKeyName: desired.kmsKey } : null;
@@ -159,6 +240,16 @@ export function bucketAtProvider(name: string, metadata: BucketMetadata): { id: 
     location: String(metadata.location ?? ''),
     url: `gs://${name}`,
     ...(metadata.timeCreated ? { createdTime: new Date(metadata.timeCreated).toISOString() } : {}),
+  };
+}
+
+/** The reason a bucket's lifecycle is left out of the diff's `actual`: rules the portable spec cannot express. */
+function nonPortableLifecycle(rules: readonly GcsLifecycleRule[]): SettingIssue {
+  const foreign = rules.filter((rule) => slotOf(rule) === undefined || (rule.condition.matchesPrefix?.length ?? 0) > 1);
+  return {
+    field: 'spec.lifecycle',
+    problem: 'unreadable',
+    message: `the bucket's lifecycle has rules with no portable form (${JSON.stringify(foreign)}): only Delete by age of live objects or days noncurrent, SetStorageClass to NEARLINE or ARCHIVE by age, and AbortIncompleteMultipartUpload by age, each with at most one matchesPrefix, map to spec.lifecycle`,
   };
 }
 
@@ -218,6 +309,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
       atProvider: bucketAtProvider(this.#context.externalName, metadata),
       // GCS always has labels: `{}` means none of k8or's, so the bucket is someone else's.
       ownerTags: ownerTagsFromLabels(actual.labels, this.#context.ownerTags),
+      ...(actual.portableLifecycle === undefined ? { settingIssues: [nonPortableLifecycle(actual.lifecycle)] } : {}),
     };
     this.#reads.set(observation, { metageneration: String(metadata.metageneration), actual });
     return observation;

@@ -6,6 +6,7 @@
  * a label that equals the encoding of the expected value stands for that value.
  */
 import { createHash } from 'node:crypto';
+import { OwnerTags } from '@k8or/api';
 import type { FieldDiff } from '@k8or/core';
 
 const LABEL_VALUE = /^[a-z0-9_-]{0,63}$/;
@@ -32,15 +33,18 @@ export function desiredLabels(labels: Readonly<Record<string, string>> | undefin
 }
 
 /**
- * The owner tags found among a bucket's labels, in their tag form (`k8or.io/*` keys): a label equal
- * to the encoding of the expected value reports the expected value; any other value is reported as
- * found, so it differs. Absent owner labels are absent keys (`{}`: someone else's bucket).
+ * Every k8or owner tag found among a bucket's labels (all of k8or's owner tag keys, whichever are
+ * expected), in their tag form (`k8or.io/*` keys): a label equal to the encoding of the expected
+ * value reports the expected value; any other value is reported as found (its label form, since an
+ * encoded value cannot be decoded), so it differs. Absent owner labels are absent keys (`{}`:
+ * someone else's bucket).
  */
 export function ownerTagsFromLabels(labels: Readonly<Record<string, string>>, expected: Readonly<Record<string, string>>): Record<string, string> {
   const found: Record<string, string> = {};
-  for (const [tagKey, value] of Object.entries(expected)) {
+  for (const tagKey of new Set([...Object.values(OwnerTags), ...Object.keys(expected)])) {
     const label = labels[ownerLabelKey(tagKey)];
-    if (label !== undefined) found[tagKey] = label === ownerLabelValue(value) ? value : label;
+    const value = expected[tagKey];
+    if (label !== undefined) found[tagKey] = value !== undefined && label === ownerLabelValue(value) ? value : label;
   }
   return found;
 }

@@ -78,6 +78,42 @@ describe('Bucket spec -> Cloud Storage settings', () => {
     assert.equal((patch['labels'] as Record<string, unknown>)['extra'], null);
   });
 
+  it('reads GCS lifecycle rules back as portable rules (the inverse of the mapping), and none when a rule has no portable form', () => {
+    const spec = [
+      { id: 'logs', prefix: 'logs/', expirationDays: 30, transitions: [{ days: 7, tier: 'InfrequentAccess' as const }, { days: 90, tier: 'Archive' as const }], abortIncompleteUploadDays: 2 },
+      { id: 'old-versions', noncurrentVersionExpirationDays: 14 },
+    ];
+    const rules = spec.flatMap(gcsMapping.toGcsLifecycleRules);
+    const portable = gcsMapping.toPortableLifecycle(rules);
+    assert.deepEqual(portable, [
+      { id: 'rule-1', prefix: 'logs/', expirationDays: 30, abortIncompleteUploadDays: 2, transitions: [{ days: 90, tier: 'Archive' }, { days: 7, tier: 'InfrequentAccess' }] },
+      { id: 'rule-2', noncurrentVersionExpirationDays: 14 },
+    ]);
+    assert.deepEqual(gcsMapping.canonicalRules((portable ?? []).flatMap(gcsMapping.toGcsLifecycleRules)), gcsMapping.canonicalRules(rules), 'the portable rules map to the same GCS rules');
+    assert.equal(gcsMapping.toPortableLifecycle([{ action: { type: 'SetStorageClass', storageClass: 'COLDLINE' }, condition: { age: 30 } }]), undefined);
+    assert.equal(gcsMapping.toPortableLifecycle([{ action: { type: 'Delete' }, condition: { age: 30 } }]), undefined, 'Delete of every version has no portable form');
+    assert.deepEqual(gcsMapping.toPortableLifecycle([]), []);
+  });
+
+  it('reports drift in the portable shape: public access, encryption and lifecycle as the spec would hold them; uniform access as its own setting', () => {
+    const desired = gcsMapping.desiredBucket(bucket('photos'), settings, owner);
+    const actual: gcsMapping.DesiredBucket = {
+      ...desired,
+      iamConfiguration: { publicAccessPrevention: 'inherited', uniformBucketLevelAccess: false },
+      kmsKey: 'projects/p/locations/l/keyRings/r/cryptoKeys/k',
+      lifecycle: [{ action: { type: 'Delete' }, condition: { age: 5, isLive: true } }],
+      portableLifecycle: [{ id: 'rule-1', expirationDays: 5 }],
+    };
+    const { diff } = gcsMapping.diffBucket(desired, actual, owner);
+    assert.deepEqual(diff, [
+      { field: 'spec.publicAccess', desired: 'Blocked', actual: 'Allowed' },
+      { field: 'uniformBucketLevelAccess', desired: true, actual: false },
+      { field: 'spec.encryption', desired: { type: 'ProviderManaged' }, actual: { type: 'CustomerManaged', keyId: 'projects/p/locations/l/keyRings/r/cryptoKeys/k' } },
+      { field: 'spec.lifecycle', desired: [], actual: [{ id: 'rule-1', expirationDays: 5 }] },
+    ]);
+    assert.deepEqual(Object.keys(gcsMapping.patchBody(desired, actual, diff.filter((d) => d.field === 'uniformBucketLevelAccess'))), ['iamConfiguration']);
+  });
+
   it('gives atProvider the self link, location, gs:// URL and creation time', () => {
     assert.deepEqual(gcsMapping.bucketAtProvider('photos', { selfLink: 'https://www.googleapis.com/storage/v1/b/photos', location: 'EU', timeCreated: '2026-11-23T01:00:00.000Z' }), {
       id: 'https://www.googleapis.com/storage/v1/b/photos',
@@ -102,6 +138,11 @@ describe('owner tags as GCS labels', () => {
     assert.deepEqual(ownerTagsFromLabels(labels, owner), owner);
     assert.deepEqual(ownerTagsFromLabels({ ...labels, 'k8or-cluster': 'another-cluster' }, owner)['k8or.io/cluster'], 'another-cluster');
     assert.deepEqual(ownerTagsFromLabels({ team: 'a' }, owner), {});
+    // k8or import expects no owner tags, and must still see every one k8or wrote (in their label form).
+    const found = ownerTagsFromLabels(labels, {});
+    assert.deepEqual(Object.keys(found).sort(), Object.keys(owner).sort());
+    assert.equal(found['k8or.io/managed-by'], 'k8or');
+    assert.equal(found['k8or.io/namespace'], 'team-a');
   });
 });
 

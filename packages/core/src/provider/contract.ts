@@ -14,9 +14,19 @@ export interface CallOptions {
   signal: AbortSignal;
 }
 
-/** One managed setting that differs between the spec and the cloud. Values, never their serialisation. */
+/**
+ * One managed setting that differs between the spec and the cloud. Values, never their serialisation.
+ *
+ * For a `spec.*` field, `desired` and `actual` are both in the portable spec's shape: `actual` is
+ * exactly what the spec would hold to match the cloud (`k8or import` copies it into a manifest).
+ * A cloud value with no portable form is reported as its nearest portable value (an approximation,
+ * which may then equal `desired` while the native values differ; update brings the cloud to the
+ * spec's form), or left out (`actual` undefined) with the reason in a SettingIssue of the
+ * observation: never a native value. Fields outside `spec` (`ownerTags.<key>`, a provider setting
+ * such as `storageClass`) hold that setting's own values.
+ */
 export interface FieldDiff {
-  /** Spec path, such as `spec.versioning` or `spec.lifecycle[0]`; owner tags as `ownerTags.<key>`. */
+  /** Spec path, such as `spec.versioning` or `spec.lifecycle[0]`; owner tags as `ownerTags.<key>`; a provider setting by its name. */
   field: string;
   desired: unknown;
   actual: unknown;
@@ -59,8 +69,10 @@ export interface Observation {
    */
   diff?: FieldDiff[];
   /**
-   * Owner tags found on the resource (only the `k8or.io/*` keys of
-   * ConnectionContext.ownerTags). `undefined` means this cloud (or this
+   * Every k8or owner tag found on the resource, in the portable `k8or.io/*`
+   * form: all of k8or's owner tag keys (OwnerTags), whichever
+   * ConnectionContext.ownerTags expects (`k8or import` expects none and still
+   * must see a resource k8or manages). `undefined` means this cloud (or this
    * backend) has no tags for this kind: ownership then rests on the persisted
    * external name and the engine's create markers. `{}` means tags exist and
    * none is k8or's: a resource someone else made.
