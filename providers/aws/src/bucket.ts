@@ -27,7 +27,7 @@ import {
   type TransitionStorageClass,
 } from '@aws-sdk/client-s3';
 import { isDeepStrictEqual } from 'node:util';
-import { type Bucket, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
+import { type Bucket, type BucketEncryption, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
 import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
@@ -89,6 +89,32 @@ export function fromS3LifecycleRule(rule: S3LifecycleRule): LifecycleRule {
   });
 }
 
+/**
+ * What in S3 lifecycle rules the portable spec cannot express (a rule without an ID, a tag or size
+ * filter, an expiry by date or of delete markers, a noncurrent transition, a storage class with no
+ * tier), or undefined when every rule maps to spec.lifecycle.
+ */
+export function nonPortableLifecycle(rules: readonly S3LifecycleRule[]): string | undefined {
+  const tiers: readonly string[] = Object.values(TIER_TO_STORAGE_CLASS);
+  const reasons = rules.flatMap((rule) => {
+    const name = `rule ${JSON.stringify(rule.ID ?? '')}`;
+    const filter = rule.Filter;
+    return [
+      !rule.ID ? `${name} has no ID` : undefined,
+      filter?.Tag || filter?.And || filter?.ObjectSizeGreaterThan !== undefined || filter?.ObjectSizeLessThan !== undefined ? `${name} filters by tag or size` : undefined,
+      rule.Expiration?.Date || rule.Expiration?.ExpiredObjectDeleteMarker === true ? `${name} expires by date or expires delete markers` : undefined,
+      rule.NoncurrentVersionTransitions?.length || rule.NoncurrentVersionExpiration?.NewerNoncurrentVersions !== undefined ? `${name} moves or keeps noncurrent versions` : undefined,
+      rule.Transitions?.some((t) => t.Date !== undefined || !tiers.includes(t.StorageClass ?? '')) ? `${name} transitions by date or to a storage class with no portable tier` : undefined,
+    ].filter((reason): reason is string => reason !== undefined);
+  });
+  return reasons.length ? reasons.join('; ') : undefined;
+}
+
+/** S3 default encryption as the portable setting: a KMS key named is CustomerManaged; SSE-S3, the AWS managed key and none are ProviderManaged (the nearest). */
+export function portableEncryption(sse: ServerSideEncryptionByDefault | undefined): BucketEncryption {
+  return sse?.KMSMasterKeyID ? { type: 'CustomerManaged', keyId: sse.KMSMasterKeyID } : { type: 'ProviderManaged' };
+}
+
 /** Fills defaults, drops unset fields and orders transitions, so equal rules compare equal whatever their key order. */
 export function normalizeRule(rule: LifecycleRule): LifecycleRule {
   const { prefix, transitions, enabled, ...rest } = rule;
@@ -113,6 +139,8 @@ export interface ObservedBucket {
   publicAccess: PublicAccess | PublicAccessBlockConfiguration;
   encryption: ServerSideEncryptionByDefault | undefined;
   lifecycle: LifecycleRule[];
+  /** Why the lifecycle rules have no portable form (a rule the spec cannot express), else undefined. */
+  lifecycleNotPortable?: string | undefined;
   /** Empty when the bucket has no tag set at all. */
   tags: Record<string, string>;
 }
@@ -135,13 +163,18 @@ export function diffBucket(bucket: Bucket, observed: ObservedBucket, ownerTags: 
     if (!isDeepStrictEqual(desired, actual)) diff.push({ field, desired, actual });
   };
   compare('spec.versioning', bucket.spec.versioning ?? false, observed.versioning);
-  compare('spec.publicAccess', bucket.spec.publicAccess ?? 'Blocked', observed.publicAccess);
+  // A mix of the four Block Public Access settings is reported as Allowed, its nearest portable value (not all blocked).
+  const publicAccess = bucket.spec.publicAccess ?? 'Blocked';
+  if (!isDeepStrictEqual(publicAccess, observed.publicAccess)) diff.push({ field: 'spec.publicAccess', desired: publicAccess, actual: typeof observed.publicAccess === 'string' ? observed.publicAccess : 'Allowed' });
   const actualEncryption = observed.encryption && {
     SSEAlgorithm: observed.encryption.SSEAlgorithm,
     ...(observed.encryption.KMSMasterKeyID ? { KMSMasterKeyID: observed.encryption.KMSMasterKeyID } : {}),
   };
-  compare('spec.encryption', encryptionFor(bucket), actualEncryption);
-  compare('spec.lifecycle', sortedRules(bucket.spec.lifecycle ?? []), sortedRules(observed.lifecycle));
+  if (!isDeepStrictEqual(encryptionFor(bucket), actualEncryption)) diff.push({ field: 'spec.encryption', desired: bucket.spec.encryption ?? { type: 'ProviderManaged' }, actual: portableEncryption(actualEncryption) });
+  const lifecycle = sortedRules(observed.lifecycle);
+  if (observed.lifecycleNotPortable !== undefined || !isDeepStrictEqual(sortedRules(bucket.spec.lifecycle ?? []), lifecycle)) {
+    diff.push({ field: 'spec.lifecycle', desired: bucket.spec.lifecycle ?? [], actual: observed.lifecycleNotPortable === undefined ? lifecycle : undefined });
+  }
   diff.push(...diffTags(desiredTags(bucket.spec.labels, ownerTags), observed.tags, ownerTagKeys(ownerTags)));
   return diff;
 }
@@ -252,6 +285,7 @@ export class S3BucketClient implements ExternalClient<Bucket> {
       publicAccess: publicAccessOf(publicAccessBlock?.PublicAccessBlockConfiguration),
       encryption: encryption?.ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault,
       lifecycle: (lifecycle?.Rules ?? []).map(fromS3LifecycleRule),
+      lifecycleNotPortable: nonPortableLifecycle(lifecycle?.Rules ?? []),
       tags: tagging ? fromTagList(tagging.TagSet) : {},
     };
   }
@@ -271,6 +305,7 @@ export class S3BucketClient implements ExternalClient<Bucket> {
       atProvider: bucketAtProvider(this.#name, region, this.#endpoint),
       // S3 buckets have tags: a bucket without any is reported with none ({}), never as "unknown".
       ownerTags: ownerTagsIn(observed.tags, ownerTagKeys(this.#context.ownerTags)),
+      ...(observed.lifecycleNotPortable === undefined ? {} : { settingIssues: [{ field: 'spec.lifecycle', problem: 'unreadable' as const, message: `the bucket's lifecycle has no portable form: ${observed.lifecycleNotPortable}` }] }),
     };
   }
 

@@ -73,6 +73,16 @@ describe('Bucket spec -> S3 settings', () => {
       'spec.labels.extra',
       'spec.labels.team',
     ]);
+    // Reported in the portable spec's shape: what the spec would hold to match the bucket.
+    const mixed = { ...inSync, publicAccess: { BlockPublicAcls: true, IgnorePublicAcls: false, BlockPublicPolicy: true, RestrictPublicBuckets: true }, encryption: { SSEAlgorithm: 'aws:kms' as const, KMSMasterKeyID: 'arn:aws:kms:us-east-1:111122223333:key/k' } };
+    assert.deepEqual(s3Mapping.diffBucket(resource, mixed, owner), [
+      { field: 'spec.publicAccess', desired: 'Blocked', actual: 'Allowed' },
+      { field: 'spec.encryption', desired: { type: 'ProviderManaged' }, actual: { type: 'CustomerManaged', keyId: 'arn:aws:kms:us-east-1:111122223333:key/k' } },
+    ]);
+    const foreignRules = { ...inSync, lifecycleNotPortable: 'rule "r" transitions by date or to a storage class with no portable tier' };
+    assert.deepEqual(s3Mapping.diffBucket(resource, foreignRules, owner), [{ field: 'spec.lifecycle', desired: [{ id: 'r', expirationDays: 5 }], actual: undefined }]);
+    assert.match(s3Mapping.nonPortableLifecycle([{ ID: 'r', Status: 'Enabled', Filter: { Prefix: '' }, Transitions: [{ Days: 30, StorageClass: 'DEEP_ARCHIVE' }] }]) ?? '', /rule "r" transitions .* no portable tier/);
+    assert.equal(s3Mapping.nonPortableLifecycle([s3Mapping.toS3LifecycleRule({ id: 'r', prefix: 'logs/', expirationDays: 5, transitions: [{ days: 30, tier: 'Archive' }] })]), undefined);
   });
 
   it('compares values, not their serialisation: lifecycle rules and encryption with keys in any order are in sync', () => {
