@@ -63,6 +63,8 @@ export interface ReliabilityCluster {
   /** Start one more replica (its webhook becomes the one the webhook Service routes to if none is up). */
   startReplica(options?: ReplicaOptions): Promise<Replica>;
   replicas: Replica[];
+  /** Route the chart's webhook Service to this replica (as if it were its only ready endpoint). */
+  routeWebhookTo(replica: Replica): void;
   /** Wait until a replica serves /readyz. */
   waitReady(replica: Replica): Promise<void>;
   /** The last lines of every replica's output, for failure messages. */
@@ -163,6 +165,9 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
         replicas.push(replica);
         if (webhookPort === 0 || replicas.every((r) => r === replica || r.exited)) webhookPort = port;
         return replica;
+      },
+      routeWebhookTo: (replica) => {
+        webhookPort = replica.webhookPort;
       },
       waitReady: async (replica) => {
         try {
