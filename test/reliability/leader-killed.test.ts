@@ -1,10 +1,14 @@
 // Leader killed: two replicas of the chart's Deployment with leader election; the leader is killed
 // with SIGKILL mid-run. The standby takes over within the lease duration (plus one retry period, the
 // interval at which a standby looks at the Lease), finishes the run, and nothing is done twice: each
-// cloud resource was created exactly once.
+// cloud resource was created exactly once. ("Within the lease duration" is measured as client-go
+// defines it: the Lease the dead leader last renewed expires for the standby lease duration after it
+// saw that renewal; see the assertion.)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import https from 'node:https';
 import { waitFor } from '@k8or/core/testing';
+import { runOk } from '../support/run.ts';
 import { applyProviderConfig, missingOperator, NAMESPACE, startReliabilityCluster, type ReliabilityCluster, type Replica } from './support/cluster.ts';
 import { cloudClients, type CloudClients } from './support/data.ts';
 import { cloudWriteCounts, dataLost, duplicateCreates, forbiddenDeletes, waitConverged } from './support/invariants.ts';
@@ -18,11 +22,11 @@ const SIZE = sized({
   large: { buckets: 30, tables: 15, operations: 100 },
 });
 
-/** The standby's retry period (core's LeaderElector default): how often it looks at the Lease. */
+/** The retry period (core's LeaderElector default): how often the leader renews and a standby looks at the Lease. */
 const RETRY_PERIOD_MS = 2_000;
 
 interface Lease {
-  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string; leaseTransitions?: number };
+  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
 }
 
 describe('leader killed: two replicas, the leader SIGKILLed mid-run', { skip: missingOperator() ?? false, timeout: 900_000 }, () => {
@@ -61,6 +65,25 @@ describe('leader killed: two replicas, the leader SIGKILLed mid-run', { skip: mi
 
   after(() => cluster?.stop());
 
+  // Defect found here, not fixed in this branch (docs/reliability.md, "two replicas, two CAs"): without
+  // cert-manager each replica makes its own CA and writes it into caBundle, so with the chart's
+  // replicaCount: 2 the API server trusts only the replica that wrote last, and the Service sends
+  // about half the admission calls to the other, where TLS fails (failurePolicy: Fail refuses them).
+  it('every replica serves the webhook with a certificate the caBundle trusts', { todo: 'two replicas, two self-signed CAs: see docs/reliability.md' }, async () => {
+    const caBundle = await runOk(cluster.tools.kubectl, ['get', 'validatingwebhookconfiguration', 'k8or-validating-webhook', '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}']);
+    const ca = Buffer.from(caBundle, 'base64').toString('utf8');
+    const verified = async (replica: Replica): Promise<string> =>
+      await new Promise((resolve) => {
+        https
+          .get({ host: '127.0.0.1', port: replica.webhookPort, path: '/healthz', ca, servername: 'k8or-webhook.k8or-system.svc' }, (res) => {
+            res.resume();
+            resolve(`${replica.name}: TLS verified`);
+          })
+          .on('error', (error) => resolve(`${replica.name}: ${error.message}`));
+      });
+    assert.deepEqual(await Promise.all(replicas.map(verified)), replicas.map((r) => `${r.name}: TLS verified`));
+  });
+
   it('Retain, forceDelete: false, deletionProtection and k8or.io/protect resources hold data written before the kill', async () => {
     await createDataHolders(ledger);
     await waitConverged(cluster, ledger, clients);
@@ -85,16 +108,17 @@ describe('leader killed: two replicas, the leader SIGKILLed mid-run', { skip: mi
         killedAt = Date.now();
       },
     });
-    const newIdentity = await waitFor(
+    const taken = await waitFor(
       'the standby holding the Lease',
       async () => {
-        const holder = (await lease())?.spec?.holderIdentity;
-        return holder && holder !== leaderIdentity ? holder : undefined;
+        const spec = (await lease())?.spec;
+        return spec?.holderIdentity && spec.holderIdentity !== leaderIdentity ? spec : undefined;
       },
       120_000,
-      50,
     );
-    const takeoverMs = Date.now() - killedAt;
+    const newIdentity = taken.holderIdentity!;
+    // the new holder's acquireTime is its clock at the takeover (the same machine's as killedAt)
+    const takeoverMs = Date.parse(taken.acquireTime ?? '') - killedAt;
     assert.equal(await waitFor('the new leader named in a log', () => replicaOf(newIdentity), 30_000), standby, 'the new leader is the standby');
 
     await waitConverged(cluster, ledger, clients);
@@ -103,8 +127,11 @@ describe('leader killed: two replicas, the leader SIGKILLed mid-run', { skip: mi
       `# seed ${random.seed}: leader ${leader.name} killed after operation ${killAt} of ${SIZE.operations}; ${standby.name} took over ${takeoverMs} ms after the kill (lease duration ${leaseDurationMs} ms, retry period ${RETRY_PERIOD_MS} ms); ` +
         `${ledger.entries.size} resources ${JSON.stringify(fates(ledger))}; cloud writes ${JSON.stringify(cloudWriteCounts(cluster))}`,
     );
-    // a standby may take the Lease once it has seen no renewal for the lease duration, and it looks every retry period
-    assert.ok(takeoverMs <= leaseDurationMs + RETRY_PERIOD_MS, `took over ${takeoverMs} ms after the kill, lease duration ${leaseDurationMs} ms`);
+    // client-go's rule: a standby takes the Lease once the record it last saw change has not changed for
+    // the lease duration by its own clock. It sees a renewal up to one retry period late and looks again
+    // every retry period, so the takeover comes at most leaseDuration + 2 x retryPeriod after the kill.
+    assert.ok(takeoverMs <= leaseDurationMs + 2 * RETRY_PERIOD_MS, `took over ${takeoverMs} ms after the kill, lease duration ${leaseDurationMs} ms`);
+    assert.ok(takeoverMs >= 0, `the standby took the Lease ${-takeoverMs} ms before the leader died`);
     assert.deepEqual(duplicateCreates(cluster, ledger), []);
     assert.deepEqual(forbiddenDeletes(cluster, ledger), []);
     assert.deepEqual(await dataLost(ledger, clients), []);
