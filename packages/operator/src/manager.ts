@@ -86,12 +86,13 @@ export async function startManager(config: OperatorConfig, options: StartManager
     if (config.components.includes('webhook')) {
       const certDir = config.webhookCertDir;
       // In a cluster the API server calls the webhook through its Service: the self-signed
-      // certificate names the Service, and the configurations point at it.
+      // certificate names the Service, and the configurations point at it. Every replica serves
+      // the same certificate (kept in the Secret <service>-tls), since the caBundle holds one CA.
       const service = config.webhookServiceName && config.webhookServiceNamespace ? { name: config.webhookServiceName, namespace: config.webhookServiceNamespace } : undefined;
       webhook = await startWebhookServer({
         host: config.webhookAddress.host,
         port: config.webhookAddress.port,
-        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: service ? { service } : {} },
+        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: service ? { service, sharedSecret: { namespace: service.namespace, name: `${service.name}-tls` } } : {} },
         kubeConfig,
         providers,
         defaultDeletionPolicy: config.defaultDeletionPolicy,

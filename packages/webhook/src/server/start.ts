@@ -9,7 +9,8 @@ import { ClusterContext } from '../context/cluster-context.js';
 import { webhookConfigurations, WEBHOOK_CONFIGURATION_NAMES, type ServiceReference } from '../manifests.js';
 import { injectCaBundle } from '../tls/ca-bundle.js';
 import { readCertificateFiles, watchCertificateFiles, type CertificateFilesOptions } from '../tls/certificate-files.js';
-import { generateCertificates, serviceDnsNames } from '../tls/self-signed.js';
+import { generateCertificates, serviceDnsNames, type GeneratedCertificates } from '../tls/self-signed.js';
+import { sharedCertificates, type SharedCertificateSecret } from '../tls/shared-certificates.js';
 import { buildApp } from './app.js';
 import { WebhookMetrics } from './metrics.js';
 
@@ -23,6 +24,11 @@ export type TlsOptions =
         /** The Service kube-apiserver reaches this server through (in a cluster): its DNS names join the default hosts. */
         service?: Pick<ServiceReference, 'name' | 'namespace'>;
         validityDays?: number;
+        /**
+         * Share one CA and certificate among the replicas through this Secret (needs `kubeConfig`):
+         * the caBundle holds one CA, and the Service sends each call to any replica.
+         */
+        sharedSecret?: SharedCertificateSecret;
       };
     };
 
@@ -84,9 +90,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   if ('files' in options.tls) {
     material = readCertificateFiles(options.tls.files);
   } else {
-    const { service } = options.tls.selfSigned;
+    const { service, validityDays, sharedSecret } = options.tls.selfSigned;
     const hosts = options.tls.selfSigned.hosts ?? ['localhost', '127.0.0.1', ...(host !== '0.0.0.0' && host !== '127.0.0.1' ? [host] : []), ...(service ? serviceDnsNames(service) : [])];
-    const generated = generateCertificates({ hosts, validityDays: options.tls.selfSigned.validityDays });
+    const generate = (): GeneratedCertificates => generateCertificates({ hosts, validityDays });
+    if (sharedSecret && !options.kubeConfig) throw new Error('a shared certificate Secret needs a kubeConfig');
+    const generated = sharedSecret && options.kubeConfig ? await sharedCertificates(options.kubeConfig, sharedSecret, generate, logger) : generate();
     material = { cert: generated.certPem, key: generated.keyPem, caPem: generated.caPem };
   }
 
