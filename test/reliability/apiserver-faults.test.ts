@@ -15,8 +15,8 @@ import { supervise, type Supervisor } from './support/supervisor.ts';
 import { createDataHolders, fates, fillDataHolders, runOperations } from './support/workload.ts';
 
 const SIZE = sized({
-  ci: { buckets: 5, tables: 3, operations: 16, rate: 0.15, watchResets: 3 },
-  large: { buckets: 30, tables: 15, operations: 120, rate: 0.25, watchResets: 20 },
+  ci: { buckets: 5, tables: 3, operations: 16, rate: 0.25, watchResets: 3 },
+  large: { buckets: 30, tables: 15, operations: 120, rate: 0.3, watchResets: 20 },
 });
 
 describe('API server faults: dropped watches, 410, 409, 429 and 500 at random', { skip: missingOperator() ?? false, timeout: 900_000 }, () => {
@@ -58,6 +58,7 @@ describe('API server faults: dropped watches, 410, 409, 429 and 500 at random', 
     sandbox.faults.enable();
     await runOperations(ledger, random, {
       ...SIZE,
+      diagnostics: () => cluster.operatorOutput(),
       after: async (i) => {
         if (!resetAfter.has(i)) return;
         // every watch dropped and the history compacted: each resume gets 410 and must relist

@@ -71,6 +71,7 @@ describe('operator killed: SIGKILL at random points, then a restart', { skip: mi
 
     await runOperations(ledger, random, {
       ...SIZE,
+      diagnostics: () => cluster.operatorOutput(),
       after: async (i) => {
         if (!killAfterOperation.has(i)) return;
         // a random moment within the reconciles this operation started

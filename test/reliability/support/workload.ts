@@ -36,7 +36,15 @@ export interface OperationsOptions {
  * spec edit or a delete of a live resource, chosen by `random`; then every data holder still live is
  * deleted too (each must keep its data: refused, blocked or retained).
  */
-export async function runOperations(ledger: Ledger, random: Random, options: OperationsOptions): Promise<void> {
+export async function runOperations(ledger: Ledger, random: Random, options: OperationsOptions & { diagnostics?: () => string }): Promise<void> {
+  try {
+    await operations(ledger, random, options);
+  } catch (error) {
+    throw new Error(`${String(error)}\n${options.diagnostics?.() ?? ''}`, { cause: error });
+  }
+}
+
+async function operations(ledger: Ledger, random: Random, options: OperationsOptions): Promise<void> {
   const toCreate: Kind[] = [...Array<Kind>(options.buckets).fill('Bucket'), ...Array<Kind>(options.tables).fill('Table')];
   let created = 0;
   for (let i = 0; i < options.operations; i++) {
