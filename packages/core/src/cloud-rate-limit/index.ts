@@ -1,0 +1,1 @@
+export * from './cloud-rate-limits.js';
