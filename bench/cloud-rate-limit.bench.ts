@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type ManagedResource } from '@k8or/api';
 import { CoreMetrics, Engine, KubeRest, corePath, installCrds, k8orPath } from '@k8or/core';
+import { callRateReport, type CallRateReport } from '@k8or/core/testing';
 import { awsProvider, destroyDynamoDbClients, destroyS3Clients } from '@k8or/provider-aws';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
@@ -71,27 +72,6 @@ async function countingProxy(target: string): Promise<{ endpoint: string; arriva
     arrivals,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
-}
-
-/** Rate figures of one service from the arrival times (ms) of its requests. */
-function rateOf(arrivals: number[], limit: { requestsPerSecond: number; burst: number }) {
-  const times = [...arrivals].sort((a, b) => a - b);
-  const span = times.length > 1 ? (times.at(-1)! - times[0]!) / 1000 : 0;
-  let maxInOneSecond = 0;
-  let worstExcess = Number.NEGATIVE_INFINITY; // max over windows of count - (burst + rate * T)
-  for (let i = 0, j = 0; j < times.length; j += 1) {
-    while (times[j]! - times[i]! > 1000) i += 1;
-    maxInOneSecond = Math.max(maxInOneSecond, j - i + 1);
-  }
-  for (let i = 0; i < times.length; i += 1) {
-    // Windows starting at i; the excess grows with count and shrinks with T, so all j are checked.
-    for (let j = i; j < times.length; j += 1) {
-      worstExcess = Math.max(worstExcess, j - i + 1 - (limit.burst + (limit.requestsPerSecond * (times[j]! - times[i]!)) / 1000));
-    }
-  }
-  // The first `burst` calls may go at once; the sustained rate is what came after them.
-  const sustained = span > 0 ? Math.max(0, times.length - limit.burst) / span : 0;
-  return { calls: times.length, span, average: span > 0 ? (times.length - 1) / span : 0, sustained, maxInOneSecond, worstExcess };
 }
 
 const sandbox = await startSandbox({ logLevel: 'error' });
@@ -167,27 +147,28 @@ const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 const loadBefore = load();
 // Baseline: what the engine does when nothing holds it back (limits far above reach).
 const baseline = await phase('base', BASELINE, Math.round((BASELINE * TABLES) / Math.max(1, BUCKETS)), 'unpaced');
-const baselineS3 = rateOf(baseline.s3Arrivals, UNPACED);
-const baselineDynamoDb = rateOf(baseline.dynamodbArrivals, UNPACED);
+const baselineS3 = callRateReport(baseline.s3Arrivals, UNPACED);
+const baselineDynamoDb = callRateReport(baseline.dynamodbArrivals, UNPACED);
 // The run: 1,000 resources under the low limits.
 const paced = await phase('run', BUCKETS, TABLES, 'paced');
-const pacedS3 = rateOf(paced.s3Arrivals, LIMITS['s3-buckets']);
-const pacedDynamoDb = rateOf(paced.dynamodbArrivals, LIMITS['dynamodb-control-plane']);
+const pacedS3 = callRateReport(paced.s3Arrivals, LIMITS['s3-buckets']);
+const pacedDynamoDb = callRateReport(paced.dynamodbArrivals, LIMITS['dynamodb-control-plane']);
 const loadAfter = load();
 const limiter = (service: string) => engine.cloudRateLimits.state('paced', service);
 
 const f = (n: number, digits = 1) => n.toFixed(digits);
+const averagePerSecond = (r: CallRateReport) => (r.spanSeconds > 0 ? (r.calls - 1) / r.spanSeconds : 0);
 console.log(`\nMeasured ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${WORKERS} workers, load average (1/5/15 min) ${loadBefore} before, ${loadAfter} after.\n`);
-console.log(`Baseline (ProviderConfig \`unpaced\`, limits of 1,000,000/s): ${BASELINE} Buckets and ${Math.round((BASELINE * TABLES) / Math.max(1, BUCKETS))} Tables Ready in ${f(baseline.seconds)} s; S3 ${baselineS3.calls} requests in ${f(baselineS3.span)} s, ${f(baselineS3.average)}/s on average, at most ${baselineS3.maxInOneSecond} in one second; DynamoDB ${baselineDynamoDb.calls} requests in ${f(baselineDynamoDb.span)} s, ${f(baselineDynamoDb.average)}/s on average, at most ${baselineDynamoDb.maxInOneSecond} in one second.\n`);
+console.log(`Baseline (ProviderConfig \`unpaced\`, limits of 1,000,000/s): ${BASELINE} Buckets and ${Math.round((BASELINE * TABLES) / Math.max(1, BUCKETS))} Tables Ready in ${f(baseline.seconds)} s; S3 ${baselineS3.calls} requests in ${f(baselineS3.spanSeconds)} s, ${f(averagePerSecond(baselineS3))}/s on average, at most ${baselineS3.maxInOneSecond} in one second; DynamoDB ${baselineDynamoDb.calls} requests in ${f(baselineDynamoDb.spanSeconds)} s, ${f(averagePerSecond(baselineDynamoDb))}/s on average, at most ${baselineDynamoDb.maxInOneSecond} in one second.\n`);
 console.log(`Run (ProviderConfig \`paced\`): ${BUCKETS} Buckets and ${TABLES} Tables (${BUCKETS + TABLES} resources) Ready in ${f(paced.seconds)} s.\n`);
-console.log('| service | configured rate / burst | requests at the backend | over | sustained rate (after the burst) | most in any 1 s | worst window: requests − (burst + rate × T) | calls that waited for a token | mean wait |');
+console.log('| service | configured rate / burst | requests at the backend | over | sustained rate (after the burst) | most in any 1 s | worst window: requests vs burst + rate × T | calls that waited for a token | mean wait |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const [service, figures] of [['s3-buckets', pacedS3], ['dynamodb-control-plane', pacedDynamoDb]] as const) {
   const limit = LIMITS[service];
   const state = limiter(service);
   const meanWait = state && state.delayed > 0 ? state.waitedSeconds / state.delayed : 0;
   console.log(
-    `| ${service} | ${limit.requestsPerSecond}/s, ${limit.burst} | ${figures.calls} | ${f(figures.span)} s | ${f(figures.sustained, 2)}/s (${f((100 * figures.sustained) / limit.requestsPerSecond, 0)} % of the limit) | ${figures.maxInOneSecond} (limit allows ${limit.burst + limit.requestsPerSecond}) | ${f(figures.worstExcess)} | ${state?.delayed ?? 0} of ${state?.calls ?? 0} | ${f(meanWait, 2)} s |`,
+    `| ${service} | ${limit.requestsPerSecond}/s, ${limit.burst} | ${figures.calls} | ${f(figures.spanSeconds)} s | ${f(figures.sustainedPerSecond, 2)}/s (${f((100 * figures.sustainedPerSecond) / limit.requestsPerSecond, 0)} % of the limit) | ${figures.maxInOneSecond} (limit allows ${limit.burst + limit.requestsPerSecond}) | ${figures.worstWindow.calls} in ${f(figures.worstWindow.seconds, 3)} s vs ${f(figures.worstWindow.allowed)} (${f((figures.worstWindow.calls - figures.worstWindow.allowed) / limit.requestsPerSecond, 2)} s of arrival lag) | ${state?.delayed ?? 0} of ${state?.calls ?? 0} | ${f(meanWait, 2)} s |`,
   );
 }
 console.log(`\nUnpaced over paced peak (most in one second): S3 ${f(baselineS3.maxInOneSecond / Math.max(1, pacedS3.maxInOneSecond), 2)}x, DynamoDB ${f(baselineDynamoDb.maxInOneSecond / Math.max(1, pacedDynamoDb.maxInOneSecond), 2)}x.`);
