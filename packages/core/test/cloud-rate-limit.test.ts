@@ -28,28 +28,40 @@ function providerConfig(name: string, rateLimits?: ProviderConfig['spec']['rateL
 }
 
 /**
- * A clock that moves only when a wait ends, and a wait that records how long it was asked for: every
- * wait resolves at once with the clock moved on by its length, unless its signal is already aborted.
+ * A clock that moves only when the test advances it, and the timers on it: `advance(ms)` fires every timer
+ * due by then in order, letting the promises they settle run after each.
  */
 function fakeTime() {
-  const clock = { now: 0, waits: [] as number[] };
-  const wait = async (ms: number, signal: AbortSignal): Promise<void> => {
-    clock.waits.push(ms);
-    signal.throwIfAborted();
-    clock.now += ms;
+  const clock = { now: 0 };
+  const timers: { at: number; callback: () => void; cancelled: boolean }[] = [];
+  const setTimer = (callback: () => void, ms: number) => {
+    const timer = { at: clock.now + ms, callback, cancelled: false };
+    timers.push(timer);
+    return () => void (timer.cancelled = true);
   };
-  return { clock, options: { now: () => clock.now, wait } };
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  async function advance(ms: number): Promise<void> {
+    const end = clock.now + ms;
+    await settle();
+    for (;;) {
+      const due = timers.filter((t) => !t.cancelled && t.at <= end).sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      timers.splice(timers.indexOf(due), 1);
+      clock.now = Math.max(clock.now, due.at);
+      due.callback();
+      await settle();
+    }
+    clock.now = end;
+    await settle();
+  }
+  return { clock, advance, settle, armed: () => timers.filter((t) => !t.cancelled).length, options: { now: () => clock.now, setTimer } };
 }
 
-/** A wait that never ends by itself: only its signal ends it (as a token 1,000 s away would). */
-function pendingTime() {
-  const waits: number[] = [];
-  const wait = (ms: number, signal: AbortSignal): Promise<void> =>
-    new Promise((_resolve, reject) => {
-      waits.push(ms);
-      signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
-    });
-  return { waits, options: { now: () => 0, wait } };
+/** When each call was let go, on the fake clock. */
+function releaseTimes(time: ReturnType<typeof fakeTime>, calls: Promise<void>[]): number[] {
+  const times: number[] = [];
+  for (const call of calls) void call.then(() => times.push(time.clock.now), () => undefined);
+  return times;
 }
 
 const noSignal = () => new AbortController().signal;
@@ -76,14 +88,16 @@ describe('TokenBucket', () => {
     assert.equal(bucket.reserve(), 2000, 'the token due at 2 s was taken by the waiter; the next is due at 4 s');
   });
 
-  it('a cancelled reservation gives its token back, and later reservations keep their times', () => {
-    const now = 0;
-    const bucket = new TokenBucket(1, 1, () => now);
-    bucket.reserve();
-    assert.equal(bucket.reserve(), 1000);
-    assert.equal(bucket.reserve(), 2000);
-    bucket.cancel();
-    assert.equal(bucket.reserve(), 2000, 'the cancelled slot is free again: the next waiter gets it, not a later one');
+  it('tryTake takes only a token that is there now, and says how long until the next', () => {
+    let now = 0;
+    const bucket = new TokenBucket(2, 1, () => now);
+    assert.equal(bucket.tryTake(), true);
+    assert.equal(bucket.tryTake(), false, 'no token: nothing taken, nothing owed');
+    assert.equal(bucket.msUntilToken(), 500);
+    now = 499;
+    assert.equal(bucket.tryTake(), false);
+    now = 500;
+    assert.equal(bucket.tryTake(), true);
   });
 
   it('never lets more than burst + rate × T calls come due in any window of T seconds', () => {
@@ -152,59 +166,89 @@ describe('spec.rateLimits: precedence and validation', () => {
 });
 
 describe('CloudRateLimits', () => {
-  it('paces the calls of one service: the burst at once, then 1/rate apart', async () => {
+  it('paces the calls of one service: the burst at once, then 1/rate apart, first come first served', async () => {
     const time = fakeTime();
     const limits = new CloudRateLimits(time.options);
     limits.configure(plugin, providerConfig('p'));
-    for (let i = 0; i < 5; i += 1) await limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal());
-    assert.deepEqual(time.clock.waits, [100, 100, 100], 'burst 2 went at once; the next three waited 100 ms each at 10/s');
+    const calls = Array.from({ length: 5 }, () => limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal()));
+    const released = releaseTimes(time, calls);
+    await time.advance(1000);
+    assert.deepEqual(released, [0, 0, 100, 200, 300], 'burst 2 at once, then one every 100 ms at 10/s');
+    assert.equal(time.armed(), 0, 'no timer left once nobody waits');
     const state = limits.state('p', 'dynamodb-control-plane');
     assert.equal(state?.calls, 5);
     assert.equal(state?.delayed, 3);
-    assert.ok(Math.abs((state?.waitedSeconds ?? 0) - 0.3) < 1e-9);
+    assert.ok(Math.abs((state?.waitedSeconds ?? 0) - 0.6) < 1e-9);
+  });
+
+  it('never lets more than burst + rate × T calls go in any window of T seconds, even when timers fire late', async () => {
+    const time = fakeTime();
+    const limits = new CloudRateLimits(time.options);
+    const rate = 5;
+    const burst = 3;
+    limits.configure(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: rate, burst } }));
+    const released: number[] = [];
+    let seed = 7;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    for (let i = 0; i < 200; i += 1) {
+      void limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal()).then(() => released.push(time.clock.now));
+      // Arrivals in clumps; time passing with timers on time, or a stalled process whose due timers all fire late.
+      if (random() < 0.2) await time.advance(random() * 3000);
+      else if (random() < 0.1) {
+        await time.settle();
+        time.clock.now += random() * 3000;
+        await time.advance(0);
+      }
+    }
+    await time.advance(100_000);
+    assert.equal(released.length, 200);
+    for (let i = 0; i < released.length; i += 1) {
+      for (let j = i; j < released.length; j += 1) {
+        const seconds = (released[j]! - released[i]!) / 1000;
+        assert.ok(j - i + 1 <= burst + rate * seconds + 1e-9, `${j - i + 1} calls went within ${seconds} s`);
+      }
+    }
   });
 
   it('keeps one bucket per ProviderConfig: one that is out of tokens never slows another', async () => {
-    const time = pendingTime();
+    const time = fakeTime();
     const limits = new CloudRateLimits(time.options);
     limits.configure(plugin, providerConfig('team-a'));
     limits.configure(plugin, providerConfig('team-b', { 'dynamodb-control-plane': { burst: 1 } }));
     await limits.acquire('aws', 'team-a', 'dynamodb-control-plane', noSignal());
     await limits.acquire('aws', 'team-a', 'dynamodb-control-plane', noSignal());
-    const stop = new AbortController();
-    const waiting = limits.acquire('aws', 'team-a', 'dynamodb-control-plane', stop.signal);
-    assert.deepEqual(time.waits, [100], 'team-a is out of tokens: its third call waits');
+    let teamAThird = false;
+    const waiting = limits.acquire('aws', 'team-a', 'dynamodb-control-plane', noSignal()).then(() => void (teamAThird = true));
     await limits.acquire('aws', 'team-b', 'dynamodb-control-plane', noSignal());
-    assert.deepEqual(time.waits, [100], "team-b's first call goes at once");
     await limits.acquire('aws', 'team-a', 's3-buckets', noSignal());
-    assert.deepEqual(time.waits, [100], "and so does team-a's first call to another service");
-    stop.abort(new Error('test over'));
-    await assert.rejects(waiting, RetryableError);
+    assert.equal(teamAThird, false, "team-a's third call still waits while team-b's first call, and team-a's first call to another service, went at once");
+    await time.advance(100);
+    await waiting;
+    assert.equal(teamAThird, true);
     assert.equal(limits.state('team-b', 'dynamodb-control-plane')?.burst, 1, "team-b's override is its own");
     assert.equal(limits.state('team-a', 'dynamodb-control-plane')?.burst, 2);
   });
 
-  it('an abort while waiting rejects with a retryable error, and gives the token back', async () => {
-    const time = pendingTime();
+  it('an abort while waiting rejects with a retryable error, takes no token, and costs no one else a turn', async () => {
+    const time = fakeTime();
     const limits = new CloudRateLimits(time.options);
     limits.configure(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: 0.001, burst: 1 } }));
     await limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal());
     const reconcile = new AbortController();
-    const waiting = limits.acquire('aws', 'p', 'dynamodb-control-plane', reconcile.signal, 'CreateTable');
-    assert.deepEqual(time.waits, [1_000_000], 'the next token is 1,000 s away');
+    const aborted = limits.acquire('aws', 'p', 'dynamodb-control-plane', reconcile.signal, 'CreateTable');
+    const next = limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal());
+    const released = releaseTimes(time, [next]);
+    await time.advance(1000);
     reconcile.abort(new Error('reconcile deadline'));
-    const error = await waiting.then(() => undefined, (e: unknown) => e);
+    const error = await aborted.then(() => undefined, (e: unknown) => e);
     assert.ok(error instanceof RetryableError, 'retryable: the engine backs off and tries again');
     assert.equal(error.code, 'RateLimitWaitAborted');
     assert.match(error.message, /"dynamodb-control-plane" rate-limit token of ProviderConfig "p" was aborted: reconcile deadline/);
-    const next = new AbortController();
-    const again = limits.acquire('aws', 'p', 'dynamodb-control-plane', next.signal);
-    assert.deepEqual(time.waits, [1_000_000, 1_000_000], 'the aborted wait gave its token back: the next waiter waits as long, not twice as long');
-    next.abort(new Error('done'));
-    await assert.rejects(again, RetryableError);
+    await time.advance(999_000);
+    assert.deepEqual(released, [1_000_000], 'the call behind the aborted one takes the next token, 1,000 s after the first');
     const state = limits.state('p', 'dynamodb-control-plane');
-    assert.equal(state?.calls, 1, 'only the first call went');
-    assert.equal(state?.aborted, 2);
+    assert.equal(state?.calls, 2);
+    assert.equal(state?.aborted, 1);
   });
 
   it('a deadline that passes while waiting ends the wait (real timers)', async () => {
@@ -212,6 +256,7 @@ describe('CloudRateLimits', () => {
     limits.configure(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: 0.001, burst: 1 } }));
     await limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal());
     await assert.rejects(limits.acquire('aws', 'p', 'dynamodb-control-plane', AbortSignal.timeout(20)), (error: unknown) => error instanceof RetryableError && error.code === 'RateLimitWaitAborted');
+    // The bucket's timer for the aborted waiter is gone: nothing keeps the process alive.
   });
 
   it('a call whose signal is already aborted takes no token', async () => {
@@ -221,7 +266,7 @@ describe('CloudRateLimits', () => {
     await assert.rejects(limits.acquire('aws', 'p', 'dynamodb-control-plane', AbortSignal.abort(new Error('stopped'))), RetryableError);
     await limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal());
     await limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal());
-    assert.deepEqual(time.clock.waits, [], 'both tokens of the burst were still there');
+    assert.equal(limits.state('p', 'dynamodb-control-plane')?.delayed, 0, 'both tokens of the burst were still there');
   });
 
   it('refuses a call under a service the provider does not declare', async () => {
@@ -230,7 +275,7 @@ describe('CloudRateLimits', () => {
     await assert.rejects(limits.acquire('aws', 'p', 'ec2', noSignal(), 'RunInstances'), (error: unknown) => error instanceof TerminalError && /RunInstances under rate-limit service "ec2"/.test(error.message));
   });
 
-  it('the recorder takes the token before the call and the metrics around it; a changed ProviderConfig applies from the next connect', async () => {
+  it('the recorder takes the token before the call and the metrics around it; a changed ProviderConfig applies at once', async () => {
     const time = fakeTime();
     const limits = new CloudRateLimits(time.options);
     const order: string[] = [];
@@ -241,11 +286,18 @@ describe('CloudRateLimits', () => {
     const recordCall = limits.recorder(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: 1, burst: 1 } }), inner);
     const signal = noSignal();
     assert.equal(await recordCall('CreateTable', async () => 'created', { service: 'dynamodb-control-plane', signal }), 'created');
-    await recordCall('DescribeTable', async () => 'described', { service: 'dynamodb-control-plane', signal });
+    const second = recordCall('DescribeTable', async () => 'described', { service: 'dynamodb-control-plane', signal });
+    await time.advance(1000);
+    assert.equal(await second, 'described');
     assert.deepEqual(order, ['record CreateTable at 0', 'record DescribeTable at 1000']);
-    const faster = limits.recorder(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: 100, burst: 1 } }), inner);
-    await faster('DescribeTable', async () => undefined, { service: 'dynamodb-control-plane', signal });
-    assert.deepEqual(time.clock.waits, [1000, 10], 'the new rate holds from the next call');
+    // A call waiting under the old rate is let go on the new one's schedule.
+    const third = recordCall('DescribeTable', async () => undefined, { service: 'dynamodb-control-plane', signal });
+    await time.advance(10);
+    limits.recorder(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: 100, burst: 1 } }), inner);
+    await time.advance(10);
+    await third;
+    const releasedAt = Number(/at ([\d.]+)$/.exec(order.at(-1) ?? '')?.[1]);
+    assert.ok(releasedAt > 1010 && releasedAt <= 1020, `released at ${releasedAt} ms: the rest of its token at 100/s, not at 2,000 ms as 1/s would have`);
     assert.equal(limits.state('p', 'dynamodb-control-plane')?.requestsPerSecond, 100);
     const unpaced = limits.recorder({ provider: 'foo' }, providerConfig('f'), inner);
     assert.equal(unpaced, inner, 'a provider that declares no limits is not paced');
@@ -253,7 +305,7 @@ describe('CloudRateLimits', () => {
 
   it('reports limits, calls, waits and aborted waits as Prometheus metrics', async () => {
     const metrics = new CoreMetrics();
-    const time = pendingTime();
+    const time = fakeTime();
     const limits = new CloudRateLimits({ ...time.options, metrics: metrics.cloudRateLimitMetrics() });
     limits.configure(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: 0.5, burst: 1 } }));
     await limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal());

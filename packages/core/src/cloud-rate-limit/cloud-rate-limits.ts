@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { ProviderConfig } from '@k8or/api';
 import { effectiveRateLimits, type EffectiveRateLimit } from '../policy/rate-limits.js';
 import type { CloudCallOptions, CloudCallRecorder, ProviderPlugin } from '../provider/contract.js';
@@ -34,12 +33,19 @@ export interface RateLimitState extends RateLimitLabels, EffectiveRateLimit {
   aborted: number;
 }
 
+/** Calls `callback` after `ms`; returns what cancels it. */
+export type SetTimer = (callback: () => void, ms: number) => () => void;
+
 export interface CloudRateLimitsOptions {
   metrics?: CloudRateLimitMetrics;
   /** Milliseconds on a monotonic clock; injectable for tests. */
   now?: () => number;
-  /** Waits `ms` or rejects once `signal` aborts; injectable for tests. */
-  wait?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The timer that releases waiting calls; injectable for tests. */
+  setTimer?: SetTimer;
+}
+
+interface Waiter {
+  release(): void;
 }
 
 interface Bucket {
@@ -47,31 +53,41 @@ interface Bucket {
   limit: EffectiveRateLimit;
   tokens: TokenBucket;
   state: RateLimitState;
+  /** Calls waiting for a token, first come first served. */
+  waiters: Waiter[];
+  /** Cancels the one timer armed for the first waiter, if any. */
+  cancelTimer: (() => void) | undefined;
 }
 
 type RateLimitPlugin = Pick<ProviderPlugin, 'provider' | 'rateLimits'>;
 
-const waitUnlessAborted = (ms: number, signal: AbortSignal): Promise<void> => delay(ms, undefined, { signal });
+const realTimer: SetTimer = (callback, ms) => {
+  const timer = setTimeout(callback, ms);
+  return () => clearTimeout(timer);
+};
 
 /**
  * The engine's cloud rate limits: one token bucket per ProviderConfig and
  * declared service (ProviderPlugin.rateLimits, overridden by
  * `spec.rateLimits`), shared by every reconcile that uses the ProviderConfig.
  * A call waits for its token in order of arrival, for as long as its signal
- * allows; a wait that is aborted gives its token back and rejects with a
- * RetryableError, so a reconcile's deadline or a lost leadership never leaves
- * a worker stuck behind the limit, and never costs the next call its turn.
+ * allows. A token is taken at the moment its call is released, never booked
+ * ahead, so the calls released in any T seconds number at most
+ * `burst + rate × T` even when the process stalls and timers fire late. A
+ * wait that is aborted leaves the queue and rejects with a RetryableError, so
+ * a reconcile's deadline or a lost leadership never leaves a worker stuck
+ * behind the limit, and never costs another call its turn.
  */
 export class CloudRateLimits {
   readonly #buckets = new Map<string, Bucket>();
   readonly #metrics: CloudRateLimitMetrics | undefined;
   readonly #now: () => number;
-  readonly #wait: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly #setTimer: SetTimer;
 
   constructor(options: CloudRateLimitsOptions = {}) {
     this.#metrics = options.metrics;
     this.#now = options.now ?? (() => performance.now());
-    this.#wait = options.wait ?? waitUnlessAborted;
+    this.#setTimer = options.setTimer ?? realTimer;
   }
 
   /**
@@ -99,44 +115,79 @@ export class CloudRateLimits {
       if (!bucket) {
         const labels = { provider: plugin.provider, providerConfig: configName, service };
         const tokens = new TokenBucket(limit.requestsPerSecond, limit.burst, this.#now);
-        this.#buckets.set(key, { labels, limit, tokens, state: { ...labels, ...limit, calls: 0, delayed: 0, waitedSeconds: 0, aborted: 0 } });
+        const state = { ...labels, ...limit, calls: 0, delayed: 0, waitedSeconds: 0, aborted: 0 };
+        this.#buckets.set(key, { labels, limit, tokens, state, waiters: [], cancelTimer: undefined });
         this.#metrics?.configured(labels, limit);
       } else if (bucket.limit.requestsPerSecond !== limit.requestsPerSecond || bucket.limit.burst !== limit.burst || bucket.limit.source !== limit.source) {
         bucket.tokens.reconfigure(limit.requestsPerSecond, limit.burst);
         bucket.limit = limit;
         Object.assign(bucket.state, limit);
         this.#metrics?.configured(bucket.labels, limit);
+        // The armed timer was set for the old rate.
+        this.#disarm(bucket);
+        this.#release(bucket);
       }
     }
   }
 
   /**
    * Waits for one token of `service` in ProviderConfig `providerConfig`'s
-   * bucket. Rejects with a RetryableError once `signal` aborts (the token goes
-   * back), and with a TerminalError for a service the provider never declared.
+   * bucket, behind the calls already waiting. Rejects with a RetryableError
+   * once `signal` aborts (taking no token), and with a TerminalError for a
+   * service the provider never declared.
    */
   async acquire(provider: string, providerConfig: string, service: string, signal: AbortSignal, operation = 'a call'): Promise<void> {
     const bucket = this.#buckets.get(bucketKey(providerConfig, service));
     if (!bucket) throw new TerminalError(`provider "${provider}" sent ${operation} under rate-limit service "${service}", which it does not declare`, { code: 'UndeclaredRateLimitService' });
     if (signal.aborted) throw aborted(bucket, signal.reason);
-    const waitMs = bucket.tokens.reserve();
-    if (waitMs > 0) {
-      const started = this.#now();
-      try {
-        await this.#wait(waitMs, signal);
-      } catch (error) {
-        bucket.tokens.cancel();
-        bucket.state.aborted += 1;
-        this.#metrics?.aborted(bucket.labels);
-        throw aborted(bucket, signal.aborted ? signal.reason : error);
-      }
-      const seconds = (this.#now() - started) / 1000;
-      bucket.state.delayed += 1;
-      bucket.state.waitedSeconds += seconds;
-      this.#admit(bucket, seconds);
+    if (bucket.waiters.length === 0 && bucket.tokens.tryTake()) {
+      this.#admit(bucket, 0);
       return;
     }
-    this.#admit(bucket, 0);
+    const started = this.#now();
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        const index = bucket.waiters.indexOf(waiter);
+        if (index >= 0) bucket.waiters.splice(index, 1);
+        if (bucket.waiters.length === 0) this.#disarm(bucket);
+        bucket.state.aborted += 1;
+        this.#metrics?.aborted(bucket.labels);
+        reject(aborted(bucket, signal.reason));
+      };
+      const waiter: Waiter = {
+        release: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      bucket.waiters.push(waiter);
+      this.#arm(bucket);
+    });
+    const seconds = (this.#now() - started) / 1000;
+    bucket.state.delayed += 1;
+    bucket.state.waitedSeconds += seconds;
+    this.#admit(bucket, seconds);
+  }
+
+  /** One timer per bucket, for when the first waiter's token will be there. */
+  #arm(bucket: Bucket): void {
+    if (bucket.cancelTimer || bucket.waiters.length === 0) return;
+    bucket.cancelTimer = this.#setTimer(() => {
+      bucket.cancelTimer = undefined;
+      this.#release(bucket);
+    }, bucket.tokens.msUntilToken());
+  }
+
+  #disarm(bucket: Bucket): void {
+    bucket.cancelTimer?.();
+    bucket.cancelTimer = undefined;
+  }
+
+  /** Releases waiters in order while tokens are there now; the rest wait for the next timer. */
+  #release(bucket: Bucket): void {
+    while (bucket.waiters.length > 0 && bucket.tokens.tryTake()) bucket.waiters.shift()?.release();
+    this.#arm(bucket);
   }
 
   #admit(bucket: Bucket, seconds: number): void {

@@ -1,11 +1,14 @@
 /**
- * A token bucket: `burst` tokens at most, refilled at `ratePerSecond`. As in
- * golang.org/x/time/rate's `Reserve()`, a caller reserves a token, possibly
- * one that does not exist yet, and learns how long until it does; reservations
- * queue in order (the count goes negative). Over any interval of `t` seconds
- * the reservations that come due number at most `burst + ratePerSecond * t`.
- * Pure arithmetic on an injected monotonic clock: no timers.
+ * A token bucket: `burst` tokens at most, refilled at `ratePerSecond`. Two
+ * ways to spend: `tryTake` takes a token that is there now (so over any `t`
+ * seconds at most `burst + ratePerSecond * t` takes succeed, counted at the
+ * moment they happen), and `reserve`, as golang.org/x/time/rate's
+ * `Reserve()`, takes one that may not exist yet and says how long until it
+ * does (the count goes negative; reservations queue in order). Pure arithmetic
+ * on an injected monotonic clock: no timers.
  */
+const EPSILON = 1e-9;
+
 export class TokenBucket {
   #ratePerSecond: number;
   #burst: number;
@@ -48,14 +51,19 @@ export class TokenBucket {
     return this.#tokens >= 0 ? 0 : (-this.#tokens / this.#ratePerSecond) * 1000;
   }
 
-  /**
-   * Gives back a reserved token whose call never happened (its wait was
-   * aborted). Reservations made after it keep their times, so the bucket is
-   * never ahead of one that never saw the cancelled reservation.
-   */
-  cancel(): void {
+  /** Takes a token if one is there now. */
+  tryTake(): boolean {
     this.#refill();
-    this.#tokens = Math.min(this.#burst, this.#tokens + 1);
+    // Refills are sums of fractions: a token due now may be a rounding error short of whole.
+    if (this.#tokens < 1 - EPSILON) return false;
+    this.#tokens -= 1;
+    return true;
+  }
+
+  /** Milliseconds until a token is there (0: now). */
+  msUntilToken(): number {
+    this.#refill();
+    return this.#tokens >= 1 - EPSILON ? 0 : ((1 - this.#tokens) / this.#ratePerSecond) * 1000;
   }
 
   /** New numbers, keeping what was earned or owed (capped at the new burst). */
