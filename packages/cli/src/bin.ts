@@ -77,7 +77,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   providerOptions(
     program
       .command('validate')
-      .description('check manifests offline with exactly the admission webhook\'s rules and defaults; exit 0 valid, 1 violations, 2 usage')
+      .description('check manifests offline as the API server would admit them: the CRD schema (strict fields), then exactly the admission webhook\'s rules and defaults; exit 0 valid, 1 violations, 2 usage')
       .requiredOption('-f, --filename <FILE|DIR|->', 'a manifest file, a directory of them, or - for stdin; repeat for more', collect)
       .option('-R, --recursive', 'read directories given with -f recursively', false)
       .addOption(new Option('-o, --output <FORMAT>', 'human or json').choices(['human', 'json']).default('human'))
