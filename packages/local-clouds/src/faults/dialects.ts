@@ -187,7 +187,9 @@ const azureTable: CloudDialect = {
     const quoted = /^Tables\('(.*)'\)$/.exec(target);
     if (quoted) return quoted[1] ?? '';
     if (target === 'Tables') {
-      const name = jsonBody(request.body)['TableName'];
+      // queryTables names the table in its filter: $filter=TableName eq 'NAME'
+      const filtered = /TableName eq '([^']*)'/.exec(decodeURIComponent(request.url.split('?')[1] ?? '').replace(/\+/g, ' '));
+      const name = filtered?.[1] ?? jsonBody(request.body)['TableName'];
       return typeof name === 'string' ? name : '';
     }
     return target.replace(/\(.*\)$/, '');

@@ -20,6 +20,11 @@ export interface FaultPlan {
    * if the client still waits when the stall ends. Default 0.5.
    */
   stallAfterForward?: number;
+  /**
+   * Faults for the next calls, in order, before the shares take over: `['stall']` makes sure the
+   * first call after `setFaults` stalls, whatever the draws. `'pass'` forwards one call.
+   */
+  script?: ReadonlyArray<'throttle' | 'serverError' | 'stall' | 'pass'>;
 }
 
 export interface FaultProxyOptions extends FaultPlan {
@@ -81,6 +86,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
   const random = seededRandom(seed);
   let plan: FaultPlan = options;
+  let script = [...(options.script ?? [])];
   let calls: ProxiedCall[] = [];
   const agent = new Agent({ keepAlive: true });
   const stopping = new AbortController();
@@ -139,10 +145,12 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     };
     calls.push(record);
 
-    const draw = random();
-    const throttle = plan.throttle ?? 0;
-    const serverError = plan.serverError ?? 0;
-    const stall = plan.stall ?? 0;
+    const scripted = script.shift();
+    const draw = scripted === undefined ? random() : 0;
+    // A scripted fault is a share of 1 for that one call.
+    const throttle = scripted === undefined ? (plan.throttle ?? 0) : scripted === 'throttle' ? 1 : 0;
+    const serverError = scripted === undefined ? (plan.serverError ?? 0) : scripted === 'serverError' ? 1 : 0;
+    const stall = scripted === undefined ? (plan.stall ?? 0) : scripted === 'stall' ? 1 : 0;
     let fault: FaultAnswer | undefined;
     if (draw < throttle) {
       record.outcome = 'throttled';
@@ -204,6 +212,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     callsFor: (resource) => calls.filter((call) => call.resource === resource),
     setFaults: (next) => {
       plan = next;
+      script = [...(next.script ?? [])];
     },
     clearCalls: () => {
       calls = [];

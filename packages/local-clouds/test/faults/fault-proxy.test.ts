@@ -169,6 +169,10 @@ describe('fault proxy', () => {
     assert.equal(error.details?.errorCode, 'ServerBusy');
     assert.equal(error.details?.odataError?.code, 'ServerBusy');
     assert.equal(throttling.callsFor('busytable').length, 3);
+    // a table found by a query is counted as that table's call
+    throttling.setFaults({});
+    for await (const table of service.listTables({ queryOptions: { filter: "TableName eq 'busytable'" } })) assert.fail(`no table yet: ${table.name}`);
+    assert.equal(throttling.callsFor('busytable').length, 4);
   });
 
   it('stalls a call past the client deadline: never forwarded when the client gives up first', async () => {
@@ -194,6 +198,16 @@ describe('fault proxy', () => {
     stalling.setFaults({});
     await s3Client(stalling.endpoint).send(new HeadBucketCommand({ Bucket: 'stalled-late' }));
     assert.deepEqual(stalling.callsFor('stalled-late').map((c) => c.outcome), ['stalled', 'forwarded']);
+  });
+
+  it('runs a script of faults first, then the shares', async () => {
+    const scripted = await proxy({ target: s3.endpoint, dialect: 's3', script: ['throttle', 'pass', 'serverError', 'stall'], stallMs: 50, stallAfterForward: 0 });
+    const client = s3Client(scripted.endpoint);
+    for (let i = 0; i < 5; i++) await client.send(new HeadBucketCommand({ Bucket: 'scripted' })).catch(() => undefined);
+    assert.deepEqual(scripted.calls.map((c) => c.outcome), ['throttled', 'forwarded', 'server-error', 'stalled', 'forwarded']);
+    scripted.setFaults({ script: ['throttle'] });
+    await client.send(new HeadBucketCommand({ Bucket: 'scripted' })).catch(() => undefined);
+    assert.equal(scripted.calls.at(-1)?.outcome, 'throttled');
   });
 
   it('draws the same faults from the same seed, and about the planned shares', async () => {
