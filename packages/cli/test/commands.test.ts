@@ -128,6 +128,15 @@ describe('k8or validate: the webhook\'s rules, offline', () => {
     assert.equal(report.objects.filter((o) => o.valid).length, 1, 'only the ProviderConfig is valid');
   });
 
+  it('writes a whole -o json report through a pipe, however large, before it exits', async () => {
+    const buckets = Array.from({ length: 1500 }, (_, i) => `---\napiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: b-${i}\nspec:\n  versioning: "yes"\n`).join('');
+    const result = await k8or(['validate', '-f', '-', '-o', 'json'], { input: PROVIDER_CONFIG + buckets });
+    assert.equal(result.code, 1);
+    assert.ok(result.stdout.length > 1_000_000, `a report of ${result.stdout.length} characters`);
+    const report = JSON.parse(result.stdout) as JsonReport;
+    assert.equal(report.objects.length, 1501);
+  });
+
   it('reads subdirectories only with -R', async () => {
     const result = await k8or(['validate', '-f', join(dir, 'estate'), '-R']);
     assert.equal(result.code, 1);
