@@ -17,7 +17,7 @@ import type { FaultPlan } from '@k8or/local-clouds';
 import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../support/operator-process.ts';
 import { runOk } from '../support/run.ts';
 import { CHART_DIR, tools, type Tools } from '../support/tools.ts';
-import { PROVIDER_CONFIGS, peakCalls, startFaultyClouds, type CloudName, type FaultyClouds } from './support/faulty-clouds.ts';
+import { AZURE_SAS_PROVIDER_CONFIG, PROVIDER_CONFIGS, peakCalls, startFaultyClouds, type CloudName, type FaultyClouds } from './support/faulty-clouds.ts';
 import { sized } from './support/scale.ts';
 import { suiteSeed } from './support/seed.ts';
 
@@ -48,6 +48,8 @@ interface Target {
   cloud: CloudName;
   kind: 'Bucket' | 'Table';
   name: string;
+  /** The ProviderConfig, when not the cloud's first one. */
+  providerConfig?: string;
   /** A bucket's versioning, as the spec holds it now. */
   versioning?: boolean;
 }
@@ -68,7 +70,7 @@ const CLOUD_KINDS: ReadonlyArray<Pick<Target, 'cloud' | 'kind'>> = [
 ];
 
 function manifest(target: Target): object {
-  const spec: Record<string, unknown> = { providerConfigRef: { name: PROVIDER_CONFIGS[target.cloud] } };
+  const spec: Record<string, unknown> = { providerConfigRef: { name: target.providerConfig ?? PROVIDER_CONFIGS[target.cloud] } };
   // DynamoDB Local has no table tags and Azure tables none at all: labels there would (rightly) keep Synced False
   if (target.kind === 'Table') spec['partitionKey'] = { name: 'id', type: 'string' };
   else spec['labels'] = { suite: 'cloudfaults' };
@@ -114,9 +116,10 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
 
   /**
    * Watches the statuses while the run goes on: a resource that says Ready and Synced for its current
-   * spec must exist in its backend (read straight, never through a proxy) when looked at right after.
-   * Existence only grows while resources are created, so a later look that misses it proves the
-   * status claimed it too early. Stopped by the returned function.
+   * spec must exist in its backend (read straight, never through a proxy) when looked at right after,
+   * with the versioning its spec asks for. Existence only grows while resources are created, and
+   * versioning only moves toward the suite's latest ask, so a later look that misses either proves
+   * the status claimed it too early. Stopped by the returned function.
    */
   function watchClaims(): () => Promise<void> {
     let running = true;
@@ -131,6 +134,10 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
           checked.add(id);
           const found = await clouds.inCloud(target.cloud, target.kind, String(object.spec.name));
           if (!found.exists) claims.push(`${id} said Ready and Synced, and ${target.cloud} has no ${object.spec.name}`);
+          // versioning only moves toward what the suite last asked for, so a Synced spec that asks for it must find it
+          else if (target.versioning !== undefined && object.spec.versioning === target.versioning && found.versioning !== target.versioning) {
+            claims.push(`${id} said Synced with versioning ${target.versioning}, and ${target.cloud} has it ${String(found.versioning)}`);
+          }
         }
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
@@ -223,7 +230,13 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
   it('creates everything under throttling, 5xx and stalls, and no status claims a resource its cloud lacks', async () => {
     clouds.setFaults(FAULTS);
     const batch: Target[] = CLOUD_KINDS.flatMap((ck) =>
-      Array.from({ length: PER_KIND }, (_, i) => ({ ...ck, name: `faulty-${ck.cloud}-${ck.kind.toLowerCase()}-${i}`, ...(ck.kind === 'Bucket' && ck.cloud !== 'azure' ? { versioning: true } : {}) })),
+      Array.from({ length: PER_KIND }, (_, i) => ({
+        ...ck,
+        name: `faulty-${ck.cloud}-${ck.kind.toLowerCase()}-${i}`,
+        ...(ck.kind === 'Bucket' && ck.cloud !== 'azure' ? { versioning: true } : {}),
+        // every other Azure resource with a SAS token, whose signature rides in every URL the SDK calls
+        ...(ck.cloud === 'azure' && i % 2 === 1 ? { providerConfig: AZURE_SAS_PROVIDER_CONFIG } : {}),
+      })),
     );
     targets.push(...batch);
     const stopWatching = watchClaims();

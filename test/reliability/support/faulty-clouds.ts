@@ -4,7 +4,7 @@
 import { HeadBucketCommand, GetBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
-import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
+import { AccountSASPermissions, AccountSASResourceTypes, AccountSASServices, BlobServiceClient, generateAccountSASQueryParameters, SASProtocol, StorageSharedKeyCredential } from '@azure/storage-blob';
 import {
   startAzurite,
   startDynamoDbLocal,
@@ -28,6 +28,8 @@ export const FAULT_RUN_AWS_CREDENTIALS = {
 } as const;
 
 export const PROVIDER_CONFIGS = { aws: 'faulty-aws', gcp: 'faulty-gcp', azure: 'faulty-azure' } as const;
+/** Azure again, with an account SAS token (a credential that travels in every request URL) in place of the key. */
+export const AZURE_SAS_PROVIDER_CONFIG = 'faulty-azure-sas';
 export type CloudName = keyof typeof PROVIDER_CONFIGS;
 
 export interface FaultyClouds {
@@ -76,6 +78,16 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
     const dynamodbClient = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: FAULT_RUN_AWS_CREDENTIALS });
     const blobs = new BlobServiceClient(azurite.blobEndpoint, new StorageSharedKeyCredential(azurite.accountName, azurite.accountKey));
     const tables = new TableServiceClient(azurite.tableEndpoint, new AzureNamedKeyCredential(azurite.accountName, azurite.accountKey), { allowInsecureConnection: true });
+    const sasToken = generateAccountSASQueryParameters(
+      {
+        expiresOn: new Date(Date.now() + 4 * 3_600_000),
+        permissions: AccountSASPermissions.parse('rwdlacup'),
+        resourceTypes: AccountSASResourceTypes.parse('sco').toString(),
+        services: AccountSASServices.parse('bt').toString(),
+        protocol: SASProtocol.HttpsAndHttp,
+      },
+      new StorageSharedKeyCredential(azurite.accountName, azurite.accountKey),
+    ).toString();
     const notFound = (error: unknown): boolean => {
       const e = error as { name?: string; statusCode?: number; $metadata?: { httpStatusCode?: number } };
       return e.name === 'NotFound' || e.name === 'NoSuchBucket' || e.name === 'ResourceNotFoundException' || e.statusCode === 404 || e.$metadata?.httpStatusCode === 404;
@@ -139,9 +151,22 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
             credentials: { source: 'Secret', secretRef: { namespace, name: 'faulty-azure-credentials' } },
           },
         },
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'faulty-azure-sas', namespace }, type: 'Opaque', stringData: { sasToken } },
+        {
+          apiVersion: 'k8or.io/v1alpha1',
+          kind: 'ProviderConfig',
+          metadata: { name: AZURE_SAS_PROVIDER_CONFIG },
+          spec: {
+            provider: 'azure',
+            storageAccount: azurite.accountName,
+            endpoints: { bucket: proxies['azure-blob'].endpoint, table: proxies['azure-table'].endpoint },
+            credentials: { source: 'Secret', secretRef: { namespace, name: 'faulty-azure-sas' } },
+          },
+        },
       ],
       inCloud,
-      secrets: [FAULT_RUN_AWS_CREDENTIALS.secretAccessKey, azurite.accountKey],
+      // the SAS signature is the secret part of the token
+      secrets: [FAULT_RUN_AWS_CREDENTIALS.secretAccessKey, azurite.accountKey, new URLSearchParams(sasToken).get('sig')!],
       stop: async () => {
         for (const stop of stops.reverse()) await stop();
       },
