@@ -32,6 +32,13 @@ export const PROVIDER_CONFIGS = { aws: 'faulty-aws', gcp: 'faulty-gcp', azure: '
 export const AZURE_SAS_PROVIDER_CONFIG = 'faulty-azure-sas';
 export type CloudName = keyof typeof PROVIDER_CONFIGS;
 
+/** A service's pace, as `ProviderConfig.spec.rateLimits.<service>` declares it. */
+export interface RateLimit {
+  requestsPerSecond: number;
+  burst: number;
+}
+export type DeclaredLimits = Partial<Record<CloudName, Record<string, RateLimit>>>;
+
 export interface FaultyClouds {
   proxies: Record<CloudDialectName, FaultProxy>;
   azurite: Azurite;
@@ -39,8 +46,8 @@ export interface FaultyClouds {
   setFaults(plan: FaultPlan): void;
   /** Every call every proxy saw, with the dialect it went through. */
   calls(): Array<ProxiedCall & { dialect: CloudDialectName }>;
-  /** The admin's Secrets and ProviderConfigs pointing the operator at the proxies. */
-  manifests(secretNamespace: string): object[];
+  /** The admin's Secrets and ProviderConfigs pointing the operator at the proxies, with `spec.rateLimits` per cloud when given. */
+  manifests(secretNamespace: string, rateLimits?: DeclaredLimits): object[];
   /** Straight to the backend: does the resource exist, and with versioning on where the kind has it? */
   inCloud(cloud: CloudName, kind: 'Bucket' | 'Table', externalName: string): Promise<{ exists: boolean; versioning?: boolean }>;
   /** The credential values a leak check looks for. */
@@ -120,7 +127,7 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
       azurite,
       setFaults: (plan) => Object.values(proxies).forEach((proxy) => proxy.setFaults(plan)),
       calls: () => (Object.entries(proxies) as Array<[CloudDialectName, FaultProxy]>).flatMap(([dialect, proxy]) => proxy.calls.map((call) => ({ ...call, dialect }))),
-      manifests: (namespace) => [
+      manifests: (namespace, rateLimits = {}) => [
         { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'faulty-aws-credentials', namespace }, type: 'Opaque', stringData: FAULT_RUN_AWS_CREDENTIALS },
         { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'faulty-azure-credentials', namespace }, type: 'Opaque', stringData: { accountKey: azurite.accountKey } },
         {
@@ -131,6 +138,7 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
             provider: 'aws',
             region: 'us-east-1',
             endpoints: { bucket: proxies.s3.endpoint, table: proxies.dynamodb.endpoint },
+            ...(rateLimits.aws ? { rateLimits: rateLimits.aws } : {}),
             credentials: { source: 'Secret', secretRef: { namespace, name: 'faulty-aws-credentials' } },
           },
         },
@@ -138,7 +146,14 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
           apiVersion: 'k8or.io/v1alpha1',
           kind: 'ProviderConfig',
           metadata: { name: PROVIDER_CONFIGS.gcp },
-          spec: { provider: 'gcp', project: 'k8or-faults', region: 'us-central1', endpoints: { bucket: proxies.gcs.endpoint }, credentials: { source: 'Environment' } },
+          spec: {
+            provider: 'gcp',
+            project: 'k8or-faults',
+            region: 'us-central1',
+            endpoints: { bucket: proxies.gcs.endpoint },
+            credentials: { source: 'Environment' },
+            ...(rateLimits.gcp ? { rateLimits: rateLimits.gcp } : {}),
+          },
         },
         {
           apiVersion: 'k8or.io/v1alpha1',
@@ -148,6 +163,7 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
             provider: 'azure',
             storageAccount: azurite.accountName,
             endpoints: { bucket: proxies['azure-blob'].endpoint, table: proxies['azure-table'].endpoint },
+            ...(rateLimits.azure ? { rateLimits: rateLimits.azure } : {}),
             credentials: { source: 'Secret', secretRef: { namespace, name: 'faulty-azure-credentials' } },
           },
         },
@@ -160,6 +176,7 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
             provider: 'azure',
             storageAccount: azurite.accountName,
             endpoints: { bucket: proxies['azure-blob'].endpoint, table: proxies['azure-table'].endpoint },
+            ...(rateLimits.azure ? { rateLimits: rateLimits.azure } : {}),
             credentials: { source: 'Secret', secretRef: { namespace, name: 'faulty-azure-sas' } },
           },
         },

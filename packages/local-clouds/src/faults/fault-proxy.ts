@@ -53,6 +53,11 @@ export interface ProxiedCall {
   status?: number;
   /** A stalled call the backend saw (before its stall, or after it while the client still waited). */
   reachedBackend?: boolean;
+  /**
+   * The SDK's id of the operation this call is an attempt of (AWS `amz-sdk-invocation-id`, Azure
+   * `x-ms-client-request-id`), the same on every retry: a call whose id came before is an SDK retry.
+   */
+  operationId?: string;
 }
 
 export interface FaultProxy {
@@ -143,6 +148,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       resource: dialect.resourceOf(request),
       outcome: 'forwarded',
     };
+    const operationId = incoming.headers['amz-sdk-invocation-id'] ?? incoming.headers['x-ms-client-request-id'];
+    if (typeof operationId === 'string') record.operationId = operationId;
     calls.push(record);
 
     const scripted = script.shift();

@@ -92,6 +92,7 @@ describe('fault proxy', () => {
     assert.equal(error.$metadata?.httpStatusCode, 503);
     assert.equal(error.$metadata?.attempts, 3);
     assert.deepEqual(throttling.callsFor('throttled').map((c) => c.outcome), ['throttled', 'throttled', 'throttled']);
+    assert.equal(new Set(throttling.callsFor('throttled').map((c) => c.operationId)).size, 1, 'the three attempts carry one operation id');
     // HEAD answers carry no body, as S3's do: the SDK names the error by its status
     const head = await failure(s3Client(throttling.endpoint).send(new HeadBucketCommand({ Bucket: 'throttled' })));
     assert.equal(head.$metadata?.httpStatusCode, 503);
@@ -168,6 +169,7 @@ describe('fault proxy', () => {
     assert.equal(error.statusCode, 503);
     assert.equal(error.details?.errorCode, 'ServerBusy');
     assert.equal(error.details?.odataError?.code, 'ServerBusy');
+    assert.equal(new Set(throttling.callsFor('busytable').map((c) => c.operationId)).size, 1, 'the retries carry one client request id');
     assert.equal(throttling.callsFor('busytable').length, 3);
     // a table found by a query is counted as that table's call
     throttling.setFaults({});
