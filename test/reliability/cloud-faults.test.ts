@@ -359,25 +359,6 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
     assert.deepEqual(claims, [], diagnostics());
   });
 
-  it('reports the peak call rate at each cloud API, SDK retries in and out', () => {
-    const rates = Object.fromEntries(Object.entries(clouds.proxies).map(([dialect, proxy]) => [dialect, { all: peakCalls(proxy.calls, 1_000), firstAttempts: peakCalls(firstAttempts(proxy.calls), 1_000) }]));
-    console.log(`# peak calls in one second: ${JSON.stringify(rates)}`);
-    for (const [dialect, peak] of Object.entries(rates)) assert.ok(peak.all > 0, `${dialect} was called`);
-  });
-
-  it("keeps the calls at each cloud API within the ProviderConfigs' declared rate limits", { skip: typeof rateCheck === 'string' ? rateCheck : false }, () => {
-    const check = rateCheck as CallRateCheck;
-    const over: string[] = [];
-    for (const [dialect, proxy] of Object.entries(clouds.proxies) as Array<[CloudDialectName, (typeof clouds.proxies)[CloudDialectName]]>) {
-      // a second of allowance: calls reach the proxy a little after they took their token
-      const paced = check(firstAttempts(proxy.calls).map((c) => c.at), PROXY_LIMITS[dialect], 1);
-      const withRetries = check(proxy.calls.map((c) => c.at), PROXY_LIMITS[dialect], 1);
-      console.log(`# ${dialect}: limit ${JSON.stringify(PROXY_LIMITS[dialect])}; first attempts ${JSON.stringify(paced)}; with the SDK's retries ${JSON.stringify(withRetries)}`);
-      if (!paced.withinLimit) over.push(`${dialect}: ${paced.worstWindow.calls} calls in ${paced.worstWindow.seconds} s, ${paced.worstWindow.allowed} allowed`);
-    }
-    assert.deepEqual(over, []);
-  });
-
   it('deletes everything under faults, and no finalizer goes before its cloud resource is gone', async () => {
     const objects = await listManaged();
     const external = new Map(objects.map((o) => [`${o.kind}/${o.metadata.name}`, String(o.spec.name)]));
@@ -408,6 +389,25 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
     }
     assert.deepEqual(released, []);
     for (const target of targets) assert.equal((await clouds.inCloud(target.cloud, target.kind, external.get(`${target.kind}/${target.name}`)!)).exists, false, `${target.name} gone from ${target.cloud}`);
+  });
+
+  it('reports the peak call rate at each cloud API, SDK retries in and out', () => {
+    const rates = Object.fromEntries(Object.entries(clouds.proxies).map(([dialect, proxy]) => [dialect, { all: peakCalls(proxy.calls, 1_000), firstAttempts: peakCalls(firstAttempts(proxy.calls), 1_000) }]));
+    console.log(`# peak calls in one second: ${JSON.stringify(rates)}`);
+    for (const [dialect, peak] of Object.entries(rates)) assert.ok(peak.all > 0, `${dialect} was called`);
+  });
+
+  it("keeps the calls at each cloud API within the ProviderConfigs' declared rate limits", { skip: typeof rateCheck === 'string' ? rateCheck : false }, () => {
+    const check = rateCheck as CallRateCheck;
+    const over: string[] = [];
+    for (const [dialect, proxy] of Object.entries(clouds.proxies) as Array<[CloudDialectName, (typeof clouds.proxies)[CloudDialectName]]>) {
+      // a second of allowance: calls reach the proxy a little after they took their token
+      const paced = check(firstAttempts(proxy.calls).map((c) => c.at), PROXY_LIMITS[dialect], 1);
+      const withRetries = check(proxy.calls.map((c) => c.at), PROXY_LIMITS[dialect], 1);
+      console.log(`# ${dialect}: limit ${JSON.stringify(PROXY_LIMITS[dialect])}; first attempts ${JSON.stringify(paced)}; with the SDK's retries ${JSON.stringify(withRetries)}`);
+      if (!paced.withinLimit) over.push(`${dialect}: ${paced.worstWindow.calls} calls in ${paced.worstWindow.seconds} s, ${paced.worstWindow.allowed} allowed`);
+    }
+    assert.deepEqual(over, []);
   });
 
   it('shows no credential in the operator log, the Events or any status of the run', async () => {
