@@ -124,6 +124,25 @@ describe('bad input at volume: invalid manifests through k8or validate and kubec
     refusedCount.immutable = changes.length;
   });
 
+  it('refuses a Bucket nested thousands of levels deep with 400 BadRequest (kubectl cannot even send one)', async () => {
+    const { sandbox } = cluster;
+    for (const levels of [2_000, 50_000]) {
+      const body = `{"apiVersion":"k8or.io/v1alpha1","kind":"Bucket","metadata":{"name":"deep-${levels}","namespace":"${USER_NAMESPACE}"},"spec":{"labels":${'['.repeat(levels)}"x"${']'.repeat(levels)}}}`;
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const url = new URL(`/apis/k8or.io/v1alpha1/namespaces/${USER_NAMESPACE}/buckets`, sandbox.url);
+        const req = httpsRequest(url, { method: 'POST', ca: sandbox.caPem, headers: { authorization: `Bearer ${sandbox.token}`, 'content-type': 'application/json' } }, (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      assert.equal(answer.status, 400, `${levels} levels: ${answer.body.slice(0, 300)}`);
+      assert.match(answer.body, /exceeded max depth/);
+    }
+  });
+
   it('leaves the API server and the webhook up and healthy, still admitting a valid object', async () => {
     assert.equal(replica.exited, false);
     assert.equal(replica.process.child.hasExited(), false, 'the operator process is alive');
