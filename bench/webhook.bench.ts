@@ -12,7 +12,9 @@
 // The servers run in a child process (one core), autocannon in this one. The
 // scenarios are interleaved in short rounds; the table gives medians, and the
 // ratio is the median of the per-round ratios, so a change in machine load
-// hits the webhook and the bare endpoint alike.
+// hits the webhook and the bare endpoint alike. Beside the rates, the server
+// process's CPU time per review (both servers share its one thread, and the
+// scenarios run one at a time), which moves much less with the machine's load.
 // Prints a Markdown table for docs/benchmarks.md.
 import { fork, type ChildProcess } from 'node:child_process';
 import { request } from 'node:https';
@@ -52,6 +54,12 @@ if (process.argv.includes('--serve')) {
   const port = typeof address === 'object' && address ? address.port : 0;
   process.send?.({ webhook: webhook.url, webhookCa: webhook.caPem, bare: `https://127.0.0.1:${port}`, bareCa: certs.caPem });
   process.on('disconnect', () => void Promise.all([webhook.close(), bare.close()]).then(() => process.exit(0)));
+  // CPU time this process has used so far (both servers share its one thread), for CPU per review.
+  process.on('message', (message: { type?: string }) => {
+    if (message.type !== 'cpu') return;
+    const { user, system } = process.cpuUsage();
+    process.send?.({ type: 'cpu', micros: user + system });
+  });
 } else {
   const { values } = parseArgs({ options: { duration: { type: 'string', default: '4' }, connections: { type: 'string', default: '1,10,100' }, rounds: { type: 'string', default: '7' } } });
   const duration = Number(values.duration);
@@ -114,17 +122,25 @@ if (process.argv.includes('--serve')) {
   scenarios[2]!.name = `k8or webhook /mutate (Bucket CREATE, ${patched} defaults patched)`;
 
   const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-  const rows: { connections: number; name: string; rps: number; p50: number; p99: number; errors: number; ratio: number }[] = [];
+  /** The server process's CPU time so far, in µs. */
+  const serverCpu = (): Promise<number> =>
+    new Promise((resolve) => {
+      child.once('message', (m: { micros: number }) => resolve(m.micros));
+      child.send({ type: 'cpu' });
+    });
+  const rows: { connections: number; name: string; rps: number; p50: number; p99: number; errors: number; ratio: number; cpuMicros: number; cpuRatio: number }[] = [];
   for (const connections of connectionCounts) {
-    const samples = scenarios.map(() => [] as { rps: number; p50: number; p99: number; errors: number }[]);
+    const samples = scenarios.map(() => [] as { rps: number; p50: number; p99: number; errors: number; cpuMicros: number }[]);
     for (const s of scenarios) {
       // A short warm-up, so JIT and TLS session setup are not measured.
       await autocannon({ url: s.url, method: 'POST', body: s.body, headers: { 'content-type': 'application/json' }, connections, duration: 2, tlsOptions: { ca: s.ca } });
     }
     for (let round = 0; round < rounds; round++) {
       for (const [i, s] of scenarios.entries()) {
+        const cpuBefore = await serverCpu();
         const result = await autocannon({ url: s.url, method: 'POST', body: s.body, headers: { 'content-type': 'application/json' }, connections, duration, tlsOptions: { ca: s.ca } });
-        samples[i]!.push({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx });
+        const cpuMicros = ((await serverCpu()) - cpuBefore) / Math.max(1, result.requests.total);
+        samples[i]!.push({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx, cpuMicros });
       }
     }
     rows.push(
@@ -136,6 +152,8 @@ if (process.argv.includes('--serve')) {
         p99: median(samples[i]!.map((x) => x.p99)),
         errors: samples[i]!.reduce((sum, x) => sum + x.errors, 0),
         ratio: median(samples[i]!.map((x, round) => x.rps / samples[0]![round]!.rps)),
+        cpuMicros: median(samples[i]!.map((x) => x.cpuMicros)),
+        cpuRatio: median(samples[i]!.map((x, round) => samples[0]![round]!.cpuMicros / x.cpuMicros)),
       })),
     );
   }
@@ -147,16 +165,18 @@ if (process.argv.includes('--serve')) {
     const review = JSON.parse(body) as AdmissionReview;
     for (let i = 0; i < 2000; i++) admit(review, context, webhook);
     const n = 20_000;
-    const started = performance.now();
+    // Thread CPU, not wall time: on a shared machine the wall clock also counts time spent descheduled.
+    const started = process.threadCpuUsage();
     for (let i = 0; i < n; i++) admit(review, context, webhook);
-    return ((performance.now() - started) * 1000) / n;
+    const used = process.threadCpuUsage(started);
+    return (used.user + used.system) / n;
   };
   const validateMicros = perReview('validate', scenarios[1]!.body);
   const mutateMicros = perReview('mutate', scenarios[2]!.body);
 
   console.log(`\nnode ${process.version}, ${rounds} interleaved rounds of ${duration} s per scenario and connection count (medians), servers in one child process\n`);
-  console.log('| connections | endpoint | reviews/s | p50 ms | p99 ms | errors | vs bare (median of rounds) |');
-  console.log('|---:|---|---:|---:|---:|---:|---:|');
-  for (const r of rows) console.log(`| ${r.connections} | ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio.toFixed(2)} |`);
-  console.log(`\nadmit() alone, in-process: validate ${validateMicros.toFixed(1)} µs/review, mutate ${mutateMicros.toFixed(1)} µs/review`);
+  console.log('| connections | endpoint | reviews/s | p50 ms | p99 ms | errors | vs bare (median of rounds) | server CPU per review | bare CPU / this CPU |');
+  console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) console.log(`| ${r.connections} | ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio.toFixed(2)} | ${Math.round(r.cpuMicros)} µs | ${r.cpuRatio.toFixed(2)} |`);
+  console.log(`\nadmit() alone, in-process: validate ${validateMicros.toFixed(1)} µs/review, mutate ${mutateMicros.toFixed(1)} µs/review of thread CPU`);
 }
