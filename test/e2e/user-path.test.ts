@@ -24,15 +24,6 @@ const NS = 'k8or-system';
 const RELEASE = 'k8or';
 const binary = k8orBinary();
 
-/**
- * Grants the suite cannot use within its time, each with why the operator needs it. Every other
- * grant of the chart must be used by some call.
- */
-const NOT_EXERCISED_HERE = new Map([
-  // the event recorder patches a repeated event's count only after its 60 s aggregation window
-  ['patch events', 'counting a repeated event, 60 s after the first'],
-]);
-
 interface Manifest { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }
 type Resource = Manifest & { spec: Record<string, unknown>; status?: { conditions?: Array<{ type: string; status: string; message?: string }> } };
 
@@ -175,7 +166,7 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
     const access = sandbox.accessOf(NS, RELEASE);
     const chartBindings = new Set([`ClusterRoleBinding ${RELEASE}`, `RoleBinding ${NS}/${RELEASE}`]);
     const unused = access.grants
-      .filter((g) => chartBindings.has(g.grant.binding) && g.uses === 0 && !NOT_EXERCISED_HERE.has(`${g.grant.verb} ${g.grant.resource}`))
+      .filter((g) => chartBindings.has(g.grant.binding) && g.uses === 0)
       .map((g) => g.key);
     assert.deepEqual(access.denied, [], `calls the chart does not grant:\n${access.denied.join('\n')}`);
     assert.deepEqual(unused, [], `grants of the chart no call used:\n${unused.join('\n')}`);
