@@ -145,5 +145,22 @@ describe('the Helm chart renders', () => {
     // with cert-manager the operator needs no access to the webhook configurations
     const clusterRole = byKind(rendered.get('all providers, cert-manager and a ServiceMonitor')!, 'ClusterRole').find((r) => r.metadata.name === 'k8or')!;
     assert.ok(!JSON.stringify(clusterRole).includes('webhookconfigurations'));
+    const role = byKind(rendered.get('all providers, cert-manager and a ServiceMonitor')!, 'Role')[0]!;
+    assert.ok(!JSON.stringify(role).includes('k8or-webhook-cert'), 'nor to the self-signed certificate Secret');
+  });
+
+  it('without cert-manager, shares one self-signed certificate among the replicas through one Secret, granted by name', () => {
+    const manifests = rendered.get('default values')!;
+    const deployment = one(manifests, 'Deployment') as Manifest & { spec: { template: { spec: { containers: Array<{ env: Array<{ name: string; value: string }> }> } } } };
+    const env = Object.fromEntries(deployment.spec.template.spec.containers[0]!.env.map((e) => [e.name, e.value]));
+    assert.equal(env['K8OR_WEBHOOK_CERT_SECRET'], 'k8or-webhook-cert');
+    assert.equal(env['K8OR_WEBHOOK_CERT_CHECK_INTERVAL'], '1m');
+    const role = one(manifests, 'Role') as Manifest & { rules: Array<{ resources: string[]; resourceNames?: string[]; verbs: string[] }> };
+    const secretRules = role.rules.filter((r) => r.resources.includes('secrets')).map((r) => ({ names: r.resourceNames ?? [], verbs: r.verbs }));
+    assert.deepEqual(secretRules, [
+      { names: [], verbs: ['list', 'watch'] },
+      { names: [], verbs: ['create'] },
+      { names: ['k8or-webhook-cert'], verbs: ['get', 'update'] },
+    ]);
   });
 });

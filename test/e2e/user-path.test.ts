@@ -1,6 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -8,9 +10,11 @@ import { GetBucketVersioningCommand, HeadBucketCommand, ListBucketsCommand, PutB
 import { DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { waitFor } from '@k8or/core/testing';
+import { issueServingCertificate, serviceDnsNames } from '@k8or/webhook';
 import { applyProviderConfigs, SANDBOX_CREDENTIALS, startBackends, type Backends } from '../support/backends.ts';
 import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../support/operator-process.ts';
 import { run, runOk } from '../support/run.ts';
+import { startServiceProxy, type ServiceProxy } from '../support/service-proxy.ts';
 import { CHART_DIR, EXAMPLES_DIR, tools, type Tools } from '../support/tools.ts';
 
 // A platform team's and a user's whole path, with real helm and kubectl: helm-install the chart;
@@ -23,6 +27,23 @@ import { CHART_DIR, EXAMPLES_DIR, tools, type Tools } from '../support/tools.ts'
 const NS = 'k8or-system';
 const RELEASE = 'k8or';
 const binary = k8orBinary();
+/** The Secret the replicas share their self-signed CA and certificate through (the chart's default without cert-manager). */
+const CERT_SECRET = 'k8or-webhook-cert';
+/** The chart's replicaCount. */
+const REPLICAS = 2;
+const b64 = (text: string): string => Buffer.from(text).toString('base64');
+
+/** The certificate a replica's webhook presents, as the API server would see it. */
+async function servedCertificate(port: number): Promise<Buffer> {
+  return await new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, servername: `k8or-webhook.${NS}.svc`, rejectUnauthorized: false }, () => {
+      const raw = socket.getPeerCertificate().raw;
+      socket.end();
+      resolve(raw);
+    });
+    socket.once('error', reject);
+  });
+}
 
 interface Manifest { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }
 type Resource = Manifest & { spec: Record<string, unknown>; status?: { conditions?: Array<{ type: string; status: string; message?: string }> } };
@@ -39,22 +60,45 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
   let sandbox: Sandbox;
   let backends: Backends;
   let t: Tools;
-  let operator: OperatorProcess | undefined;
+  /** The Deployment's replicas, each its own process with its own webhook port. */
+  const replicas: OperatorProcess[] = [];
+  const replicaPorts: number[] = [];
+  /** The webhook Service: each connection to one replica, in turn (or to the one a test routes to). */
+  let service: ServiceProxy;
   let s3: S3Client;
   let dynamodb: DynamoDBClient;
   const examples: Manifest[] = [];
 
   const get = async (kind: string, name: string): Promise<Resource> => JSON.parse(await runOk(t.kubectl, ['get', kind, name, '-n', 'default', '-o', 'json'])) as Resource;
   const externalName = async (kind: string, name: string): Promise<string> => String((await get(kind, name)).spec['name']);
+  const certificateSecret = async (): Promise<{ cert: string; caBundle: string; caKey: string }> => {
+    const data = (JSON.parse(await runOk(t.kubectl, ['get', 'secret', CERT_SECRET, '-n', NS, '-o', 'json'])) as { data: Record<string, string> }).data;
+    const text = (key: string): string => Buffer.from(data[key] ?? '', 'base64').toString('utf8');
+    return { cert: text('tls.crt'), caBundle: text('ca.crt'), caKey: text('ca.key') };
+  };
+  /** A server-side dry run of a Bucket, admitted (defaulted and validated) by replica `i` alone. */
+  const admitThrough = async (i: number): Promise<void> => {
+    service.route(i);
+    try {
+      const bucket = { apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: `through-replica-${i}`, namespace: 'default' }, spec: {} };
+      const result = await run(t.kubectl, ['create', '--dry-run=server', '-f', '-', '-o', 'json'], JSON.stringify(bucket));
+      assert.equal(result.code, 0, `the API server's call to replica ${i}: ${result.stderr}`);
+      assert.ok((JSON.parse(result.stdout) as Resource).spec['name'], 'defaulted by the mutating webhook');
+    } finally {
+      service.route(undefined);
+    }
+  };
   const bucketVersioning = async (bucket: string): Promise<string | undefined> => (await s3.send(new GetBucketVersioningCommand({ Bucket: bucket }))).Status;
 
   before(async () => {
     home = await mkdtemp(join(tmpdir(), 'k8or-e2e-'));
-    const webhookPort = await freePort();
+    for (let i = 0; i < REPLICAS; i++) replicaPorts.push(await freePort());
+    service = await startServiceProxy(replicaPorts);
     sandbox = await startSandbox({
       kubeconfigPath: join(home, 'admin.kubeconfig'),
-      // the chart's webhook Service, as kube-proxy would route it: to the operator process
-      serviceResolver: (namespace, name) => (namespace === NS && name === 'k8or-webhook' ? `https://127.0.0.1:${webhookPort}` : `https://${name}.${namespace}.svc`),
+      recordRequests: true,
+      // the chart's webhook Service, as kube-proxy would route it: to the replicas' processes
+      serviceResolver: (namespace, name) => (namespace === NS && name === 'k8or-webhook' ? service.url : `https://${name}.${namespace}.svc`),
     });
     t = await tools(home, join(home, 'admin.kubeconfig'));
     backends = await startBackends();
@@ -63,22 +107,29 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
     dynamodb = new DynamoDBClient({ endpoint: backends.dynamodb, region: 'us-east-1', credentials });
 
     // the platform team: helm install with the providers the examples use
-    await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', NS, '--create-namespace', '--set', 'providers.aws.enabled=true', '--set', 'providers.gcp.enabled=true']);
+    // (the replicas re-read their shared certificate every second, for the renewal below)
+    await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', NS, '--create-namespace', '--set', 'providers.aws.enabled=true', '--set', 'providers.gcp.enabled=true', '--set', 'webhook.selfSigned.checkInterval=1s']);
 
     // the Pod the Deployment would start: the chart's env, the ServiceAccount's token
     const deployment = JSON.parse(await runOk(t.kubectl, ['get', 'deployment', RELEASE, '-n', NS, '-o', 'json'])) as {
-      spec: { template: { spec: { serviceAccountName: string; containers: Array<{ args: string[]; env: Array<{ name: string; value?: string }> }> } } };
+      spec: { replicas: number; template: { spec: { serviceAccountName: string; containers: Array<{ args: string[]; env: Array<{ name: string; value?: string }> }> } } };
     };
     const pod = deployment.spec.template.spec;
     assert.deepEqual(pod.containers[0]!.args, ['operator', '--webhook']);
     const env = Object.fromEntries(pod.containers[0]!.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
     const token = (await runOk(t.kubectl, ['create', 'token', pod.serviceAccountName, '-n', NS, '--duration=2h'])).trim();
     await writeFile(join(home, 'operator.kubeconfig'), sandbox.kubeconfig.replace(sandbox.token, token));
-    operator = await startOperatorProcess({ bin: (binary as { path: string }).path, kubeconfigPath: join(home, 'operator.kubeconfig'), env, webhookPort });
+    assert.equal(deployment.spec.replicas, REPLICAS);
+    // started together, as a rollout does: they race to create the shared certificate
+    replicas.push(
+      ...(await Promise.all(
+        replicaPorts.map((webhookPort) => startOperatorProcess({ bin: (binary as { path: string }).path, kubeconfigPath: join(home, 'operator.kubeconfig'), env, webhookPort })),
+      )),
+    );
     try {
-      await waitFor('the operator ready', async () => (await fetch(`${operator!.probes}/readyz`).catch(() => undefined))?.ok === true, 60_000);
+      for (const replica of replicas) await waitFor('the replica ready', async () => (await fetch(`${replica.probes}/readyz`).catch(() => undefined))?.ok === true, 60_000);
     } catch (error) {
-      throw new Error(`${String(error)}\n${operator.output()}`);
+      throw new Error(`${String(error)}\n${replicas.map((r) => r.output()).join('\n')}`);
     }
     // self-signed mode: the operator wrote its CA into the chart's webhook configurations
     // (the webhook fails closed: ProviderConfigs go in once it serves, as on a cluster)
@@ -94,10 +145,38 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
   });
 
   after(async () => {
-    await operator?.stop();
+    for (const replica of replicas) await replica.stop();
     await sandbox?.stop();
+    await service?.close();
     await backends?.stop();
     if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  it('both replicas serve the one certificate of the shared Secret, and the API server calls each', async () => {
+    for (const i of replicaPorts.keys()) await admitThrough(i);
+    const { cert } = await certificateSecret();
+    for (const [i, port] of replicaPorts.entries()) assert.ok(new X509Certificate(cert).raw.equals(await servedCertificate(port)), `replica ${i} serves the Secret's certificate`);
+  });
+
+  it('renews the shared certificate before its end, by one writer, and both replicas serve the renewed one', async () => {
+    // a year on: the serving certificate has less than a third of its lifetime left
+    const stored = await certificateSecret();
+    const hosts = ['localhost', '127.0.0.1', ...serviceDnsNames({ name: 'k8or-webhook', namespace: NS })];
+    const ending = issueServingCertificate({ certPem: stored.caBundle, keyPem: stored.caKey }, { hosts, validityDays: 0.001 });
+    const from = sandbox.requestLog.length;
+    await runOk(t.kubectl, ['patch', 'secret', CERT_SECRET, '-n', NS, '--type=merge', '-p', JSON.stringify({ data: { 'tls.crt': b64(ending.certPem), 'tls.key': b64(ending.keyPem) } })]);
+    const renewed = await waitFor('the certificate renewed and served by every replica', async () => {
+      const now = await certificateSecret();
+      if (now.cert === ending.certPem) return undefined;
+      const raw = new X509Certificate(now.cert).raw;
+      for (const port of replicaPorts) if (!raw.equals(await servedCertificate(port))) return undefined;
+      return now;
+    }, 60_000, 250);
+    assert.ok(new Date(new X509Certificate(renewed.cert).validTo).getTime() > Date.now() + 300 * 86_400_000, 'a year ahead');
+    assert.equal(renewed.caBundle, stored.caBundle, 'the CA stays: the caBundle the API server trusts is unchanged');
+    const writes = sandbox.requestLog.slice(from).filter((r) => r.verb === 'update' && r.resource === 'secrets' && r.name === CERT_SECRET && r.status === 200);
+    assert.equal(writes.length, 1, 'one writer renewed it');
+    for (const i of replicaPorts.keys()) await admitThrough(i);
   });
 
   it('applies every example of examples/sandbox and each becomes Ready, in its backend', async () => {
@@ -156,7 +235,7 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
     await runOk(t.kubectl, ['delete', 'bucket/photos', 'table/orders', '-n', 'default', '--wait=false']);
     for (const kind of ['bucket/photos', 'table/orders']) {
       const gone = await run(t.kubectl, ['wait', '--for=delete', kind, '-n', 'default', '--timeout=90s'], undefined, 120_000);
-      assert.equal(gone.code, 0, `${kind} stayed: ${(await run(t.kubectl, ['get', kind, '-n', 'default', '-o', 'json'])).stdout}\noperator:\n${operator?.output().slice(-6000)}\ndenied: ${sandbox.accessOf(NS, RELEASE).denied.join('\n')}`);
+      assert.equal(gone.code, 0, `${kind} stayed: ${(await run(t.kubectl, ['get', kind, '-n', 'default', '-o', 'json'])).stdout}\noperator:\n${replicas.map((r) => r.output().slice(-6000)).join('\n')}\ndenied: ${sandbox.accessOf(NS, RELEASE).denied.join('\n')}`);
     }
     await assert.rejects(s3.send(new HeadBucketCommand({ Bucket: photos })), (error: { name?: string }) => error.name === 'NotFound');
     assert.equal((await dynamodb.send(new DescribeTableCommand({ TableName: orders }))).Table?.TableName, orders);
@@ -178,7 +257,7 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
       tables: (await dynamodb.send(new ListTablesCommand({}))).TableNames?.sort(),
     };
     // the Deployment's Pods go with the release
-    await operator?.stop();
+    for (const replica of replicas) await replica.stop();
     await runOk(t.helm, ['uninstall', RELEASE, '--namespace', NS]);
     assert.equal((await run(t.kubectl, ['get', 'deployment', RELEASE, '-n', NS])).code, 1);
     const afterUninstall = {
