@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { startSandbox, type Sandbox } from '@k8or/apiserver';
+import { openCluster, type E2ECluster } from '../support/cluster.ts';
 import { run, runOk } from '../support/run.ts';
 import { CHART_DIR, PROVIDERS, tools, type Tools } from '../support/tools.ts';
 
@@ -43,22 +43,24 @@ const VALUE_SETS: Record<string, string[]> = {
 
 describe('the Helm chart renders', () => {
   let home: string;
-  let sandbox: Sandbox;
+  let cluster: E2ECluster;
   let t: Tools;
   const rendered = new Map<string, Manifest[]>();
 
   before(async () => {
     home = await mkdtemp(join(tmpdir(), 'k8or-chart-'));
-    sandbox = await startSandbox({ kubeconfigPath: join(home, 'kubeconfig') });
-    t = await tools(home, join(home, 'kubeconfig'));
+    cluster = await openCluster(home);
+    t = await tools(home, cluster.kubeconfigPath);
     for (const [name, args] of Object.entries(VALUE_SETS)) {
       rendered.set(name, parse(await runOk(t.helm, ['template', 'k8or', CHART_DIR, '--namespace', NS, '--include-crds', ...args])));
     }
-    await runOk(t.kubectl, ['create', 'namespace', NS]);
+    // (an external cluster may have it from an earlier run; the dry runs need it to exist)
+    await run(t.kubectl, ['create', 'namespace', NS]);
   });
 
   after(async () => {
-    await sandbox?.stop();
+    if (cluster?.external && t) await run(t.kubectl, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']);
+    await cluster?.stop();
     if (home) await rm(home, { recursive: true, force: true });
   });
 

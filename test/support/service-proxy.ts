@@ -10,7 +10,7 @@ export interface ServiceProxy {
   close(): Promise<void>;
 }
 
-export async function startServiceProxy(endpointPorts: readonly number[]): Promise<ServiceProxy> {
+export async function startServiceProxy(endpointPorts: readonly number[], port = 0): Promise<ServiceProxy> {
   const open = new Set<Socket>();
   let only: number | undefined;
   let turn = 0;
@@ -27,11 +27,14 @@ export async function startServiceProxy(endpointPorts: readonly number[]): Promi
     }
     client.pipe(upstream).pipe(client);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+  const listening = typeof address === 'object' && address ? address.port : 0;
   return {
-    url: `https://127.0.0.1:${port}`,
+    url: `https://127.0.0.1:${listening}`,
     route(i) {
       only = i;
       for (const socket of open) socket.destroy();
