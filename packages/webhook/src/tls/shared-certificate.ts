@@ -17,7 +17,6 @@ export interface SharedCertificateOptions {
   /** Lifetime of the CA; default 3650 days. */
   caValidityDays?: number;
   logger: Logger;
-  now?: () => Date;
 }
 
 /** The Secret's keys: the serving pair, the CA bundle the webhook configurations trust, and the CA's key. */
@@ -49,12 +48,10 @@ interface Stored {
 export class SharedCertificate {
   readonly #api: CoreV1Api;
   readonly #options: SharedCertificateOptions;
-  readonly #now: () => Date;
 
   constructor(options: SharedCertificateOptions) {
     this.#options = options;
     this.#api = options.kubeConfig.makeApiClient(CoreV1Api);
-    this.#now = options.now ?? (() => new Date());
   }
 
   /** The pair to serve and the CA bundle to inject, as the Secret holds it once this call is done. */
@@ -96,15 +93,15 @@ export class SharedCertificate {
   /** Why the stored certificate must be renewed now, or undefined while it is good. */
   #renewalReason(stored: Stored): string | undefined {
     const cert = new X509Certificate(stored.cert);
-    if (nearEnd(cert, this.#now())) return `the serving certificate ends ${cert.validTo}`;
-    if (nearEnd(new X509Certificate(firstCertificate(stored.caBundle)), this.#now())) return 'the CA is near its end';
+    if (nearEnd(cert, new Date())) return `the serving certificate ends ${cert.validTo}`;
+    if (nearEnd(new X509Certificate(firstCertificate(stored.caBundle)), new Date())) return 'the CA is near its end';
     const missing = this.#options.hosts.filter((host) => (isIP(host) ? cert.checkIP(host) : cert.checkHost(host, { wildcards: false })) === undefined);
     return missing.length > 0 ? `the serving certificate does not name ${missing.join(', ')}` : undefined;
   }
 
   /** A serving certificate signed by the stored CA while it lasts, else by a new CA (the old one kept in the bundle). */
   #issue(stored: Stored | undefined): Omit<Stored, 'resourceVersion'> {
-    const now = this.#now();
+    const now = new Date();
     const current: CertificateAuthority | undefined = stored && { certPem: firstCertificate(stored.caBundle), keyPem: stored.caKey };
     const keep = current && !nearEnd(new X509Certificate(current.certPem), now) ? current : undefined;
     const ca = keep ?? generateCa(this.#options.caValidityDays ?? 3650);
