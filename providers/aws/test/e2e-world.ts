@@ -5,7 +5,7 @@ import { awsProvider, destroyDynamoDbClients, destroyS3Clients } from '@k8or/pro
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake, type DynamoDbLocal, type S3Fake } from '@k8or/local-clouds';
 import { ProviderWorld, SECRETS_NAMESPACE } from '@k8or/provider-testkit';
-import type { Engine } from '@k8or/core';
+import type { Engine, EngineOptions } from '@k8or/core';
 
 export { NAMESPACE, SECRETS_NAMESPACE, conditionOf, isReady, waitFor, type KubeEvent } from '@k8or/provider-testkit';
 
@@ -55,12 +55,13 @@ export class AwsWorld extends ProviderWorld {
   }
 
   /** Runs the engine with the AWS provider plugin, with quick test timings. */
-  async startEngine(): Promise<Engine> {
+  async startEngine(options: Partial<EngineOptions> = {}): Promise<Engine> {
     return await this.runEngine({
       providers: new Map([['aws', awsProvider]]),
       // Sub-second k8or.io/resync-period annotations in these tests; production's floor is 10 s.
       resyncFloorMs: 100,
       operatorNamespace: SECRETS_NAMESPACE,
+      ...options,
     });
   }
 
