@@ -87,7 +87,11 @@ function manifest(resource: NewResource): ManagedObject {
 export class Ledger {
   readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly admin: KubeRest) {}
+  private readonly admin: KubeRest;
+
+  constructor(admin: KubeRest) {
+    this.admin = admin;
+  }
 
   key(kind: Kind, name: string): string {
     return `${kind}/${name}`;
