@@ -91,10 +91,15 @@ export async function startManager(config: OperatorConfig, options: StartManager
       // In a cluster the API server calls the webhook through its Service: the self-signed
       // certificate names the Service, and the configurations point at it.
       const service = config.webhookServiceName && config.webhookServiceNamespace ? { name: config.webhookServiceName, namespace: config.webhookServiceNamespace } : undefined;
+      // Every replica serves the one certificate of the shared Secret, so the caBundle each writes is the same.
+      const shared =
+        config.webhookCertSecret && config.webhookServiceNamespace
+          ? { shared: { namespace: config.webhookServiceNamespace, name: config.webhookCertSecret, checkIntervalMs: config.webhookCertCheckIntervalMs } }
+          : {};
       webhook = await startWebhookServer({
         host: config.webhookAddress.host,
         port: config.webhookAddress.port,
-        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: service ? { service } : {} },
+        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: { ...(service ? { service } : {}), ...shared } },
         kubeConfig,
         providers,
         defaultDeletionPolicy: config.defaultDeletionPolicy,
