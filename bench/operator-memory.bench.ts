@@ -135,7 +135,8 @@ interface Operator {
   child: ChildProcess;
   spawnedAt: number;
   readyAt: number;
-  stats(): Promise<OperatorStats>;
+  /** Counters; with `memory`, after a full GC, with the resident breakdown. */
+  stats(memory?: boolean): Promise<OperatorStats>;
   snapshot(path: string): Promise<string>;
 }
 
@@ -174,7 +175,7 @@ async function startOperator(resync: string): Promise<Operator> {
     child,
     spawnedAt,
     readyAt: readyMessage.readyAt,
-    stats: () => ask({ type: 'stats' }, 'stats'),
+    stats: (memory = false) => ask({ type: 'stats', memory }, 'stats'),
     snapshot: async (path) => (await ask({ type: 'snapshot', path }, 'snapshot')).path,
   };
 }
@@ -191,7 +192,7 @@ async function settle(operator: Operator): Promise<OperatorStats> {
   let last = -1;
   for (;;) {
     const stats = await operator.stats();
-    if (stats.reconciles === last && stats.queueDepth === 0) return stats;
+    if (stats.reconciles === last && stats.queueDepth === 0) return await operator.stats(true);
     last = stats.reconciles;
     await sleep(2_000);
   }

@@ -2,7 +2,8 @@
 // (bench/operator-memory.bench.ts): `startManager` of @k8or/operator, as `k8or operator`
 // runs it, with the settings given as flags after the script name. Started with
 // `--expose-gc` and an IPC channel; it answers:
-//   { type: 'stats' }           -> memory after a full GC, V8 heap spaces, CPU time, reconciles so far
+//   { type: 'stats', memory }   -> CPU time, reconciles so far and, with `memory`, memory after a
+//                                  full GC (a GC per poll would slow the operator down)
 //   { type: 'snapshot', path }  -> writes a V8 heap snapshot there
 // and sends { type: 'ready', startedAt } once the manager is ready (its caches synced).
 import { readFileSync } from 'node:fs';
@@ -28,7 +29,7 @@ export interface OperatorStats {
   /** workqueue_depth of the Bucket queue. */
   queueDepth: number;
 }
-export type ToOperator = { type: 'stats' } | { type: 'snapshot'; path: string };
+export type ToOperator = { type: 'stats'; memory: boolean } | { type: 'snapshot'; path: string };
 export type FromOperator = { type: 'ready'; readyAt: number } | ({ type: 'stats' } & OperatorStats) | { type: 'snapshot'; path: string };
 
 const flags = Object.fromEntries(
@@ -58,7 +59,7 @@ process.on('message', (message: ToOperator) => {
       send({ type: 'snapshot', path: writeHeapSnapshot(message.path) });
       return;
     }
-    globalThis.gc?.();
+    if (message.memory) globalThis.gc?.();
     const memory = process.memoryUsage();
     const cpu = process.cpuUsage();
     const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, s.space_used_size]));
@@ -71,7 +72,7 @@ process.on('message', (message: ToOperator) => {
       arrayBuffers: memory.arrayBuffers,
       spaces,
       mallocedMemory: getHeapStatistics().malloced_memory,
-      resident: residentByMapping(),
+      resident: message.memory ? residentByMapping() : { nodeBinary: 0, otherFiles: 0, anonymous: 0 },
       cpuMicros: cpu.user + cpu.system,
       reconciles: await metric('controller_runtime_reconcile_total', 'controller="bucket"'),
       queueDepth: await metric('workqueue_depth', 'name="bucket"'),
