@@ -1,7 +1,7 @@
 // The operator process alone, at scale: memory, steady state and restart.
 //
 //   npm run build && node bench/operator-memory.bench.ts [--resources 10000] [--workers 10]
-//        [--template 100] [--resync 2m] [--no-steady] [--heap-snapshot DIR] [--imports]
+//        [--template 100] [--resync 2m] [--no-steady] [--steady-sample N] [--heap-snapshot DIR] [--cpu-prof DIR] [--imports]
 //
 // This process runs the API server (@k8or/apiserver `startSandbox`, request log on) and the S3
 // fake (@k8or/local-clouds, keeping its state in a temporary dataDir); the operator
@@ -16,8 +16,8 @@
 //     so 50,000 take minutes, not hours; a wrong copy would show as writes in step 4;
 //  4. restart: a new operator process; time from spawn until every Bucket was reconciled once
 //     and the queue is empty; its API writes and S3 writes (both must be 0); its memory at N;
-//  5. steady state (`--resync`, default 2m): until every Bucket was resynced once more: the
-//     operator's CPU time, API writes and S3 requests per resync.
+//  5. steady state (`--resync`, default 2m): until every Bucket (or `--steady-sample` of them)
+//     was resynced once more: the operator's CPU time, API writes and S3 requests per resync.
 // `--imports` first measures what importing each module costs a fresh process (RSS after GC).
 // Prints Markdown for docs/benchmarks.md.
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
@@ -40,12 +40,15 @@ const { values } = parseArgs({
     template: { type: 'string', default: '100' },
     resync: { type: 'string', default: '2m' },
     'no-steady': { type: 'boolean', default: false },
+    'steady-sample': { type: 'string' },
     'heap-snapshot': { type: 'string' },
+    'cpu-prof': { type: 'string' },
     imports: { type: 'boolean', default: false },
   },
 });
 const RESOURCES = Number(values.resources);
 const TEMPLATE = Math.min(RESOURCES, Number(values.template));
+const SAMPLE = Math.min(RESOURCES, Number(values['steady-sample'] ?? RESOURCES));
 const NAMESPACE = 'bench';
 const USER_AGENT = 'k8or-bench-user';
 const ACCESS_KEY = 'AKIAK8ORBENCH0000001';
@@ -154,7 +157,7 @@ async function startOperator(resync: string): Promise<Operator> {
       '--health-probe-bind-address=127.0.0.1:0',
       '--log-level=error',
     ],
-    { execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+    { execArgv: ['--expose-gc', ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : [])], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
   );
   const replies: { resolve: (m: FromOperator) => void; reject: (e: Error) => void }[] = [];
   child.on('message', (m: FromOperator) => replies.shift()?.resolve(m));
@@ -217,6 +220,10 @@ function cloudCalls(): { reads: number; writes: number; byOperation: Map<string,
     else writes++;
   }
   return { reads, writes, byOperation };
+}
+/** Distinct buckets the operator asked GetBucketLocation for since the counts were reset. */
+function locatedBuckets(): number {
+  return new Set(s3.requests.filter((r) => r.subresource === 'location').map((r) => r.bucket)).size;
 }
 function resetCounts(): void {
   sandbox.clearRequestLog();
@@ -295,7 +302,8 @@ const synced = (operator.readyAt - operator.spawnedAt) / 1000;
 let firstPass = await operator.stats();
 await until('every Bucket reconciled after the restart', async () => {
   firstPass = await operator.stats();
-  return firstPass.reconciles >= RESOURCES && firstPass.queueDepth === 0;
+  // Every Bucket's observe starts with GetBucketLocation: all located, and nothing queued.
+  return firstPass.reconciles >= RESOURCES && firstPass.queueDepth === 0 && locatedBuckets() >= RESOURCES;
 }, 3_600_000, 100);
 const restartSeconds = (Date.now() - operator.spawnedAt) / 1000;
 const restartCalls = cloudCalls();
@@ -326,7 +334,7 @@ if (!values['no-steady']) {
   let after = before;
   await until('a resync of every Bucket', async () => {
     after = await operator.stats();
-    return after.reconciles - before.reconciles >= RESOURCES && after.queueDepth === 0;
+    return after.reconciles - before.reconciles >= SAMPLE;
   }, 3_600_000, 1_000);
   const resyncs = after.reconciles - before.reconciles;
   const cpuMs = (after.cpuMicros - before.cpuMicros) / 1000;
