@@ -6,7 +6,7 @@
 // This process runs the API server (@k8or/apiserver `startSandbox`, request log on) and the S3
 // fake (@k8or/local-clouds, keeping its state in a temporary dataDir); the operator
 // (@k8or/operator `startManager`, provider aws, the real @aws-sdk/client-s3) runs in a child
-// process started with --expose-gc (bench/support/operator-process.ts), so its RSS and heap are
+// process started with --expose-gc (bench/support/operator-process.mjs), so its RSS and heap are
 // its own. Steps:
 //  1. idle: the operator with no Bucket, caches synced;
 //  2. the operator creates `--template` Buckets (spec.name set, as the webhook would), until
@@ -31,7 +31,6 @@ import { API_VERSION, type Bucket } from '@k8or/api';
 import { KubeRest, corePath, createInformer, installCrds, k8orPath } from '@k8or/core';
 import { startSandbox } from '@k8or/apiserver';
 import { startS3Fake } from '@k8or/local-clouds';
-import type { FromOperator, OperatorStats, ToOperator } from './support/operator-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -54,7 +53,30 @@ const USER_AGENT = 'k8or-bench-user';
 const ACCESS_KEY = 'AKIAK8ORBENCH0000001';
 const SECRET_KEY = 'bench-secret';
 const API_WRITES = new Set(['create', 'update', 'patch', 'delete']);
-const CHILD = new URL('./support/operator-process.ts', import.meta.url).pathname;
+const CHILD = new URL('./support/operator-process.mjs', import.meta.url).pathname;
+
+export interface OperatorStats {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  /** V8 heap spaces by name: bytes used. */
+  spaces: Record<string, number>;
+  /** Bytes V8 holds outside the JS heap for this isolate (malloced). */
+  mallocedMemory: number;
+  /** Resident bytes by mapping (/proc/self/smaps): the node binary, other files, anonymous. */
+  resident: { nodeBinary: number; otherFiles: number; anonymous: number };
+  /** User + system CPU time of the whole process, microseconds. */
+  cpuMicros: number;
+  /** controller_runtime_reconcile_total for the Bucket controller, every result. */
+  reconciles: number;
+  /** workqueue_depth of the Bucket queue. */
+  queueDepth: number;
+}
+export type ToOperator = { type: 'stats'; memory: boolean } | { type: 'snapshot'; path: string };
+export type FromOperator = { type: 'ready'; readyAt: number } | ({ type: 'stats' } & OperatorStats) | { type: 'snapshot'; path: string };
+
 
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 const load = () => loadavg()[0]!.toFixed(1);
