@@ -1,7 +1,7 @@
 // The operator process alone, at scale: memory, steady state and restart.
 //
 //   npm run build && node bench/operator-memory.bench.ts [--resources 10000] [--workers 10]
-//        [--template 100] [--resync 1h] [--no-steady] [--steady-sample N] [--first-pass-limit N] [--heap-snapshot DIR] [--cpu-prof DIR] [--imports]
+//        [--node-options "V8 FLAGS"] [--template 100] [--resync 1h] [--no-steady] [--steady-sample N] [--first-pass-limit N] [--heap-snapshot DIR] [--cpu-prof DIR] [--imports]
 //
 // This process runs the API server (@k8or/apiserver `startSandbox`, request log on) and the S3
 // fake (@k8or/local-clouds, keeping its state in a temporary dataDir); the operator
@@ -33,7 +33,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type Bucket } from '@k8or/api';
-import { KubeRest, corePath, createInformer, installCrds, k8orPath } from '@k8or/core';
+import { KubeRest, corePath, createInformer, installCrds, isAlreadyExists, k8orPath } from '@k8or/core';
 import { startSandbox } from '@k8or/apiserver';
 import { startS3Fake } from '@k8or/local-clouds';
 
@@ -48,6 +48,7 @@ const { values } = parseArgs({
     'first-pass-limit': { type: 'string' },
     'heap-snapshot': { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'node-options': { type: 'string', default: '' },
     imports: { type: 'boolean', default: false },
   },
 });
@@ -79,6 +80,8 @@ export interface OperatorStats {
   reconciles: number;
   /** workqueue_depth of the Bucket queue. */
   queueDepth: number;
+  /** controller_runtime_active_workers of the Bucket controller: reconciles running. */
+  activeWorkers: number;
 }
 export type ToOperator = { type: 'stats'; memory: boolean } | { type: 'snapshot'; path: string };
 export type FromOperator = { type: 'ready'; readyAt: number } | ({ type: 'stats' } & OperatorStats) | { type: 'snapshot'; path: string };
@@ -185,7 +188,7 @@ async function startOperator(resync: string): Promise<Operator> {
       '--health-probe-bind-address=127.0.0.1:0',
       '--log-level=error',
     ],
-    { execArgv: ['--expose-gc', ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : [])], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+    { execArgv: ['--expose-gc', ...values['node-options'].split(' ').filter(Boolean), ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : [])], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
   );
   const replies: { resolve: (m: FromOperator) => void; reject: (e: Error) => void }[] = [];
   child.on('message', (m: FromOperator) => replies.shift()?.resolve(m));
@@ -218,14 +221,25 @@ function kill(operator: Operator): Promise<void> {
   });
 }
 
-/** Waits until the operator's reconcile count stops moving and its queue is empty. */
+/** Waits for a quiet moment (nothing queued, no reconcile running), then reads the memory. */
 async function settle(operator: Operator): Promise<OperatorStats> {
-  let last = -1;
   for (;;) {
     const stats = await operator.stats();
-    if (stats.reconciles === last && stats.queueDepth === 0) return await operator.stats(true);
-    last = stats.reconciles;
-    await sleep(2_000);
+    if (stats.queueDepth === 0 && stats.activeWorkers === 0) return await operator.stats(true);
+    await sleep(500);
+  }
+}
+
+/** Retries a request that met a connection reset (a keep-alive socket the server had just closed, on a loaded machine). */
+async function retried<T>(request: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await request();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (attempt >= 5 || (code !== 'ECONNRESET' && code !== 'EPIPE')) throw error;
+      await sleep(100 * attempt);
+    }
   }
 }
 
@@ -279,12 +293,12 @@ const bucketName = (i: number) => `b-${i}`;
 log(`the operator creates ${TEMPLATE} Buckets`);
 const createStart = Date.now();
 await inBatches(TEMPLATE, (i) =>
-  user.create(k8orPath('Bucket', NAMESPACE), {
+  retried(() => user.create(k8orPath('Bucket', NAMESPACE), {
     apiVersion: API_VERSION,
     kind: 'Bucket',
     metadata: { name: bucketName(i), namespace: NAMESPACE, labels: { team: 'bench' } },
     spec: { name: `k8or-bench-${bucketName(i)}`, versioning: true, labels: { app: 'bench' } },
-  }),
+  })),
 );
 await until('every Bucket Ready', () => ready.size >= TEMPLATE, 3_600_000, 500);
 const createSeconds = (Date.now() - createStart) / 1000;
@@ -303,10 +317,19 @@ if (RESOURCES > TEMPLATE) {
   const rename = (text: string, i: number) => text.replace(/\bb-0\b/g, bucketName(i));
   await inBatches(RESOURCES - TEMPLATE, async (j) => {
     const i = TEMPLATE + j;
-    const created = await user.create<Bucket>(k8orPath('Bucket', NAMESPACE), JSON.parse(rename(objectText, i)));
+    const created = await retried(async () => {
+      try {
+        return await user.create<Bucket>(k8orPath('Bucket', NAMESPACE), JSON.parse(rename(objectText, i)));
+      } catch (error) {
+        // A retried create that had gone through: take the stored object.
+        const stored = isAlreadyExists(error) ? await user.get<Bucket>(k8orPath('Bucket', NAMESPACE, bucketName(i))) : undefined;
+        if (stored) return stored;
+        throw error;
+      }
+    });
     const status = { ...JSON.parse(rename(statusText, i)), observedGeneration: created.metadata.generation };
     status.conditions = status.conditions.map((c: Record<string, unknown>) => ({ ...c, observedGeneration: created.metadata.generation }));
-    await user.update(k8orPath('Bucket', NAMESPACE, bucketName(i), 'status'), { ...created, status });
+    await retried(() => user.update(k8orPath('Bucket', NAMESPACE, bucketName(i), 'status'), { ...created, status }));
   });
   await s3.stop();
   // The S3 fake's file: { $map: [[name, state], ...] }; copy b-0's bucket under each new name.
@@ -395,7 +418,7 @@ if (!values['no-steady'] && passLimit === undefined) {
   ];
 }
 
-console.log(`\nOperator process memory after a full GC (MiB), ${values.workers} workers, Node ${process.version}, load ${loadAtCreate} at the start; the operator created ${TEMPLATE} Buckets in ${createSeconds.toFixed(0)} s:\n`);
+console.log(`\nOperator process memory after a full GC (MiB), ${values['node-options'] ? `node ${values['node-options']}, ` : ''}${values.workers} workers, Node ${process.version}, load ${loadAtCreate} at the start; the operator created ${TEMPLATE} Buckets in ${createSeconds.toFixed(0)} s:\n`);
 console.log('| operator | RSS | heap used | heap total | external | resident: node binary | other files | anonymous |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of memoryRows) console.log(row);

@@ -57,6 +57,7 @@ process.on('message', (/** @type {import('../operator-memory.bench.ts').ToOperat
       cpuMicros: cpu.user + cpu.system,
       reconciles: await metric('controller_runtime_reconcile_total', 'controller="bucket"'),
       queueDepth: await metric('workqueue_depth', 'name="bucket"'),
+      activeWorkers: await metric('controller_runtime_active_workers', 'controller="bucket"'),
     });
   })();
 });
