@@ -26,7 +26,7 @@
 // `--imports` first measures what importing each module costs a fresh process (RSS after GC).
 // Prints Markdown for docs/benchmarks.md.
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { readFile, writeFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -430,6 +430,7 @@ buckets.stop();
 user.close();
 await s3.stop();
 await sandbox.stop();
+rmSync(workDir, { recursive: true, force: true });
 
 function parseDuration(text: string): number {
   const match = /^(\d+)(ms|s|m|h)$/.exec(text);
