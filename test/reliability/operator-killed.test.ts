@@ -99,7 +99,7 @@ describe('operator killed: SIGKILL at random points, then a restart', { skip: mi
       }
     }
     // the data holders go too: each must keep its data (or be refused, or be blocked)
-    for (const entry of ledger.list((e) => e.holdsData)) await whileWebhookDown(() => ledger.delete(entry));
+    for (const entry of ledger.list((e) => e.holdsData && (e.fate === 'live' || e.fate === 'protected'))) await whileWebhookDown(() => ledger.delete(entry));
 
     await waitConverged(cluster, ledger, clients);
     cluster.s3Proxy.onAnswered = undefined;

@@ -1,4 +1,4 @@
-import { CoreMetrics, Engine, HealthChecks, createLogger, loadKubeAccess, startProbeServer, type KubeAccess, type ProbeServer, type ProviderPlugin } from '@k8or/core';
+import { CloudRateLimits, CoreMetrics, Engine, HealthChecks, createLogger, loadKubeAccess, startProbeServer, type KubeAccess, type ProbeServer, type ProviderPlugin } from '@k8or/core';
 import type { WebhookServer } from '@k8or/webhook';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Container } from 'inversify';
@@ -58,6 +58,8 @@ export async function startManager(config: OperatorConfig, options: StartManager
     const clusterId = await resolveClusterId(kubeConfig, config.clusterId);
     if (config.components.includes('controllers')) {
       const namespaces = config.namespaces.length ? config.namespaces : [undefined];
+      // One budget per ProviderConfig for the whole process: the engines of several namespaces share ProviderConfigs.
+      const cloudRateLimits = new CloudRateLimits({ metrics: metrics.cloudRateLimitMetrics() });
       for (const namespace of namespaces) {
         const engine = new Engine({
           kubeConfig,
@@ -75,6 +77,7 @@ export async function startManager(config: OperatorConfig, options: StartManager
             ? { leaderElection: { namespace: config.leaderElectionNamespace, name: namespace && namespaces.length > 1 ? `${config.leaderElectionId}-${namespace}` : config.leaderElectionId } }
             : {}),
           metrics,
+          cloudRateLimits,
           health,
           logger: logger.child({ component: 'engine', ...(namespace ? { namespace } : {}) }),
         });
@@ -90,11 +93,16 @@ export async function startManager(config: OperatorConfig, options: StartManager
       // In a cluster the API server calls the webhook through its Service: the self-signed
       // certificate names the Service, and the configurations point at it.
       const service = config.webhookServiceName && config.webhookServiceNamespace ? { name: config.webhookServiceName, namespace: config.webhookServiceNamespace } : undefined;
+      // Every replica serves the one certificate of the shared Secret, so the caBundle each writes is the same.
+      const shared =
+        config.webhookCertSecret && config.webhookServiceNamespace
+          ? { shared: { namespace: config.webhookServiceNamespace, name: config.webhookCertSecret, checkIntervalMs: config.webhookCertCheckIntervalMs } }
+          : {};
       const { startWebhookServer } = await import('@k8or/webhook');
       webhook = await startWebhookServer({
         host: config.webhookAddress.host,
         port: config.webhookAddress.port,
-        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: service ? { service } : {} },
+        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: { ...(service ? { service } : {}), ...shared } },
         kubeConfig: options.kubeConfig ?? (await loadKubeConfig(config.kubeconfig)),
         providers,
         defaultDeletionPolicy: config.defaultDeletionPolicy,

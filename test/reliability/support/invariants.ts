@@ -1,7 +1,7 @@
 // What "converged, nothing leaked, nothing done twice, nothing lost" means, checked against the API
 // server (the admin's view) and the clouds (the backends themselves, not the operator's proxies).
 import { GetBucketVersioningCommand, HeadBucketCommand, ListBucketsCommand } from '@aws-sdk/client-s3';
-import { DescribeTableCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DescribeTimeToLiveCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { waitFor } from '@k8or/core/testing';
 import type { CloudClients } from './data.ts';
 import { lostData } from './data.ts';
@@ -48,6 +48,10 @@ async function entryProblems(ledger: Ledger, clients: CloudClients, entry: Entry
         const status = (await clients.s3.send(new GetBucketVersioningCommand({ Bucket: entry.externalName }))).Status;
         const want = entry.desired.versioning ? 'Enabled' : status === undefined ? undefined : 'Suspended';
         if (status !== want) problems.push(`${id}: versioning ${status ?? 'never enabled'} in S3, spec says ${entry.desired.versioning}`);
+      } else {
+        const ttl = (await clients.dynamodb.send(new DescribeTimeToLiveCommand({ TableName: entry.externalName }))).TimeToLiveDescription;
+        const actual = ttl?.TimeToLiveStatus === 'ENABLED' ? ttl.AttributeName : undefined;
+        if (actual !== entry.desired.ttlAttribute) problems.push(`${id}: TTL attribute ${actual ?? 'none'} in DynamoDB, spec says ${entry.desired.ttlAttribute ?? 'none'}`);
       }
       break;
     }

@@ -38,7 +38,7 @@ export interface Entry {
   deletionPolicy: 'Delete' | 'Retain';
   fate: Fate;
   /** The spec fields the suite last set (compared with the cloud at the end). */
-  desired: { versioning?: boolean };
+  desired: { versioning?: boolean; ttlAttribute?: string | undefined };
   /** Objects or items written into it before the faults, read back after. */
   holdsData: boolean;
   /** Table: spec.deletionProtection (DynamoDB refuses DeleteTable). */
@@ -67,8 +67,10 @@ export interface NewResource {
 }
 
 function manifest(resource: NewResource): ManagedObject {
-  const spec: Record<string, unknown> = { deletionPolicy: resource.deletionPolicy ?? 'Delete', labels: { suite: 'reliability' } };
+  const spec: Record<string, unknown> = { deletionPolicy: resource.deletionPolicy ?? 'Delete' };
   if (resource.kind === 'Bucket') {
+    // (labels on Buckets only: DynamoDB Local has no table tags, so a Table's labels never apply there)
+    spec['labels'] = { suite: 'reliability' };
     spec['versioning'] = resource.versioning ?? false;
     spec['forceDelete'] = false;
   } else {
@@ -87,7 +89,11 @@ function manifest(resource: NewResource): ManagedObject {
 export class Ledger {
   readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly admin: KubeRest) {}
+  private readonly admin: KubeRest;
+
+  constructor(admin: KubeRest) {
+    this.admin = admin;
+  }
 
   key(kind: Kind, name: string): string {
     return `${kind}/${name}`;
@@ -121,14 +127,16 @@ export class Ledger {
     return entry;
   }
 
-  /** A spec edit: a Bucket's versioning flips; a Table's labels change (a tag update in DynamoDB). */
+  /** A spec edit: a Bucket's versioning flips and its labels change; a Table's TTL attribute is set or unset. */
   async update(entry: Entry, round: number): Promise<void> {
     if (entry.kind === 'Bucket') {
       const versioning = !entry.desired.versioning;
       await this.admin.patch(objectPath(entry.kind, entry.name), { spec: { versioning, labels: { suite: 'reliability', round: String(round) } } });
       entry.desired.versioning = versioning;
     } else {
-      await this.admin.patch(objectPath(entry.kind, entry.name), { spec: { labels: { suite: 'reliability', round: String(round) } } });
+      const ttlAttribute = entry.desired.ttlAttribute ? undefined : `expiresAt${round}`;
+      await this.admin.patch(objectPath(entry.kind, entry.name), { spec: { ttlAttribute: ttlAttribute ?? null } });
+      entry.desired.ttlAttribute = ttlAttribute;
     }
   }
 
