@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GROUP, KINDS, MANAGED_KINDS, VERSION, type DeletionPolicy, type ManagedKindName, type ProviderConfig } from '@k8or/api';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeAccess } from '../kube/access.js';
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
 import { CachedLookups, type Secret } from '../config/lookups.js';
@@ -40,7 +41,7 @@ export interface HealthRegistry {
 }
 
 export interface EngineOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   /** The loaded provider plugins: a map by provider, or the inversify container they were loaded into. */
   providers: ProviderPlugins | Container;
   /** Identifies this cluster in owner tags. */
