@@ -152,7 +152,23 @@ export class ManagedReconciler {
     this.#random = options.random ?? Math.random;
   }
 
+  /**
+   * One pass of the algorithm. A write refused because the object changed
+   * since it was read (409: another writer, or a cached copy that was behind)
+   * ends the pass with `backoff`: the next pass reads the object again, and
+   * nothing was decided on the stale copy.
+   */
   async reconcile(request: ReconcileRequest): Promise<ReconcileOutcome> {
+    try {
+      return await this.#reconcile(request);
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      this.#logger?.debug({ resource: `${this.kind}/${request.namespace}/${request.name}` }, 'object changed since it was read; reconciling again');
+      return { backoff: true };
+    }
+  }
+
+  async #reconcile(request: ReconcileRequest): Promise<ReconcileOutcome> {
     const stop = request.signal ?? new AbortController().signal;
     const deadline = AbortSignal.timeout(this.#reconcileTimeoutMs);
     const call: Run = { signal: AbortSignal.any([stop, deadline]), stop };
@@ -234,7 +250,8 @@ export class ManagedReconciler {
           : ownership === 'adopt'
             ? [Reasons.AdoptedExternalResource, 'k8or.io/adopt is set']
             : [Reasons.RecoveredExternalResource, "carries this object's owner tags"];
-      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
+      // Guarded: taking over is decided on the missing marker, which a copy that is behind may lack.
+      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() }, guarded: true }, call.stop);
       await this.#event(resource, call, 'Normal', reason, `Took over existing ${this.kind} "${externalName}" in ${target.provider} (${why}).`);
     }
 
@@ -400,6 +417,9 @@ export class ManagedReconciler {
     if (Object.keys(annotations).length > 0) patch.annotations = annotations;
     if (Object.keys(patch).length === 0) return resource;
     call.stop.throwIfAborted();
+    // Guarded: the create-pending marker says "the name was free when we looked", so it is
+    // written only on the object as read; a copy that is behind gets 409, never a create.
+    patch.guarded = true;
     return await this.#deps.kube.patch(resource, patch, call.stop);
   }
 
