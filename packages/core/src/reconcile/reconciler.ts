@@ -226,14 +226,18 @@ export class ManagedReconciler {
       } catch (error) {
         return await this.#fail(resource, call, Reasons.CannotCreateExternalResource, error);
       }
-      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
-      await this.#event(resource, call, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
       log?.info({ externalName }, 'created external resource');
+      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
+      // Once the create is recorded, the Event and the observe for atProvider need nothing from
+      // each other: sent together, they cost the worker one wait instead of two.
+      const announced = this.#event(resource, call, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
       try {
         observation = await client.observe(resource, call);
       } catch (error) {
+        await announced;
         return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
       }
+      await announced;
       return await this.#succeed(resource, call, observation, target, externalName, applied?.settingIssues);
     }
 
