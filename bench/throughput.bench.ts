@@ -23,6 +23,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import type { Informer } from '@k8or/core';
 
 const BENCH_UA = 'k8or-throughput-bench';
 const ENGINE_UA_PREFIX = 'k8or-engine/';
@@ -32,6 +33,7 @@ const IN_FLIGHT = 32;
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
 
 type Kind = 'Bucket' | 'Table';
+type ReadyFrom = 'engine' | 'watch';
 
 interface RequestCounts {
   /** Engine writes by `resource[/subresource] verb`. */
@@ -46,6 +48,7 @@ type FromServer = { type: 'ready'; kubeconfig: string } | { type: 'counts'; coun
 type ToEngine = { type: 'stop' };
 type FromEngine =
   | { type: 'ready' }
+  | { type: 'all-ready'; readyAt: [string, number][] }
   | { type: 'stopped'; cloudCalls: Record<string, number>; reconciles: Record<string, number>; cpuMicros: number };
 
 
@@ -85,7 +88,8 @@ async function serve(): Promise<void> {
 
 // ---- the engine process ----------------------------------------------------
 
-async function runEngine(kubeconfig: string, workers: number): Promise<void> {
+/** `readyCount`: report when that many objects are Ready in the engine's own informer cache (0: do not). */
+async function runEngine(kubeconfig: string, workers: number, readyCount: number): Promise<void> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { CoreMetrics, Engine } = await import('@k8or/core');
   const { InMemoryCloud, inMemoryProviderPlugin } = await import('@k8or/core/testing');
@@ -104,6 +108,14 @@ async function runEngine(kubeconfig: string, workers: number): Promise<void> {
   });
   const cpuFrom = process.cpuUsage();
   await engine.start();
+  if (readyCount > 0) {
+    // Readiness from the engine's own watch: no extra watcher for the API server to feed.
+    const seen = readinessTracker(readyCount, (readyAt) => send({ type: 'all-ready', readyAt: [...readyAt] }));
+    for (const [kind, controller] of engine.controllers) {
+      controller.informer.on('add', seen(kind));
+      controller.informer.on('update', seen(kind));
+    }
+  }
   process.on('message', (message: ToEngine) => {
     if (message.type !== 'stop') return;
     void (async () => {
@@ -150,18 +162,22 @@ async function main(): Promise<void> {
       'bound-writes': { type: 'string', default: '2000' },
       // V8 CPU profiles of the API server and engine processes (`node bench/cpuprofile-top.ts FILE`).
       'cpu-prof': { type: 'string' },
+      // engine: readiness from the engine's own informer cache; watch: from a watch in this process.
+      'ready-from': { type: 'string', default: 'engine' },
     },
   });
+  const readyFrom = values['ready-from'];
+  if (readyFrom !== 'engine' && readyFrom !== 'watch') throw new Error('--ready-from: engine or watch');
   const counts = { Bucket: Number(values.buckets), Table: Number(values.tables) };
   const workerCounts = values.workers.split(',').map(Number);
   const boundWrites = Number(values['bound-writes']);
   const scenarios: Scenario[] = [];
   const loadBefore = loadAverage();
   for (const workers of workerCounts) {
-    scenarios.push(await runScenario(workers, counts, boundWrites, values['cpu-prof']));
+    scenarios.push(await runScenario(workers, counts, boundWrites, readyFrom, values['cpu-prof']));
     console.error(`workers ${workers}: ${scenarios.at(-1)?.seconds.toFixed(2)} s`);
   }
-  report(scenarios, counts, loadBefore, loadAverage(), boundWrites);
+  report(scenarios, counts, loadBefore, loadAverage(), boundWrites, readyFrom);
 }
 
 function loadAverage(): string {
@@ -183,7 +199,7 @@ function child(args: string[], cpuProfileDir?: string): { process: ChildProcess;
   return { process: proc, next };
 }
 
-async function runScenario(workers: number, counts: Record<Kind, number>, boundWrites: number, cpuProfileDir: string | undefined): Promise<Scenario> {
+async function runScenario(workers: number, counts: Record<Kind, number>, boundWrites: number, readyFrom: ReadyFrom, cpuProfileDir: string | undefined): Promise<Scenario> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { API_VERSION, genericDefaultName } = await import('@k8or/api');
   const { KubeRest, corePath, createInformer, installCrds, k8orPath } = await import('@k8or/core');
@@ -224,7 +240,7 @@ async function runScenario(workers: number, counts: Record<Kind, number>, boundW
         while (next < items.length) {
           const item = items[next++]!;
           await user.create(k8orPath(item.kind, item.namespace), manifest(item.kind, item.namespace, item.name));
-          created?.(item.kind, item.name, performance.now());
+          created?.(item.kind, item.name, now());
         }
       }),
     );
@@ -252,33 +268,34 @@ async function runScenario(workers: number, counts: Record<Kind, number>, boundW
   await measureBound(); // warm-up: the schemas compile, the connections open
   const boundBefore = await measureBound();
 
-  const engine = child(['--engine', ready.kubeconfig, String(workers)], cpuProfileDir);
+  const total = counts.Bucket + counts.Table;
+  const engine = child(['--engine', ready.kubeconfig, String(workers), String(readyFrom === 'engine' ? total : 0)], cpuProfileDir);
   if ((await engine.next<FromEngine>()).type !== 'ready') throw new Error('unexpected message from the engine process');
 
-  // Readiness from a watch: each object counts once, the first time it is seen Ready for its generation.
+  // Readiness: each object counts once, the first time it is seen Ready for its generation, either in
+  // the engine's own informer cache or in a watch of this process's (a second watcher on the server).
   const createdAt = new Map<string, number>();
-  const readyAt = new Map<string, number>();
-  const total = counts.Bucket + counts.Table;
-  let allReady: () => void = () => {};
-  const done = new Promise<void>((resolve) => (allReady = resolve));
-  interface Watched {
-    kind?: string;
-    metadata?: { name?: string; generation?: number };
-    status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
-  }
-  const onObject = (kind: Kind) => (obj: Watched) => {
-    const key = `${kind}/${obj.metadata?.name ?? ''}`;
-    if (readyAt.has(key)) return;
-    const isReady = obj.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && obj.status.observedGeneration === obj.metadata?.generation;
-    if (!isReady) return;
-    readyAt.set(key, performance.now());
-    if (readyAt.size === total) allReady();
-  };
-  const informers = (['Bucket', 'Table'] as const).map((kind) => {
-    const informer = createInformer<Watched & { metadata: { name?: string } }>({ kubeConfig, group: 'k8or.io', version: 'v1alpha1', plural: kind === 'Bucket' ? 'buckets' : 'tables', namespace: NAMESPACE });
-    informer.on('add', onObject(kind));
-    informer.on('update', onObject(kind));
-    return informer;
+  let readyAt = new Map<string, number>();
+  const informers: Informer<Watched & { metadata: { name?: string } }>[] = [];
+  const done = new Promise<void>((resolve) => {
+    if (readyFrom === 'engine') {
+      engine.process.on('message', (m: FromEngine) => {
+        if (m.type !== 'all-ready') return;
+        readyAt = new Map(m.readyAt);
+        resolve();
+      });
+      return;
+    }
+    const seen = readinessTracker(total, (all) => {
+      readyAt = all;
+      resolve();
+    });
+    for (const kind of ['Bucket', 'Table'] as const) {
+      const informer = createInformer<Watched & { metadata: { name?: string } }>({ kubeConfig, group: 'k8or.io', version: 'v1alpha1', plural: kind === 'Bucket' ? 'buckets' : 'tables', namespace: NAMESPACE });
+      informer.on('add', seen(kind));
+      informer.on('update', seen(kind));
+      informers.push(informer);
+    }
   });
   await Promise.all(informers.map((i) => i.start()));
 
@@ -288,10 +305,10 @@ async function runScenario(workers: number, counts: Record<Kind, number>, boundW
     if (i < counts.Bucket) items.push({ kind: 'Bucket', namespace: NAMESPACE, name: `b-${i}` });
     if (i < counts.Table) items.push({ kind: 'Table', namespace: NAMESPACE, name: `t-${i}` });
   }
-  const started = performance.now();
+  const started = now();
   await createAll(items, (kind, name, at) => createdAt.set(`${kind}/${name}`, at));
   await done;
-  const seconds = (performance.now() - started) / 1000;
+  const seconds = (Math.max(...readyAt.values()) - started) / 1000;
 
   const serverCpu = await serverCpuMicros();
   const countsReply = server.next<FromServer>();
@@ -336,8 +353,8 @@ function percentile(values: number[], p: number): number {
 const sum = (record: Record<string, number>, match: (key: string) => boolean = () => true): number =>
   Object.entries(record).reduce((total, [key, n]) => total + (match(key) ? n : 0), 0);
 
-function report(scenarios: Scenario[], counts: Record<Kind, number>, loadBefore: string, loadAfter: string, boundWrites: number): void {
-  console.log(`\nThroughput to Ready: ${counts.Bucket} Buckets + ${counts.Table} Tables, node ${process.version}, ${new Date().toISOString()}, load average ${loadBefore} (start) / ${loadAfter} (end)\n`);
+function report(scenarios: Scenario[], counts: Record<Kind, number>, loadBefore: string, loadAfter: string, boundWrites: number, readyFrom: ReadyFrom): void {
+  console.log(`\nThroughput to Ready: ${counts.Bucket} Buckets + ${counts.Table} Tables, readiness from ${readyFrom === 'engine' ? "the engine's informer cache" : 'a watch of the benchmark'}, node ${process.version}, ${new Date().toISOString()}, load average ${loadBefore} (start) / ${loadAfter} (end)\n`);
   console.log(`| workers | all Ready (s) | resources/s | raw writes/s (before / after) | API writes per resource (engine + create) | bound (resources/s) | **ratio** | p50 / p99 to Ready, Bucket (ms) | p50 / p99 to Ready, Table (ms) |`);
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of scenarios) {
@@ -372,7 +389,31 @@ function report(scenarios: Scenario[], counts: Record<Kind, number>, loadBefore:
   }
 }
 
+/** The wall clock shared by the three processes (ms). */
+const now = (): number => performance.timeOrigin + performance.now();
+
+interface Watched {
+  metadata?: { name?: string; generation?: number };
+  status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
+}
+
+/**
+ * Records when each object is first seen Ready for its generation (Ready=True, observedGeneration =
+ * generation); calls `allReady` once `total` objects are.
+ */
+function readinessTracker(total: number, allReady: (readyAt: Map<string, number>) => void): (kind: Kind) => (obj: Watched) => void {
+  const readyAt = new Map<string, number>();
+  return (kind) => (obj) => {
+    const key = `${kind}/${obj.metadata?.name ?? ''}`;
+    if (readyAt.has(key)) return;
+    const isReady = obj.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && obj.status.observedGeneration === obj.metadata?.generation;
+    if (!isReady) return;
+    readyAt.set(key, now());
+    if (readyAt.size === total) allReady(readyAt);
+  };
+}
+
 const role = process.argv[2];
 if (role === '--serve') await serve();
-else if (role === '--engine') await runEngine(process.argv[3] ?? '', Number(process.argv[4]));
+else if (role === '--engine') await runEngine(process.argv[3] ?? '', Number(process.argv[4]), Number(process.argv[5]));
 else await main();

@@ -228,17 +228,19 @@ export class ManagedReconciler {
       }
       log?.info({ externalName }, 'created external resource');
       resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
-      // Once the create is recorded, the Event and the observe for atProvider need nothing from
-      // each other: sent together, they cost the worker one wait instead of two.
+      // Once the create is recorded, the Event needs nothing from the observe for atProvider and
+      // the status write after it: it is written meanwhile, not in the worker's way.
       const announced = this.#event(resource, call, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
       try {
-        observation = await client.observe(resource, call);
-      } catch (error) {
+        try {
+          observation = await client.observe(resource, call);
+        } catch (error) {
+          return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
+        }
+        return await this.#succeed(resource, call, observation, target, externalName, applied?.settingIssues);
+      } finally {
         await announced;
-        return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
       }
-      await announced;
-      return await this.#succeed(resource, call, observation, target, externalName, applied?.settingIssues);
     }
 
     const ownership = ownershipOf(resource, observation.ownerTags, ownerTagsFor(resource, this.#clusterId));
