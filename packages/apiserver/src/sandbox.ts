@@ -23,6 +23,7 @@ import { persistedText, readSnapshot, SnapshotWriter } from './persistence/snaps
 import { ResourceRegistry, resourceTypeFromCrd } from './resources/registry.js';
 import { CRD_KEY } from './objects/lifecycle.js';
 import type { ServerContext } from './server/context.js';
+import { FaultInjector } from './server/faults.js';
 import { createHandler } from './server/handler.js';
 import { ListSnapshots } from './store/list-snapshots.js';
 import { ObjectStore } from './store/store.js';
@@ -133,6 +134,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     garbageCollector,
     listSnapshots,
     serverAddress: '',
+    faults: new FaultInjector(options.faults),
   };
   const openapi = new OpenApiDocuments(registry);
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem }, createHandler({ ctx, openapi, requestLog }));
@@ -185,6 +187,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return { username, grants, unused: grants.filter((g) => g.uses === 0).map((g) => g.key), denied: [...record.denied] };
     },
     dropWatches: () => hub.closeAll(),
+    faults: ctx.faults,
     compactHistory: () => {
       history.compact(store.resourceVersion);
       listSnapshots.clear();

@@ -23,6 +23,40 @@ export interface SandboxOptions {
    * a long-running server must not, since the log only grows.
    */
   recordRequests?: boolean;
+  /** Answer a seeded share of requests with kube-apiserver's failures (see {@link ApiFaultOptions}); default off. */
+  faults?: ApiFaultOptions;
+}
+
+/**
+ * A failure the sandbox can inject: 409 Conflict on update/patch, 429 TooManyRequests, 500
+ * InternalError, 410 Gone on a resuming watch or paged list, or a watch cut without a word.
+ */
+export type ApiFaultKind = 'conflict' | 'throttle' | 'internal' | 'gone' | 'dropWatch';
+
+export interface ApiFaultOptions {
+  /** The share of eligible requests that get a fault, from 0 to 1. */
+  rate: number;
+  /** The faults to choose from (each request draws among those that apply to it); default all. */
+  kinds?: ApiFaultKind[];
+  /** Seed of the choices, so a run replays; default 1. */
+  seed?: number;
+  /** Usernames whose requests are faulted (e.g. `system:serviceaccount:ns:sa`); default every user but the sandbox admin. */
+  users?: string[];
+  /** Start injecting at once; default true when rate > 0. */
+  enabled?: boolean;
+}
+
+/** The sandbox's fault injector, switched at run time. */
+export interface ApiFaults {
+  readonly enabled: boolean;
+  readonly options: Readonly<ApiFaultOptions>;
+  enable(): void;
+  disable(): void;
+  /** Change rate, kinds, users or seed (a new seed restarts the sequence). */
+  configure(options: Partial<ApiFaultOptions>): void;
+  /** Faults injected so far, per kind. */
+  readonly injected: Readonly<Record<ApiFaultKind, number>>;
+  readonly total: number;
 }
 
 export type RequestVerb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'other';
@@ -86,6 +120,8 @@ export interface Sandbox {
   dropWatches(): void;
   /** Test hook: forget watch history so older resourceVersions get 410 Gone. */
   compactHistory(): void;
+  /** Fault injection (off unless `faults` was given or `faults.enable()` is called). */
+  faults: ApiFaults;
   stop(): Promise<void>;
 }
 

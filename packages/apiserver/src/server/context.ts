@@ -11,6 +11,7 @@ import type { WatchHub } from '../watch/hub.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { RbacAuthorizer } from '../auth/rbac.js';
 import type { UserInfo } from '../types.js';
+import type { FaultInjector } from './faults.js';
 
 export type { UserInfo };
 
@@ -33,4 +34,6 @@ export interface ServerContext {
   bookmarkIntervalMs: number;
   /** Host:port clients reach us at (for discovery's serverAddressByClientCIDRs). */
   serverAddress: string;
+  /** Injected failures, for tests of clients (off by default). */
+  faults: FaultInjector;
 }

@@ -16,6 +16,8 @@ import { makeScope } from './scope.js';
 import { ApiError, forbidden, methodNotAllowed, notFound, toApiError } from '../status.js';
 import { handleCreate, handlePatch, handleUpdate } from './write.js';
 import { handleWatch } from './watch.js';
+import { retryAfterHeader } from './faults.js';
+import { queryFlag } from './query.js';
 
 export interface HandlerOptions {
   ctx: ServerContext;
@@ -106,11 +108,40 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
         req.resume();
         throw forbiddenRequest(user, attributes);
       }
+      if (info.isResourceRequest && injectFault(ctx, req, res, info, url, user.username)) return;
       route(ctx, openapi, req, res, info, url, user).catch(fail);
     } catch (err) {
       fail(err);
     }
   }
+}
+
+/**
+ * Answers the request with an injected fault when the injector picks one (true), or arms a cut of
+ * the watch it is about to serve (false: serve it as usual).
+ */
+function injectFault(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL, username: string): boolean {
+  const query = url.searchParams;
+  const resourceVersion = query.get('resourceVersion') ?? '';
+  const resumes = info.verb === 'watch' ? resourceVersion !== '' && resourceVersion !== '0' && !queryFlag(query, 'sendInitialEvents') : (query.get('continue') ?? '') !== '';
+  const decision = ctx.faults.decide({ verb: info.verb, username, group: info.group, resource: info.resource, name: info.name, resumes });
+  if (!decision) return false;
+  ctx.logger.debug({ fault: decision.kind, path: url.pathname, username }, 'injected fault');
+  if (decision.kind === 'dropWatch') {
+    const timer = setTimeout(() => res.destroy(), decision.afterMs);
+    res.on('close', () => clearTimeout(timer));
+    return false;
+  }
+  req.resume();
+  if (decision.watchEvent) {
+    // as the real server: the watch opens, then its one event is the 410 Status
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    res.end(`${JSON.stringify({ type: 'ERROR', object: decision.error.status })}\n`);
+    return true;
+  }
+  for (const [name, value] of Object.entries(retryAfterHeader(decision))) res.setHeader(name, value);
+  sendStatus(res, decision.error.status);
+  return true;
 }
 
 /** authorizer.Attributes of a request: resource requests by their verb, others by their path and lowercased method. */

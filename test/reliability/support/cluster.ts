@@ -1,0 +1,215 @@
+// One cluster for a fault run: the embedded API server, the chart installed with real Helm (so the
+// operator runs with exactly the chart's RBAC, under a token of its ServiceAccount), S3 and DynamoDB
+// Local behind recording proxies, the default ProviderConfig pointing at them, and any number of
+// operator processes (replicas) started, killed and restarted by the suite.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { startSandbox, type Sandbox, type SandboxOptions } from '@k8or/apiserver';
+import { KubeRest } from '@k8or/core';
+import { waitFor } from '@k8or/core/testing';
+import { startDynamoDbLocal, startS3Fake, type S3Fake } from '@k8or/local-clouds';
+import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
+import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
+import { runOk } from '../../support/run.ts';
+import { CHART_DIR, tools, type Tools } from '../../support/tools.ts';
+import { classifyDynamoDb, classifyS3, startCloudProxy, type CloudProxy } from './cloud-proxy.ts';
+
+export const NAMESPACE = 'k8or-system';
+export const RELEASE = 'k8or';
+export const USER_NAMESPACE = 'apps';
+/** The user the API server knows the operator as (the chart's ServiceAccount). */
+export const OPERATOR_USER = `system:serviceaccount:${NAMESPACE}:${RELEASE}`;
+
+/** Why the suites cannot run here, or undefined when they can. */
+export function missingOperator(): string | undefined {
+  const binary = k8orBinary();
+  return 'missing' in binary ? binary.missing : undefined;
+}
+
+export interface ReplicaOptions {
+  /** Overrides of the chart's container env (e.g. `K8OR_LEADER_ELECT: 'false'` for a single replica). */
+  env?: Record<string, string>;
+}
+
+/** One operator process, as one Pod of the chart's Deployment. */
+export interface Replica {
+  name: string;
+  process: OperatorProcess;
+  webhookPort: number;
+  /** The operator's log lines, parsed. */
+  logs(): Array<Record<string, unknown>>;
+  /** SIGKILL, and wait until the process is gone. */
+  kill(): Promise<void>;
+  exited: boolean;
+}
+
+export interface ReliabilityCluster {
+  home: string;
+  sandbox: Sandbox;
+  tools: Tools;
+  /** The admin's client (a user's kubectl), never faulted. */
+  admin: KubeRest;
+  s3: S3Fake;
+  /** The operator's S3 endpoint: a recording proxy in front of the S3 fake. */
+  s3Proxy: CloudProxy;
+  /** The operator's DynamoDB endpoint: a recording proxy in front of DynamoDB Local. */
+  dynamodbProxy: CloudProxy;
+  /** The backends themselves, for the suite's own SDK clients. */
+  endpoints: { s3: string; dynamodb: string };
+  /** The chart's container env, as the Deployment has it. */
+  chartEnv: Record<string, string>;
+  /** Start one more replica (its webhook becomes the one the webhook Service routes to if none is up). */
+  startReplica(options?: ReplicaOptions): Promise<Replica>;
+  replicas: Replica[];
+  /** Wait until a replica serves /readyz. */
+  waitReady(replica: Replica): Promise<void>;
+  /** The last lines of every replica's output, for failure messages. */
+  operatorOutput(chars?: number): string;
+  stop(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  sandbox?: Pick<SandboxOptions, 'faults'>;
+}
+
+export async function startReliabilityCluster(options: ClusterOptions = {}): Promise<ReliabilityCluster> {
+  const binary = k8orBinary();
+  if ('missing' in binary) throw new Error(binary.missing);
+  const home = await mkdtemp(join(tmpdir(), 'k8or-reliability-'));
+  const stops: Array<() => Promise<unknown>> = [];
+  const replicas: Replica[] = [];
+  let webhookPort = 0;
+  try {
+    const sandbox = await startSandbox({
+      kubeconfigPath: join(home, 'admin.kubeconfig'),
+      // the chart's webhook Service, as kube-proxy would route it: to a live replica
+      serviceResolver: (namespace, name) => (namespace === NAMESPACE && name === `${RELEASE}-webhook` ? `https://127.0.0.1:${webhookPort}` : `https://${name}.${namespace}.svc`),
+      ...options.sandbox,
+    });
+    stops.push(() => sandbox.stop());
+    const s3 = await startS3Fake();
+    stops.push(() => s3.stop());
+    const dynamodb = await startDynamoDbLocal();
+    stops.push(() => dynamodb.stop());
+    const s3Proxy = await startCloudProxy(s3.endpoint, classifyS3);
+    stops.push(() => s3Proxy.stop());
+    const dynamodbProxy = await startCloudProxy(dynamodb.endpoint, classifyDynamoDb);
+    stops.push(() => dynamodbProxy.stop());
+
+    const t = await tools(home, join(home, 'admin.kubeconfig'));
+    await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--create-namespace', '--set', 'providers.aws.enabled=true']);
+    const deployment = JSON.parse(await runOk(t.kubectl, ['get', 'deployment', RELEASE, '-n', NAMESPACE, '-o', 'json'])) as {
+      spec: { template: { spec: { serviceAccountName: string; containers: Array<{ env: Array<{ name: string; value?: string }> }> } } };
+    };
+    const pod = deployment.spec.template.spec;
+    const chartEnv = Object.fromEntries(pod.containers[0]!.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+    const token = (await runOk(t.kubectl, ['create', 'token', pod.serviceAccountName, '-n', NAMESPACE, '--duration=2h'])).trim();
+    const operatorKubeconfig = join(home, 'operator.kubeconfig');
+    await writeFile(operatorKubeconfig, sandbox.kubeconfig.replace(sandbox.token, token));
+    await runOk(t.kubectl, ['create', 'namespace', USER_NAMESPACE]);
+
+    const kc = new KubeConfig();
+    kc.loadFromString(sandbox.kubeconfig);
+    const admin = new KubeRest(kc, { userAgent: 'reliability-suite' });
+
+    let replicaCount = 0;
+    const cluster: ReliabilityCluster = {
+      home,
+      sandbox,
+      tools: t,
+      admin,
+      s3,
+      s3Proxy,
+      dynamodbProxy,
+      endpoints: { s3: s3.endpoint, dynamodb: dynamodb.endpoint },
+      chartEnv,
+      replicas,
+      startReplica: async (replicaOptions = {}) => {
+        const name = `replica-${replicaCount++}`;
+        const port = await freePort();
+        const process = await startOperatorProcess({
+          bin: binary.path,
+          kubeconfigPath: operatorKubeconfig,
+          env: { ...chartEnv, K8OR_LOG_LEVEL: 'debug', ...replicaOptions.env },
+          webhookPort: port,
+        });
+        const replica: Replica = {
+          name,
+          process,
+          webhookPort: port,
+          exited: false,
+          logs: () =>
+            process
+              .output()
+              .split('\n')
+              .flatMap((line) => {
+                try {
+                  return [JSON.parse(line) as Record<string, unknown>];
+                } catch {
+                  return [];
+                }
+              }),
+          kill: async () => {
+            // the operator itself, not the guardian between us: a Pod's container killed by the kubelet
+            globalThis.process.kill(await process.child.pid, 'SIGKILL');
+            await process.child.exited;
+            replica.exited = true;
+            // the Service's endpoints drop the dead Pod
+            if (webhookPort === port) webhookPort = replicas.find((r) => !r.exited)?.webhookPort ?? 0;
+          },
+        };
+        replicas.push(replica);
+        if (webhookPort === 0 || replicas.every((r) => r === replica || r.exited)) webhookPort = port;
+        return replica;
+      },
+      waitReady: async (replica) => {
+        try {
+          await waitFor(`${replica.name} ready`, async () => (await fetch(`${replica.process.probes}/readyz`).catch(() => undefined))?.ok === true, 90_000);
+        } catch (error) {
+          throw new Error(`${String(error)}\n${replica.process.output().slice(-5000)}`);
+        }
+      },
+      operatorOutput: (chars = 4000) => replicas.map((r) => `--- ${r.name}${r.exited ? ' (killed)' : ''}:\n${r.process.output().slice(-chars)}`).join('\n'),
+      stop: async () => {
+        for (const replica of replicas) if (!replica.exited) await replica.process.stop();
+        for (const stop of stops.reverse()) await stop().catch(() => undefined);
+        await rm(home, { recursive: true, force: true });
+      },
+    };
+    return cluster;
+  } catch (error) {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    await rm(home, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/**
+ * The admin's part once the first replica serves its webhook: wait for the caBundle the operator
+ * writes, then the credentials Secret and the `default` ProviderConfig pointing at the proxies.
+ */
+export async function applyProviderConfig(cluster: ReliabilityCluster): Promise<void> {
+  const { kubectl } = cluster.tools;
+  await waitFor(
+    'caBundle in the webhook configuration',
+    async () => (await runOk(kubectl, ['get', 'validatingwebhookconfiguration', `${RELEASE}-validating-webhook`, '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}'])).length > 0,
+    60_000,
+  );
+  const manifests = [
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'aws-credentials', namespace: NAMESPACE }, type: 'Opaque', stringData: SANDBOX_CREDENTIALS },
+    {
+      apiVersion: 'k8or.io/v1alpha1',
+      kind: 'ProviderConfig',
+      metadata: { name: 'default' },
+      spec: {
+        provider: 'aws',
+        region: 'us-east-1',
+        endpoints: { bucket: cluster.s3Proxy.endpoint, table: cluster.dynamodbProxy.endpoint },
+        credentials: { source: 'Secret', secretRef: { namespace: NAMESPACE, name: 'aws-credentials' } },
+      },
+    },
+  ];
+  await runOk(kubectl, ['apply', '-f', '-'], manifests.map((m) => JSON.stringify(m)).join('\n'));
+}
