@@ -10,5 +10,6 @@ export * from './outputs/index.js';
 export * from './config/index.js';
 export * from './controller/index.js';
 export * from './metrics/index.js';
+export * from './cloud-rate-limit/index.js';
 export * from './health/index.js';
 export * from './logging.js';

@@ -190,6 +190,21 @@ describe('validating webhook: what the cloud would reject is rejected at apply',
       assertDenied(await send(client, 'validate', reviewOf('CREATE', unknown)), 'spec.settings', 'settings.unsupported', /declares no settings/);
     });
 
+    it("checks spec.rateLimits against the provider's declared services, naming the field and the rule", async () => {
+      const ok = providerConfig('paced', { provider: 'aws', region: 'eu-west-1', rateLimits: { 'dynamodb-control-plane': { requestsPerSecond: 5, burst: 10 }, 's3-buckets': { requestsPerSecond: 0.5 } } });
+      const allowed = await send(client, 'validate', reviewOf('CREATE', ok));
+      assert.equal(allowed.allowed, true);
+      assert.equal(allowed.warnings, undefined, 'rates below the defaults: no warning');
+      const bad = providerConfig('paced', { provider: 'aws', region: 'eu-west-1', rateLimits: { 'dynamo-control-plane': { burst: 1 }, 's3-buckets': { requestsPerSecond: 0, burst: 0 } } });
+      const response = await send(client, 'validate', reviewOf('CREATE', bad));
+      assertDenied(response, 'spec.rateLimits.dynamo-control-plane', 'rateLimits.service', /its services: s3-buckets, s3-objects, dynamodb-control-plane/);
+      assertDenied(response, 'spec.rateLimits.s3-buckets.requestsPerSecond', 'rateLimits.requestsPerSecond.positive', /greater than 0/);
+      assertDenied(response, 'spec.rateLimits.s3-buckets.burst', 'rateLimits.burst.integer', /at least 1/);
+      const fast = await send(client, 'validate', reviewOf('CREATE', providerConfig('fast', { provider: 'aws', region: 'eu-west-1', rateLimits: { 'dynamodb-control-plane': { requestsPerSecond: 5000 } } })));
+      assert.equal(fast.allowed, true);
+      assert.match(fast.warnings?.[0] ?? '', /requestsPerSecond 5000 is above provider "aws"'s default of 250/);
+    });
+
     it('warns about a provider that is not installed', async () => {
       const response = await send(client, 'validate', reviewOf('CREATE', providerConfig('azure', { provider: 'azure', storageAccount: 'acct1' })));
       assert.equal(response.allowed, true);

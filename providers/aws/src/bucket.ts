@@ -32,6 +32,7 @@ import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionC
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
 import { callAws, hasCode, isAccessDenied } from './errors.js';
+import { AwsServices, s3ServiceFor } from './rate-limits.js';
 import { carriesOwnerTags, desiredTags, diffTags, fromTagList, ownerTagKeys, ownerTagsIn, toTagList } from './tags.js';
 
 // --- mapping: portable spec -> S3 ---------------------------------------------------------------
@@ -207,7 +208,7 @@ export class S3BucketClient implements ExternalClient<Bucket> {
 
   /** One SDK call, recorded and classified, aborted with the engine's signal. */
   #call<T>(call: CallOptions, operation: string, send: (s3: S3Client, abort: { abortSignal: AbortSignal }) => Promise<T>): Promise<T> {
-    return callAws(this.#context, operation, () => send(this.#s3, { abortSignal: call.signal }));
+    return callAws(this.#context, { service: s3ServiceFor(operation), signal: call.signal }, operation, () => send(this.#s3, { abortSignal: call.signal }));
   }
 
   /** The call's result, or undefined when AWS answers one of `codes` (a setting never configured, a resource already gone...). */
@@ -452,14 +453,15 @@ export const bucketConnector: Connector<Bucket> = {
     const region = context.providerConfig.spec.region ?? DEFAULT_REGION;
     const s3 = clients.get(clientSettings(context.providerConfig, context.credentials, 'Bucket', region));
     const abort = { abortSignal: call.signal };
+    const paced = { service: AwsServices.s3Buckets, signal: call.signal };
     const items: InventoryItem<Bucket>[] = [];
     let ContinuationToken: string | undefined;
     do {
-      const page = await callAws(context, 'ListBuckets', () => s3.send(new ListBucketsCommand({ ...(ContinuationToken ? { ContinuationToken } : {}) }), abort));
+      const page = await callAws(context, paced, 'ListBuckets', () => s3.send(new ListBucketsCommand({ ...(ContinuationToken ? { ContinuationToken } : {}) }), abort));
       for (const listed of page.Buckets ?? []) {
         const Bucket = listed.Name;
         if (!Bucket) continue;
-        const location = listed.BucketRegion ?? (await callAws(context, 'GetBucketLocation', () => s3.send(new GetBucketLocationCommand({ Bucket }), abort))).LocationConstraint;
+        const location = listed.BucketRegion ?? (await callAws(context, paced, 'GetBucketLocation', () => s3.send(new GetBucketLocationCommand({ Bucket }), abort))).LocationConstraint;
         items.push({ externalName: Bucket, spec: { location: location || DEFAULT_REGION } });
       }
       ContinuationToken = page.ContinuationToken;

@@ -1,4 +1,4 @@
-import { NotOwnedError, ProviderError, RetryableError, TerminalError, type ConnectionContext } from '@k8or/core';
+import { NotOwnedError, ProviderError, RetryableError, TerminalError, type CloudCallOptions, type ConnectionContext } from '@k8or/core';
 
 /** Codes that mean "slow down": retried with backoff. */
 const THROTTLING = new Set([
@@ -110,10 +110,13 @@ export function classifyAwsError(error: unknown, operation: string): ProviderErr
   return new TerminalError(message, options);
 }
 
-/** Runs one SDK call through the engine's call recorder (metrics), classifying any failure. */
-export async function callAws<T>(context: Pick<ConnectionContext, 'recordCall'>, operation: string, call: () => Promise<T>): Promise<T> {
+/**
+ * Runs one SDK call through the engine's call recorder (its rate limit for `paced.service`, metrics),
+ * classifying any failure.
+ */
+export async function callAws<T>(context: Pick<ConnectionContext, 'recordCall'>, paced: CloudCallOptions, operation: string, call: () => Promise<T>): Promise<T> {
   try {
-    return await context.recordCall(operation, call);
+    return await context.recordCall(operation, call, paced);
   } catch (error) {
     throw classifyAwsError(error, operation);
   }

@@ -13,3 +13,4 @@ export { awsNaming, defaultS3BucketName, defaultDynamoDbTableName } from './nami
 export { awsValidation, validateBucket, validateTable, validateProviderConfig } from './validation.js';
 export { classifyAwsError, awsErrorCode, isAccessDenied } from './errors.js';
 export { clientSettings, credentialsFrom, endpointFor, type AwsClientSettings, type StaticCredentials } from './config.js';
+export { awsRateLimits, AwsServices, s3ServiceFor, type AwsService } from './rate-limits.js';

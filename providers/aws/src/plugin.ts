@@ -1,6 +1,7 @@
 import type { ProviderPlugin } from '@k8or/core';
 import { bucketConnector } from './bucket.js';
 import { awsNaming } from './naming.js';
+import { awsRateLimits } from './rate-limits.js';
 import { tableConnector } from './table.js';
 import { awsValidation } from './validation.js';
 
@@ -10,5 +11,6 @@ export const awsProvider: ProviderPlugin = {
   packageName: '@k8or/provider-aws',
   connectors: { Bucket: bucketConnector, Table: tableConnector },
   naming: awsNaming,
+  rateLimits: awsRateLimits,
   validation: awsValidation,
 };

@@ -42,6 +42,7 @@ import {
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION } from './config.js';
 import { callAws, hasCode } from './errors.js';
+import { AwsServices } from './rate-limits.js';
 import { carriesOwnerTags, desiredTags, diffTags, fromTagList, ownerTagKeys, ownerTagsIn, toTagList } from './tags.js';
 
 // --- mapping: portable spec -> DynamoDB ---------------------------------------------------------
@@ -176,7 +177,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
 
   /** One SDK call, recorded and classified, aborted with the engine's signal. */
   #call<T>(call: CallOptions, operation: string, send: (dynamodb: DynamoDBClient, abort: { abortSignal: AbortSignal }) => Promise<T>): Promise<T> {
-    return callAws(this.#context, operation, () => send(this.#dynamodb, { abortSignal: call.signal }));
+    return callAws(this.#context, { service: AwsServices.dynamodb, signal: call.signal }, operation, () => send(this.#dynamodb, { abortSignal: call.signal }));
   }
 
   /** The call's result, or undefined when AWS answers one of `codes` (a resource already gone, an operation the endpoint lacks). */
@@ -436,12 +437,13 @@ export const tableConnector: Connector<Table> = {
     const region = context.providerConfig.spec.region ?? DEFAULT_REGION;
     const dynamodb = clients.get(clientSettings(context.providerConfig, context.credentials, 'Table', region));
     const abort = { abortSignal: call.signal };
+    const paced = { service: AwsServices.dynamodb, signal: call.signal };
     const items: InventoryItem<Table>[] = [];
     let ExclusiveStartTableName: string | undefined;
     do {
-      const page = await callAws(context, 'ListTables', () => dynamodb.send(new ListTablesCommand({ ...(ExclusiveStartTableName ? { ExclusiveStartTableName } : {}) }), abort));
+      const page = await callAws(context, paced, 'ListTables', () => dynamodb.send(new ListTablesCommand({ ...(ExclusiveStartTableName ? { ExclusiveStartTableName } : {}) }), abort));
       for (const TableName of page.TableNames ?? []) {
-        const described = await callAws(context, 'DescribeTable', () => dynamodb.send(new DescribeTableCommand({ TableName }), abort));
+        const described = await callAws(context, paced, 'DescribeTable', () => dynamodb.send(new DescribeTableCommand({ TableName }), abort));
         if (!described.Table) continue;
         items.push({ externalName: TableName, spec: { ...keysOf(described.Table), billing: billingOf(described.Table) } });
       }

@@ -3,7 +3,7 @@
 // running the AWS provider plugin.
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, allCrds, type Bucket, type Condition, type ManagedResource, type Table } from '@k8or/api';
-import { Engine, KubeRest, corePath, k8orPath } from '@k8or/core';
+import { Engine, KubeRest, corePath, k8orPath, type EngineOptions } from '@k8or/core';
 import { waitFor as pollUntil } from '@k8or/core/testing';
 import { awsProvider, destroyDynamoDbClients, destroyS3Clients } from '@k8or/provider-aws';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
@@ -96,7 +96,7 @@ export class AwsWorld {
   }
 
   /** Runs the engine with the AWS provider plugin, with quick test timings. */
-  async startEngine(): Promise<Engine> {
+  async startEngine(options: Partial<EngineOptions> = {}): Promise<Engine> {
     this.engine = new Engine({
       kubeConfig: this.kubeConfig,
       providers: new Map([['aws', awsProvider]]),
@@ -108,6 +108,7 @@ export class AwsWorld {
       resyncFloorMs: 100,
       shutdownDeadlineMs: 5_000,
       operatorNamespace: SECRETS_NAMESPACE,
+      ...options,
     });
     await this.engine.start();
     return this.engine;

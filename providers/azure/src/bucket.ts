@@ -18,6 +18,7 @@ import {
 import { blobServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
+import { AzureServices } from './rate-limits.js';
 import { desiredMetadata, diffMetadata, ownerTagsIn } from './metadata.js';
 import { unappliedBucketSettings } from './unapplied.js';
 
@@ -97,7 +98,7 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
 
   /** One SDK call, recorded and classified, aborted with the engine's signal. */
   #call<T>(call: CallOptions, operation: string, send: (container: ContainerClient, abort: { abortSignal: AbortSignal }) => Promise<T>): Promise<T> {
-    return callAzure(this.#context, operation, () => send(this.#container, { abortSignal: call.signal }));
+    return callAzure(this.#context, { service: AzureServices.blobContainers, signal: call.signal }, operation, () => send(this.#container, { abortSignal: call.signal }));
   }
 
   /** The container's properties, or undefined on a definite ContainerNotFound (a 403 is an error, never absence). */
@@ -214,7 +215,7 @@ export const bucketConnector: Connector<Bucket> = {
   /** Every container of the storage account (List Containers), with its public access as spec.publicAccess. */
   async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Bucket>[]> {
     const service = blobServiceClient(clientSettings(context.providerConfig, context.credentials, 'Bucket'));
-    return await callAzure(context, 'ListContainers', async () => {
+    return await callAzure(context, { service: AzureServices.blobContainers, signal: call.signal }, 'ListContainers', async () => {
       const items: InventoryItem<Bucket>[] = [];
       for await (const container of service.listContainers({ abortSignal: call.signal })) {
         items.push({ externalName: container.name, spec: { publicAccess: portablePublicAccess(container.properties.publicAccess ?? 'none') } });

@@ -1,4 +1,4 @@
-import { NotOwnedError, ProviderError, RetryableError, TerminalError, type ConnectionContext } from '@k8or/core';
+import { NotOwnedError, ProviderError, RetryableError, TerminalError, type CloudCallOptions, type ConnectionContext } from '@k8or/core';
 
 /** Codes that mean "busy, try again": retried with backoff. */
 const RETRYABLE = new Set(['ServerBusy', 'OperationTimedOut', 'InternalError', 'ServiceUnavailable', 'TooManyRequests']);
@@ -112,10 +112,13 @@ export function classifyAzureError(error: unknown, operation: string): ProviderE
   return new TerminalError(message, options);
 }
 
-/** Runs one SDK call through the engine's call recorder (metrics), classifying any failure. */
-export async function callAzure<T>(context: Pick<ConnectionContext, 'recordCall'>, operation: string, call: () => Promise<T>): Promise<T> {
+/**
+ * Runs one SDK call through the engine's call recorder (its rate limit for `paced.service`, metrics),
+ * classifying any failure.
+ */
+export async function callAzure<T>(context: Pick<ConnectionContext, 'recordCall'>, paced: CloudCallOptions, operation: string, call: () => Promise<T>): Promise<T> {
   try {
-    return await context.recordCall(operation, call);
+    return await context.recordCall(operation, call, paced);
   } catch (error) {
     throw classifyAzureError(error, operation);
   }

@@ -2,6 +2,7 @@ import type { ProviderPlugin } from '@k8or/core';
 import { bucketConnector } from './bucket.js';
 import { azureSettingsSchema } from './config.js';
 import { containerNaming, tableNaming } from './naming.js';
+import { azureRateLimits } from './rate-limits.js';
 import { tableConnector } from './table.js';
 import { azureValidation } from './validation.js';
 
@@ -12,5 +13,6 @@ export const azureProvider: ProviderPlugin = {
   connectors: { Bucket: bucketConnector, Table: tableConnector },
   naming: { Bucket: containerNaming, Table: tableNaming },
   settingsSchema: azureSettingsSchema,
+  rateLimits: azureRateLimits,
   validation: azureValidation,
 };

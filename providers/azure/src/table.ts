@@ -10,6 +10,7 @@ import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionC
 import { tableServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
+import { AzureServices } from './rate-limits.js';
 import { unappliedTableSettings } from './unapplied.js';
 
 /** The keys Azure gives every table: a string PartitionKey and a string RowKey. */
@@ -40,7 +41,7 @@ export class AzureTableClient implements ExternalClient<Table> {
 
   /** Query Tables for exactly this name (case-sensitive, as the name is persisted). A 403 is an error, never absence. */
   async #exists(call: CallOptions): Promise<boolean> {
-    return await callAzure(this.#context, 'QueryTables', async () => {
+    return await callAzure(this.#context, { service: AzureServices.tables, signal: call.signal }, 'QueryTables', async () => {
       for await (const table of this.#service.listTables({ queryOptions: { filter: `TableName eq ${odataString(this.#name)}` }, abortSignal: call.signal })) {
         if (table.name === this.#name) return true;
       }
@@ -70,7 +71,7 @@ export class AzureTableClient implements ExternalClient<Table> {
    */
   async create(_table: Table, call: CallOptions): Promise<void> {
     let status: number | undefined;
-    await callAzure(this.#context, 'CreateTable', () =>
+    await callAzure(this.#context, { service: AzureServices.tables, signal: call.signal }, 'CreateTable', () =>
       this.#service.createTable(this.#name, { abortSignal: call.signal, onResponse: (response) => void (status = response.status) }),
     );
     if (status === 409) {
@@ -95,7 +96,7 @@ export class AzureTableClient implements ExternalClient<Table> {
       );
     }
     try {
-      await callAzure(this.#context, 'DeleteTable', () => this.#service.deleteTable(this.#name, { abortSignal: call.signal }));
+      await callAzure(this.#context, { service: AzureServices.tables, signal: call.signal }, 'DeleteTable', () => this.#service.deleteTable(this.#name, { abortSignal: call.signal }));
     } catch (error) {
       if (!hasCode(error, 'TableNotFound', 'ResourceNotFound', 'TableBeingDeleted')) throw error;
     }
@@ -111,7 +112,7 @@ export const tableConnector: Connector<Table> = {
   /** Every table of the storage account (Query Tables); every Azure table has the string keys PartitionKey and RowKey. */
   async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Table>[]> {
     const service = tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table'));
-    return await callAzure(context, 'QueryTables', async () => {
+    return await callAzure(context, { service: AzureServices.tables, signal: call.signal }, 'QueryTables', async () => {
       const items: InventoryItem<Table>[] = [];
       for await (const table of service.listTables({ abortSignal: call.signal })) {
         if (table.name) items.push({ externalName: table.name, spec: { partitionKey: { ...AZURE_PARTITION_KEY }, sortKey: { ...AZURE_ROW_KEY } } });

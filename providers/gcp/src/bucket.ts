@@ -21,6 +21,7 @@ import {
 } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { answerOf, callGoogle, isNotFound } from './errors.js';
+import { GcpServices, gcsServiceFor } from './rate-limits.js';
 import { desiredLabels, diffLabels, labelsPatch, ownerTagsFromLabels } from './labels.js';
 import { DEFAULT_STORAGE_CLASS, gcpSettings, type GcpSettings } from './settings.js';
 
@@ -277,7 +278,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
   }
 
   #call<T>(call: CallOptions, operation: string, run: (bucket: GcsBucket) => Promise<T>): Promise<T> {
-    return callGoogle(this.#context, call.signal, operation, () => run(this.#bucket));
+    return callGoogle(this.#context, { service: gcsServiceFor(operation), signal: call.signal }, operation, () => run(this.#bucket));
   }
 
   /** The bucket resource, or undefined on a definite 404. A 403 is an error, never absence. */
@@ -438,7 +439,7 @@ export const bucketConnector: Connector<Bucket> = {
   async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Bucket>[]> {
     const settings = gcpSettings(context.providerConfig, context.credentials, 'Bucket');
     const storage = clients.get(settings);
-    const [buckets] = await callGoogle(context, call.signal, 'buckets.list', () => storage.getBuckets({ autoPaginate: true }));
+    const [buckets] = await callGoogle(context, { service: GcpServices.gcsBucketMetadata, signal: call.signal }, 'buckets.list', () => storage.getBuckets({ autoPaginate: true }));
     return buckets.map((listed) => ({
       externalName: listed.name,
       spec: { location: String(listed.metadata.location ?? '').toLowerCase(), versioning: listed.metadata.versioning?.enabled === true },

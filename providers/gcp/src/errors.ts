@@ -1,4 +1,4 @@
-import { ProviderError, RetryableError, TerminalError, type ConnectionContext } from '@k8or/core';
+import { ProviderError, RetryableError, TerminalError, type CloudCallOptions, type ConnectionContext } from '@k8or/core';
 import { underSignal } from './abort.js';
 
 /** gRPC status codes (google.rpc.Code) by number, as the Bigtable client reports them in `code`. */
@@ -87,15 +87,18 @@ export function answerOf(error: unknown): GoogleAnswer {
   return googleAnswerOf(error instanceof ProviderError ? error.cause : error);
 }
 
-/** Runs one client call under the call's signal and the engine's recorder (metrics), classifying any failure. */
+/**
+ * Runs one client call under the call's signal and the engine's recorder (its rate limit for
+ * `paced.service`, metrics), classifying any failure.
+ */
 export async function callGoogle<T>(
   context: Pick<ConnectionContext, 'recordCall'>,
-  signal: AbortSignal | undefined,
+  paced: CloudCallOptions,
   operation: string,
   call: () => Promise<T>,
 ): Promise<T> {
   try {
-    return await context.recordCall(operation, () => underSignal(signal, operation, call));
+    return await context.recordCall(operation, () => underSignal(paced.signal, operation, call), paced);
   } catch (error) {
     throw classifyGcpError(error, operation);
   }

@@ -14,3 +14,4 @@ export { gcpValidation, validateBucket, validateTable, validateProviderConfig } 
 export { classifyGcpError, gcpErrorCode, isNotFound } from './errors.js';
 export { ownerLabelKey, ownerLabelValue, ownerTagsFromLabels } from './labels.js';
 export { gcpSettings, gcpSettingsSchema, serviceAccountKeyFrom, emulatorHostOf, CREDENTIALS_KEY, type GcpSettings, type ServiceAccountKey } from './settings.js';
+export { gcpRateLimits, GcpServices, gcsServiceFor, bigtableServiceFor, type GcpService } from './rate-limits.js';

@@ -1,6 +1,7 @@
 import type { ProviderPlugin } from '@k8or/core';
 import { bucketConnector } from './bucket.js';
 import { bigtableTableNaming, gcsBucketNaming } from './naming.js';
+import { gcpRateLimits } from './rate-limits.js';
 import { gcpSettingsSchema } from './settings.js';
 import { tableConnector } from './table.js';
 import { gcpValidation } from './validation.js';
@@ -12,5 +13,6 @@ export const gcpProvider: ProviderPlugin = {
   connectors: { Bucket: bucketConnector, Table: tableConnector },
   naming: { Bucket: gcsBucketNaming, Table: bigtableTableNaming },
   settingsSchema: gcpSettingsSchema,
+  rateLimits: gcpRateLimits,
   validation: gcpValidation,
 };

@@ -30,6 +30,7 @@ import {
 } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { answerOf, callGoogle, isNotFound } from './errors.js';
+import { GcpServices, bigtableServiceFor } from './rate-limits.js';
 import { gcpSettings, type GcpSettings } from './settings.js';
 
 /** The column family that holds every attribute a Table does not place elsewhere. */
@@ -180,7 +181,7 @@ export class BigtableTableClient implements ExternalClient<Table> {
   }
 
   #call<T>(call: CallOptions, operation: string, run: (admin: TableAdminClient, options: typeof ONE_ATTEMPT) => Promise<T>): Promise<T> {
-    return callGoogle(this.#context, call.signal, operation, () => run(this.#admin, ONE_ATTEMPT));
+    return callGoogle(this.#context, { service: bigtableServiceFor(operation), signal: call.signal }, operation, () => run(this.#admin, ONE_ATTEMPT));
   }
 
   /** The table, or undefined on a definite NOT_FOUND. PERMISSION_DENIED or a timeout is an error, never absence. */
@@ -328,7 +329,7 @@ export const tableConnector: Connector<Table> = {
     const settings = gcpSettings(context.providerConfig, context.credentials, 'Table');
     const { admin } = clients.get(settings);
     const parent = `projects/${settings.project}/instances/${settings.bigtableInstance ?? ''}`;
-    const [tables] = await callGoogle(context, call.signal, 'ListTables', () => admin.listTables({ parent, view: 'NAME_ONLY' }, ONE_ATTEMPT));
+    const [tables] = await callGoogle(context, { service: GcpServices.bigtableTableReads, signal: call.signal }, 'ListTables', () => admin.listTables({ parent, view: 'NAME_ONLY' }, ONE_ATTEMPT));
     return tables.flatMap((listed): InventoryItem<Table>[] => {
       const id = listed.name?.slice(`${parent}/tables/`.length);
       return id ? [{ externalName: id, spec: { partitionKey: { ...BIGTABLE_ROW_KEY } } }] : [];

@@ -12,6 +12,8 @@ export interface JSONSchemaProps {
   minLength?: number;
   maxLength?: number;
   minimum?: number;
+  /** OpenAPI v3 (CRD) form: `minimum` itself is excluded. */
+  exclusiveMinimum?: boolean;
   maximum?: number;
   minItems?: number;
   maxItems?: number;

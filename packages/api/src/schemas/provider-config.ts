@@ -1,4 +1,4 @@
-import { immutable, int, obj, str, type JSONSchemaProps } from './json-schema.js';
+import { immutable, int, map, obj, str, type JSONSchemaProps } from './json-schema.js';
 import { conditionsSchema, DNS_LABEL, DNS_SUBDOMAIN } from './common.js';
 
 const url = (description: string): JSONSchemaProps => str(description, { pattern: '^https?://[^\\s]+$', maxLength: 2048 });
@@ -24,6 +24,23 @@ export const providerConfigSpecSchema: JSONSchemaProps = obj(
       description: 'Settings of this provider beyond the common fields, checked against the schema the provider package declares (by the webhook, and by the operator before it uses the config).',
       'x-kubernetes-preserve-unknown-fields': true,
     },
+    rateLimits: map(
+      'Overrides of the control-plane rate limits the provider declares, by service name (for example dynamodb-control-plane, s3-buckets, gcs-bucket-create-delete, bigtable-table-writes, blob-containers). The engine keeps the cloud calls made through this ProviderConfig within them, with one token bucket per service. A field left out keeps the provider default; see the provider\'s documentation page for its services and defaults.',
+      obj(
+        'The pace of one service.',
+        {
+          requestsPerSecond: {
+            type: 'number',
+            description: 'Sustained calls per second, greater than 0; fractions allowed (0.5 is one call every two seconds).',
+            minimum: 0,
+            exclusiveMinimum: true,
+          },
+          burst: int('Calls that may go at once after a quiet spell (the size of the token bucket), at least 1.', { minimum: 1 }),
+        },
+        { minProperties: 1 },
+      ),
+      { maxProperties: 64 },
+    ),
     credentials: obj(
       'Where the provider finds credentials.',
       {

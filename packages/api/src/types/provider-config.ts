@@ -31,6 +31,18 @@ export interface ProviderEndpoints {
   table?: string;
 }
 
+/**
+ * A ProviderConfig's pace for one rate-limited service of its provider (a key
+ * of the provider's declared `rateLimits`). A field left out keeps the
+ * provider's default.
+ */
+export interface CloudRateLimit {
+  /** Sustained calls per second; fractions allowed (`0.5` is one call every two seconds). */
+  requestsPerSecond?: number;
+  /** Calls that may go at once after a quiet spell (the token bucket's size). */
+  burst?: number;
+}
+
 export interface ProviderConfigSpec {
   provider: ProviderName;
   /** AWS region, and the default location for resources that name none. */
@@ -49,6 +61,12 @@ export interface ProviderConfigSpec {
    * (`ProviderPlugin.settingsSchema`) in the webhook and the engine.
    */
   settings?: Record<string, unknown>;
+  /**
+   * Overrides of the provider's declared control-plane rate limits, by
+   * service name (`dynamodb-control-plane`, `gcs-bucket-create-delete`...).
+   * The engine keeps every cloud call of this ProviderConfig within them.
+   */
+  rateLimits?: Record<string, CloudRateLimit>;
 }
 
 export interface ProviderConfigStatus {

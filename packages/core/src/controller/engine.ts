@@ -11,6 +11,7 @@ import { KubeManagedResources } from '../kube/resources.js';
 import { KubeRest } from '../kube/rest.js';
 import { ConfigMapOutputs } from '../outputs/configmap.js';
 import type { CoreMetrics } from '../metrics/core-metrics.js';
+import { CloudRateLimits } from '../cloud-rate-limit/cloud-rate-limits.js';
 import { loadedProviders } from '../provider/registry.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
@@ -86,6 +87,11 @@ export interface EngineOptions {
   logger?: Logger;
   /** Prometheus metrics (reconciles, work queues, informers, cloud calls, leadership). */
   metrics?: CoreMetrics;
+  /**
+   * The cloud rate limits (a token bucket per ProviderConfig and service the
+   * provider declares). Default: a new one, reporting to `metrics`.
+   */
+  cloudRateLimits?: CloudRateLimits;
   health?: HealthRegistry;
 }
 
@@ -106,6 +112,8 @@ interface Run {
  */
 export class Engine {
   readonly identity: string;
+  /** Kept across leadership terms: a cloud account's budget does not reset when the Lease changes hands. */
+  readonly cloudRateLimits: CloudRateLimits;
   readonly #options: EngineOptions;
   readonly #providers: ProviderPlugins;
   readonly #logger: Logger | undefined;
@@ -119,6 +127,7 @@ export class Engine {
   constructor(options: EngineOptions) {
     this.#options = options;
     this.identity = options.identity ?? `k8or-${randomUUID().slice(0, 8)}`;
+    this.cloudRateLimits = options.cloudRateLimits ?? new CloudRateLimits(options.metrics ? { metrics: options.metrics.cloudRateLimitMetrics() } : {});
     this.#providers = options.providers instanceof Map ? options.providers : loadedProviders(options.providers as Container);
     this.#logger = options.logger?.child({ engine: this.identity });
     options.health?.addReadinessCheck('informers', () => this.hasSynced());
@@ -284,6 +293,7 @@ export class Engine {
         ...(o.reconcileTimeoutMs !== undefined ? { reconcileTimeoutMs: o.reconcileTimeoutMs } : {}),
         ...(o.resyncFloorMs !== undefined ? { resyncFloorMs: o.resyncFloorMs } : {}),
         ...(metrics ? { cloudCallRecorder: (provider: string) => metrics.cloudCallRecorder(provider) } : {}),
+        cloudRateLimits: this.cloudRateLimits,
         ...(this.#logger ? { logger: this.#logger } : {}),
       });
       const workers = typeof o.workers === 'number' ? o.workers : o.workers?.[kind];

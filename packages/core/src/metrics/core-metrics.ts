@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CloudRateLimitMetrics, RateLimitLabels } from '../cloud-rate-limit/cloud-rate-limits.js';
 import type { InformerMetricsProvider, WatchEndReason } from '../informer/informer.js';
 import type { CloudCallRecorder } from '../provider/contract.js';
 import type { InFlightWork, WorkQueueMetricsProvider } from '../queue/metrics.js';
@@ -12,6 +13,9 @@ const RECONCILE_BUCKETS = [
 const WORKQUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
 /** Cloud API calls: 5 ms .. 60 s. */
 const CLOUD_CALL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Waits for a cloud rate-limit token: 1 ms .. 2 min (a reconcile's default deadline). */
+const RATE_LIMIT_WAIT_BUCKETS = [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+type RateLimitLabel = 'provider' | 'provider_config' | 'service';
 
 /** How one reconcile ended, as controller-runtime labels it. */
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
@@ -40,6 +44,13 @@ export class CoreMetrics {
 
   readonly cloudCallsTotal: Counter<'provider' | 'operation' | 'result'>;
   readonly cloudCallDurationSeconds: Histogram<'provider' | 'operation'>;
+
+  readonly cloudRateLimitRequestsPerSecond: Gauge<RateLimitLabel>;
+  readonly cloudRateLimitBurst: Gauge<RateLimitLabel>;
+  readonly cloudRateLimitCallsTotal: Counter<RateLimitLabel>;
+  readonly cloudRateLimitDelayedTotal: Counter<RateLimitLabel>;
+  readonly cloudRateLimitWaitSeconds: Histogram<RateLimitLabel>;
+  readonly cloudRateLimitAbortedTotal: Counter<RateLimitLabel>;
 
   readonly informerListsTotal: Counter<'resource'>;
   readonly informerWatchRestartsTotal: Counter<'resource' | 'reason'>;
@@ -147,6 +158,45 @@ export class CoreMetrics {
       registers,
     });
 
+    const rateLimitLabels: RateLimitLabel[] = ['provider', 'provider_config', 'service'];
+    this.cloudRateLimitRequestsPerSecond = new Gauge({
+      name: 'k8or_cloud_rate_limit_requests_per_second',
+      help: 'Configured sustained rate of a cloud service per ProviderConfig (the provider default or spec.rateLimits)',
+      labelNames: rateLimitLabels,
+      registers,
+    });
+    this.cloudRateLimitBurst = new Gauge({
+      name: 'k8or_cloud_rate_limit_burst',
+      help: 'Configured burst (token bucket size) of a cloud service per ProviderConfig',
+      labelNames: rateLimitLabels,
+      registers,
+    });
+    this.cloudRateLimitCallsTotal = new Counter({
+      name: 'k8or_cloud_rate_limit_calls_total',
+      help: 'Cloud calls that took a rate-limit token and went ahead, per ProviderConfig and service',
+      labelNames: rateLimitLabels,
+      registers,
+    });
+    this.cloudRateLimitDelayedTotal = new Counter({
+      name: 'k8or_cloud_rate_limit_delayed_total',
+      help: 'Cloud calls that had to wait for a rate-limit token',
+      labelNames: rateLimitLabels,
+      registers,
+    });
+    this.cloudRateLimitWaitSeconds = new Histogram({
+      name: 'k8or_cloud_rate_limit_wait_seconds',
+      help: 'Time each cloud call waited for its rate-limit token (0 when one was there)',
+      labelNames: rateLimitLabels,
+      buckets: RATE_LIMIT_WAIT_BUCKETS,
+      registers,
+    });
+    this.cloudRateLimitAbortedTotal = new Counter({
+      name: 'k8or_cloud_rate_limit_aborted_total',
+      help: 'Waits for a rate-limit token ended by the call\'s deadline or abort (the call never went)',
+      labelNames: rateLimitLabels,
+      registers,
+    });
+
     this.informerListsTotal = new Counter({
       name: 'k8or_informer_lists_total',
       help: 'Full lists made by informers (the first one, and relists after 410 Gone)',
@@ -230,6 +280,28 @@ export class CoreMetrics {
       } finally {
         end();
       }
+    };
+  }
+
+  /** Hooks for {@link CloudRateLimits}: configured limits, admitted calls and their waits, aborted waits. */
+  cloudRateLimitMetrics(): CloudRateLimitMetrics {
+    const labelsOf = (l: RateLimitLabels) => ({ provider: l.provider, provider_config: l.providerConfig, service: l.service });
+    return {
+      configured: (labels, limit) => {
+        const l = labelsOf(labels);
+        this.cloudRateLimitRequestsPerSecond.set(l, limit.requestsPerSecond);
+        this.cloudRateLimitBurst.set(l, limit.burst);
+        this.cloudRateLimitCallsTotal.inc(l, 0);
+        this.cloudRateLimitDelayedTotal.inc(l, 0);
+        this.cloudRateLimitAbortedTotal.inc(l, 0);
+      },
+      admitted: (labels, seconds) => {
+        const l = labelsOf(labels);
+        this.cloudRateLimitCallsTotal.inc(l);
+        if (seconds > 0) this.cloudRateLimitDelayedTotal.inc(l);
+        this.cloudRateLimitWaitSeconds.observe(l, seconds);
+      },
+      aborted: (labels) => this.cloudRateLimitAbortedTotal.inc(labelsOf(labels)),
     };
   }
 

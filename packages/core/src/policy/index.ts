@@ -13,3 +13,4 @@ export * from './resync.js';
 export * from './secrets.js';
 export * from './naming.js';
 export * from './settings.js';
+export * from './rate-limits.js';

@@ -132,8 +132,38 @@ export interface ExternalClient<R extends ManagedResource = ManagedResource> {
   delete(resource: R, call: CallOptions): Promise<void>;
 }
 
-/** Counts and times one cloud call; providers wrap every SDK call in it for metrics. */
-export type CloudCallRecorder = <T>(operation: string, call: () => Promise<T>) => Promise<T>;
+/** Which of the plugin's rate-limited services one cloud call draws on, and under which signal. */
+export interface CloudCallOptions {
+  /** A key of `ProviderPlugin.rateLimits`: the call takes one token of this ProviderConfig's bucket for it. */
+  service: string;
+  /** The call's signal: waiting for a token ends (the call rejects, retryable) when it aborts. */
+  signal: AbortSignal;
+}
+
+/**
+ * The engine's gate around one cloud call: it waits for a token of the
+ * ProviderConfig's rate limit for `options.service` (see
+ * `ProviderPlugin.rateLimits`), then counts and times the call for metrics.
+ * Providers run every SDK call through it, naming the service; a plugin that
+ * declares rate limits must name one of them on every call (the conformance
+ * kit checks it). The call's outcome passes through unchanged.
+ */
+export type CloudCallRecorder = <T>(operation: string, call: () => Promise<T>, options?: CloudCallOptions) => Promise<T>;
+
+/**
+ * The pace a provider keeps to by default for one control-plane service of its
+ * cloud (per ProviderConfig: one account, project or storage account), based on
+ * the cloud's published limit. `ProviderConfig.spec.rateLimits.<service>`
+ * overrides either number.
+ */
+export interface CloudServiceRateLimit {
+  /** Sustained calls per second (> 0; fractions allowed). */
+  requestsPerSecond: number;
+  /** Calls that may go at once after a quiet spell (>= 1). */
+  burst: number;
+  /** The calls it covers and the published limit the default rests on, for docs and `k8or` output. */
+  description: string;
+}
 
 /** What a connector is given to build a client. */
 export interface ConnectionContext {
@@ -238,5 +268,13 @@ export interface ProviderPlugin {
    * properties under `spec.settings` so `kubectl explain` shows them.
    */
   settingsSchema?: JSONSchemaProps;
+  /**
+   * The control-plane services this provider's calls hit, by name (a lowercase
+   * DNS label such as `dynamodb-control-plane`), each with its default rate and
+   * burst. The engine keeps one token bucket per ProviderConfig and service,
+   * and every call names its service in `recordCall`. Without it, calls are not
+   * paced.
+   */
+  rateLimits?: Readonly<Record<string, CloudServiceRateLimit>>;
   validation: ProviderValidation;
 }

@@ -1,3 +1,4 @@
+import { TokenBucket } from '../util/token-bucket.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 /**
@@ -9,26 +10,18 @@ import type { RateLimiter } from './rate-limiter.js';
 export class BucketRateLimiter<T> implements RateLimiter<T> {
   readonly qps: number;
   readonly burst: number;
-  private readonly now: () => number;
-  private tokens: number;
-  private last: number;
+  readonly #bucket: TokenBucket;
 
   /** `now` returns milliseconds on a monotonic clock; injectable for tests. */
   constructor(qps = 10, burst = 100, now: () => number = () => performance.now()) {
     if (!(qps > 0) || !(burst >= 1)) throw new RangeError('qps must be > 0 and burst >= 1');
     this.qps = qps;
     this.burst = burst;
-    this.now = now;
-    this.tokens = burst;
-    this.last = now();
+    this.#bucket = new TokenBucket(qps, burst, now);
   }
 
   when(_item: T): number {
-    const now = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
-    this.last = now;
-    this.tokens -= 1;
-    return this.tokens >= 0 ? 0 : (-this.tokens / this.qps) * 1000;
+    return this.#bucket.reserve();
   }
 
   forget(_item: T): void {}

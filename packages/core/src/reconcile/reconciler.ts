@@ -13,7 +13,7 @@ import {
   type ProviderName,
 } from '@k8or/api';
 import type { Logger } from 'pino';
-import type { ApplyResult, CallOptions, CloudCallRecorder, Connector, ExternalClient, FieldDiff, NamingRules, Observation, SettingIssue } from '../provider/contract.js';
+import type { ApplyResult, CallOptions, CloudCallRecorder, Connector, ExternalClient, FieldDiff, NamingRules, Observation, ProviderPlugin, SettingIssue } from '../provider/contract.js';
 import { DeletionBlockedError, NotOwnedError, RetryableError, isRetryable } from '../provider/errors.js';
 import { isConflict } from '../kube/rest.js';
 import { deletionActionFor } from '../policy/deletion-policy.js';
@@ -23,6 +23,8 @@ import { externalNameConflict } from '../policy/immutability.js';
 import { DEFAULT_RESYNC_FLOOR_MS, resyncPeriodFor, withJitter } from '../policy/resync.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerSettingsViolations } from '../policy/settings.js';
+import { rateLimitViolations } from '../policy/rate-limits.js';
+import type { CloudRateLimits } from '../cloud-rate-limit/cloud-rate-limits.js';
 import { annotationIsTrue } from '../policy/read.js';
 import { mergeConditions, statusEqual, type DesiredCondition } from './conditions.js';
 import type { ConfigLookups, EventRecorder, EventType, ManagedPatch, ManagedResourceClient, NamespaceInfo, OutputsWriter, ProviderPlugins, SecretData } from './ports.js';
@@ -72,6 +74,8 @@ export interface ReconcilerOptions {
   reconcileTimeoutMs?: number;
   /** Wraps each cloud call for metrics; given the provider name. */
   cloudCallRecorder?: (provider: string) => CloudCallRecorder;
+  /** Paces each cloud call to its ProviderConfig's rate limit for the service it names. Without it, calls are not paced. */
+  cloudRateLimits?: CloudRateLimits;
   logger?: Logger;
   now?: () => Date;
   random?: () => number;
@@ -92,6 +96,7 @@ interface Target {
   credentials: SecretData | undefined;
   connector: Connector;
   naming: NamingRules;
+  plugin: ProviderPlugin;
 }
 
 /** A reason the engine cannot go on that the user (not a retry) resolves. */
@@ -131,6 +136,7 @@ export class ManagedReconciler {
   readonly #deletionBlockedRetryMs: number;
   readonly #reconcileTimeoutMs: number;
   readonly #cloudCallRecorder: (provider: string) => CloudCallRecorder;
+  readonly #cloudRateLimits: CloudRateLimits | undefined;
   readonly #logger: Logger | undefined;
   readonly #now: () => Date;
   readonly #random: () => number;
@@ -147,6 +153,7 @@ export class ManagedReconciler {
     this.#deletionBlockedRetryMs = options.deletionBlockedRetryMs ?? 60_000;
     this.#reconcileTimeoutMs = options.reconcileTimeoutMs ?? 120_000;
     this.#cloudCallRecorder = options.cloudCallRecorder ?? (() => passThrough);
+    this.#cloudRateLimits = options.cloudRateLimits;
     this.#logger = options.logger;
     this.#now = options.now ?? (() => new Date());
     this.#random = options.random ?? Math.random;
@@ -392,7 +399,7 @@ export class ManagedReconciler {
     // The connectors are typed per kind; the engine holds the kind's resources as the union.
     const connector = plugin.connectors[this.kind] as Connector | undefined;
     if (!connector) return { reason: Reasons.KindNotSupported, message: Messages.kindNotSupported(provider, this.kind) };
-    const invalidSettings = providerSettingsViolations(plugin, providerConfig);
+    const invalidSettings = [...providerSettingsViolations(plugin, providerConfig), ...rateLimitViolations(plugin, providerConfig)];
     if (invalidSettings.length > 0) {
       return { reason: Reasons.InvalidProviderSettings, message: Messages.invalidSettings(configName, formatViolations(invalidSettings).replace(/\n/g, '; ')) };
     }
@@ -403,7 +410,7 @@ export class ManagedReconciler {
       credentials = ref ? await this.#deps.lookups.secret(ref.namespace, ref.name) : undefined;
       if (!credentials) return { reason: Reasons.CredentialsSecretNotFound, message: Messages.secretNotFound(ref?.namespace ?? '', ref?.name ?? '') };
     }
-    return { provider, providerConfig, credentials, connector, naming: namingRulesFor(plugin, this.kind) };
+    return { provider, providerConfig, credentials, connector, naming: namingRulesFor(plugin, this.kind), plugin };
   }
 
   #externalName(resource: ManagedResource, target: Target): string {
@@ -435,8 +442,14 @@ export class ManagedReconciler {
       credentials: target.credentials,
       externalName,
       ownerTags: ownerTagsFor(resource, this.#clusterId),
-      recordCall: this.#cloudCallRecorder(target.provider),
+      recordCall: this.#recorder(target),
     });
+  }
+
+  /** Metrics around each call, and outside them (so a call's duration excludes its wait) the ProviderConfig's rate limit. */
+  #recorder(target: Target): CloudCallRecorder {
+    const record = this.#cloudCallRecorder(target.provider);
+    return this.#cloudRateLimits ? this.#cloudRateLimits.recorder(target.plugin, target.providerConfig, record) : record;
   }
 
   /**

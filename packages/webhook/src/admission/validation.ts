@@ -6,6 +6,8 @@ import {
   mayHaveCreated,
   namingRulesFor,
   providerSettingsViolations,
+  rateLimitViolations,
+  rateLimitWarnings,
   resyncPeriodViolation,
   DEFAULT_RESYNC_FLOOR_MS,
 } from '@k8or/core/policy';
@@ -129,6 +131,9 @@ function validateProviderConfig(object: Record<string, unknown>, context: Admiss
     warnings.push(`${notInstalled(providerConfig, context)}; resources that use this ProviderConfig will be denied until it is`);
   } else {
     violations.push(...runProvider(plugin, () => ({ violations: providerSettingsViolations(plugin, providerConfig), warnings: [] })).violations);
+    const rateLimits = runProvider(plugin, () => ({ violations: rateLimitViolations(plugin, providerConfig), warnings: rateLimitWarnings(plugin, providerConfig) }));
+    violations.push(...rateLimits.violations);
+    warnings.push(...rateLimits.warnings);
     if (plugin.validation.validateProviderConfig) {
       const check = plugin.validation.validateProviderConfig.bind(plugin.validation);
       const result = runProvider(plugin, () => check(providerConfig));

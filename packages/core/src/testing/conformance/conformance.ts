@@ -78,6 +78,8 @@ const SECRET = { namespace: 'k8or-system', name: 'conformance-credentials' };
 interface RecordedCall {
   operation: string;
   ok: boolean;
+  /** The rate-limited service the provider named for the call. */
+  service: string | undefined;
 }
 
 /**
@@ -276,6 +278,14 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
         }
       });
     });
+
+    it('every cloud call names a rate-limited service the provider declares, so the engine can pace it', () => {
+      const declared = Object.keys(plugin.rateLimits ?? {});
+      if (declared.length === 0) return;
+      assert.ok(kit.calls.length > 0, 'the cases above made cloud calls');
+      const unpaced = [...new Set(kit.calls.filter((c) => c.service === undefined || !declared.includes(c.service)).map((c) => `${c.operation} (${c.service ?? 'no service'})`))];
+      assert.deepEqual(unpaced, [], `calls outside the declared services ${declared.join(', ')}`);
+    });
   });
 }
 
@@ -320,14 +330,15 @@ class Kit<K extends ManagedKindName> {
   }
 
   /** Counts every call, and (in the crash-after-create case) aborts everything after the first write. */
-  readonly #recorder: CloudCallRecorder = async (operation, call) => {
+  readonly #recorder: CloudCallRecorder = async (operation, call, options) => {
+    const service = options?.service;
     try {
       const result = await call();
-      this.calls.push({ operation, ok: true });
+      this.calls.push({ operation, ok: true, service });
       if (this.#isWrite(operation)) this.#abortAfterWrite?.abort(new Error(`simulated crash after ${operation}`));
       return result;
     } catch (error) {
-      this.calls.push({ operation, ok: false });
+      this.calls.push({ operation, ok: false, service });
       throw error;
     }
   };

@@ -39,6 +39,8 @@ export interface S3FakeRequestRecord {
   accessKeyId: string;
   status: number;
   code?: string;
+  /** When the request arrived (`performance.now()` milliseconds), for rate checks at the backend. */
+  receivedAt: number;
 }
 
 export interface S3Fake {
@@ -123,6 +125,7 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const receivedAt = performance.now();
     const requestId = randomBytes(8).toString('hex').toUpperCase();
     const url = new URL(request.url ?? '/', 'http://s3.local');
     const { accessKeyId, region } = credentialScope(request, url.searchParams);
@@ -149,7 +152,7 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
       result = { status: s3Error.status, body, headers: s3Error.headers };
     }
     if (options.dataDir && method !== 'GET' && method !== 'HEAD' && result.status < 300) saveBuckets(options.dataDir, state.buckets);
-    requests.push({ method, bucket: s3Request.bucket, key: s3Request.key, subresource: subresourceOf(url.searchParams), accessKeyId, status: result.status, code });
+    requests.push({ method, bucket: s3Request.bucket, key: s3Request.key, subresource: subresourceOf(url.searchParams), accessKeyId, status: result.status, code, receivedAt });
     const body = result.body === undefined ? undefined : Buffer.from(result.body, 'utf8');
     response.writeHead(result.status, {
       'x-amz-request-id': requestId,

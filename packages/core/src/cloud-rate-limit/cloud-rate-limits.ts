@@ -1,0 +1,220 @@
+import type { ProviderConfig } from '@k8or/api';
+import { effectiveRateLimits, type EffectiveRateLimit } from '../policy/rate-limits.js';
+import type { CloudCallOptions, CloudCallRecorder, ProviderPlugin } from '../provider/contract.js';
+import { RetryableError, TerminalError } from '../provider/errors.js';
+import { TokenBucket } from '../util/token-bucket.js';
+
+/** Which bucket: one per ProviderConfig and service. */
+export interface RateLimitLabels {
+  provider: string;
+  providerConfig: string;
+  service: string;
+}
+
+/** Hooks for metrics (CoreMetrics.cloudRateLimitMetrics()). */
+export interface CloudRateLimitMetrics {
+  /** The limit now in force for a bucket. */
+  configured(labels: RateLimitLabels, limit: EffectiveRateLimit): void;
+  /** A call took its token after waiting `seconds` (0: at once) and went ahead. */
+  admitted(labels: RateLimitLabels, seconds: number): void;
+  /** A wait for a token ended with the call's signal: the call never went. */
+  aborted(labels: RateLimitLabels): void;
+}
+
+/** One bucket's limit and what went through it, for tests, benches and fault checks. */
+export interface RateLimitState extends RateLimitLabels, EffectiveRateLimit {
+  /** Calls that took a token and went ahead. */
+  calls: number;
+  /** Of those, the calls that had to wait for their token. */
+  delayed: number;
+  /** Total seconds those calls waited. */
+  waitedSeconds: number;
+  /** Waits that ended with an aborted signal (the call never went). */
+  aborted: number;
+}
+
+/** Calls `callback` after `ms`; returns what cancels it. */
+export type SetTimer = (callback: () => void, ms: number) => () => void;
+
+export interface CloudRateLimitsOptions {
+  metrics?: CloudRateLimitMetrics;
+  /** Milliseconds on a monotonic clock; injectable for tests. */
+  now?: () => number;
+  /** The timer that releases waiting calls; injectable for tests. */
+  setTimer?: SetTimer;
+}
+
+interface Waiter {
+  release(): void;
+}
+
+interface Bucket {
+  labels: RateLimitLabels;
+  limit: EffectiveRateLimit;
+  tokens: TokenBucket;
+  state: RateLimitState;
+  /** Calls waiting for a token, first come first served. */
+  waiters: Waiter[];
+  /** Cancels the one timer armed for the first waiter, if any. */
+  cancelTimer: (() => void) | undefined;
+}
+
+type RateLimitPlugin = Pick<ProviderPlugin, 'provider' | 'rateLimits'>;
+
+const realTimer: SetTimer = (callback, ms) => {
+  const timer = setTimeout(callback, ms);
+  return () => clearTimeout(timer);
+};
+
+/**
+ * The engine's cloud rate limits: one token bucket per ProviderConfig and
+ * declared service (ProviderPlugin.rateLimits, overridden by
+ * `spec.rateLimits`), shared by every reconcile that uses the ProviderConfig.
+ * A call waits for its token in order of arrival, for as long as its signal
+ * allows. A token is taken at the moment its call is released, never booked
+ * ahead, so the calls released in any T seconds number at most
+ * `burst + rate × T` even when the process stalls and timers fire late. A
+ * wait that is aborted leaves the queue and rejects with a RetryableError, so
+ * a reconcile's deadline or a lost leadership never leaves a worker stuck
+ * behind the limit, and never costs another call its turn.
+ */
+export class CloudRateLimits {
+  readonly #buckets = new Map<string, Bucket>();
+  readonly #metrics: CloudRateLimitMetrics | undefined;
+  readonly #now: () => number;
+  readonly #setTimer: SetTimer;
+
+  constructor(options: CloudRateLimitsOptions = {}) {
+    this.#metrics = options.metrics;
+    this.#now = options.now ?? (() => performance.now());
+    this.#setTimer = options.setTimer ?? realTimer;
+  }
+
+  /**
+   * The recorder a connector gets for `providerConfig`: a call that names its
+   * service takes a token of that ProviderConfig's bucket, then runs through
+   * `inner` (metrics), so the call's own duration excludes the wait. The
+   * limits in force are brought up to date with the ProviderConfig here.
+   */
+  recorder(plugin: RateLimitPlugin, providerConfig: ProviderConfig, inner: CloudCallRecorder): CloudCallRecorder {
+    if (!plugin.rateLimits) return inner;
+    this.configure(plugin, providerConfig);
+    const configName = providerConfig.metadata.name ?? '';
+    return async <T>(operation: string, call: () => Promise<T>, options?: CloudCallOptions): Promise<T> => {
+      if (options) await this.acquire(plugin.provider, configName, options.service, options.signal, operation);
+      return await inner(operation, call, options);
+    };
+  }
+
+  /** Sets the buckets of `providerConfig` to its effective limits (a changed limit applies from the next call). */
+  configure(plugin: RateLimitPlugin, providerConfig: ProviderConfig): void {
+    const configName = providerConfig.metadata.name ?? '';
+    for (const [service, limit] of effectiveRateLimits(plugin, providerConfig)) {
+      const key = bucketKey(configName, service);
+      const bucket = this.#buckets.get(key);
+      if (!bucket) {
+        const labels = { provider: plugin.provider, providerConfig: configName, service };
+        const tokens = new TokenBucket(limit.requestsPerSecond, limit.burst, this.#now);
+        const state = { ...labels, ...limit, calls: 0, delayed: 0, waitedSeconds: 0, aborted: 0 };
+        this.#buckets.set(key, { labels, limit, tokens, state, waiters: [], cancelTimer: undefined });
+        this.#metrics?.configured(labels, limit);
+      } else if (bucket.limit.requestsPerSecond !== limit.requestsPerSecond || bucket.limit.burst !== limit.burst || bucket.limit.source !== limit.source) {
+        bucket.tokens.reconfigure(limit.requestsPerSecond, limit.burst);
+        bucket.limit = limit;
+        Object.assign(bucket.state, limit);
+        this.#metrics?.configured(bucket.labels, limit);
+        // The armed timer was set for the old rate.
+        this.#disarm(bucket);
+        this.#release(bucket);
+      }
+    }
+  }
+
+  /**
+   * Waits for one token of `service` in ProviderConfig `providerConfig`'s
+   * bucket, behind the calls already waiting. Rejects with a RetryableError
+   * once `signal` aborts (taking no token), and with a TerminalError for a
+   * service the provider never declared.
+   */
+  async acquire(provider: string, providerConfig: string, service: string, signal: AbortSignal, operation = 'a call'): Promise<void> {
+    const bucket = this.#buckets.get(bucketKey(providerConfig, service));
+    if (!bucket) throw new TerminalError(`provider "${provider}" sent ${operation} under rate-limit service "${service}", which it does not declare`, { code: 'UndeclaredRateLimitService' });
+    if (signal.aborted) throw aborted(bucket, signal.reason);
+    if (bucket.waiters.length === 0 && bucket.tokens.tryTake()) {
+      this.#admit(bucket, 0);
+      return;
+    }
+    const started = this.#now();
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        const index = bucket.waiters.indexOf(waiter);
+        if (index >= 0) bucket.waiters.splice(index, 1);
+        if (bucket.waiters.length === 0) this.#disarm(bucket);
+        bucket.state.aborted += 1;
+        this.#metrics?.aborted(bucket.labels);
+        reject(aborted(bucket, signal.reason));
+      };
+      const waiter: Waiter = {
+        release: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      bucket.waiters.push(waiter);
+      this.#arm(bucket);
+    });
+    const seconds = (this.#now() - started) / 1000;
+    bucket.state.delayed += 1;
+    bucket.state.waitedSeconds += seconds;
+    this.#admit(bucket, seconds);
+  }
+
+  /** One timer per bucket, for when the first waiter's token will be there. */
+  #arm(bucket: Bucket): void {
+    if (bucket.cancelTimer || bucket.waiters.length === 0) return;
+    bucket.cancelTimer = this.#setTimer(() => {
+      bucket.cancelTimer = undefined;
+      this.#release(bucket);
+    }, bucket.tokens.msUntilToken());
+  }
+
+  #disarm(bucket: Bucket): void {
+    bucket.cancelTimer?.();
+    bucket.cancelTimer = undefined;
+  }
+
+  /** Releases waiters in order while tokens are there now; the rest wait for the next timer. */
+  #release(bucket: Bucket): void {
+    while (bucket.waiters.length > 0 && bucket.tokens.tryTake()) bucket.waiters.shift()?.release();
+    this.#arm(bucket);
+  }
+
+  #admit(bucket: Bucket, seconds: number): void {
+    bucket.state.calls += 1;
+    this.#metrics?.admitted(bucket.labels, seconds);
+  }
+
+  /** Every bucket's limit and counts, a copy. */
+  snapshot(): RateLimitState[] {
+    return [...this.#buckets.values()].map((bucket) => ({ ...bucket.state }));
+  }
+
+  /** One bucket's state, if a call or a connect has made it. */
+  state(providerConfig: string, service: string): RateLimitState | undefined {
+    const bucket = this.#buckets.get(bucketKey(providerConfig, service));
+    return bucket && { ...bucket.state };
+  }
+}
+
+function bucketKey(providerConfig: string, service: string): string {
+  return `${providerConfig}\u0000${service}`;
+}
+
+function aborted(bucket: Bucket, reason: unknown): RetryableError {
+  const why = reason instanceof Error ? reason.message : String(reason);
+  return new RetryableError(
+    `waiting for a "${bucket.labels.service}" rate-limit token of ProviderConfig "${bucket.labels.providerConfig}" was aborted: ${why}`,
+    { code: 'RateLimitWaitAborted', cause: reason },
+  );
+}

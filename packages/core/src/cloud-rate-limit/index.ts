@@ -1,0 +1,2 @@
+export * from './cloud-rate-limits.js';
+export { TokenBucket } from '../util/token-bucket.js';
