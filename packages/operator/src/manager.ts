@@ -1,4 +1,4 @@
-import { CoreMetrics, Engine, HealthChecks, createLogger, startProbeServer, type ProbeServer, type ProviderPlugin } from '@k8or/core';
+import { CloudRateLimits, CoreMetrics, Engine, HealthChecks, createLogger, startProbeServer, type ProbeServer, type ProviderPlugin } from '@k8or/core';
 import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Container } from 'inversify';
@@ -56,6 +56,8 @@ export async function startManager(config: OperatorConfig, options: StartManager
     const clusterId = await resolveClusterId(kubeConfig, config.clusterId);
     if (config.components.includes('controllers')) {
       const namespaces = config.namespaces.length ? config.namespaces : [undefined];
+      // One budget per ProviderConfig for the whole process: the engines of several namespaces share ProviderConfigs.
+      const cloudRateLimits = new CloudRateLimits({ metrics: metrics.cloudRateLimitMetrics() });
       for (const namespace of namespaces) {
         const engine = new Engine({
           kubeConfig,
@@ -73,6 +75,7 @@ export async function startManager(config: OperatorConfig, options: StartManager
             ? { leaderElection: { namespace: config.leaderElectionNamespace, name: namespace && namespaces.length > 1 ? `${config.leaderElectionId}-${namespace}` : config.leaderElectionId } }
             : {}),
           metrics,
+          cloudRateLimits,
           health,
           logger: logger.child({ component: 'engine', ...(namespace ? { namespace } : {}) }),
         });
