@@ -87,7 +87,12 @@ function manifest(resource: NewResource): ManagedObject {
 export class Ledger {
   readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly admin: KubeRest) {}
+  private readonly admin: KubeRest;
+
+  // a plain field: node's type stripping does not support parameter properties
+  constructor(admin: KubeRest) {
+    this.admin = admin;
+  }
 
   key(kind: Kind, name: string): string {
     return `${kind}/${name}`;
