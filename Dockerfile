@@ -9,7 +9,7 @@ COPY . .
 RUN npm ci --no-audit --no-fund \
  && npx turbo run build --filter=@k8or/cli... --filter='./providers/*' \
  && npm prune --omit=dev --no-audit --no-fund \
- && rm -rf packages/*/src providers/*/src packages/*/test providers/*/test test bench
+ && rm -rf packages/*/src providers/*/src packages/*/test providers/*/test packages/provider-testkit test bench
 
 # --- runtime: the compiled packages and their production dependencies only
 FROM node:24-slim

@@ -101,6 +101,20 @@ describe('HTTP surface', () => {
       assert.equal(notAnObject.status, 400);
     });
 
+    it('answers a body nested too deep with 400 BadRequest, JSON and YAML alike, and keeps serving', async () => {
+      const deep = (levels: number): string => `${'['.repeat(levels)}"x"${']'.repeat(levels)}`;
+      for (const [levels, contentType] of [[20_000, 'application/json'], [200_000, 'application/json'], [5_000, 'application/yaml']] as const) {
+        const body = `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"deep"},"spec":{"size":${deep(levels)}}}`;
+        const res = await request(t.sandbox, 'POST', WIDGETS, { body, contentType });
+        assert.equal(res.status, 400, `${levels} levels of ${contentType}: ${res.text.slice(0, 300)}`);
+        assert.equal(res.json?.['reason'], 'BadRequest');
+        // the YAML parser gives up on its own, before the depth check
+        assert.match(String(res.json?.['message']), contentType === 'application/json' ? /exceeded max depth of 1000/ : /error converting YAML to JSON/);
+      }
+      const shallow = await request(t.sandbox, 'POST', `${WIDGETS}?dryRun=All`, { body: widget('shallow', { size: 1 }) });
+      assert.equal(shallow.status, 201, shallow.text);
+    });
+
     it('answers bodies over 3 MiB with 413', async () => {
       const res = await request(t.sandbox, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'big' }, data: { blob: 'x'.repeat(3 * 1024 * 1024 + 10) } } });
       assert.equal(res.status, 413);

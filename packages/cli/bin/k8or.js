@@ -26,11 +26,11 @@ if (!existsSync(program)) {
     process.exit(1);
   }
 }
-const { main } = await import(program.href);
+const { main, exitWhenFlushed } = await import(program.href);
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitWhenFlushed(code),
   (error) => {
     process.stderr.write(`k8or: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
+    exitWhenFlushed(1);
   },
 );

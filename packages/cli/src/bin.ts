@@ -77,7 +77,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   providerOptions(
     program
       .command('validate')
-      .description('check manifests offline with exactly the admission webhook\'s rules and defaults; exit 0 valid, 1 violations, 2 usage')
+      .description('check manifests offline as the API server would admit them: the CRD schema (strict fields), then exactly the admission webhook\'s rules and defaults; exit 0 valid, 1 violations, 2 usage')
       .requiredOption('-f, --filename <FILE|DIR|->', 'a manifest file, a directory of them, or - for stdin; repeat for more', collect)
       .option('-R, --recursive', 'read directories given with -f recursively', false)
       .addOption(new Option('-o, --output <FORMAT>', 'human or json').choices(['human', 'json']).default('human'))
@@ -150,13 +150,27 @@ export async function main(argv: readonly string[]): Promise<number> {
   return exitCode;
 }
 
+/**
+ * Exits with `code` once everything written to stdout and stderr has reached them. Writes to a pipe
+ * are asynchronous, and `process.exit` drops what is still queued: a large `-o json` report read
+ * through a pipe came out cut short. A write's callback runs after every earlier write is flushed.
+ */
+export function exitWhenFlushed(code: number): void {
+  let pending = 2;
+  const done = (): void => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write('', done);
+  process.stderr.write('', done);
+}
+
 // Run directly (`node dist/bin.js`, as older scripts do), not only through bin/k8or.js.
 if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    (code) => exitWhenFlushed(code),
     (error: unknown) => {
       process.stderr.write(`k8or: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exit(1);
+      exitWhenFlushed(1);
     },
   );
 }

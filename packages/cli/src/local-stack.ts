@@ -5,7 +5,7 @@ import { CoreMetrics, Engine, HealthChecks, createLogger, installCrds, startProb
 import { ProviderLoader, resolveClusterId } from '@k8or/operator';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
-import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
+import { startWebhookWorker, type WebhookWorker } from '@k8or/webhook';
 import { startLocalAzure } from './local-azure.js';
 import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
 import { applySandboxProviderConfig } from './provider-configs.js';
@@ -101,16 +101,18 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     progress({ part: 'Azure backends (Azurite)', state: 'ready' });
 
     // Every provider package installed beside the operator, loaded by name as `k8or operator` loads them.
-    const { providers } = await new ProviderLoader().loadAll([]);
+    const { providers, packages } = await new ProviderLoader().loadAll([]);
     const operatorPart = `webhook and operator (providers ${[...providers.keys()].join(', ')})`;
     progress({ part: operatorPart, state: 'starting' });
     // The webhook first: it registers (or, after a restart, re-points) its configurations, and every
-    // write below goes through them.
-    const webhook: WebhookServer = await startWebhookServer({
+    // write below goes through them. It runs on a thread of its own, as it runs in a pod of its own in a
+    // cluster, so its side of every admission call is not on the API server's thread; the thread
+    // imports the same provider packages.
+    const webhook: WebhookWorker = await startWebhookWorker({
       port: 0,
       tls: { selfSigned: {} },
       kubeConfig,
-      providers,
+      providers: packages.map((p) => ({ url: p.entryUrl })),
       secretNamespaces: [SYSTEM_NAMESPACE],
       // The engine's cluster id: the webhook defaults external names exactly as the engine would.
       clusterId,

@@ -103,6 +103,40 @@ describe('k8or validate: the webhook\'s rules, offline', () => {
     assert.match(result.stdout, /3 objects: 1 valid, 2 invalid \(4 violations\)/);
   });
 
+  it('refuses what the API server refuses before any webhook: wrong types, values out of the schema, unknown fields, bad names', async () => {
+    const bucket = (name: string, spec: string, metadataName = name): string =>
+      `---\napiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: ${metadataName}\nspec:\n${spec}\n`;
+    const manifests = [
+      PROVIDER_CONFIG,
+      bucket('typed', '  versioning: "yes"'),
+      bucket('typo', '  versionning: true'),
+      bucket('unlisted', '  publicAccess: Open'),
+      bucket('labelled', '  labels: { Team: media }'),
+      bucket('bad-name', '  versioning: true', 'Not_A_Name'),
+      `---\napiVersion: k8or.io/v1alpha1\nkind: Table\nmetadata:\n  name: dated\nspec:\n  partitionKey: { name: id, type: date }\n  billing: { mode: provisioned, readCapacity: 0, writeCapacity: 5 }\n`,
+    ].join('');
+    const result = await k8or(['validate', '-f', '-', '-o', 'json'], { input: manifests });
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    const report = JSON.parse(result.stdout) as JsonReport;
+    const fieldsOf = (name: string): string[] => report.objects.find((o) => o.name === name)?.violations.map((v) => `${v.field} ${v.rule}`) ?? [];
+    assert.deepEqual(fieldsOf('typed'), ['spec.versioning schema.type']);
+    assert.deepEqual(fieldsOf('typo'), ['spec.versionning schema.unknown-field']);
+    assert.deepEqual(fieldsOf('unlisted'), ['spec.publicAccess schema.enum']);
+    assert.deepEqual(fieldsOf('labelled'), ['spec.labels schema.invalid']);
+    assert.deepEqual(fieldsOf('Not_A_Name'), ['metadata.name metadata.name']);
+    assert.deepEqual(fieldsOf('dated').sort(), ['spec.billing.readCapacity schema.invalid', 'spec.partitionKey.type schema.enum']);
+    assert.equal(report.objects.filter((o) => o.valid).length, 1, 'only the ProviderConfig is valid');
+  });
+
+  it('writes a whole -o json report through a pipe, however large, before it exits', async () => {
+    const buckets = Array.from({ length: 1500 }, (_, i) => `---\napiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: b-${i}\nspec:\n  versioning: "yes"\n`).join('');
+    const result = await k8or(['validate', '-f', '-', '-o', 'json'], { input: PROVIDER_CONFIG + buckets });
+    assert.equal(result.code, 1);
+    assert.ok(result.stdout.length > 1_000_000, `a report of ${result.stdout.length} characters`);
+    const report = JSON.parse(result.stdout) as JsonReport;
+    assert.equal(report.objects.length, 1501);
+  });
+
   it('reads subdirectories only with -R', async () => {
     const result = await k8or(['validate', '-f', join(dir, 'estate'), '-R']);
     assert.equal(result.code, 1);

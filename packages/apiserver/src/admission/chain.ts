@@ -3,16 +3,16 @@
  * (JSONPatch responses applied), then every matching validating webhook in parallel.
  */
 import { randomUUID } from 'node:crypto';
-import fastJsonPatch from 'fast-json-patch';
 import type { Operation as JsonPatchOperation } from 'fast-json-patch';
 import type { Logger } from 'pino';
 import type { KubeObject, UserInfo } from '../types.js';
-import { clone, isObject, stringField } from '../util.js';
+import { isObject, stringField } from '../util.js';
 import { ApiError, badRequest } from '../status.js';
 import type { ObjectStore } from '../store/store.js';
 import { postAdmissionReview, WebhookCallError, type WebhookEndpoint } from './call.js';
 import { WebhookClients } from './clients.js';
-import { webhookMatches, type AdmissionTarget, type Operation } from './match.js';
+import { webhookMatcher, type AdmissionTarget, type Operation, type WebhookMatcher } from './match.js';
+import { applyJsonPatchSharing } from './patch.js';
 
 export interface AdmissionRequest {
   operation: Operation;
@@ -58,10 +58,19 @@ function labelsOf(obj: KubeObject | undefined): Record<string, string> | undefin
   return out;
 }
 
+/** What a stored webhook entry says, worked out once: stored objects are replaced, never changed, so identity is the version. */
+interface CompiledWebhook {
+  name: string;
+  failurePolicy: string;
+  sideEffects: string;
+  matches: WebhookMatcher;
+  /** Where to call it, or why it cannot be called. */
+  endpoint: WebhookEndpoint | string;
+}
+
 export class AdmissionChain {
   private readonly clients = new WebhookClients();
-  /** Endpoints per stored webhook (stored objects are replaced, never changed, so identity is the version). */
-  private readonly endpoints = new WeakMap<KubeObject, WebhookEndpoint | string>();
+  private readonly compiled = new WeakMap<KubeObject, CompiledWebhook>();
 
   constructor(
     private readonly store: ObjectStore,
@@ -84,7 +93,7 @@ export class AdmissionChain {
       const response = await this.call(webhook, current);
       if (!response) continue;
       warnings.push(...response.warnings);
-      if (response.patch && object) object = applyWebhookPatch(webhook, object, response.patch, response.patchType);
+      if (response.patch && object) object = applyWebhookPatch(webhook.name, object, response.patch, response.patchType);
     }
     return { object, warnings };
   }
@@ -95,7 +104,7 @@ export class AdmissionChain {
     return responses.flatMap((r) => r?.warnings ?? []);
   }
 
-  private matching(configKey: string, request: AdmissionRequest): KubeObject[] {
+  private matching(configKey: string, request: AdmissionRequest): CompiledWebhook[] {
     const resourceKey = `${request.group}/${request.resource}`;
     if (EXEMPT.has(resourceKey)) return [];
     const configs = this.store.list(configKey);
@@ -116,21 +125,35 @@ export class AdmissionChain {
       isNamespace,
     };
     if (namespaceLabels) target.namespaceLabels = namespaceLabels;
-    const out: KubeObject[] = [];
+    const out: CompiledWebhook[] = [];
     // configurations in name order, webhooks in their listed order (as the real server sorts them)
     for (const config of configs) {
-      const webhooks = Array.isArray(config['webhooks']) ? config['webhooks'].filter(isObject) : [];
-      for (const w of webhooks) {
-        if (!webhookMatches(w, target)) continue;
-        if (request.dryRun) {
-          // As kube-apiserver: a dry run through a webhook that may have side effects is refused, not skipped.
-          const sideEffects = stringField(w, 'sideEffects') ?? 'Unknown';
-          if (sideEffects !== 'None' && sideEffects !== 'NoneOnDryRun') throw badRequest(`admission webhook "${stringField(w, 'name') ?? ''}" does not support dry run`);
-        }
+      const webhooks = Array.isArray(config['webhooks']) ? config['webhooks'] : [];
+      for (const entry of webhooks) {
+        if (!isObject(entry)) continue;
+        const w = this.compile(entry);
+        if (!w.matches(target)) continue;
+        // As kube-apiserver: a dry run through a webhook that may have side effects is refused, not skipped.
+        if (request.dryRun && w.sideEffects !== 'None' && w.sideEffects !== 'NoneOnDryRun') throw badRequest(`admission webhook "${w.name}" does not support dry run`);
         out.push(w);
       }
     }
     return out;
+  }
+
+  private compile(webhook: KubeObject): CompiledWebhook {
+    let compiled = this.compiled.get(webhook);
+    if (!compiled) {
+      compiled = {
+        name: stringField(webhook, 'name') ?? '',
+        failurePolicy: stringField(webhook, 'failurePolicy') ?? 'Fail',
+        sideEffects: stringField(webhook, 'sideEffects') ?? 'Unknown',
+        matches: webhookMatcher(webhook),
+        endpoint: this.endpoint(webhook),
+      };
+      this.compiled.set(webhook, compiled);
+    }
+    return compiled;
   }
 
   private endpoint(webhook: KubeObject): WebhookEndpoint | string {
@@ -157,9 +180,8 @@ export class AdmissionChain {
   }
 
   /** Call one webhook; undefined when it failed and failurePolicy is Ignore. Throws a Status on denial or Fail. */
-  private async call(webhook: KubeObject, request: AdmissionRequest): Promise<{ warnings: string[]; patch?: string; patchType?: string } | undefined> {
-    const name = stringField(webhook, 'name') ?? '';
-    const failurePolicy = stringField(webhook, 'failurePolicy') ?? 'Fail';
+  private async call(webhook: CompiledWebhook, request: AdmissionRequest): Promise<{ warnings: string[]; patch?: string; patchType?: string } | undefined> {
+    const { name, failurePolicy, endpoint } = webhook;
     const uid = randomUUID();
     const failed = (why: string): undefined => {
       if (failurePolicy === 'Ignore') {
@@ -168,15 +190,10 @@ export class AdmissionChain {
       }
       throw new ApiError(500, 'InternalError', `Internal error occurred: failed calling webhook "${name}": ${why}`);
     };
-    let endpoint = this.endpoints.get(webhook);
-    if (endpoint === undefined) {
-      endpoint = this.endpoint(webhook);
-      this.endpoints.set(webhook, endpoint);
-    }
     if (typeof endpoint === 'string') return failed(endpoint);
     let reply: unknown;
     try {
-      reply = await postAdmissionReview(endpoint, admissionReview(uid, request), this.clients.agentFor(endpoint));
+      reply = await postAdmissionReview(endpoint, JSON.stringify(admissionReview(uid, request)), this.clients.connectionFor(endpoint));
     } catch (err) {
       return failed(err instanceof WebhookCallError ? err.message : `failed to call webhook: ${String(err)}`);
     }
@@ -208,14 +225,13 @@ function denial(webhookName: string, status: Record<string, unknown> | undefined
   return err;
 }
 
-function applyWebhookPatch(webhook: KubeObject, object: KubeObject, patchBase64: string, patchType: string | undefined): KubeObject {
-  const name = stringField(webhook, 'name') ?? '';
+function applyWebhookPatch(name: string, object: KubeObject, patchBase64: string, patchType: string | undefined): KubeObject {
   if (patchType !== undefined && patchType !== 'JSONPatch') {
     throw new ApiError(500, 'InternalError', `Internal error occurred: failed calling webhook "${name}": unsupported patch type "${patchType}"`);
   }
   try {
     const ops = JSON.parse(Buffer.from(patchBase64, 'base64').toString('utf8')) as JsonPatchOperation[];
-    return fastJsonPatch.applyPatch(clone(object), ops, true, true).newDocument;
+    return applyJsonPatchSharing(object, ops);
   } catch (err) {
     throw new ApiError(500, 'InternalError', `Internal error occurred: failed calling webhook "${name}": failed to apply patch: ${(err as Error).message.split('\n')[0]}`);
   }

@@ -35,33 +35,53 @@ function resourceMatches(patterns: string[], resource: string, subresource: stri
   });
 }
 
-function ruleMatches(rule: Record<string, unknown>, target: AdmissionTarget): boolean {
-  const ops = strings(rule['operations']);
-  if (!ops.includes('*') && !ops.includes(target.operation)) return false;
-  const groups = strings(rule['apiGroups']);
-  if (!groups.includes('*') && !groups.includes(target.group)) return false;
-  const versions = strings(rule['apiVersions']);
-  if (!versions.includes('*') && !versions.includes(target.version)) return false;
-  if (!resourceMatches(strings(rule['resources']), target.resource, target.subresource)) return false;
-  const scope = stringField(rule, 'scope') ?? '*';
-  if (scope === 'Cluster' && target.namespaced) return false;
-  if (scope === 'Namespaced' && !target.namespaced) return false;
+interface CompiledRule {
+  operations: Set<string>;
+  groups: Set<string>;
+  versions: Set<string>;
+  resources: string[];
+  scope: string;
+}
+
+function compileRule(rule: Record<string, unknown>): CompiledRule {
+  return {
+    operations: new Set(strings(rule['operations'])),
+    groups: new Set(strings(rule['apiGroups'])),
+    versions: new Set(strings(rule['apiVersions'])),
+    resources: strings(rule['resources']),
+    scope: stringField(rule, 'scope') ?? '*',
+  };
+}
+
+function ruleMatches(rule: CompiledRule, target: AdmissionTarget): boolean {
+  if (!rule.operations.has('*') && !rule.operations.has(target.operation)) return false;
+  if (!rule.groups.has('*') && !rule.groups.has(target.group)) return false;
+  if (!rule.versions.has('*') && !rule.versions.has(target.version)) return false;
+  if (!resourceMatches(rule.resources, target.resource, target.subresource)) return false;
+  if (rule.scope === 'Cluster' && target.namespaced) return false;
+  if (rule.scope === 'Namespaced' && !target.namespaced) return false;
   return true;
 }
 
-/** Whether one webhook entry of a (Validating|Mutating)WebhookConfiguration applies. */
-export function webhookMatches(webhook: KubeObject, target: AdmissionTarget): boolean {
-  const rules = Array.isArray(webhook['rules']) ? webhook['rules'].filter(isObject) : [];
-  if (!rules.some((r) => ruleMatches(r, target))) return false;
-  // namespaceSelector: applies to namespaced objects and to Namespace objects themselves
-  if (webhook['namespaceSelector'] !== undefined && (target.namespaced || target.isNamespace)) {
-    const selector = labelSelectorFromObject(webhook['namespaceSelector']);
-    if (!selector(target.namespaceLabels ?? {})) return false;
-  }
-  if (webhook['objectSelector'] !== undefined) {
-    const selector = labelSelectorFromObject(webhook['objectSelector']);
-    const candidates = target.objectLabels.length > 0 ? target.objectLabels : [{}];
-    if (!candidates.some((labels) => selector(labels))) return false;
-  }
-  return true;
+/** Whether one webhook entry of a (Validating|Mutating)WebhookConfiguration applies to a request. */
+export type WebhookMatcher = (target: AdmissionTarget) => boolean;
+
+/**
+ * Compiles one webhook entry's rules and selectors into a matcher, once per stored configuration
+ * rather than once per call.
+ */
+export function webhookMatcher(webhook: KubeObject): WebhookMatcher {
+  const rules = (Array.isArray(webhook['rules']) ? webhook['rules'].filter(isObject) : []).map(compileRule);
+  const namespaceSelector = webhook['namespaceSelector'] !== undefined ? labelSelectorFromObject(webhook['namespaceSelector']) : undefined;
+  const objectSelector = webhook['objectSelector'] !== undefined ? labelSelectorFromObject(webhook['objectSelector']) : undefined;
+  return (target) => {
+    if (!rules.some((r) => ruleMatches(r, target))) return false;
+    // namespaceSelector: applies to namespaced objects and to Namespace objects themselves
+    if (namespaceSelector && (target.namespaced || target.isNamespace) && !namespaceSelector(target.namespaceLabels ?? {})) return false;
+    if (objectSelector) {
+      const candidates = target.objectLabels.length > 0 ? target.objectLabels : [{}];
+      if (!candidates.some((labels) => objectSelector(labels))) return false;
+    }
+    return true;
+  };
 }

@@ -1,8 +1,9 @@
-import { type Violation } from '@k8or/api';
+import { type KindName, type Violation } from '@k8or/api';
 import { ProviderLoader } from '@k8or/operator';
 import { contextFromManifests, reviewObject } from '@k8or/webhook';
 import { readManifests, type ManifestDocument } from '../manifests/read.js';
 import { describeObject, identityOf, isK8orObject, type ObjectIdentity } from '../manifests/objects.js';
+import { CrdSchemaCheck } from '../manifests/schema.js';
 
 export interface ValidateOptions {
   filename: string[];
@@ -46,6 +47,7 @@ export async function validateCommand(options: ValidateOptions): Promise<number>
     ...(options.clusterId ? { clusterId: options.clusterId } : {}),
   });
 
+  const schema = new CrdSchemaCheck([...providers.values()]);
   const verdicts: ObjectVerdict[] = [];
   for (const document of documents) {
     if (document.error !== undefined) {
@@ -56,7 +58,12 @@ export async function validateCommand(options: ValidateOptions): Promise<number>
     if (!isK8orObject(id)) continue;
     const namespace = id.kind === 'ProviderConfig' ? undefined : (id.namespace ?? 'default');
     const review = reviewObject(document.object, context, { operation: 'CREATE', ...(namespace ? { namespace } : {}) });
-    verdicts.push({ ...position(document, id), namespace, valid: review.violations.length === 0, violations: review.violations, warnings: review.warnings, defaulted: review.object });
+    // The API server's schema check (after the mutating webhook, before the validating one) and the
+    // webhook's rules, every problem at once; a field both name is reported in the webhook's words.
+    const named = new Set(review.violations.map((v) => v.field));
+    const schemaViolations = schema.violations(id.kind as KindName, review.object as Record<string, unknown>).filter((v) => !named.has(v.field));
+    const violations = [...schemaViolations, ...review.violations];
+    verdicts.push({ ...position(document, id), namespace, valid: violations.length === 0, violations, warnings: review.warnings, defaulted: review.object });
   }
 
   const valid = verdicts.every((v) => v.valid);

@@ -23,6 +23,8 @@ export interface LoadedProviderPackage {
   /** As asked for: `aws`, `k8or-provider-foo`. */
   requested: string;
   packageName: string;
+  /** The module URL it was imported from (for loaders elsewhere, e.g. a webhook worker thread). */
+  entryUrl: string;
   module: ContainerModule;
 }
 
@@ -58,7 +60,7 @@ export class ProviderLoader {
       if (!isContainerModule(exports.default)) {
         throw new ProviderLoadError(`provider package ${packageName} (${dir}) does not export a ContainerModule as its default export; build it with providerModule(plugin) from @k8or/core`);
       }
-      return { requested, packageName, module: exports.default };
+      return { requested, packageName, entryUrl: entry, module: exports.default };
     }
     const installed = this.installed();
     throw new ProviderLoadError(

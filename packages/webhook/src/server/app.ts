@@ -29,7 +29,10 @@ export interface AppOptions {
  */
 export function buildApp(options: AppOptions): FastifyInstance {
   const app = Fastify({
-    https: options.https,
+    // HTTP/2 for clients that offer it (kube-apiserver's Go client does: every admission call a stream on
+    // one connection), HTTP/1.1 for the rest.
+    http2: true,
+    https: { ...options.https, allowHTTP1: true },
     loggerInstance: options.logger,
     // Every request would be two log lines; bad requests are logged once by the error handler instead.
     logController: new LogController({ disableRequestLogging: true }),

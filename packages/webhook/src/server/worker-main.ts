@@ -1,10 +1,11 @@
 /** The webhook server inside a worker thread (see worker.ts): starts it, reports to the parent, stops on request. */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ProviderPlugin } from '@k8or/core';
+import { loadedProviders, type ProviderPlugin } from '@k8or/core';
 import { KubeConfig } from '@kubernetes/client-node';
+import { Container, type ContainerModule } from 'inversify';
 import { pino } from 'pino';
 import { startWebhookServer, type WebhookServer } from './start.js';
-import type { FromWorker, ToWorker, WorkerStart } from './worker-protocol.js';
+import type { FromWorker, ProviderModule, ToWorker, WorkerStart } from './worker-protocol.js';
 
 const port = parentPort!;
 const start = workerData as WorkerStart;
@@ -15,11 +16,7 @@ try {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(start.kubeConfig);
   const providers: ProviderPlugin[] = [];
-  for (const module of start.providers) {
-    const plugin = ((await import(module.url)) as Record<string, unknown>)[module.export];
-    if (typeof plugin !== 'object' || plugin === null) throw new Error(`${module.url} has no export "${module.export}"`);
-    providers.push(plugin as ProviderPlugin);
-  }
+  for (const module of start.providers) providers.push(...(await importProviders(module)));
   // Log lines go to the parent, which writes them through its own logger.
   const logger = pino({ level: start.logLevel }, { write: (line: string) => send({ type: 'log', line }) });
   server = await startWebhookServer({ ...start.server, kubeConfig, providers, logger });
@@ -35,6 +32,21 @@ try {
 } catch (error) {
   send({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
   process.exit(1);
+}
+
+/** The named plugin export, or every plugin the package's default ContainerModule binds (as the operator loads packages). */
+async function importProviders(module: ProviderModule): Promise<ProviderPlugin[]> {
+  const exports = (await import(module.url)) as Record<string, unknown>;
+  if (module.export !== undefined) {
+    const plugin = exports[module.export];
+    if (typeof plugin !== 'object' || plugin === null) throw new Error(`${module.url} has no export "${module.export}"`);
+    return [plugin as ProviderPlugin];
+  }
+  const container = new Container();
+  await container.load(exports['default'] as ContainerModule);
+  const plugins = [...loadedProviders(container).values()];
+  if (plugins.length === 0) throw new Error(`${module.url}: its default export binds no ProviderPlugin`);
+  return plugins;
 }
 
 port.on('message', (message: ToWorker) => {

@@ -4,8 +4,11 @@ import type { WebhookServerOptions } from './start.js';
 export interface ProviderModule {
   /** Resolved module URL, e.g. `import.meta.resolve('@k8or/provider-aws')`. */
   url: string;
-  /** The named export that is the ProviderPlugin, e.g. `awsProvider`. */
-  export: string;
+  /**
+   * The named export that is the ProviderPlugin, e.g. `awsProvider`. Without it, the module's default
+   * export is a provider package's ContainerModule (`providerModule(plugin)`), as the operator loads them.
+   */
+  export?: string;
 }
 
 /** What the parent hands the worker: the server options, with everything that cannot be cloned as data. */

@@ -1,0 +1,235 @@
+import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CLOUD_DIALECTS, type CloudDialect, type CloudDialectName, type FaultAnswer, type ProxiedRequest } from './dialects.js';
+import { seededRandom } from './prng.js';
+
+/** Which calls fail, and how. Shares are of all calls, 0 to 1, drawn independently per call. */
+export interface FaultPlan {
+  /** Share answered with the cloud's own throttling error (S3 SlowDown 503, DynamoDB ThrottlingException 400, GCS 429, Azure ServerBusy 503). */
+  throttle?: number;
+  /** Share answered with one of the cloud's own 5xx errors. */
+  serverError?: number;
+  /** Share held without an answer for `stallMs`, or until the client gives up. */
+  stall?: number;
+  /** How long a stalled call is held. Default 60 s: longer than any reconcile deadline a test sets. */
+  stallMs?: number;
+  /**
+   * Of the stalled calls, the share that reaches the backend before the stall: the write is done and
+   * only its answer is late (or never comes, when the client gives up). The rest reach the backend only
+   * if the client still waits when the stall ends. Default 0.5.
+   */
+  stallAfterForward?: number;
+  /**
+   * Faults for the next calls, in order, before the shares take over: `['stall']` makes sure the
+   * first call after `setFaults` stalls, whatever the draws. `'pass'` forwards one call.
+   */
+  script?: ReadonlyArray<'throttle' | 'serverError' | 'stall' | 'pass'>;
+}
+
+export interface FaultProxyOptions extends FaultPlan {
+  /** The backend's endpoint (`http://127.0.0.1:PORT`, or with a path such as Azurite's `/devstoreaccount1`). */
+  target: string;
+  /** The cloud API behind it, whose error formats the proxy speaks. */
+  dialect: CloudDialectName;
+  /** Seed of the fault draws; a random one when absent (read it back from `seed`). */
+  seed?: number;
+  host?: string;
+}
+
+export type ProxiedOutcome = 'forwarded' | 'throttled' | 'server-error' | 'stalled' | 'backend-unreachable';
+
+/** One call that reached the proxy. */
+export interface ProxiedCall {
+  /** When it arrived (ms since the epoch). */
+  at: number;
+  method: string;
+  /** The API operation (`CreateTable`, `PUT /bucket?versioning`, ...). */
+  operation: string;
+  /** The bucket, table or container it is about; `''` for account-level calls. */
+  resource: string;
+  outcome: ProxiedOutcome;
+  /** Status sent to the client; undefined while a stall holds it, or when the client gave up first. */
+  status?: number;
+  /** A stalled call the backend saw (before its stall, or after it while the client still waited). */
+  reachedBackend?: boolean;
+  /**
+   * The SDK's id of the operation this call is an attempt of (AWS `amz-sdk-invocation-id`, Azure
+   * `x-ms-client-request-id`), the same on every retry: a call whose id came before is an SDK retry.
+   */
+  operationId?: string;
+}
+
+export interface FaultProxy {
+  /** The endpoint to give the SDKs in place of the target: same path, the proxy's host and port. */
+  endpoint: string;
+  readonly seed: number;
+  /** Every call so far, in arrival order. */
+  readonly calls: readonly ProxiedCall[];
+  /** The calls about one resource. */
+  callsFor(resource: string): ProxiedCall[];
+  /** Replaces the fault plan from the next call on (`{}` turns faults off). */
+  setFaults(plan: FaultPlan): void;
+  /** Forgets the calls recorded so far. */
+  clearCalls(): void;
+  /** Ends every held call and closes the proxy. */
+  stop(): Promise<void>;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
+
+/**
+ * An HTTP proxy in front of one local backend that answers a seeded share of calls as the cloud does
+ * when it is overloaded: with its own throttling and 5xx wire formats (so the real SDKs classify them
+ * as they would the cloud's), and with stalls past any deadline. Every call is logged with the
+ * resource it is about, so a test can count calls per resource and measure call rates. Headers and
+ * bodies pass through unchanged (a SigV4 signature covers the Host header the client sent).
+ */
+export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
+  const dialect: CloudDialect = CLOUD_DIALECTS[options.dialect];
+  const target = new URL(options.target);
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
+  const random = seededRandom(seed);
+  let plan: FaultPlan = options;
+  let script = [...(options.script ?? [])];
+  let calls: ProxiedCall[] = [];
+  const agent = new Agent({ keepAlive: true });
+  const stopping = new AbortController();
+
+  const pick = <T>(choices: ReadonlyArray<T>): T => choices[Math.floor(random() * choices.length)] as T;
+
+  /** The backend's whole answer, read before anything goes back to the client. */
+  const forward = (request: ProxiedRequest): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> =>
+    new Promise((resolve, reject) => {
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, method: request.method, path: request.url, headers: request.headers, agent, signal: stopping.signal },
+        (answer) => {
+          const chunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+          answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(chunks) }));
+          answer.on('error', reject);
+        },
+      );
+      upstream.on('error', reject);
+      upstream.end(request.body);
+    });
+
+  const send = (response: ServerResponse, method: string, answer: { status: number; headers: IncomingHttpHeaders | Record<string, string>; body: Buffer | string }): void => {
+    const headers = Object.fromEntries(Object.entries(answer.headers).filter(([name, value]) => value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())));
+    const body = method === 'HEAD' ? undefined : answer.body;
+    if (method !== 'HEAD') headers['content-length'] = String(Buffer.byteLength(answer.body));
+    response.writeHead(answer.status, headers);
+    response.end(body);
+  };
+
+  /** Resolves true when the stall ran out with the client still waiting, false when the client left (or the proxy stops). */
+  const hold = async (response: ServerResponse, ms: number): Promise<boolean> => {
+    const left = new AbortController();
+    const onClose = (): void => left.abort();
+    response.once('close', onClose);
+    try {
+      await sleep(ms, undefined, { signal: AbortSignal.any([left.signal, stopping.signal]) });
+      return true;
+    } catch {
+      return false;
+    } finally {
+      response.off('close', onClose);
+    }
+  };
+
+  const handle = async (incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of incoming) chunks.push(chunk as Buffer);
+    const request: ProxiedRequest = { method: incoming.method ?? 'GET', url: incoming.url ?? '/', headers: incoming.headers, body: Buffer.concat(chunks) };
+    const record: ProxiedCall = {
+      at: Date.now(),
+      method: request.method,
+      operation: dialect.operationOf(request),
+      resource: dialect.resourceOf(request),
+      outcome: 'forwarded',
+    };
+    const operationId = incoming.headers['amz-sdk-invocation-id'] ?? incoming.headers['x-ms-client-request-id'];
+    if (typeof operationId === 'string') record.operationId = operationId;
+    calls.push(record);
+
+    const scripted = script.shift();
+    const draw = scripted === undefined ? random() : 0;
+    // A scripted fault is a share of 1 for that one call.
+    const throttle = scripted === undefined ? (plan.throttle ?? 0) : scripted === 'throttle' ? 1 : 0;
+    const serverError = scripted === undefined ? (plan.serverError ?? 0) : scripted === 'serverError' ? 1 : 0;
+    const stall = scripted === undefined ? (plan.stall ?? 0) : scripted === 'stall' ? 1 : 0;
+    let fault: FaultAnswer | undefined;
+    if (draw < throttle) {
+      record.outcome = 'throttled';
+      fault = pick(dialect.throttles)();
+    } else if (draw < throttle + serverError) {
+      record.outcome = 'server-error';
+      fault = pick(dialect.serverErrors)();
+    }
+    if (fault) {
+      record.status = fault.status;
+      send(response, request.method, fault);
+      return;
+    }
+    try {
+      if (draw < throttle + serverError + stall) {
+        record.outcome = 'stalled';
+        const stallMs = plan.stallMs ?? 60_000;
+        if (random() < (plan.stallAfterForward ?? 0.5)) {
+          const answer = await forward(request);
+          record.reachedBackend = true;
+          if (!(await hold(response, stallMs))) return;
+          record.status = answer.status;
+          send(response, request.method, answer);
+        } else {
+          if (!(await hold(response, stallMs))) return;
+          const answer = await forward(request);
+          record.reachedBackend = true;
+          record.status = answer.status;
+          send(response, request.method, answer);
+        }
+        return;
+      }
+      const answer = await forward(request);
+      record.status = answer.status;
+      send(response, request.method, answer);
+    } catch {
+      // The backend is down (or the proxy stops): the client sees a dropped connection, as with a dead endpoint.
+      if (record.outcome === 'forwarded') record.outcome = 'backend-unreachable';
+      response.destroy();
+    }
+  };
+
+  const server = createServer((incoming, response) => {
+    handle(incoming, response).catch(() => response.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const path = target.pathname === '/' && !options.target.endsWith('/') ? '' : target.pathname;
+
+  return {
+    endpoint: `http://${address.address}:${address.port}${path}`,
+    seed,
+    get calls() {
+      return calls;
+    },
+    callsFor: (resource) => calls.filter((call) => call.resource === resource),
+    setFaults: (next) => {
+      plan = next;
+      script = [...(next.script ?? [])];
+    },
+    clearCalls: () => {
+      calls = [];
+    },
+    stop: () =>
+      new Promise<void>((resolve, reject) => {
+        stopping.abort();
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+        agent.destroy();
+      }),
+  };
+}

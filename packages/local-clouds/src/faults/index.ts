@@ -1,0 +1,3 @@
+export { startFaultProxy, type FaultPlan, type FaultProxy, type FaultProxyOptions, type ProxiedCall, type ProxiedOutcome } from './fault-proxy.js';
+export { CLOUD_DIALECTS, type CloudDialect, type CloudDialectName, type FaultAnswer, type ProxiedRequest } from './dialects.js';
+export { seededRandom } from './prng.js';
