@@ -86,8 +86,12 @@ function manifest(resource: NewResource): ManagedObject {
 /** The suite's record of every resource of a run and what it should end as. */
 export class Ledger {
   readonly entries = new Map<string, Entry>();
+  private readonly admin: KubeRest;
 
-  constructor(private readonly admin: KubeRest) {}
+  // Node runs this file with type stripping, which has no parameter properties.
+  constructor(admin: KubeRest) {
+    this.admin = admin;
+  }
 
   key(kind: Kind, name: string): string {
     return `${kind}/${name}`;
