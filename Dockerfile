@@ -22,5 +22,8 @@ COPY --from=build /src/providers ./providers
 # 65532: the chart's runAsUser; a numeric user lets the kubelet check runAsNonRoot
 USER 65532:65532
 EXPOSE 8080 8081 9443
-ENTRYPOINT ["node", "/app/packages/cli/dist/bin.js"]
+# V8 sizing: a burst of reconciles grows the young generation and V8 keeps what it committed; with
+# these flags the operator holds 10,000 Buckets in sync at about 158 MiB RSS instead of 297 MiB
+# (docs/benchmarks.md, "Operator process at scale"). --optimize-for-size is refused in NODE_OPTIONS.
+ENTRYPOINT ["node", "--max-semi-space-size=2", "--optimize-for-size", "/app/packages/cli/dist/bin.js"]
 CMD ["operator", "--webhook"]
