@@ -82,4 +82,19 @@ describe('a webhook certificate the replicas share through a Secret', () => {
     assert.ok(new X509Certificate(renewed.cert).checkIssued(new X509Certificate(`${bundle[0]!.trim()}\n-----END CERTIFICATE-----\n`)), 'signed by the new CA, first in the bundle');
     assert.ok(renewed.caPem.includes(ending.certPem.trim()), 'the old CA still trusted');
   });
+
+  it('keeps asking an API server that throttles and fails, and starts once it answers (a 429 was fatal)', async () => {
+    const name = fresh();
+    // every request of the sandbox admin (this test's kubeconfig) draws: half 429, half 500
+    sandbox.faults.configure({ rate: 0.6, kinds: ['throttle', 'internal'], users: ['k8or-sandbox-admin'], seed: 7 });
+    sandbox.faults.enable();
+    let pair;
+    try {
+      pair = await replica(name).ensure();
+    } finally {
+      sandbox.faults.disable();
+    }
+    assert.ok(sandbox.faults.injected.throttle + sandbox.faults.injected.internal > 0, 'faults were injected');
+    assert.equal(pair.cert, (await replica(name).ensure()).cert, 'the Secret holds what it serves');
+  });
 });

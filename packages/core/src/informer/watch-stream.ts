@@ -37,7 +37,7 @@ export interface WatchStream {
  * generated client into the process), and it owns its inactivity timeout.
  */
 export function openWatchStream(access: KubeAccess, path: string, options: WatchStreamOptions): WatchStream {
-  const controller = new AbortController();
+  let request: http.ClientRequest | undefined;
   let finish: (end: WatchStreamEnd) => void = () => undefined;
   const ended = new Promise<WatchStreamEnd>((resolve) => {
     let done = false;
@@ -46,7 +46,10 @@ export function openWatchStream(access: KubeAccess, path: string, options: Watch
       if (done) return;
       done = true;
       clearTimeout(inactivity);
-      controller.abort();
+      // destroy() without an error: an AbortSignal would destroy the socket *with* an AbortError,
+      // which the socket emits as 'error' after the request has let go of it (an unhandled
+      // 'error' ended the operator process under API server faults).
+      request?.destroy();
       resolve(end);
     };
     const touch = (): void => {
@@ -65,7 +68,7 @@ export function openWatchStream(access: KubeAccess, path: string, options: Watch
       const headers = { ...(base.headers as http.OutgoingHttpHeaders | undefined), accept: 'application/json', 'user-agent': options.userAgent };
       const transport = url.protocol === 'http:' ? http : https;
       touch();
-      const request = transport.request(url, { ...base, method: 'GET', headers, signal: controller.signal }, (response) => {
+      request = transport.request(url, { ...base, method: 'GET', headers }, (response) => {
         response.setEncoding('utf8');
         const status = response.statusCode ?? 0;
         if (status !== 200) {
@@ -96,6 +99,7 @@ export function openWatchStream(access: KubeAccess, path: string, options: Watch
         response.on('error', (error) => finish({ reason: 'error', error }));
       });
       request.on('error', (error) => finish({ reason: 'error', error }));
+      request.on('socket', (socket) => socket.on('error', (error) => finish({ reason: 'error', error })));
       request.end();
     })().catch((error: unknown) => finish({ reason: 'error', error }));
   });

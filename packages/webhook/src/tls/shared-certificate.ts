@@ -22,6 +22,9 @@ export interface SharedCertificateOptions {
 /** The Secret's keys: the serving pair, the CA bundle the webhook configurations trust, and the CA's key. */
 const KEYS = { cert: 'tls.crt', key: 'tls.key', caBundle: 'ca.crt', caKey: 'ca.key' } as const;
 const MAX_ATTEMPTS = 5;
+/** How long `ensure()` keeps retrying an API server that throttles or fails (429, 5xx, a broken connection). */
+const TRANSIENT_DEADLINE_MS = 120_000;
+const TRANSIENT_BACKOFF_MS = { first: 200, max: 5_000 };
 
 interface Stored {
   cert: string;
@@ -56,6 +59,20 @@ export class SharedCertificate {
 
   /** The pair to serve and the CA bundle to inject, as the Secret holds it once this call is done. */
   async ensure(): Promise<CertificatePair> {
+    const deadline = Date.now() + TRANSIENT_DEADLINE_MS;
+    for (let delay = TRANSIENT_BACKOFF_MS.first; ; delay = Math.min(delay * 2, TRANSIENT_BACKOFF_MS.max)) {
+      try {
+        return await this.#ensureOnce();
+      } catch (error) {
+        // a throttled or failing API server is no reason to give up starting: wait and ask again
+        if (!isTransient(error) || Date.now() + delay > deadline) throw error;
+        this.#options.logger.warn({ err: error, retryInMs: delay }, 'webhook certificate Secret not reachable yet; retrying');
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  async #ensureOnce(): Promise<CertificatePair> {
     const { namespace, name, logger } = this.#options;
     for (let attempt = 1; ; attempt++) {
       const secret = await this.#read();
@@ -156,6 +173,19 @@ function firstCertificate(bundle: string): string {
 }
 
 const pairOf = (stored: Omit<Stored, 'resourceVersion'>): CertificatePair => ({ cert: stored.cert, key: stored.key, caPem: stored.caBundle });
+
+/** 429, a 5xx or no HTTP answer at all (a broken connection), on the error or the one it wraps. */
+function isTransient(error: unknown): boolean {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  const status = statusOf(error) ?? statusOf(cause);
+  if (status !== undefined) return status === 429 || status >= 500;
+  return isNetworkError(error) || isNetworkError(cause);
+}
+
+function isNetworkError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EAI_AGAIN)$/.test(code);
+}
 
 function statusOf(error: unknown): number | undefined {
   const code = (error as { code?: unknown } | null)?.code;

@@ -1,0 +1,84 @@
+import { strict as assert } from 'node:assert';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
+import { loadKubeAccess, type KubeAccess } from '@k8or/core';
+import { openWatchStream } from '../dist/informer/watch-stream.js';
+
+/** A watch endpoint that sends one event and keeps the stream open, as a quiet watch does. */
+function startWatchServer(): Promise<Server> {
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'one', resourceVersion: '1' } } })}\n`);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+/** Opens a watch whose first event handler aborts the stream; resolves with how it ended and the events seen. */
+async function abortFromHandler(access: KubeAccess, path: string): Promise<{ end: unknown; events: string[] }> {
+  const events: string[] = [];
+  const stream = openWatchStream(access, path, {
+    query: {},
+    inactivityMs: 30_000,
+    userAgent: 'watch-stream-test',
+    onEvent: (type) => {
+      events.push(type);
+      stream.abort();
+    },
+  });
+  const end = await stream.ended;
+  return { end, events };
+}
+
+describe('openWatchStream', () => {
+  let server: Server;
+  let access: { getCurrentCluster(): { server: string }; applyToHTTPSOptions(): Promise<void> };
+  const uncaught: unknown[] = [];
+  const onUncaught = (error: unknown): void => void uncaught.push(error);
+
+  before(async () => {
+    server = await startWatchServer();
+    const { port } = server.address() as AddressInfo;
+    access = { getCurrentCluster: () => ({ server: `http://127.0.0.1:${port}` }), applyToHTTPSOptions: async () => undefined };
+    process.on('uncaughtException', onUncaught);
+  });
+
+  after(() => {
+    process.off('uncaughtException', onUncaught);
+    server.closeAllConnections();
+    server.close();
+  });
+
+  // The informer aborts its stream from inside an event handler (e.g. on a 410 ERROR event);
+  // before the fix that destroyed the socket with an AbortError no one listened for, and the
+  // unhandled 'error' event ended the operator process.
+  it('ends quietly when aborted from inside an event handler, with the response under way (HTTP)', async () => {
+    const { end, events } = await abortFromHandler(access as KubeAccess, '/api/v1/configmaps');
+    assert.deepEqual(end, { reason: 'aborted' });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(events, ['ADDED']);
+    assert.deepEqual(uncaught, [], 'no error escapes the stream');
+  });
+
+  it('ends quietly when aborted from inside an event handler over TLS (the API server)', async () => {
+    const sandbox: Sandbox = await startSandbox();
+    try {
+      const file = join(mkdtempSync(join(tmpdir(), 'watch-stream-')), 'kubeconfig');
+      writeFileSync(file, sandbox.kubeconfig);
+      const tls = await loadKubeAccess(file, {});
+      for (let round = 0; round < 5; round += 1) {
+        const { end, events } = await abortFromHandler(tls, '/api/v1/namespaces');
+        assert.deepEqual(end, { reason: 'aborted' });
+        assert.equal(events[0], 'ADDED');
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(uncaught, [], 'no error escapes the stream');
+    } finally {
+      await sandbox.stop();
+    }
+  });
+});
