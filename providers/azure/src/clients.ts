@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AzureNamedKeyCredential, AzureSASCredential, TableServiceClient } from '@azure/data-tables';
 import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
-import { AnonymousCredential, BlobServiceClient, StorageSharedKeyCredential, newPipeline, type StoragePipelineOptions } from '@azure/storage-blob';
+import { AnonymousCredential, BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import type { AzureClientSettings } from './config.js';
 import { retryTokenPolicy, type PolicyPipeline } from './retry-tokens.js';
 
@@ -20,22 +20,24 @@ const defaultCredential = (): TokenCredential => (defaultChain ??= new DefaultAz
 const isHttp = (url: string): boolean => url.startsWith('http:');
 
 function newBlobServiceClient(settings: AzureClientSettings): BlobServiceClient {
-  const options: StoragePipelineOptions = { retryOptions: { maxTries: MAX_TRIES, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS } };
+  const options = { retryOptions: { maxTries: MAX_TRIES, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS } };
   const { credential, serviceUrl } = settings;
-  if (credential.kind === 'sharedKey') return new BlobServiceClient(serviceUrl, blobPipeline(new StorageSharedKeyCredential(credential.accountName, credential.accountKey), options));
-  if (credential.kind === 'sas') return new BlobServiceClient(`${serviceUrl}?${credential.token}`, blobPipeline(new AnonymousCredential(), options));
-  return new BlobServiceClient(serviceUrl, blobPipeline(defaultCredential(), options));
+  if (credential.kind === 'sharedKey') return withRetryTokens(new BlobServiceClient(serviceUrl, new StorageSharedKeyCredential(credential.accountName, credential.accountKey), options));
+  if (credential.kind === 'sas') return withRetryTokens(new BlobServiceClient(`${serviceUrl}?${credential.token}`, new AnonymousCredential(), options));
+  return withRetryTokens(new BlobServiceClient(serviceUrl, defaultCredential(), options));
 }
 
-/** The Blob SDK's pipeline with `retryTokenPolicy` after its retry policy (it takes no `additionalPolicies`). */
-function blobPipeline(credential: Parameters<typeof newPipeline>[0], options: StoragePipelineOptions): ReturnType<typeof newPipeline> {
-  const pipeline = newPipeline(credential, options);
-  // The core pipeline is built once and kept by `pipeline`, so the client built from it has the policy.
-  // Its type is the SDK's subset of the options; the object carries the core pipeline the client uses.
-  const core = (pipeline.toServiceClientOptions() as { pipeline?: PolicyPipeline }).pipeline;
-  if (!core) throw new Error('@azure/storage-blob built no core pipeline: the per-attempt rate-limit policy cannot be added');
-  core.addPolicy(retryTokenPolicy, { afterPhase: 'Retry' });
-  return pipeline;
+/**
+ * Adds `retryTokenPolicy` after the Blob SDK's retry policy. The SDK takes no `additionalPolicies`; its
+ * client keeps the core pipeline in `storageClientContext`, and the container clients made from the
+ * service client share that pipeline. Checked, so an SDK that moves it fails loudly rather than
+ * leaving retries unpaced (test/retry-tokens.integration.test.ts covers it).
+ */
+function withRetryTokens(client: BlobServiceClient): BlobServiceClient {
+  const context = (client as unknown as { storageClientContext?: { pipeline?: PolicyPipeline } }).storageClientContext;
+  if (typeof context?.pipeline?.addPolicy !== 'function') throw new Error('@azure/storage-blob keeps no core pipeline where expected: the per-attempt rate-limit policy cannot be added');
+  context.pipeline.addPolicy(retryTokenPolicy, { afterPhase: 'Retry' });
+  return client;
 }
 
 function newTableServiceClient(settings: AzureClientSettings): TableServiceClient {
