@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSandbox, type Sandbox } from '@k8or/apiserver';
-import { runOk } from '../support/run.ts';
+import { openCluster, type E2ECluster } from '../support/cluster.ts';
+import { run, runOk } from '../support/run.ts';
 import { CHART_DIR, tools, type Tools } from '../support/tools.ts';
 
 // helm install, upgrade, rollback and uninstall of the chart against the embedded API server, as
@@ -17,7 +17,7 @@ interface Listed { items: Array<{ kind: string; metadata: { name: string; namesp
 
 describe('helm install, upgrade, rollback and uninstall of the chart', () => {
   let home: string;
-  let sandbox: Sandbox;
+  let cluster: E2ECluster;
   let t: Tools;
 
   /** Everything labelled as this release's, by kind/namespace/name. */
@@ -32,17 +32,21 @@ describe('helm install, upgrade, rollback and uninstall of the chart', () => {
 
   before(async () => {
     home = await mkdtemp(join(tmpdir(), 'k8or-helm-'));
-    sandbox = await startSandbox({ kubeconfigPath: join(home, 'kubeconfig') });
-    t = await tools(home, join(home, 'kubeconfig'));
+    cluster = await openCluster(home);
+    t = await tools(home, cluster.kubeconfigPath);
   });
 
   after(async () => {
-    await sandbox?.stop();
+    if (cluster?.external && t) {
+      await run(t.helm, ['uninstall', 'k8or', '--namespace', NS]);
+      await run(t.kubectl, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']);
+    }
+    await cluster?.stop();
     if (home) await rm(home, { recursive: true, force: true });
   });
 
   it('installs: every object, the CRDs, and the release in a Secret', async () => {
-    const out = await runOk(t.helm, ['install', 'k8or', CHART_DIR, '--namespace', NS, '--create-namespace']);
+    const out = await runOk(t.helm, ['install', 'k8or', CHART_DIR, '--namespace', NS, '--create-namespace', ...cluster.helmImageArgs]);
     assert.match(out, /STATUS: deployed/);
     assert.match(out, /REVISION: 1/);
     const objects = await releaseObjects();

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { startSandbox, type Sandbox } from '@k8or/apiserver';
+import { openCluster, type E2ECluster } from '../support/cluster.ts';
 import { run, runOk } from '../support/run.ts';
 import { CHART_DIR, PROVIDERS, tools, type Tools } from '../support/tools.ts';
 
@@ -43,22 +43,24 @@ const VALUE_SETS: Record<string, string[]> = {
 
 describe('the Helm chart renders', () => {
   let home: string;
-  let sandbox: Sandbox;
+  let cluster: E2ECluster;
   let t: Tools;
   const rendered = new Map<string, Manifest[]>();
 
   before(async () => {
     home = await mkdtemp(join(tmpdir(), 'k8or-chart-'));
-    sandbox = await startSandbox({ kubeconfigPath: join(home, 'kubeconfig') });
-    t = await tools(home, join(home, 'kubeconfig'));
+    cluster = await openCluster(home);
+    t = await tools(home, cluster.kubeconfigPath);
     for (const [name, args] of Object.entries(VALUE_SETS)) {
       rendered.set(name, parse(await runOk(t.helm, ['template', 'k8or', CHART_DIR, '--namespace', NS, '--include-crds', ...args])));
     }
-    await runOk(t.kubectl, ['create', 'namespace', NS]);
+    // (an external cluster may have it from an earlier run; the dry runs need it to exist)
+    await run(t.kubectl, ['create', 'namespace', NS]);
   });
 
   after(async () => {
-    await sandbox?.stop();
+    if (cluster?.external && t) await run(t.kubectl, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']);
+    await cluster?.stop();
     if (home) await rm(home, { recursive: true, force: true });
   });
 
@@ -87,7 +89,8 @@ describe('the Helm chart renders', () => {
       const crds = byKind(served, 'CustomResourceDefinition');
       assert.equal(crds.length, 3, 'the CRDs from packages/api');
       const text = served.map((m) => JSON.stringify(m)).join('\n');
-      const out = await runOk(t.kubectl, ['create', '--dry-run=server', '-f', '-', '-o', 'name'], text);
+      // server-side apply: the same checks whether the objects exist yet or not (a cluster keeps the CRDs of an earlier install)
+      const out = await runOk(t.kubectl, ['apply', '--server-side', '--force-conflicts', '--field-manager=k8or-chart-test', '--dry-run=server', '-f', '-', '-o', 'name'], text);
       assert.equal(out.trim().split('\n').length, served.length);
     });
   }
@@ -145,5 +148,22 @@ describe('the Helm chart renders', () => {
     // with cert-manager the operator needs no access to the webhook configurations
     const clusterRole = byKind(rendered.get('all providers, cert-manager and a ServiceMonitor')!, 'ClusterRole').find((r) => r.metadata.name === 'k8or')!;
     assert.ok(!JSON.stringify(clusterRole).includes('webhookconfigurations'));
+    const role = byKind(rendered.get('all providers, cert-manager and a ServiceMonitor')!, 'Role')[0]!;
+    assert.ok(!JSON.stringify(role).includes('k8or-webhook-cert'), 'nor to the self-signed certificate Secret');
+  });
+
+  it('without cert-manager, shares one self-signed certificate among the replicas through one Secret, granted by name', () => {
+    const manifests = rendered.get('default values')!;
+    const deployment = one(manifests, 'Deployment') as Manifest & { spec: { template: { spec: { containers: Array<{ env: Array<{ name: string; value: string }> }> } } } };
+    const env = Object.fromEntries(deployment.spec.template.spec.containers[0]!.env.map((e) => [e.name, e.value]));
+    assert.equal(env['K8OR_WEBHOOK_CERT_SECRET'], 'k8or-webhook-cert');
+    assert.equal(env['K8OR_WEBHOOK_CERT_CHECK_INTERVAL'], '1m');
+    const role = one(manifests, 'Role') as Manifest & { rules: Array<{ resources: string[]; resourceNames?: string[]; verbs: string[] }> };
+    const secretRules = role.rules.filter((r) => r.resources.includes('secrets')).map((r) => ({ names: r.resourceNames ?? [], verbs: r.verbs }));
+    assert.deepEqual(secretRules, [
+      { names: [], verbs: ['list', 'watch'] },
+      { names: [], verbs: ['create'] },
+      { names: ['k8or-webhook-cert'], verbs: ['get', 'update'] },
+    ]);
   });
 });

@@ -16,22 +16,28 @@ export const SANDBOX_CREDENTIALS = { accessKeyId: 'AKIASANDBOXEXAMPLE00', secret
 export const GCP_PROJECT = 'k8or-sandbox';
 export const GCP_INSTANCE = 'k8or-sandbox';
 
-export async function startBackends(): Promise<Backends> {
+/**
+ * The backends, as the operator and this suite both reach them. Each given in the environment
+ * (K8OR_E2E_S3_ENDPOINT, K8OR_E2E_DYNAMODB_ENDPOINT, K8OR_E2E_GCS_ENDPOINT, K8OR_E2E_BIGTABLE_HOST:
+ * a cluster's Pods must reach them) is used as it is; the others start here on 127.0.0.1.
+ */
+export async function startBackends(env: NodeJS.ProcessEnv = process.env): Promise<Backends> {
   const stops: Array<() => Promise<unknown>> = [];
+  const started = async <T extends { stop(): Promise<unknown> }>(start: () => Promise<T>): Promise<T> => {
+    const backend = await start();
+    stops.push(() => backend.stop());
+    return backend;
+  };
   try {
-    const s3 = await startS3Fake();
-    stops.push(() => s3.stop());
-    const dynamodb = await startDynamoDbLocal();
-    stops.push(() => dynamodb.stop());
-    const gcs = await startGcsFake();
-    stops.push(() => gcs.stop());
-    const bigtable = await startBigtableEmulator().catch(() => undefined);
-    if (bigtable) stops.push(() => bigtable.stop());
+    const s3 = env['K8OR_E2E_S3_ENDPOINT'] || (await started(() => startS3Fake())).endpoint;
+    const dynamodb = env['K8OR_E2E_DYNAMODB_ENDPOINT'] || (await started(() => startDynamoDbLocal())).endpoint;
+    const gcs = env['K8OR_E2E_GCS_ENDPOINT'] || (await started(() => startGcsFake())).endpoint;
+    const bigtable = env['K8OR_E2E_BIGTABLE_HOST'] || (await started(() => startBigtableEmulator()).catch(() => undefined))?.host;
     return {
-      s3: s3.endpoint,
-      dynamodb: dynamodb.endpoint,
-      gcs: gcs.endpoint,
-      bigtable: bigtable?.host,
+      s3,
+      dynamodb,
+      gcs,
+      bigtable,
       stop: async () => {
         for (const stop of stops.reverse()) await stop();
       },

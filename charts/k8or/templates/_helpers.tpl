@@ -27,6 +27,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "%s-webhook" (include "k8or.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/* Without cert-manager: the Secret the replicas share their self-signed CA and certificate through. */}}
+{{- define "k8or.webhookCertSecretName" -}}
+{{- printf "%s-cert" (include "k8or.webhookServiceName" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{/* The webhook configurations keep the operator's default names: it writes caBundle into these. */}}
 {{- define "k8or.validatingWebhookName" -}}k8or-validating-webhook{{- end -}}
 {{- define "k8or.mutatingWebhookName" -}}k8or-mutating-webhook{{- end -}}

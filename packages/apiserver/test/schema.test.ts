@@ -48,6 +48,21 @@ describe('schema engine with the k8or CRDs', () => {
     assert.deepEqual(input, before);
   });
 
+  it('serves an object that needs no default as it is, without a copy, and defaults a copy of one that does', () => {
+    const defaulted = bucketSchema.admit(bucket({ location: 'eu' }), undefined, strict).object;
+    assert.equal(bucketSchema.applyDefaults(defaulted), defaulted, 'already defaulted: the same object');
+    const admittedAgain = bucketSchema.admit(defaulted, undefined, strict);
+    assert.equal(admittedAgain.object, defaulted, 'nothing to prune or default: the same object');
+    const bare = bucket({ location: 'eu' });
+    const before = structuredClone(bare);
+    const served = bucketSchema.applyDefaults(bare);
+    assert.notEqual(served, bare);
+    assert.deepEqual(served, defaulted, 'the defaults are filled in on a copy');
+    assert.deepEqual(bare, before, 'the input is left as it was');
+    const withNull = { ...defaulted, spec: { ...(defaulted.spec as Obj), versioning: null } };
+    assert.notEqual(bucketSchema.applyDefaults(withNull), withNull, 'a null in a non-nullable field is defaulted or dropped, on a copy');
+  });
+
   it('defaults nested fields only where the parent object exists', () => {
     const without = bucketSchema.admit(bucket({}), undefined, strict);
     assert.equal(spec(without).encryption, undefined, 'no encryption object is invented');

@@ -121,6 +121,39 @@ describe('object semantics', () => {
     assert.equal((viaStatus['spec'] as Obj)['size'], 1, 'spec unchanged through /status');
   });
 
+  it('keeps metadata, spec and managedFields on a /status PUT that carries only identity, resourceVersion and status', async () => {
+    await custom.createNamespacedCustomObject({ ...W, body: widget('trimmed', { size: 3 }, { labels: { team: 'media' } }) });
+    const stored = (await custom.getNamespacedCustomObject({ ...W, name: 'trimmed' })) as Obj;
+    const res = await request(t.sandbox, 'PUT', `${WIDGETS}/trimmed/status`, {
+      body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'trimmed', namespace: 'default', resourceVersion: metadataOf(stored)['resourceVersion'] }, status: { phase: 'Set' } },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.json?.['status'], { phase: 'Set' });
+    assert.deepEqual(res.json?.['spec'], stored['spec']);
+    assert.deepEqual(metadataOf(res.json)['labels'], { team: 'media' });
+    const managers = (metadataOf(res.json)['managedFields'] as { manager: string; subresource?: string }[]).map((m) => `${m.manager}${m.subresource ? `/${m.subresource}` : ''}`);
+    assert.equal(managers.length, 2, `the create's entry is kept and the status write adds one: ${managers.join(', ')}`);
+    const stale = await request(t.sandbox, 'PUT', `${WIDGETS}/trimmed/status`, {
+      body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'trimmed', namespace: 'default', resourceVersion: metadataOf(stored)['resourceVersion'] }, status: { phase: 'Stale' } },
+    });
+    assert.equal(stale.status, 409, 'the resourceVersion is still a precondition');
+  });
+
+  it('leaves the stored object a merge patch starts from as it was: a watch from before the patch replays it unchanged', async () => {
+    const created = await request(t.sandbox, 'POST', WIDGETS, { body: widget('kept', { size: 1 }, { labels: { a: '1' } }) });
+    const createdRv = Number(metadataOf(created.json)['resourceVersion']);
+    const patched = await request(t.sandbox, 'PATCH', `${WIDGETS}/kept`, { body: { metadata: { labels: { b: '2' } }, spec: { size: 2 } }, contentType: 'application/merge-patch+json' });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(metadataOf(patched.json)['labels'], { a: '1', b: '2' });
+    const watch = await request(t.sandbox, 'GET', `${WIDGETS}?watch=1&fieldSelector=metadata.name%3Dkept&resourceVersion=${createdRv - 1}&timeoutSeconds=1`);
+    const events = watch.text.trim().split('\n').map((line) => JSON.parse(line) as { type: string; object: Obj });
+    assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED']);
+    assert.deepEqual(metadataOf(events[0]!.object)['labels'], { a: '1' });
+    assert.deepEqual(events[0]!.object['spec'], created.json?.['spec']);
+    assert.deepEqual(events[1]!.object['spec'], patched.json?.['spec']);
+    assert.equal((events[1]!.object['spec'] as Obj)['size'], 2);
+  });
+
   it('writes nothing for an update that changes nothing', async () => {
     const before = (await custom.getNamespacedCustomObject({ ...W, name: 'split' })) as Obj;
     const after = (await custom.replaceNamespacedCustomObject({ ...W, name: 'split', body: before })) as Obj;

@@ -63,7 +63,7 @@ describe('informer against the sandbox API server', () => {
   }
 
   /** An informer on ConfigMaps that records every event and every way a watch ended. */
-  function configMapInformer(options: Partial<InformerOptions> = {}): {
+  function configMapInformer(options: Partial<InformerOptions<V1ConfigMap>> = {}): {
     informer: Informer<V1ConfigMap>;
     events: Recorded[];
     watchEnds: WatchEndReason[];
@@ -142,6 +142,43 @@ describe('informer against the sandbox API server', () => {
       { type: 'delete', key: `${namespace}/config`, data: { color: 'green' }, oldData: undefined },
     ]);
     assert.equal(informer.cache.get(`${namespace}/config`), undefined);
+  });
+
+  it('caches listed and watched objects without managedFields, everything else kept', async () => {
+    const namespace = await freshNamespace();
+    const stored = await createConfigMap(namespace, 'listed', { color: 'blue' }, { team: 'a' });
+    assert.ok(stored.metadata?.managedFields?.length, 'the API server keeps managedFields: the transform has something to drop');
+    const { informer, events } = configMapInformer({ namespace });
+    await informer.start();
+
+    const listed = informer.cache.get(`${namespace}/listed`);
+    assert.equal(listed?.metadata?.managedFields, undefined);
+    assert.deepEqual(listed?.data, { color: 'blue' });
+    assert.deepEqual(listed?.metadata?.labels, { team: 'a' });
+    assert.equal(listed?.metadata?.resourceVersion, stored.metadata?.resourceVersion);
+    assert.equal(listed?.metadata?.uid, stored.metadata?.uid);
+
+    const updated = await updateConfigMap(namespace, 'listed', { color: 'green' }, { team: 'b' });
+    await waitFor('the update', () => events.some((e) => e.type === 'update' && e.data?.color === 'green'));
+    const watched = informer.cache.get(`${namespace}/listed`);
+    assert.equal(watched?.metadata?.managedFields, undefined);
+    assert.deepEqual(watched?.metadata?.labels, { team: 'b' });
+    assert.equal(watched?.metadata?.resourceVersion, updated.metadata?.resourceVersion);
+  });
+
+  it('applies a transform of its own to every object before caching and handlers', async () => {
+    const namespace = await freshNamespace();
+    await createConfigMap(namespace, 'trimmed', { keep: 'yes', drop: 'no' });
+    const { informer, events } = configMapInformer({
+      namespace,
+      transform: (cm: V1ConfigMap) => ({ ...cm, data: { keep: cm.data?.keep ?? '' } }),
+    });
+    await informer.start();
+    assert.deepEqual(informer.cache.get(`${namespace}/trimmed`)?.data, { keep: 'yes' });
+    await createConfigMap(namespace, 'watched', { keep: 'too', drop: 'no' });
+    await waitFor('the add', () => events.some((e) => e.key === `${namespace}/watched`));
+    assert.deepEqual(events.find((e) => e.key === `${namespace}/watched`)?.data, { keep: 'too' });
+    assert.ok(informer.cache.get(`${namespace}/watched`)?.metadata?.managedFields, 'a transform of its own replaces the default');
   });
 
   it('reports a handler that throws and keeps delivering events', async () => {

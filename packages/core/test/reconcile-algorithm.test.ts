@@ -24,7 +24,7 @@ class FakeObjects implements ManagedResourceClient {
   async patch(resource: ManagedResource, patch: ManagedPatch): Promise<ManagedResource> {
     const current = this.object;
     assert.ok(current);
-    if (patch.finalizers && resource.metadata.resourceVersion !== current.metadata.resourceVersion) throw KubeApiError.fromResponse('PATCH', '/x', 409, { reason: 'Conflict' });
+    if ((patch.finalizers || patch.guarded) && resource.metadata.resourceVersion !== current.metadata.resourceVersion) throw KubeApiError.fromResponse('PATCH', '/x', 409, { reason: 'Conflict' });
     const parts = [];
     if (patch.finalizers) parts.push(`finalizers=${patch.finalizers.join(',')}`);
     if (patch.specName) parts.push('spec.name');

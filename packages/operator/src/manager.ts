@@ -1,6 +1,6 @@
-import { CloudRateLimits, CoreMetrics, Engine, HealthChecks, createLogger, startProbeServer, type ProbeServer, type ProviderPlugin } from '@k8or/core';
-import { startWebhookServer, type WebhookServer } from '@k8or/webhook';
-import { KubeConfig } from '@kubernetes/client-node';
+import { CloudRateLimits, CoreMetrics, Engine, HealthChecks, createLogger, loadKubeAccess, startProbeServer, type KubeAccess, type ProbeServer, type ProviderPlugin } from '@k8or/core';
+import type { WebhookServer } from '@k8or/webhook';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
 import type { OperatorConfig } from './config/settings.js';
@@ -36,12 +36,14 @@ export interface StartManagerOptions {
 /** Loads the providers, then starts the controllers and/or the webhook and the probe and metrics servers. */
 export async function startManager(config: OperatorConfig, options: StartManagerOptions = {}): Promise<Manager> {
   const logger = options.logger ?? createLogger({ name: 'k8or-operator', level: config.logLevel });
-  const kubeConfig = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
+  // The controllers need no more of the kubeconfig than KubeAccess; client-node and the webhook
+  // package (about 100 MiB of RSS between them) are loaded only for the webhook.
+  const kubeConfig: KubeAccess = options.kubeConfig ?? (await loadKubeAccess(config.kubeconfig));
   const loader = new ProviderLoader(config.providerRoot ? { root: config.providerRoot } : {});
   const { container, providers, packages } = await loader.loadAll(config.providers);
   container.bind<OperatorConfig>(OPERATOR_CONFIG).toConstantValue(config);
   container.bind<Logger>(OPERATOR_LOGGER).toConstantValue(logger);
-  container.bind<KubeConfig>(KUBE_CONFIG).toConstantValue(kubeConfig);
+  container.bind<KubeAccess>(KUBE_CONFIG).toConstantValue(kubeConfig);
   logger.info({ providers: [...providers.keys()], packages: packages.map((p) => p.packageName) }, 'providers loaded');
 
   const closers: (() => Promise<void>)[] = [];
@@ -91,11 +93,17 @@ export async function startManager(config: OperatorConfig, options: StartManager
       // In a cluster the API server calls the webhook through its Service: the self-signed
       // certificate names the Service, and the configurations point at it.
       const service = config.webhookServiceName && config.webhookServiceNamespace ? { name: config.webhookServiceName, namespace: config.webhookServiceNamespace } : undefined;
+      // Every replica serves the one certificate of the shared Secret, so the caBundle each writes is the same.
+      const shared =
+        config.webhookCertSecret && config.webhookServiceNamespace
+          ? { shared: { namespace: config.webhookServiceNamespace, name: config.webhookCertSecret, checkIntervalMs: config.webhookCertCheckIntervalMs } }
+          : {};
+      const { startWebhookServer } = await import('@k8or/webhook');
       webhook = await startWebhookServer({
         host: config.webhookAddress.host,
         port: config.webhookAddress.port,
-        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: service ? { service } : {} },
-        kubeConfig,
+        tls: certDir ? { files: { certFile: `${certDir}/tls.crt`, keyFile: `${certDir}/tls.key`, caFile: `${certDir}/ca.crt` } } : { selfSigned: { ...(service ? { service } : {}), ...shared } },
+        kubeConfig: options.kubeConfig ?? (await loadKubeConfig(config.kubeconfig)),
         providers,
         defaultDeletionPolicy: config.defaultDeletionPolicy,
         secretNamespaces: [config.secretsNamespace],
@@ -135,7 +143,8 @@ export async function startManager(config: OperatorConfig, options: StartManager
   }
 }
 
-function loadKubeConfig(file: string | undefined): KubeConfig {
+async function loadKubeConfig(file: string | undefined): Promise<KubeConfig> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const kubeConfig = new KubeConfig();
   if (file) kubeConfig.loadFromFile(file);
   else kubeConfig.loadFromDefault();

@@ -25,6 +25,14 @@ describe('operator configuration: flags over environment over defaults, checked 
     assert.deepEqual(config.components, ['controllers', 'webhook']);
   });
 
+  it('shares the webhook certificate through a Secret in the Service\'s namespace, checked every minute by default', () => {
+    const env = { K8OR_WEBHOOK_SERVICE_NAME: 'k8or-webhook', K8OR_WEBHOOK_SERVICE_NAMESPACE: 'k8or-system', K8OR_WEBHOOK_CERT_SECRET: 'k8or-webhook-cert' };
+    const config = resolveConfig({}, env, ['controllers', 'webhook']);
+    assert.equal(config.webhookCertSecret, 'k8or-webhook-cert');
+    assert.equal(config.webhookCertCheckIntervalMs, 60_000);
+    assert.equal(resolveConfig({ 'webhook-cert-check-interval': '1s' }, env, ['webhook']).webhookCertCheckIntervalMs, 1_000);
+  });
+
   const bad: [Record<string, string>, Record<string, string>, RegExp][] = [
     [{ workers: 'lots' }, {}, /^--workers \(K8OR_WORKERS\) must be a number from 1 to 1000, or per kind as Bucket=N,Table=N, got "lots"$/],
     [{}, { K8OR_WORKERS: '0' }, /^--workers \(K8OR_WORKERS\) .* got "0"$/],
@@ -36,6 +44,8 @@ describe('operator configuration: flags over environment over defaults, checked 
     [{ 'leader-elect': 'maybe' }, {}, /^--leader-elect \(K8OR_LEADER_ELECT\) must be true or false, got "maybe"$/],
     [{ 'log-level': 'loud' }, {}, /^--log-level \(K8OR_LOG_LEVEL\) must be one of trace, debug, info, warn, error, fatal, silent, got "loud"$/],
     [{ providers: 'AWS!' }, {}, /^--providers \(K8OR_PROVIDERS\) must be a comma-separated list of provider or npm package names, got "AWS!"$/],
+    [{}, { K8OR_WEBHOOK_CERT_SECRET: 'k8or-webhook-cert' }, /^--webhook-cert-secret \(K8OR_WEBHOOK_CERT_SECRET\) needs --webhook-service-namespace: the Secret is kept in the namespace of the webhook Service, got "k8or-webhook-cert"$/],
+    [{ 'webhook-cert-check-interval': 'often' }, {}, /^--webhook-cert-check-interval \(K8OR_WEBHOOK_CERT_CHECK_INTERVAL\) must be a duration such as 30s, 5m or 1h, got "often"$/],
   ];
   for (const [flags, env, message] of bad) {
     it(`refuses ${JSON.stringify({ ...flags, ...env })}, naming the setting and the rule`, () => {

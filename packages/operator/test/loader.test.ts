@@ -27,6 +27,25 @@ describe('provider packages by name', () => {
     });
   });
 
+  it('does not discover a private package with a provider\'s name (a monorepo\'s test kit), and loads it when named', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'k8or-loader-'));
+    try {
+      for (const [name, isPrivate] of [['k8or-provider-testkit', true], ['k8or-provider-published', false]] as const) {
+        const dir = join(root, 'node_modules', name);
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: isPrivate, type: 'module', exports: './index.js' }));
+        writeFileSync(join(dir, 'index.js'), 'export default { hello: "world" };\n');
+      }
+      const loader = new ProviderLoader({ root });
+      assert.ok(loader.installed().includes('k8or-provider-published'));
+      assert.ok(!loader.installed().includes('k8or-provider-testkit'));
+      // named, it is looked at: and refused for what it is
+      await assert.rejects(loader.load('k8or-provider-testkit'), /does not export a ContainerModule as its default export/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a package that is not a k8or provider (no ContainerModule default export)', async () => {
     const root = mkdtempSync(join(tmpdir(), 'k8or-loader-'));
     try {

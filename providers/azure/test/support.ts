@@ -1,16 +1,10 @@
+// The Azure side of the direct-call fixtures (the shared ones come from @k8or/provider-testkit), and a fault proxy for Azurite.
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Bucket, BucketSpec, ProviderConfig, Table, TableSpec } from '@k8or/api';
-import type { ConnectionContext } from '@k8or/core';
+import type { ProviderConfig } from '@k8or/api';
 import type { Azurite } from '@k8or/local-clouds';
 
-export const ownerTagsOf = (namespace: string, name: string, kind: 'Bucket' | 'Table', cluster = 'test-cluster'): Record<string, string> => ({
-  'k8or.io/managed-by': 'k8or',
-  'k8or.io/cluster': cluster,
-  'k8or.io/namespace': namespace,
-  'k8or.io/name': name,
-  'k8or.io/kind': kind,
-});
+export { bucket, connectionContext, ownerTagsOf, table } from '@k8or/provider-testkit';
 
 /** A ProviderConfig for Azurite's dev account, its key read from a Secret. */
 export function azureProviderConfig(endpoints: { bucket?: string; table?: string }, account = 'devstoreaccount1'): ProviderConfig {
@@ -19,40 +13,6 @@ export function azureProviderConfig(endpoints: { bucket?: string; table?: string
     kind: 'ProviderConfig',
     metadata: { name: 'default' },
     spec: { provider: 'azure', storageAccount: account, endpoints, credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'azure-creds' } } },
-  };
-}
-
-export function bucket(name: string, spec: Partial<BucketSpec> = {}): Bucket {
-  return { apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name, namespace: 'team-a', generation: 1 }, spec: { name, ...spec } };
-}
-
-export function table(name: string, spec: Partial<TableSpec> = {}): Table {
-  return {
-    apiVersion: 'k8or.io/v1alpha1',
-    kind: 'Table',
-    metadata: { name, namespace: 'team-a', generation: 1 },
-    spec: { name, partitionKey: { name: 'pk', type: 'string' }, ...spec },
-  };
-}
-
-/** A ConnectionContext as the engine builds it, recording every cloud call by operation name. */
-export function connectionContext(
-  providerConfig: ProviderConfig,
-  resource: Bucket | Table,
-  secret: Record<string, string> | undefined,
-  cluster = 'test-cluster',
-): ConnectionContext & { calls: string[] } {
-  const calls: string[] = [];
-  return {
-    providerConfig,
-    credentials: secret,
-    externalName: resource.spec.name ?? '',
-    ownerTags: ownerTagsOf(resource.metadata.namespace ?? '', resource.metadata.name ?? '', resource.kind, cluster),
-    calls,
-    recordCall: async (operation, call) => {
-      calls.push(operation);
-      return await call();
-    },
   };
 }
 

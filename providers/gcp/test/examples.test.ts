@@ -1,36 +1,17 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
-import { parseAllDocuments } from 'yaml';
-import { KubeConfig } from '@kubernetes/client-node';
-import { allCrds, type Bucket, type ProviderConfig, type Table } from '@k8or/api';
-import { KubeRest, k8orPath } from '@k8or/core';
+import { describe, it } from 'node:test';
+import type { Bucket, ProviderConfig, Table } from '@k8or/api';
+import { k8orPath } from '@k8or/core';
 import { gcpValidation, serviceAccountKeyFrom, validateProviderConfig } from '@k8or/provider-gcp';
-import { startSandbox, type Sandbox } from '@k8or/apiserver';
-
-const load = (directory: string, file: string): unknown[] =>
-  parseAllDocuments(readFileSync(new URL(`../../../examples/${directory}/${file}`, import.meta.url), 'utf8')).map((document) => document.toJSON() as unknown);
+import { crdSandboxForSuite, loadExample } from '@k8or/provider-testkit';
 
 describe('examples/gcp and examples/sandbox/gcp', () => {
-  const [secret, providerConfig] = load('gcp', 'providerconfig.yaml') as [{ stringData: Record<string, string> }, ProviderConfig];
-  const [bucket] = load('gcp', 'bucket.yaml') as [Bucket];
-  const [table] = load('gcp', 'table.yaml') as [Table];
-  const [sandboxBucket] = load('sandbox/gcp', 'bucket.yaml') as [Bucket];
-  const [sandboxTable] = load('sandbox/gcp', 'table.yaml') as [Table];
-  let sandbox: Sandbox;
-  let user: KubeRest;
-
-  before(async () => {
-    sandbox = await startSandbox();
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(sandbox.kubeconfig);
-    user = new KubeRest(kubeConfig, { userAgent: 'examples-test' });
-    for (const crd of allCrds()) await user.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
-  });
-  after(async () => {
-    user?.close();
-    await sandbox?.stop();
-  });
+  const [secret, providerConfig] = loadExample('gcp', 'providerconfig.yaml') as [{ stringData: Record<string, string> }, ProviderConfig];
+  const [bucket] = loadExample('gcp', 'bucket.yaml') as [Bucket];
+  const [table] = loadExample('gcp', 'table.yaml') as [Table];
+  const [sandboxBucket] = loadExample('sandbox/gcp', 'bucket.yaml') as [Bucket];
+  const [sandboxTable] = loadExample('sandbox/gcp', 'table.yaml') as [Table];
+  const cluster = crdSandboxForSuite();
 
   it('hold a Secret with the key the provider reads, and a valid ProviderConfig', () => {
     assert.deepEqual(Object.keys(secret.stringData), ['credentials.json']);
@@ -52,10 +33,10 @@ describe('examples/gcp and examples/sandbox/gcp', () => {
   });
 
   it('are accepted by the CRD schemas and their CEL rules', async () => {
-    await user.create(k8orPath('ProviderConfig', undefined), providerConfig);
-    for (const resource of [bucket, sandboxBucket]) await user.create(k8orPath('Bucket', 'default'), resource);
-    for (const resource of [table, sandboxTable]) await user.create(k8orPath('Table', 'default'), resource);
-    assert.equal((await user.get<Bucket>(k8orPath('Bucket', 'default', 'photos')))?.spec.encryption?.type, 'CustomerManaged');
-    assert.equal((await user.get<ProviderConfig>(k8orPath('ProviderConfig', undefined, 'gcp')))?.spec.settings?.['storageClass'], 'STANDARD');
+    await cluster.user.create(k8orPath('ProviderConfig', undefined), providerConfig);
+    for (const resource of [bucket, sandboxBucket]) await cluster.user.create(k8orPath('Bucket', 'default'), resource);
+    for (const resource of [table, sandboxTable]) await cluster.user.create(k8orPath('Table', 'default'), resource);
+    assert.equal((await cluster.user.get<Bucket>(k8orPath('Bucket', 'default', 'photos')))?.spec.encryption?.type, 'CustomerManaged');
+    assert.equal((await cluster.user.get<ProviderConfig>(k8orPath('ProviderConfig', undefined, 'gcp')))?.spec.settings?.['storageClass'], 'STANDARD');
   });
 });

@@ -3,6 +3,7 @@
 // Local behind recording proxies, the default ProviderConfig pointing at them, and any number of
 // operator processes (replicas) started, killed and restarted by the suite.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -63,6 +64,8 @@ export interface ReliabilityCluster {
   /** Start one more replica (its webhook becomes the one the webhook Service routes to if none is up). */
   startReplica(options?: ReplicaOptions): Promise<Replica>;
   replicas: Replica[];
+  /** Route the chart's webhook Service to this replica (as if it were its only ready endpoint). */
+  routeWebhookTo(replica: Replica): void;
   /** Wait until a replica serves /readyz. */
   waitReady(replica: Replica): Promise<void>;
   /** The last lines of every replica's output, for failure messages. */
@@ -82,10 +85,31 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
   const replicas: Replica[] = [];
   let webhookPort = 0;
   try {
+    // the chart's webhook Service, as kube-proxy makes it: one stable address, each connection sent to
+    // a live replica (the API server resolves a Service once per webhook configuration)
+    const connections = new Set<Socket>();
+    const service = createServer((client) => {
+      const upstream = connect(webhookPort, '127.0.0.1');
+      for (const socket of [client, upstream]) {
+        connections.add(socket);
+        socket.on('close', () => connections.delete(socket));
+      }
+      client.pipe(upstream).pipe(client);
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    stops.push(
+      () =>
+        new Promise((resolve) => {
+          service.close(resolve);
+          for (const socket of connections) socket.destroy();
+        }),
+    );
+    const servicePort = (service.address() as AddressInfo).port;
     const sandbox = await startSandbox({
       kubeconfigPath: join(home, 'admin.kubeconfig'),
-      // the chart's webhook Service, as kube-proxy would route it: to a live replica
-      serviceResolver: (namespace, name) => (namespace === NAMESPACE && name === `${RELEASE}-webhook` ? `https://127.0.0.1:${webhookPort}` : `https://${name}.${namespace}.svc`),
+      serviceResolver: (namespace, name) => (namespace === NAMESPACE && name === `${RELEASE}-webhook` ? `https://127.0.0.1:${servicePort}` : `https://${name}.${namespace}.svc`),
       ...options.sandbox,
     });
     stops.push(() => sandbox.stop());
@@ -163,6 +187,9 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
         replicas.push(replica);
         if (webhookPort === 0 || replicas.every((r) => r === replica || r.exited)) webhookPort = port;
         return replica;
+      },
+      routeWebhookTo: (replica) => {
+        webhookPort = replica.webhookPort;
       },
       waitReady: async (replica) => {
         try {

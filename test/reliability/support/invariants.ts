@@ -28,7 +28,7 @@ async function tableStatus(clients: CloudClients, table: string): Promise<string
 }
 
 /** Why one resource has not reached its fate yet (empty: it has). */
-async function entryProblems(ledger: Ledger, clients: CloudClients, entry: Entry): Promise<string[]> {
+async function entryProblems(cluster: ReliabilityCluster, ledger: Ledger, clients: CloudClients, entry: Entry): Promise<string[]> {
   const id = `${entry.kind}/${entry.name} (${entry.externalName}, ${entry.fate}, ${entry.deletionPolicy})`;
   const object = await ledger.read(entry);
   const inCloud = entry.kind === 'Bucket' ? await bucketExists(clients, entry.externalName) : (await tableStatus(clients, entry.externalName)) !== undefined;
@@ -58,7 +58,8 @@ async function entryProblems(ledger: Ledger, clients: CloudClients, entry: Entry
     case 'deleted':
       if (object) problems.push(`${id}: still in the API server (finalizers ${JSON.stringify(object.metadata.finalizers)}, Synced ${condition(object, 'Synced')?.reason ?? '-'}: ${condition(object, 'Synced')?.message ?? ''})`);
       if (entry.deletionPolicy === 'Delete' && inCloud) problems.push(`${id}: still in the cloud`);
-      if (entry.deletionPolicy === 'Retain' && !inCloud) problems.push(`${id}: Retain, but gone from the cloud`);
+      // (deleted before the operator created it, a Retain resource has nothing in the cloud to keep)
+      if (entry.deletionPolicy === 'Retain' && !inCloud && createsOf(cluster, entry) > 0) problems.push(`${id}: Retain, but gone from the cloud`);
       break;
     case 'blocked': {
       if (!object) problems.push(`${id}: its finalizer went though the cloud resource holds data`);
@@ -75,9 +76,9 @@ async function entryProblems(ledger: Ledger, clients: CloudClients, entry: Entry
 }
 
 /** Cloud resources no ledger entry accounts for (leaks), and every entry's problems. */
-export async function convergenceProblems(ledger: Ledger, clients: CloudClients): Promise<string[]> {
+export async function convergenceProblems(cluster: ReliabilityCluster, ledger: Ledger, clients: CloudClients): Promise<string[]> {
   const problems: string[] = [];
-  for (const entry of ledger.list()) problems.push(...(await entryProblems(ledger, clients, entry)));
+  for (const entry of ledger.list()) problems.push(...(await entryProblems(cluster, ledger, clients, entry)));
   const expected = new Set(ledger.list((e) => e.fate !== 'deleted' || e.deletionPolicy === 'Retain').map((e) => `${e.kind}/${e.externalName}`));
   const buckets = (await clients.s3.send(new ListBucketsCommand({}))).Buckets ?? [];
   for (const bucket of buckets) if (!expected.has(`Bucket/${bucket.Name}`)) problems.push(`leaked bucket ${bucket.Name}`);
@@ -93,7 +94,7 @@ export async function waitConverged(cluster: ReliabilityCluster, ledger: Ledger,
     await waitFor(
       'every resource converged',
       async () => {
-        last = await convergenceProblems(ledger, clients);
+        last = await convergenceProblems(cluster, ledger, clients);
         return last.length === 0;
       },
       timeoutMs,
@@ -104,15 +105,31 @@ export async function waitConverged(cluster: ReliabilityCluster, ledger: Ledger,
   }
 }
 
+/** Successful cloud creates of one resource's external name, through the operator's endpoint. */
+function createsOf(cluster: ReliabilityCluster, entry: Entry): number {
+  return (entry.kind === 'Bucket' ? cluster.s3Proxy.succeeded('CreateBucket') : cluster.dynamodbProxy.succeeded('CreateTable')).get(entry.externalName) ?? 0;
+}
+
+/**
+ * Cloud deletes that succeeded on resources whose cloud side must stay: `Retain`, a bucket holding
+ * data without forceDelete, a table with deletionProtection, a `k8or.io/protect` resource.
+ */
+export function forbiddenDeletes(cluster: ReliabilityCluster, ledger: Ledger): string[] {
+  const deletes = { Bucket: cluster.s3Proxy.succeeded('DeleteBucket'), Table: cluster.dynamodbProxy.succeeded('DeleteTable') };
+  return ledger
+    .list((e) => e.deletionPolicy === 'Retain' || e.fate === 'blocked' || e.fate === 'protected')
+    .filter((e) => (deletes[e.kind].get(e.externalName) ?? 0) > 0)
+    .map((e) => `${e.kind}/${e.name} (${e.externalName}, ${e.fate}, ${e.deletionPolicy}) was deleted from the cloud`);
+}
+
 /**
  * Cloud creates that succeeded more than once for one external name (the operator did something
  * twice), and resources in the cloud that were never created through the operator's endpoint.
  */
 export function duplicateCreates(cluster: ReliabilityCluster, ledger: Ledger): string[] {
   const problems: string[] = [];
-  const creates = { Bucket: cluster.s3Proxy.succeeded('CreateBucket'), Table: cluster.dynamodbProxy.succeeded('CreateTable') };
   for (const entry of ledger.list()) {
-    const count = creates[entry.kind].get(entry.externalName) ?? 0;
+    const count = createsOf(cluster, entry);
     if (count > 1) problems.push(`${entry.kind}/${entry.name}: ${count} successful creates of ${entry.externalName}`);
     if (count === 0 && entry.fate !== 'deleted') problems.push(`${entry.kind}/${entry.name}: ${entry.externalName} exists but no create of it succeeded`);
   }

@@ -1,7 +1,7 @@
 /** Object metadata rules shared by every kind: system fields, generation, name checks. */
 import { randomUUID } from 'node:crypto';
 import type { KubeObject } from '../types.js';
-import { clone, isObject, jsonEqual, metadataOf, nowIso } from '../util.js';
+import { isObject, jsonEqual, metadataOf, nowIso } from '../util.js';
 import type { FieldCause } from '../status.js';
 
 /** Metadata the server owns: a client can never set or change these through a write. */
@@ -82,14 +82,12 @@ export function bumpGenerationIfSpecChanged(next: KubeObject, old: KubeObject, s
 
 /** True when an update would store nothing new (the real server then skips the write). */
 export function isNoOpUpdate(next: KubeObject, old: KubeObject): boolean {
-  const a = clone(next);
-  const b = clone(old);
-  for (const o of [a, b]) {
-    const meta = metadataOf(o);
-    delete meta['resourceVersion'];
-    delete meta['managedFields'];
-  }
-  return jsonEqual(a, b);
+  // compared without copies: every write asks this, and the objects are whole (managedFields too)
+  const withoutVolatile = (o: KubeObject): KubeObject => {
+    const { resourceVersion: _rv, managedFields: _mf, ...meta } = metadataOf({ ...o });
+    return { ...o, metadata: meta };
+  };
+  return jsonEqual(withoutVolatile(next), withoutVolatile(old));
 }
 
 /** Name rules for metadata.name: namespaces are DNS labels, most others DNS subdomains. */

@@ -151,6 +151,8 @@ interface Entry {
   time: string;
   subresource: string;
   paths: Set<string>;
+  /** The stored entry this was read from, written back as it is while nothing about it changes. */
+  stored?: Record<string, unknown>;
 }
 
 function readEntries(obj: KubeObject): Entry[] {
@@ -163,7 +165,13 @@ function readEntries(obj: KubeObject): Entry[] {
     time: String(e['time'] ?? ''),
     subresource: String(e['subresource'] ?? ''),
     paths: new Set(fromFieldsV1(e['fieldsV1']).map((p) => p.join(SEP))),
+    stored: e,
   }));
+}
+
+/** The entry changed: it is written anew. */
+function touch(entry: Entry): void {
+  delete entry.stored;
 }
 
 function writeEntries(obj: KubeObject, entries: Entry[]): void {
@@ -174,6 +182,8 @@ function writeEntries(obj: KubeObject, entries: Entry[]): void {
     return;
   }
   meta['managedFields'] = live.map((e) => {
+    // stored entries are never changed in place, so an unchanged one is shared, not rebuilt
+    if (e.stored) return e.stored;
     const out: Record<string, unknown> = {
       manager: e.manager,
       operation: e.operation,
@@ -193,13 +203,20 @@ function entryFor(entries: Entry[], manager: string, operation: Entry['operation
     entry = { manager, operation, apiVersion, time: nowIso(), subresource, paths: new Set() };
     entries.push(entry);
   }
+  if (entry.apiVersion !== apiVersion) touch(entry);
   entry.apiVersion = apiVersion;
   return entry;
 }
 
 /** Drop ownership of fields that no longer exist in `obj`. */
 function pruneMissing(entries: Entry[], obj: KubeObject): void {
-  for (const e of entries) for (const p of [...e.paths]) if (valueAt(obj, p.split(SEP)) === undefined) e.paths.delete(p);
+  for (const e of entries) {
+    for (const p of [...e.paths]) {
+      if (valueAt(obj, p.split(SEP)) !== undefined) continue;
+      e.paths.delete(p);
+      touch(e);
+    }
+  }
 }
 
 /**
@@ -212,12 +229,15 @@ export function recordUpdate(next: KubeObject, old: KubeObject | undefined, mana
     .filter((p) => !old || !jsonEqual(valueAt(next, p), valueAt(old, p)))
     .map((p) => p.join(SEP));
   if (changed.length > 0) {
-    for (const e of entries) for (const p of changed) e.paths.delete(p);
+    for (const e of entries) for (const p of changed) if (e.paths.delete(p)) touch(e);
     const entry = entryFor(entries, manager, 'Update', options.subresource, apiVersion);
     for (const p of changed) entry.paths.add(p);
     entry.time = nowIso();
+    touch(entry);
   }
   pruneMissing(entries, next);
+  // nothing changed hands and nothing went missing: the managedFields stay as they were
+  if (old && entries.every((e) => e.stored) && metadataOf(next)['managedFields'] === metadataOf(old)['managedFields']) return;
   writeEntries(next, entries);
 }
 
@@ -308,6 +328,8 @@ export function serverSideApply(
   }
   mine.paths = appliedSet;
   mine.time = nowIso();
+  // apply changes ownership in several places at once: every entry is written anew
+  for (const e of entries) touch(e);
   pruneMissing(entries, next);
   writeEntries(next, entries);
   return next;

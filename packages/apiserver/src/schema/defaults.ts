@@ -56,3 +56,31 @@ export function pruneNonNullableNulls(value: unknown, schema: SchemaNode | undef
     }
   }
 }
+
+/**
+ * Whether applyDefaultsInPlace or pruneNonNullableNulls would change `value`: a default missing, or a
+ * null in a non-nullable field. Reads only, so an object already defaulted (nearly every stored one)
+ * is served as it is, without a copy.
+ */
+export function needsDefaulting(value: unknown, schema: SchemaNode | undefined): boolean {
+  if (schema === undefined) return false;
+  if (Array.isArray(value)) {
+    const items = schema.items;
+    if (!items) return false;
+    return value.some((item) => (isNonNullableNull(item, items) && items.hasDefault) || needsDefaulting(item, items));
+  }
+  if (!isRecord(value)) return false;
+  if (schema.properties) {
+    for (const [key, prop] of schema.properties) {
+      if (prop.hasDefault && (!(key in value) || isNonNullableNull(value[key], prop))) return true;
+    }
+  }
+  for (const key of Object.keys(value)) {
+    const prop = schema.properties?.get(key) ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    if (!prop) continue;
+    // a null here is either defaulted or dropped
+    if (isNonNullableNull(value[key], prop)) return true;
+    if (needsDefaulting(value[key], prop)) return true;
+  }
+  return false;
+}

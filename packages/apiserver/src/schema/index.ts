@@ -1,7 +1,7 @@
 import { compileRules, type CompiledRule } from './cel.js';
-import { applyDefaultsInPlace, pruneNonNullableNulls } from './defaults.js';
+import { applyDefaultsInPlace, needsDefaulting, pruneNonNullableNulls } from './defaults.js';
 import { parseSchema, type SchemaNode } from './node.js';
-import { prune } from './prune.js';
+import { hasUnknownFields, prune } from './prune.js';
 import { SchemaCompileError, type AdmitOptions, type AdmitResult, type CompiledSchema, type FieldError } from './types.js';
 import { blockingError, validateRules, validateValue } from './validate.js';
 
@@ -30,7 +30,9 @@ export function compileCrdSchema(openAPIV3Schema: unknown): CompiledSchema {
   if (problems.length) throw new SchemaCompileError(problems);
   const rulesOf = (node: SchemaNode): CompiledRule[] => rules.get(node) ?? [];
 
+  /** Pruned and defaulted: a copy, or (nothing to prune or default) `object` itself, which is then only read. */
   const normalize = (object: Record<string, unknown>): { object: Record<string, unknown>; unknown: string[] } => {
+    if (!hasUnknownFields(object, root) && !needsDefaulting(object, root)) return { object, unknown: [] };
     const copy = structuredClone(object);
     const unknown = prune(copy, root).sort();
     applyDefaultsInPlace(copy, root);
@@ -40,6 +42,7 @@ export function compileCrdSchema(openAPIV3Schema: unknown): CompiledSchema {
 
   return {
     applyDefaults(object) {
+      if (!needsDefaulting(object, root)) return object;
       const copy = structuredClone(object);
       applyDefaultsInPlace(copy, root);
       pruneNonNullableNulls(copy, root);

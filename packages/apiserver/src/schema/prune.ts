@@ -39,3 +39,23 @@ function pruneInto(value: unknown, schema: SchemaNode | undefined, path: string,
     }
   }
 }
+
+/** Whether `prune` would drop anything from `value`. Reads only. */
+export function hasUnknownFields(value: unknown, schema: SchemaNode | undefined, isResourceRoot = true): boolean {
+  if (schema === undefined) return false;
+  if (Array.isArray(value)) return schema.items ? value.some((item) => hasUnknownFields(item, schema.items, false)) : false;
+  if (!isRecord(value)) return false;
+  const keepResourceFields = isResourceRoot || schema.embeddedResource;
+  for (const key of Object.keys(value)) {
+    if (keepResourceFields && RESOURCE_FIELDS.has(key)) continue;
+    const prop = schema.properties?.get(key);
+    if (prop) {
+      if (hasUnknownFields(value[key], prop, false)) return true;
+    } else if (typeof schema.additionalProperties === 'object') {
+      if (hasUnknownFields(value[key], schema.additionalProperties, false)) return true;
+    } else if (!(schema.additionalProperties === true || schema.preserveUnknownFields)) {
+      return true;
+    }
+  }
+  return false;
+}

@@ -20,7 +20,11 @@ export interface FieldError {
 
 /** Outcome of {@link CompiledSchema.admit}. */
 export interface AdmitResult {
-  /** The pruned and defaulted object (a copy; the input is not modified). */
+  /**
+   * The pruned and defaulted object: a copy, or the input itself when nothing was pruned or
+   * defaulted. The input is never modified; change the result only after copying it, or when the
+   * input was yours to change.
+   */
   object: Record<string, unknown>;
   /** Validation errors: non-empty means the write is rejected. */
   errors: FieldError[];
@@ -47,7 +51,11 @@ export interface CompiledSchema {
    * the way apiextensions-apiserver handles a create (oldObject undefined) or an update.
    */
   admit(object: Record<string, unknown>, oldObject: Record<string, unknown> | undefined, options: AdmitOptions): AdmitResult;
-  /** Apply schema defaults (as on read from storage): returns a defaulted copy. */
+  /**
+   * Apply schema defaults (as on read from storage): a defaulted copy, or `object` itself when it
+   * needs no default (nearly every stored object was defaulted when written). Never change the
+   * result in place: it may be the stored object.
+   */
   applyDefaults(object: Record<string, unknown>): Record<string, unknown>;
 }
 

@@ -190,7 +190,7 @@ export async function updateObject(scope: Scope, stored: KubeObject, candidate: 
   const name = String(metadataOf(old)['name'] ?? '');
   // the old object as read from storage: defaulted by the current schema, as the real server reads it
   const oldShown = type.builtin ? versioned(scope, old) : schemaFor(scope).applyDefaults(versioned(scope, old));
-  let obj = clone(candidate);
+  let obj = writableCopy(scope, candidate);
   if (!type.builtin) obj = schemaFor(scope).applyDefaults(versioned(scope, obj));
   const mutated = await ctx.admission.mutate(admissionRequest(scope, 'UPDATE', name, versioned(scope, obj), oldShown, options.fieldManager));
   scope.warnings.push(...mutated.warnings);
@@ -205,7 +205,7 @@ export async function updateObject(scope: Scope, stored: KubeObject, candidate: 
     if (scope.info.subresource === 'status') {
       const status = obj['status'];
       const managedFields = metadataOf(obj)['managedFields'];
-      obj = versioned(scope, clone(old));
+      obj = versioned(scope, writableCopy(scope, old));
       if (status === undefined) delete obj['status'];
       else obj['status'] = status;
       if (managedFields !== undefined) metadataOf(obj)['managedFields'] = managedFields;
@@ -236,6 +236,20 @@ export async function updateObject(scope: Scope, stored: KubeObject, candidate: 
   if (metadataOf(current)['resourceVersion'] !== metadataOf(stored)['resourceVersion']) throw new StaleWrite();
   if (finalizedAway) return { object: ctx.store.delete(type.key, scope.info.namespace, name, toStorage(scope, obj)) ?? obj, deleted: true };
   return { object: ctx.store.update(type.key, scope.info.namespace, name, toStorage(scope, obj)), deleted: false };
+}
+
+/**
+ * A copy of `obj` that an update may change. Custom resources are changed only at the top level and
+ * in metadata on the way to the store (defaults and webhook patches make copies of their own), so a
+ * copy of those two levels is enough: the rest stays shared with the request body or with the stored
+ * object a patch started from, and stored objects are never changed in place. Built-in kinds have
+ * strategies that change nested fields (a Service's spec): a whole copy.
+ */
+function writableCopy(scope: Scope, obj: KubeObject): KubeObject {
+  if (scope.type.builtin) return clone(obj);
+  const copy: KubeObject = { ...obj };
+  if (isObject(obj['metadata'])) copy['metadata'] = { ...obj['metadata'] };
+  return copy;
 }
 
 function specFinalizers(obj: KubeObject): unknown[] {

@@ -118,7 +118,8 @@ export async function handlePatch(scope: Scope): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const old = ctx.store.get(type.key, info.namespace, info.name);
     if (!old) throw notFound(type.group, type.plural, info.name);
-    const current = present(scope, clone(old));
+    // no copy: every patch kind builds a new object and leaves its target (the stored object) as it is
+    const current = present(scope, old);
     let patched: KubeObject;
     if (kind === 'json') patched = applyJsonPatch(current, patch);
     else if (kind === 'merge') patched = applyMergePatch(current, patch) as KubeObject;

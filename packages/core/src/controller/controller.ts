@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Annotations, GROUP, KINDS, VERSION, type ManagedKindName, type ManagedResource } from '@k8or/api';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeAccess } from '../kube/access.js';
 import type { Logger } from 'pino';
 import { createInformer, type Informer, type InformerMetricsProvider } from '../informer/informer.js';
 import { objectKey, splitObjectKey } from '../informer/object-key.js';
@@ -29,7 +30,7 @@ export interface ControllerMetrics {
 
 export interface ControllerOptions {
   kind: ManagedKindName;
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   reconciler: Reconciler;
   /** Concurrent reconciles of this kind. Default 10. */
   workers?: number;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GROUP, KINDS, MANAGED_KINDS, VERSION, type DeletionPolicy, type ManagedKindName, type ProviderConfig } from '@k8or/api';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeAccess } from '../kube/access.js';
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
 import { CachedLookups, type Secret } from '../config/lookups.js';
@@ -18,6 +19,7 @@ import { providerConfigFor } from '../policy/provider-config-choice.js';
 import { operatorNamespace } from '../policy/secrets.js';
 import type { NamespaceInfo, ProviderPlugins } from '../reconcile/ports.js';
 import { ManagedReconciler } from '../reconcile/reconciler.js';
+import { CachedManagedResources } from './cached-resources.js';
 import { Controller, type ControllerMetrics, type ManagedObject } from './controller.js';
 import { LeaderElector } from '../leader/index.js';
 
@@ -40,7 +42,7 @@ export interface HealthRegistry {
 }
 
 export interface EngineOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   /** The loaded provider plugins: a map by provider, or the inversify container they were loaded into. */
   providers: ProviderPlugins | Container;
   /** Identifies this cluster in owner tags. */
@@ -99,6 +101,8 @@ interface Run {
   rest: KubeRest;
   configInformers: Informer<KubernetesObject>[];
   controllers: Map<ManagedKindName, Controller>;
+  /** The managed objects as the reconcilers read and write them (cache reads counted). */
+  managedResources: CachedManagedResources;
 }
 
 /**
@@ -259,8 +263,10 @@ export class Engine {
       ...(secretsNamespace === '*' ? {} : { namespace: secretsNamespace }),
     });
     const namespaces = createInformer<KubernetesObject>({ kubeConfig: o.kubeConfig, group: '', version: 'v1', plural: 'namespaces', ...informerMetrics('namespaces') });
+    // Reconciles read the controllers' informer caches (tracked below), never a copy older than their own writes.
+    const managedResources = new CachedManagedResources(new KubeManagedResources(rest));
     const reconcilerDeps = {
-      kube: new KubeManagedResources(rest),
+      kube: managedResources,
       lookups: new CachedLookups({ namespaces: namespaces.cache, providerConfigs: providerConfigs.cache, secrets: secrets.cache }, rest),
       providers: this.#providers,
       events: new KubeEventRecorder(rest, {
@@ -310,7 +316,8 @@ export class Engine {
         }),
       );
     }
-    const run: Run = { rest, configInformers: [providerConfigs, secrets, namespaces], controllers };
+    for (const [kind, controller] of controllers) managedResources.track(kind, controller.informer);
+    const run: Run = { rest, configInformers: [providerConfigs, secrets, namespaces], controllers, managedResources };
     this.#wireDependents(run, { providerConfigs, secrets, namespaces });
     this.#run = run;
     await Promise.all(run.configInformers.map((i) => i.start()));

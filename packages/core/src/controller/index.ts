@@ -1,3 +1,4 @@
 export * from './controller.js';
 
 export * from './engine.js';
+export * from './cached-resources.js';

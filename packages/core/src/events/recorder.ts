@@ -7,8 +7,10 @@ import type { EventRecorder, EventType, InvolvedObject } from '../reconcile/port
 export interface KubeEventRecorderOptions {
   /** `source.component` and `reportingComponent` of every Event. Default `k8or`. */
   component?: string;
-  /** Minimum time between two writes of the same Event (same object, type, reason, message). Default 60 s. */
+  /** Once its burst is spent, the least time between two writes of the same Event (same object, type, reason, message). Default 60 s. */
   aggregationIntervalMs?: number;
+  /** Writes of the same Event allowed at once (the create counts as one); refilled one per interval. Default 2. */
+  aggregationBurst?: number;
   /** How many distinct Events to remember for aggregation. Default 4096. */
   cacheSize?: number;
   logger?: Logger;
@@ -21,20 +23,26 @@ interface Seen {
   count: number;
   /** Occurrences not yet written. */
   pending: number;
-  lastWriteMs: number;
+  /** Writes this Event may make now (a token bucket, refilled one per interval up to the burst). */
+  tokens: number;
+  refilledMs: number;
 }
 
 /**
  * Writes core/v1 Events, aggregated like client-go's EventCorrelator: the
- * first occurrence creates an Event; repeats of the same type, reason and
- * message for the same object bump its count and lastTimestamp with a patch,
- * at most once per interval (repeats in between are counted and written with
- * the next patch). A failing resource thus costs one API write per interval.
+ * first occurrence creates an Event; a repeat of the same type, reason and
+ * message for the same object bumps its count and lastTimestamp with a patch.
+ * Like client-go's spam filter, each Event has a token bucket: `burst` writes
+ * at once (by default the create and the first repeat, so `kubectl describe`
+ * shows a repeat as soon as it happens), then one per interval; repeats in
+ * between are counted and written with the next patch. A failing resource
+ * thus costs one API write per interval once its burst is spent.
  */
 export class KubeEventRecorder implements EventRecorder {
   readonly #rest: KubeRest;
   readonly #component: string;
   readonly #intervalMs: number;
+  readonly #burst: number;
   readonly #cacheSize: number;
   readonly #logger: Logger | undefined;
   readonly #now: () => Date;
@@ -44,6 +52,7 @@ export class KubeEventRecorder implements EventRecorder {
     this.#rest = rest;
     this.#component = options.component ?? 'k8or';
     this.#intervalMs = options.aggregationIntervalMs ?? 60_000;
+    this.#burst = Math.max(1, options.aggregationBurst ?? 2);
     this.#cacheSize = options.cacheSize ?? 4096;
     this.#logger = options.logger;
     this.#now = options.now ?? (() => new Date());
@@ -59,12 +68,14 @@ export class KubeEventRecorder implements EventRecorder {
       const seen = this.#seen.get(key);
       if (seen) {
         seen.pending += 1;
-        if (nowMs - seen.lastWriteMs < this.#intervalMs) return;
+        seen.tokens = Math.min(this.#burst, seen.tokens + (nowMs - seen.refilledMs) / this.#intervalMs);
+        seen.refilledMs = nowMs;
+        if (seen.tokens < 1) return;
         const count = seen.count + seen.pending;
         await this.#rest.patch(corePath('events', seen.namespace, seen.eventName), { count, lastTimestamp: time }, 'merge', signal);
         seen.count = count;
         seen.pending = 0;
-        seen.lastWriteMs = nowMs;
+        seen.tokens -= 1;
         return;
       }
       const eventName = `${object.name}.${randomBytes(8).toString('hex')}`;
@@ -83,7 +94,7 @@ export class KubeEventRecorder implements EventRecorder {
         reportingComponent: this.#component,
         reportingInstance: this.#component,
       }, signal);
-      this.#remember(key, { namespace, eventName, count: 1, pending: 0, lastWriteMs: nowMs });
+      this.#remember(key, { namespace, eventName, count: 1, pending: 0, tokens: this.#burst - 1, refilledMs: nowMs });
     } catch (error) {
       // The Event may have expired or been deleted; forget it so the next one is created afresh.
       this.#seen.delete(key);

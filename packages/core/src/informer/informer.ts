@@ -1,11 +1,11 @@
-import { Watch } from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from '../kube/access.js';
 import type { Logger } from 'pino';
 import { Backoff } from './backoff.js';
 import { ObjectCache, type Indexer } from './indexer.js';
 import { objectKey, type ObjectWithMetadata } from './object-key.js';
 import { KubeApiError, requestJson, resourcePath } from './request.js';
 import { sleepUnlessAborted } from '../util/sleep.js';
+import { openWatchStream, type WatchStreamEnd } from './watch-stream.js';
 
 /** Why one watch request ended. */
 export type WatchEndReason =
@@ -25,8 +25,8 @@ export interface InformerMetricsProvider {
   event(type: 'add' | 'update' | 'delete' | 'resync'): void;
 }
 
-export interface InformerOptions {
-  kubeConfig: KubeConfig;
+export interface InformerOptions<T extends ObjectWithMetadata = ObjectWithMetadata> {
+  kubeConfig: KubeAccess;
   /** API group; `''` for the core group (`/api/v1`). */
   group: string;
   version: string;
@@ -56,6 +56,27 @@ export interface InformerOptions {
   backoffMaxMs?: number;
   /** List page size (`limit`); default 500. */
   pageSize?: number;
+  /**
+   * Applied to every listed and watched object before it is cached and handed
+   * to the handlers (client-go's `SetTransform`), so the cache holds only what
+   * its readers need. Default `withoutManagedFields`. It may change the object
+   * it gets, which is the informer's own decoded copy.
+   */
+  transform?: (obj: T) => T;
+}
+
+/**
+ * Drops `metadata.managedFields`: the API server's bookkeeping of which field
+ * manager set which field, about half of a typical object's JSON, and nothing
+ * k8or reads. Writes are merge patches and status updates, and an update that
+ * leaves managedFields out keeps the stored ones.
+ */
+export function withoutManagedFields<T extends ObjectWithMetadata>(obj: T): T {
+  if (!obj.metadata || !('managedFields' in obj.metadata)) return obj;
+  // A copy without the key rather than `delete`, which would leave the metadata in V8's slower dictionary mode.
+  const { managedFields: _dropped, ...metadata } = obj.metadata as NonNullable<T['metadata']> & { managedFields?: unknown };
+  obj.metadata = metadata as T['metadata'];
+  return obj;
 }
 
 /**
@@ -79,7 +100,7 @@ export interface Informer<T extends ObjectWithMetadata> {
 }
 
 /** Creates an informer (not started) for one resource. */
-export function createInformer<T extends ObjectWithMetadata>(options: InformerOptions): Informer<T> {
+export function createInformer<T extends ObjectWithMetadata>(options: InformerOptions<T>): Informer<T> {
   return new ResourceInformer<T>(options);
 }
 
@@ -93,13 +114,14 @@ interface WatchEnd {
 type ObjectHandler<T> = (obj: T, old?: T) => void;
 type ErrorHandler = (err: unknown) => void;
 
-/** How list requests show up in audit logs (watches carry client-node's own). */
+/** How list and watch requests show up in audit logs. */
 const USER_AGENT = 'k8or-informer';
 
 const WATCH_EVENT_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
 
 class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
-  private readonly options: InformerOptions;
+  private readonly options: InformerOptions<T>;
+  private readonly transform: (obj: T) => T;
   private readonly path: string;
   private readonly store = new ObjectCache<T>();
   private readonly backoff: Backoff;
@@ -121,8 +143,9 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   private abortWatch: (() => void) | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
 
-  constructor(options: InformerOptions) {
+  constructor(options: InformerOptions<T>) {
     this.options = options;
+    this.transform = options.transform ?? withoutManagedFields;
     this.path = resourcePath(options.group, options.version, options.plural, options.namespace);
     this.backoff = new Backoff(options.backoffInitialMs ?? 200, options.backoffMaxMs ?? 30_000);
   }
@@ -237,7 +260,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
         // Lists of built-in kinds omit each item's apiVersion and kind; watch events carry them.
         if (!item.apiVersion && apiVersion) item.apiVersion = apiVersion;
         if (!item.kind && itemKind) item.kind = itemKind;
-        items.push(item);
+        items.push(this.transform(item));
       }
       resourceVersion = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
       continueToken = typeof metadata.continue === 'string' && metadata.continue !== '' ? metadata.continue : undefined;
@@ -270,50 +293,40 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   private watchOnce(): Promise<WatchEnd> {
     const timeoutSeconds = this.options.watchTimeoutSeconds ?? Math.floor(300 * (1 + Math.random()));
     const guardMs = timeoutSeconds * 1000 + (this.options.watchGuardMs ?? 30_000);
-    const watch = new Watch(this.options.kubeConfig);
-    setWatchInactivityTimeout(watch, this.options.watchInactivityMs ?? 150_000);
 
     return new Promise<WatchEnd>((resolve) => {
       let events = 0;
       let settled = false;
-      let controller: AbortController | undefined;
       const finish = (end: Omit<WatchEnd, 'events'>): void => {
         if (settled) return;
         settled = true;
         clearTimeout(guard);
         this.abortWatch = undefined;
-        controller?.abort();
+        // Only ever called after the executor has returned, so `stream` is set.
+        stream.abort();
         resolve({ ...end, events });
       };
       // The server should end the watch after timeoutSeconds; if it has not, the stream is dead.
       const guard = setTimeout(() => finish({ reason: 'stalled' }), guardMs);
       this.abortWatch = () => finish({ reason: 'stopped' });
-
-      watch
-        .watch(
-          this.path,
-          {
-            resourceVersion: this.resourceVersion,
-            allowWatchBookmarks: true,
-            timeoutSeconds,
-            labelSelector: this.options.labelSelector,
-            fieldSelector: this.options.fieldSelector,
-          },
-          (type: string, obj: unknown) => {
-            if (settled) return;
-            if (type !== 'ERROR') events++;
-            const end = this.handleWatchEvent(type, obj);
-            if (end) finish(end);
-          },
-          (error: unknown) => finish(classifyWatchEnd(error)),
-        )
-        .then(
-          (abortController) => {
-            controller = abortController;
-            if (settled) abortController.abort();
-          },
-          (error: unknown) => finish({ reason: 'error', error }),
-        );
+      const stream = openWatchStream(this.options.kubeConfig, this.path, {
+        query: {
+          resourceVersion: this.resourceVersion,
+          allowWatchBookmarks: 'true',
+          timeoutSeconds: String(timeoutSeconds),
+          labelSelector: this.options.labelSelector,
+          fieldSelector: this.options.fieldSelector,
+        },
+        inactivityMs: this.options.watchInactivityMs ?? 150_000,
+        userAgent: USER_AGENT,
+        onEvent: (type, obj) => {
+          if (settled) return;
+          if (type !== 'ERROR') events++;
+          const end = this.handleWatchEvent(type, obj);
+          if (end) finish(end);
+        },
+      });
+      void stream.ended.then((end) => finish(classifyWatchEnd(end)));
     });
   }
 
@@ -327,12 +340,13 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
       const message = typeof status.message === 'string' ? status.message : JSON.stringify(raw);
       return { reason: 'error', error: new KubeApiError(`watch ${this.path}: ${message}`, code, typeof status.reason === 'string' ? status.reason : undefined) };
     }
-    const obj = raw as T;
-    const resourceVersion = obj.metadata?.resourceVersion;
     if (type === 'BOOKMARK') {
+      const resourceVersion = (raw as T).metadata?.resourceVersion;
       if (resourceVersion) this.resourceVersion = resourceVersion;
       return undefined;
     }
+    const obj = this.transform(raw as T);
+    const resourceVersion = obj.metadata?.resourceVersion;
     if (type === 'DELETED') {
       const old = this.store.delete(objectKey(obj));
       if (resourceVersion) this.resourceVersion = resourceVersion;
@@ -379,21 +393,17 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   }
 }
 
-function classifyWatchEnd(error: unknown): Omit<WatchEnd, 'events'> {
-  if (error === null || error === undefined) return { reason: 'closed' };
-  const record = asRecord(error);
-  if (record.statusCode === 410 || record.code === 410) return { reason: 'gone' };
-  if (record.name === 'TimeoutError') return { reason: 'stalled' };
-  return { reason: 'error', error };
-}
-
-/**
- * client-node's Watch aborts a stream after 30 s without data (its private
- * `requestTimeoutMs`). Quiet resources would then reconnect every 30 s, since
- * API servers send bookmarks about once a minute; widen it when the field exists.
- */
-function setWatchInactivityTimeout(watch: Watch, ms: number): void {
-  if (typeof Reflect.get(watch, 'requestTimeoutMs') === 'number') Reflect.set(watch, 'requestTimeoutMs', ms);
+function classifyWatchEnd(end: WatchStreamEnd): Omit<WatchEnd, 'events'> {
+  switch (end.reason) {
+    case 'closed':
+      return { reason: 'closed' };
+    case 'inactive':
+      return { reason: 'stalled' };
+    case 'aborted':
+      return { reason: 'stopped' };
+    case 'error':
+      return end.error instanceof KubeApiError && end.error.status === 410 ? { reason: 'gone' } : { reason: 'error', error: end.error };
+  }
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

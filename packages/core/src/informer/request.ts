@@ -1,5 +1,5 @@
 import type https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from '../kube/access.js';
 import { sendRequest } from '../kube/rest.js';
 
 export { KubeApiError, ApiStatusError } from '../kube/rest.js';
@@ -28,7 +28,7 @@ export interface JsonRequestOptions {
  * rejects with KubeApiError otherwise. The informer lists and the leader
  * elector's Lease calls use it.
  */
-export async function requestJson(kubeConfig: KubeConfig, method: string, path: string, options: JsonRequestOptions = {}): Promise<unknown> {
+export async function requestJson(kubeConfig: KubeAccess, method: string, path: string, options: JsonRequestOptions = {}): Promise<unknown> {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const httpsOptions: https.RequestOptions = {};

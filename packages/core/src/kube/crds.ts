@@ -1,5 +1,5 @@
 import { allCrds, type CustomResourceDefinition } from '@k8or/api';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from './access.js';
 import { KubeRest, isAlreadyExists } from './rest.js';
 
 const CRDS_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -10,7 +10,7 @@ const CRDS_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
  * model field names and silently drops `default` and `x-kubernetes-validations`,
  * which would leave a cluster without k8or's defaults and CEL immutability rules.
  */
-export async function installCrds(kubeConfig: KubeConfig, crds: readonly CustomResourceDefinition[] = allCrds()): Promise<void> {
+export async function installCrds(kubeConfig: KubeAccess, crds: readonly CustomResourceDefinition[] = allCrds()): Promise<void> {
   const rest = new KubeRest(kubeConfig, { userAgent: 'k8or-install-crds' });
   try {
     for (const crd of crds) {

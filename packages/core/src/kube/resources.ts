@@ -3,7 +3,7 @@ import type { ManagedPatch, ManagedResourceClient } from '../reconcile/ports.js'
 import { k8orPath } from './paths.js';
 import type { KubeRest } from './rest.js';
 
-/** ManagedResourceClient over the REST API: live GETs, merge patches, PUT on /status. */
+/** ManagedResourceClient over the REST API: live GETs, merge patches, PUT on /status. (The engine reads through CachedManagedResources.) */
 export class KubeManagedResources implements ManagedResourceClient {
   readonly #rest: KubeRest;
 
@@ -18,21 +18,25 @@ export class KubeManagedResources implements ManagedResourceClient {
   async patch(resource: ManagedResource, patch: ManagedPatch, signal?: AbortSignal): Promise<ManagedResource> {
     const metadata: Record<string, unknown> = {};
     if (patch.annotations) metadata.annotations = patch.annotations;
-    if (patch.finalizers) {
-      // A merge patch replaces the whole list; the precondition keeps us from
-      // dropping a finalizer someone else added since we read the object.
-      metadata.finalizers = patch.finalizers;
-      metadata.resourceVersion = resource.metadata.resourceVersion;
-    }
+    // A merge patch replaces the whole finalizer list; the precondition keeps us
+    // from dropping a finalizer someone else added since we read the object.
+    if (patch.finalizers) metadata.finalizers = patch.finalizers;
+    if (patch.finalizers || patch.guarded) metadata.resourceVersion = resource.metadata.resourceVersion;
     const body: Record<string, unknown> = { metadata };
     if (patch.specName !== undefined) body.spec = { name: patch.specName };
     return await this.#rest.patch<ManagedResource>(k8orPath(resource.kind, resource.metadata.namespace, resource.metadata.name), body, 'merge', signal);
   }
 
+  /**
+   * A PUT on /status with only what the server reads from it: identity, the
+   * resourceVersion precondition, and status. The server keeps the stored
+   * metadata and spec (and managedFields, which would be half the body).
+   */
   async writeStatus(resource: ManagedResource, status: ManagedStatus, signal?: AbortSignal): Promise<ManagedResource> {
+    const { name, namespace, uid, resourceVersion } = resource.metadata;
     return await this.#rest.update<ManagedResource>(
-      k8orPath(resource.kind, resource.metadata.namespace, resource.metadata.name, 'status'),
-      { ...resource, status },
+      k8orPath(resource.kind, namespace, name, 'status'),
+      { apiVersion: resource.apiVersion, kind: resource.kind, metadata: { name, namespace, uid, resourceVersion }, status },
       signal,
     );
   }

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from './access.js';
 
 /**
  * The one Kubernetes HTTP client of core: the engine's object reads and
@@ -133,7 +133,7 @@ const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
  * a timeout (default 30 s) and takes an abort signal.
  */
 export class KubeRest {
-  readonly #kubeConfig: KubeConfig;
+  readonly #kubeConfig: KubeAccess;
   readonly #server: URL;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
@@ -141,7 +141,7 @@ export class KubeRest {
   #optionsAt = 0;
   readonly #agent: http.Agent | https.Agent;
 
-  constructor(kubeConfig: KubeConfig, options: { userAgent?: string; timeoutMs?: number } = {}) {
+  constructor(kubeConfig: KubeAccess, options: { userAgent?: string; timeoutMs?: number } = {}) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.#kubeConfig = kubeConfig;

@@ -1,10 +1,10 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from '../kube/access.js';
 import type { Logger } from 'pino';
 import { KubeApiError, requestJson, resourcePath } from '../informer/request.js';
 import { sleepUnlessAborted } from '../util/sleep.js';
 
 export interface LeaderElectionOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   /** Namespace and name of the coordination.k8s.io/v1 Lease. */
   namespace: string;
   name: string;

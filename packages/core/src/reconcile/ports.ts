@@ -19,13 +19,23 @@ export interface ManagedPatch {
   finalizers?: string[];
   /** Sets spec.name (the external name). */
   specName?: string;
+  /**
+   * Sends the resource's resourceVersion as a precondition, so the patch fails
+   * with 409 if the object changed since it was read. Set for every patch
+   * decided on what the object said (it may come from a cache that is behind).
+   */
+  guarded?: boolean;
 }
 
 /** Reads and writes managed objects on the API server. */
 export interface ManagedResourceClient {
-  /** The live object, or undefined when it does not exist. */
+  /**
+   * The object, or undefined when it does not exist. It may come from a cache,
+   * never older than this client's own last write to it; writes decided on it
+   * are guarded by its resourceVersion.
+   */
   get(kind: ManagedKindName, namespace: string, name: string, signal?: AbortSignal): Promise<ManagedResource | undefined>;
-  /** Applies a merge patch; returns the object as stored. Throws a 409 KubeApiError on a stale resourceVersion. */
+  /** Applies a merge patch; returns the object as stored. Throws a 409 KubeApiError on a stale resourceVersion (finalizers or `guarded`). */
   patch(resource: ManagedResource, patch: ManagedPatch, signal?: AbortSignal): Promise<ManagedResource>;
   /** Replaces status through the /status subresource, guarded by resource.metadata.resourceVersion. Throws 409 when stale. */
   writeStatus(resource: ManagedResource, status: ManagedStatus, signal?: AbortSignal): Promise<ManagedResource>;

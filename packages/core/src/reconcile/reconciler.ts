@@ -159,7 +159,23 @@ export class ManagedReconciler {
     this.#random = options.random ?? Math.random;
   }
 
+  /**
+   * One pass of the algorithm. A write refused because the object changed
+   * since it was read (409: another writer, or a cached copy that was behind)
+   * ends the pass with `backoff`: the next pass reads the object again, and
+   * nothing was decided on the stale copy.
+   */
   async reconcile(request: ReconcileRequest): Promise<ReconcileOutcome> {
+    try {
+      return await this.#reconcile(request);
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      this.#logger?.debug({ resource: `${this.kind}/${request.namespace}/${request.name}` }, 'object changed since it was read; reconciling again');
+      return { backoff: true };
+    }
+  }
+
+  async #reconcile(request: ReconcileRequest): Promise<ReconcileOutcome> {
     const stop = request.signal ?? new AbortController().signal;
     const deadline = AbortSignal.timeout(this.#reconcileTimeoutMs);
     const call: Run = { signal: AbortSignal.any([stop, deadline]), stop };
@@ -217,15 +233,21 @@ export class ManagedReconciler {
       } catch (error) {
         return await this.#fail(resource, call, Reasons.CannotCreateExternalResource, error);
       }
-      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
-      await this.#event(resource, call, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
       log?.info({ externalName }, 'created external resource');
+      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
+      // Once the create is recorded, the Event needs nothing from the observe for atProvider and
+      // the status write after it: it is written meanwhile, not in the worker's way.
+      const announced = this.#event(resource, call, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
       try {
-        observation = await client.observe(resource, call);
-      } catch (error) {
-        return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
+        try {
+          observation = await client.observe(resource, call);
+        } catch (error) {
+          return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
+        }
+        return await this.#succeed(resource, call, observation, target, externalName, applied?.settingIssues);
+      } finally {
+        await announced;
       }
-      return await this.#succeed(resource, call, observation, target, externalName, applied?.settingIssues);
     }
 
     const ownership = ownershipOf(resource, observation.ownerTags, ownerTagsFor(resource, this.#clusterId));
@@ -241,7 +263,8 @@ export class ManagedReconciler {
           : ownership === 'adopt'
             ? [Reasons.AdoptedExternalResource, 'k8or.io/adopt is set']
             : [Reasons.RecoveredExternalResource, "carries this object's owner tags"];
-      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
+      // Guarded: taking over is decided on the missing marker, which a copy that is behind may lack.
+      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() }, guarded: true }, call.stop);
       await this.#event(resource, call, 'Normal', reason, `Took over existing ${this.kind} "${externalName}" in ${target.provider} (${why}).`);
     }
 
@@ -407,6 +430,9 @@ export class ManagedReconciler {
     if (Object.keys(annotations).length > 0) patch.annotations = annotations;
     if (Object.keys(patch).length === 0) return resource;
     call.stop.throwIfAborted();
+    // Guarded: the create-pending marker says "the name was free when we looked", so it is
+    // written only on the object as read; a copy that is behind gets 409, never a create.
+    patch.guarded = true;
     return await this.#deps.kube.patch(resource, patch, call.stop);
   }
 

@@ -46,6 +46,10 @@ export interface OperatorConfig {
   /** The Service kube-apiserver calls the webhook through; its DNS names go into the self-signed certificate. */
   webhookServiceName: string | undefined;
   webhookServiceNamespace: string | undefined;
+  /** Without --webhook-cert-dir: the Secret (in the Service's namespace) through which every replica shares one CA and certificate. */
+  webhookCertSecret: string | undefined;
+  /** How often each replica re-reads that Secret (renewing it before its end). */
+  webhookCertCheckIntervalMs: number;
   logLevel: string;
   kubeconfig: string | undefined;
 }
@@ -351,6 +355,27 @@ export const SETTINGS: readonly Setting[] = [
     parse: dnsLabel,
   },
   {
+    key: 'webhookCertSecret',
+    flag: 'webhook-cert-secret',
+    env: 'K8OR_WEBHOOK_CERT_SECRET',
+    default: undefined,
+    valueName: 'NAME',
+    scope: 'webhook',
+    description:
+      'without --webhook-cert-dir: a Secret in the --webhook-service-namespace through which every replica shares one self-signed CA and certificate (the first creates it, one renews it before its end, all serve it); unset: each process makes its own',
+    parse: dnsLabel,
+  },
+  {
+    key: 'webhookCertCheckIntervalMs',
+    flag: 'webhook-cert-check-interval',
+    env: 'K8OR_WEBHOOK_CERT_CHECK_INTERVAL',
+    default: '1m',
+    valueName: 'DURATION',
+    scope: 'webhook',
+    description: 'how often each replica re-reads --webhook-cert-secret, renews it when a third of its lifetime is left, and serves what it holds',
+    parse: duration,
+  },
+  {
     key: 'logLevel',
     flag: 'log-level',
     env: 'K8OR_LOG_LEVEL',
@@ -405,6 +430,9 @@ export function resolveConfig(flags: Readonly<Record<string, string | boolean | 
   if ((result.webhookServiceName === undefined) !== (result.webhookServiceNamespace === undefined)) {
     const [given, missing] = result.webhookServiceName === undefined ? (['webhookServiceNamespace', 'webhookServiceName'] as const) : (['webhookServiceName', 'webhookServiceNamespace'] as const);
     throw new ConfigError(settingOf(given), `needs --${settingOf(missing).flag} too: the Service is named by both`, String(result[given]));
+  }
+  if (result.webhookCertSecret !== undefined && result.webhookServiceNamespace === undefined) {
+    throw new ConfigError(settingOf('webhookCertSecret'), 'needs --webhook-service-namespace: the Secret is kept in the namespace of the webhook Service', result.webhookCertSecret);
   }
   return result;
 }

@@ -73,7 +73,11 @@ function exportTarget(exports: unknown): string | undefined {
 
 const PROVIDER_PACKAGE = /^(@k8or\/provider-.+|k8or-provider-.+|@[^/]+\/k8or-provider-.+)$/;
 
-/** Provider packages installed where `roots` would find them: `@k8or/provider-*`, `k8or-provider-*`, `@scope/k8or-provider-*`. */
+/**
+ * Provider packages installed where `roots` would find them: `@k8or/provider-*`, `k8or-provider-*`,
+ * `@scope/k8or-provider-*`. A package marked `private` (never published: a monorepo's own tooling,
+ * such as `@k8or/provider-testkit`) is not discovered; naming it still loads it.
+ */
 export function installedProviderPackages(roots: readonly string[]): string[] {
   const found = new Set<string>();
   for (const root of roots) {
@@ -82,15 +86,24 @@ export function installedProviderPackages(roots: readonly string[]): string[] {
         if (name.startsWith('@')) {
           for (const scoped of safeList(join(modules, name))) {
             const full = `${name}/${scoped}`;
-            if (PROVIDER_PACKAGE.test(full) && existsSync(join(modules, full, 'package.json'))) found.add(full);
+            if (PROVIDER_PACKAGE.test(full) && isPublishedPackage(join(modules, full))) found.add(full);
           }
-        } else if (PROVIDER_PACKAGE.test(name) && existsSync(join(modules, name, 'package.json'))) {
+        } else if (PROVIDER_PACKAGE.test(name) && isPublishedPackage(join(modules, name))) {
           found.add(name);
         }
       }
     }
   }
   return [...found].sort();
+}
+
+/** A package is there and not marked private. */
+function isPublishedPackage(dir: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { private?: unknown }).private !== true;
+  } catch {
+    return false;
+  }
 }
 
 function safeList(dir: string): string[] {

@@ -10,6 +10,7 @@ import { webhookConfigurations, WEBHOOK_CONFIGURATION_NAMES, type ServiceReferen
 import { injectCaBundle } from '../tls/ca-bundle.js';
 import { readCertificateFiles, watchCertificateFiles, type CertificateFilesOptions } from '../tls/certificate-files.js';
 import { generateCertificates, serviceDnsNames } from '../tls/self-signed.js';
+import { SharedCertificate } from '../tls/shared-certificate.js';
 import { buildApp } from './app.js';
 import { WebhookMetrics } from './metrics.js';
 
@@ -23,6 +24,12 @@ export type TlsOptions =
         /** The Service kube-apiserver reaches this server through (in a cluster): its DNS names join the default hosts. */
         service?: Pick<ServiceReference, 'name' | 'namespace'>;
         validityDays?: number;
+        /**
+         * Share one CA and serving certificate among every replica through this Secret (needs
+         * `kubeConfig`): created by the first, renewed before its end by one, re-read by all every
+         * `checkIntervalMs` (default 1 min) and served, the new CA injected, once it changes.
+         */
+        shared?: { namespace: string; name: string; checkIntervalMs?: number };
       };
     };
 
@@ -81,13 +88,21 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   if (options.caBundle && !options.kubeConfig) throw new Error('caBundle injection needs a kubeConfig');
 
   let material: { cert: string; key: string; caPem: string };
+  let shared: SharedCertificate | undefined;
   if ('files' in options.tls) {
     material = readCertificateFiles(options.tls.files);
   } else {
     const { service } = options.tls.selfSigned;
     const hosts = options.tls.selfSigned.hosts ?? ['localhost', '127.0.0.1', ...(host !== '0.0.0.0' && host !== '127.0.0.1' ? [host] : []), ...(service ? serviceDnsNames(service) : [])];
-    const generated = generateCertificates({ hosts, validityDays: options.tls.selfSigned.validityDays });
-    material = { cert: generated.certPem, key: generated.keyPem, caPem: generated.caPem };
+    const sharedIn = options.tls.selfSigned.shared;
+    if (sharedIn) {
+      if (!options.kubeConfig) throw new Error('a shared certificate needs a kubeConfig');
+      shared = new SharedCertificate({ kubeConfig: options.kubeConfig, namespace: sharedIn.namespace, name: sharedIn.name, hosts, logger, ...(options.tls.selfSigned.validityDays ? { validityDays: options.tls.selfSigned.validityDays } : {}) });
+      material = await shared.ensure();
+    } else {
+      const generated = generateCertificates({ hosts, validityDays: options.tls.selfSigned.validityDays });
+      material = { cert: generated.certPem, key: generated.keyPem, caPem: generated.caPem };
+    }
   }
 
   let context: AdmissionContext;
@@ -152,26 +167,56 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const port = typeof address === 'object' && address ? address.port : options.port;
   const url = `https://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}`;
 
+  let sharedTimer: NodeJS.Timeout | undefined;
   const close = async (): Promise<void> => {
+    clearInterval(sharedTimer);
     watcher?.close();
     await app.close();
     cluster?.stop();
   };
 
-  if (options.caBundle && options.kubeConfig) {
+  const injectCa = async (): Promise<void> => {
+    if (!options.caBundle || !options.kubeConfig) return;
     const names = { validating: options.caBundle.validating ?? WEBHOOK_CONFIGURATION_NAMES.validating, mutating: options.caBundle.mutating ?? WEBHOOK_CONFIGURATION_NAMES.mutating };
     const create = options.caBundle.register
       ? webhookConfigurations({ ...(options.caBundle.service ? { service: options.caBundle.service } : { url }), names, timeoutSeconds })
       : undefined;
-    try {
-      await injectCaBundle(options.kubeConfig, caPem, { ...names, create }, logger);
-    } catch (error) {
-      await close();
-      throw error;
-    }
+    await injectCaBundle(options.kubeConfig, caPem, { ...names, create }, logger);
+  };
+  try {
+    await injectCa();
+  } catch (error) {
+    await close();
+    throw error;
   }
 
-  logger.info({ url, tls: 'files' in options.tls ? 'files' : 'self-signed' }, 'admission webhook listening');
+  if (shared && !('files' in options.tls)) {
+    const sharedCertificate = shared;
+    let serving = material.cert;
+    let checking = false;
+    const check = async (): Promise<void> => {
+      if (checking) return;
+      checking = true;
+      try {
+        const pair = await sharedCertificate.ensure();
+        if (pair.cert === serving && pair.caPem === caPem) return;
+        (app.server as HttpsServer).setSecureContext({ cert: pair.cert, key: pair.key });
+        serving = pair.cert;
+        const caChanged = pair.caPem !== caPem;
+        caPem = pair.caPem;
+        logger.info({ caChanged }, 'serving the renewed shared certificate');
+        if (caChanged) await injectCa();
+      } catch (error) {
+        logger.warn({ err: error }, 'cannot check the shared webhook certificate; serving the current one');
+      } finally {
+        checking = false;
+      }
+    };
+    sharedTimer = setInterval(() => void check(), options.tls.selfSigned.shared?.checkIntervalMs ?? 60_000);
+    sharedTimer.unref();
+  }
+
+  logger.info({ url, tls: 'files' in options.tls ? 'files' : shared ? 'self-signed, shared' : 'self-signed' }, 'admission webhook listening');
   return {
     url,
     get caPem() {

@@ -26,6 +26,12 @@ export function serviceDnsNames(service: { name: string; namespace: string }): s
   return [name, `${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`];
 }
 
+/** A CA: its certificate and the key that signs serving certificates. */
+export interface CertificateAuthority {
+  certPem: string;
+  keyPem: string;
+}
+
 /**
  * A fresh CA and a serving certificate it signed, for clusters without
  * cert-manager and for the sandbox. Keys come from node:crypto (fast, native);
@@ -33,22 +39,34 @@ export function serviceDnsNames(service: { name: string; namespace: string }): s
  */
 export function generateCertificates(options: SelfSignedOptions): GeneratedCertificates {
   const days = options.validityDays ?? 365;
+  const ca = generateCa(days);
+  const serving = issueServingCertificate(ca, options);
+  return { caPem: ca.certPem, certPem: serving.certPem, keyPem: serving.keyPem };
+}
+
+/** A self-signed CA valid for `days`. */
+export function generateCa(days: number): CertificateAuthority {
   const ca = keyPair();
   const caCert = certificate(ca.publicKey, days);
-  const caSubject = [{ name: 'commonName', value: 'k8or-webhook-ca' }];
-  caCert.setSubject(caSubject);
-  caCert.setIssuer(caSubject);
+  caCert.setSubject(CA_SUBJECT);
+  caCert.setIssuer(CA_SUBJECT);
   caCert.setExtensions([
     { name: 'basicConstraints', cA: true, critical: true },
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
   caCert.sign(ca.privateKey, forge.md.sha256.create());
+  return { certPem: forge.pki.certificateToPem(caCert), keyPem: forge.pki.privateKeyToPem(ca.privateKey) };
+}
 
+/** A serving certificate for `hosts`, signed by `ca`, valid for `validityDays` (default 365). */
+export function issueServingCertificate(ca: CertificateAuthority, options: SelfSignedOptions): { certPem: string; keyPem: string } {
+  const caCert = forge.pki.certificateFromPem(ca.certPem);
+  const caKey = forge.pki.privateKeyFromPem(ca.keyPem);
   const server = keyPair();
-  const cert = certificate(server.publicKey, days);
+  const cert = certificate(server.publicKey, options.validityDays ?? 365);
   cert.setSubject([{ name: 'commonName', value: options.commonName ?? options.hosts[0] ?? 'k8or-webhook' }]);
-  cert.setIssuer(caSubject);
+  cert.setIssuer(caCert.subject.attributes);
   cert.setExtensions([
     { name: 'basicConstraints', cA: false },
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
@@ -56,10 +74,11 @@ export function generateCertificates(options: SelfSignedOptions): GeneratedCerti
     { name: 'subjectAltName', altNames: options.hosts.map((host) => (isIP(host) ? { type: 7, ip: host } : { type: 2, value: host })) },
     { name: 'authorityKeyIdentifier', keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
   ]);
-  cert.sign(ca.privateKey, forge.md.sha256.create());
-
-  return { caPem: forge.pki.certificateToPem(caCert), certPem: forge.pki.certificateToPem(cert), keyPem: forge.pki.privateKeyToPem(server.privateKey) };
+  cert.sign(caKey, forge.md.sha256.create());
+  return { certPem: forge.pki.certificateToPem(cert), keyPem: forge.pki.privateKeyToPem(server.privateKey) };
 }
+
+const CA_SUBJECT = [{ name: 'commonName', value: 'k8or-webhook-ca' }];
 
 function keyPair(): { publicKey: forge.pki.rsa.PublicKey; privateKey: forge.pki.rsa.PrivateKey } {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

@@ -57,7 +57,7 @@ export class InMemoryObjects implements ManagedResourceClient {
     const key = InMemoryObjects.key(resource.kind, resource.metadata.namespace ?? '', resource.metadata.name ?? '');
     const current = this.#objects.get(key);
     if (!current) throw KubeApiError.fromResponse('PATCH', key, 404, { reason: 'NotFound', message: `${key} not found` });
-    if (patch.finalizers && resource.metadata.resourceVersion !== current.metadata.resourceVersion) {
+    if ((patch.finalizers || patch.guarded) && resource.metadata.resourceVersion !== current.metadata.resourceVersion) {
       throw KubeApiError.fromResponse('PATCH', key, 409, { reason: 'Conflict', message: 'the object has been modified' });
     }
     this.beforeWrite?.({ verb: 'patch', resource: current, patch });

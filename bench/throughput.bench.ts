@@ -1,0 +1,419 @@
+// Throughput to Ready: Buckets and Tables applied at once, until every one is
+// Ready, with the API server, the engine and this benchmark's client in three
+// processes, each result next to the bound the API server sets in the same run.
+//
+//   npm run build && node bench/throughput.bench.ts [--buckets 1000] [--tables 1000] [--workers 1,10,50] [--cpu-prof DIR]
+//
+// For each worker count, on a fresh API server (`startSandbox`, its own
+// process, the request log on):
+//   1. bound: the server's raw keep-alive write rate, Bucket and Table creates
+//      (alternating) over 32 keep-alive connections from this process, in a
+//      namespace the engine does not watch; measured before and after the run;
+//   2. the engine (`Engine`, its own process, in-memory provider, the given
+//      workers per kind, watching namespace `bench`) starts and syncs;
+//   3. this process creates every Bucket and Table (32 in flight, `spec.name`
+//      set as the mutating webhook sets it) and reads readiness from its own
+//      informer (a watch; never list polling): Ready=True with
+//      observedGeneration = generation;
+//   4. API writes and reads per resource come from the server's request log
+//      (the engine's user agent only), cloud calls from the in-memory cloud.
+// The bound in resources/s is the raw write rate divided by the API writes
+// each resource costs the server: the engine's, plus the user's create.
+// Prints Markdown for docs/benchmarks.md.
+import { fork, type ChildProcess } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import type { Informer } from '@k8or/core';
+
+const BENCH_UA = 'k8or-throughput-bench';
+const ENGINE_UA_PREFIX = 'k8or-engine/';
+const NAMESPACE = 'bench';
+const BOUND_NAMESPACE = 'bound';
+const IN_FLIGHT = 32;
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
+
+type Kind = 'Bucket' | 'Table';
+type ReadyFrom = 'engine' | 'watch';
+
+interface RequestCounts {
+  /** Engine writes by `resource[/subresource] verb`. */
+  writes: Record<string, number>;
+  /** Engine reads (get, list, watch) by `resource verb`. */
+  reads: Record<string, number>;
+  /** Requests the server answered 409. */
+  conflicts: number;
+}
+type ToServer = { type: 'mark' } | { type: 'counts' } | { type: 'cpu' };
+type FromServer = { type: 'ready'; kubeconfig: string } | { type: 'counts'; counts: RequestCounts } | { type: 'cpu'; micros: number };
+type ToEngine = { type: 'stop' };
+type FromEngine =
+  | { type: 'ready' }
+  | { type: 'all-ready'; readyAt: [string, number][] }
+  | { type: 'stopped'; cloudCalls: Record<string, number>; reconciles: Record<string, number>; cpuMicros: number };
+
+
+// ---- the API server process ------------------------------------------------
+
+async function serve(): Promise<void> {
+  const { startSandbox } = await import('@k8or/apiserver');
+  const sandbox = await startSandbox({ logLevel: 'error', recordRequests: true });
+  let from = 0;
+  let cpuFrom = process.cpuUsage();
+  process.on('message', (message: ToServer) => {
+    if (message.type === 'mark') {
+      from = sandbox.requestLog.length;
+      cpuFrom = process.cpuUsage();
+      return;
+    }
+    if (message.type === 'cpu') {
+      const cpu = process.cpuUsage(cpuFrom);
+      send({ type: 'cpu', micros: cpu.user + cpu.system });
+      return;
+    }
+    const counts: RequestCounts = { writes: {}, reads: {}, conflicts: 0 };
+    for (const entry of sandbox.requestLog.slice(from)) {
+      if (!entry.userAgent?.startsWith(ENGINE_UA_PREFIX)) continue;
+      if (entry.status === 409) counts.conflicts++;
+      // Buckets and Tables alike: what each resource costs, whatever its kind.
+      const resource = entry.resource === 'buckets' || entry.resource === 'tables' ? 'object' : entry.resource;
+      const what = `${resource}${entry.subresource ? `/${entry.subresource}` : ''} ${entry.verb}`;
+      const into = WRITE_VERBS.has(entry.verb) ? counts.writes : counts.reads;
+      into[what] = (into[what] ?? 0) + 1;
+    }
+    send({ type: 'counts', counts });
+  });
+  process.on('disconnect', () => void sandbox.stop().finally(() => process.exit(0)));
+  send({ type: 'ready', kubeconfig: sandbox.kubeconfig });
+}
+
+// ---- the engine process ----------------------------------------------------
+
+/** `readyCount`: report when that many objects are Ready in the engine's own informer cache (0: do not). */
+async function runEngine(kubeconfig: string, workers: number, readyCount: number): Promise<void> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { CoreMetrics, Engine } = await import('@k8or/core');
+  const { InMemoryCloud, inMemoryProviderPlugin } = await import('@k8or/core/testing');
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(kubeconfig);
+  const cloud = new InMemoryCloud();
+  const metrics = new CoreMetrics();
+  const engine = new Engine({
+    kubeConfig,
+    providers: new Map([['aws', inMemoryProviderPlugin(cloud)]]),
+    clusterId: 'bench',
+    identity: 'throughput',
+    workers,
+    namespace: NAMESPACE,
+    metrics,
+  });
+  const cpuFrom = process.cpuUsage();
+  await engine.start();
+  if (readyCount > 0) {
+    // Readiness from the engine's own watch: no extra watcher for the API server to feed.
+    const seen = readinessTracker(readyCount, (readyAt) => send({ type: 'all-ready', readyAt: [...readyAt] }));
+    for (const [kind, controller] of engine.controllers) {
+      controller.informer.on('add', seen(kind));
+      controller.informer.on('update', seen(kind));
+    }
+  }
+  process.on('message', (message: ToEngine) => {
+    if (message.type !== 'stop') return;
+    void (async () => {
+      await engine.stop();
+      const cloudCalls: Record<string, number> = {};
+      for (const call of cloud.calls) cloudCalls[`${call.kind} ${call.operation}`] = (cloudCalls[`${call.kind} ${call.operation}`] ?? 0) + 1;
+      const reconciles: Record<string, number> = {};
+      for (const v of (await metrics.reconcileTotal.get()).values) reconciles[String(v.labels.controller)] = (reconciles[String(v.labels.controller)] ?? 0) + v.value;
+      const cpu = process.cpuUsage(cpuFrom);
+      send({ type: 'stopped', cloudCalls, reconciles, cpuMicros: cpu.user + cpu.system });
+      process.disconnect();
+    })();
+  });
+  process.on('disconnect', () => process.exit(0));
+  send({ type: 'ready' });
+}
+
+function send(message: FromServer | FromEngine): void {
+  process.send?.(message);
+}
+
+// ---- the benchmark's client ------------------------------------------------
+
+interface Scenario {
+  workers: number;
+  seconds: number;
+  resources: number;
+  latencies: Record<Kind, number[]>;
+  counts: RequestCounts;
+  cloudCalls: Record<string, number>;
+  reconciles: Record<string, number>;
+  engineCpuMicros: number;
+  serverCpuMicros: number;
+  boundBefore: { rate: number; cpuMicros: number };
+  boundAfter: { rate: number; cpuMicros: number };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      buckets: { type: 'string', default: '1000' },
+      tables: { type: 'string', default: '1000' },
+      workers: { type: 'string', default: '1,10,50' },
+      'bound-writes': { type: 'string', default: '2000' },
+      // V8 CPU profiles of the API server and engine processes (`node bench/cpuprofile-top.ts FILE`).
+      'cpu-prof': { type: 'string' },
+      // engine: readiness from the engine's own informer cache; watch: from a watch in this process.
+      'ready-from': { type: 'string', default: 'engine' },
+    },
+  });
+  const readyFrom = values['ready-from'];
+  if (readyFrom !== 'engine' && readyFrom !== 'watch') throw new Error('--ready-from: engine or watch');
+  const counts = { Bucket: Number(values.buckets), Table: Number(values.tables) };
+  const workerCounts = values.workers.split(',').map(Number);
+  const boundWrites = Number(values['bound-writes']);
+  const scenarios: Scenario[] = [];
+  const loadBefore = loadAverage();
+  for (const workers of workerCounts) {
+    scenarios.push(await runScenario(workers, counts, boundWrites, readyFrom, values['cpu-prof']));
+    console.error(`workers ${workers}: ${scenarios.at(-1)?.seconds.toFixed(2)} s`);
+  }
+  report(scenarios, counts, loadBefore, loadAverage(), boundWrites, readyFrom);
+}
+
+function loadAverage(): string {
+  return loadavg().map((l) => l.toFixed(2)).join(' ');
+}
+
+function child(args: string[], cpuProfileDir?: string): { process: ChildProcess; next: <T>() => Promise<T> } {
+  const execArgv = cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfileDir] : [];
+  const proc = fork(new URL(import.meta.url).pathname, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
+  const next = <T>(): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const onExit = (code: number | null): void => reject(new Error(`child ${args[0]} exited with ${code}`));
+      proc.once('exit', onExit);
+      proc.once('message', (m) => {
+        proc.off('exit', onExit);
+        resolve(m as T);
+      });
+    });
+  return { process: proc, next };
+}
+
+async function runScenario(workers: number, counts: Record<Kind, number>, boundWrites: number, readyFrom: ReadyFrom, cpuProfileDir: string | undefined): Promise<Scenario> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { API_VERSION, genericDefaultName } = await import('@k8or/api');
+  const { KubeRest, corePath, createInformer, installCrds, k8orPath } = await import('@k8or/core');
+
+  const server = child(['--serve'], cpuProfileDir);
+  const ready = await server.next<FromServer>();
+  if (ready.type !== 'ready') throw new Error('unexpected message from the API server process');
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(ready.kubeconfig);
+  const user = new KubeRest(kubeConfig, { userAgent: BENCH_UA });
+  await installCrds(kubeConfig);
+  for (;;) {
+    try {
+      await user.get(k8orPath('Table', NAMESPACE));
+      await user.get(k8orPath('Bucket', NAMESPACE));
+      break;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  await user.create(k8orPath('ProviderConfig', undefined), { apiVersion: API_VERSION, kind: 'ProviderConfig', metadata: { name: 'default' }, spec: { provider: 'aws', region: 'mem-1' } });
+  for (const name of [NAMESPACE, BOUND_NAMESPACE]) await user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+
+  const manifest = (kind: Kind, namespace: string, name: string): object => ({
+    apiVersion: API_VERSION,
+    kind,
+    metadata: { name, namespace },
+    spec: {
+      name: genericDefaultName({ clusterId: 'bench', namespace, name }),
+      ...(kind === 'Bucket' ? { location: 'mem-1', versioning: true } : { partitionKey: { name: 'id', type: 'string' } }),
+    },
+  });
+  /** Creates the objects, IN_FLIGHT at a time; calls `created` with each one's acknowledgement time. */
+  const createAll = async (items: { kind: Kind; namespace: string; name: string }[], created?: (kind: Kind, name: string, at: number) => void): Promise<void> => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next < items.length) {
+          const item = items[next++]!;
+          await user.create(k8orPath(item.kind, item.namespace), manifest(item.kind, item.namespace, item.name));
+          created?.(item.kind, item.name, now());
+        }
+      }),
+    );
+  };
+  let boundRound = 0;
+  /** Raw keep-alive creates per second, Buckets and Tables alternating, in a namespace the engine does not watch. */
+  const serverCpuMicros = async (): Promise<number> => {
+    const reply = server.next<FromServer>();
+    server.process.send({ type: 'cpu' } satisfies ToServer);
+    const cpu = await reply;
+    if (cpu.type !== 'cpu') throw new Error('unexpected message');
+    return cpu.micros;
+  };
+  /** Raw keep-alive creates: per second, and the server's CPU per create. */
+  const measureBound = async (): Promise<{ rate: number; cpuMicros: number }> => {
+    const round = boundRound++;
+    const items = Array.from({ length: boundWrites }, (_, i) => ({ kind: (i % 2 === 0 ? 'Bucket' : 'Table') as Kind, namespace: BOUND_NAMESPACE, name: `raw-${round}-${i}` }));
+    server.process.send({ type: 'mark' } satisfies ToServer);
+    const started = performance.now();
+    await createAll(items);
+    const rate = boundWrites / ((performance.now() - started) / 1000);
+    return { rate, cpuMicros: (await serverCpuMicros()) / boundWrites };
+  };
+
+  await measureBound(); // warm-up: the schemas compile, the connections open
+  const boundBefore = await measureBound();
+
+  const total = counts.Bucket + counts.Table;
+  const engine = child(['--engine', ready.kubeconfig, String(workers), String(readyFrom === 'engine' ? total : 0)], cpuProfileDir);
+  if ((await engine.next<FromEngine>()).type !== 'ready') throw new Error('unexpected message from the engine process');
+
+  // Readiness: each object counts once, the first time it is seen Ready for its generation, either in
+  // the engine's own informer cache or in a watch of this process's (a second watcher on the server).
+  const createdAt = new Map<string, number>();
+  let readyAt = new Map<string, number>();
+  const informers: Informer<Watched & { metadata: { name?: string } }>[] = [];
+  const done = new Promise<void>((resolve) => {
+    if (readyFrom === 'engine') {
+      engine.process.on('message', (m: FromEngine) => {
+        if (m.type !== 'all-ready') return;
+        readyAt = new Map(m.readyAt);
+        resolve();
+      });
+      return;
+    }
+    const seen = readinessTracker(total, (all) => {
+      readyAt = all;
+      resolve();
+    });
+    for (const kind of ['Bucket', 'Table'] as const) {
+      const informer = createInformer<Watched & { metadata: { name?: string } }>({ kubeConfig, group: 'k8or.io', version: 'v1alpha1', plural: kind === 'Bucket' ? 'buckets' : 'tables', namespace: NAMESPACE });
+      informer.on('add', seen(kind));
+      informer.on('update', seen(kind));
+      informers.push(informer);
+    }
+  });
+  await Promise.all(informers.map((i) => i.start()));
+
+  server.process.send({ type: 'mark' } satisfies ToServer);
+  const items: { kind: Kind; namespace: string; name: string }[] = [];
+  for (let i = 0; i < Math.max(counts.Bucket, counts.Table); i++) {
+    if (i < counts.Bucket) items.push({ kind: 'Bucket', namespace: NAMESPACE, name: `b-${i}` });
+    if (i < counts.Table) items.push({ kind: 'Table', namespace: NAMESPACE, name: `t-${i}` });
+  }
+  const started = now();
+  await createAll(items, (kind, name, at) => createdAt.set(`${kind}/${name}`, at));
+  await done;
+  const seconds = (Math.max(...readyAt.values()) - started) / 1000;
+
+  const serverCpu = await serverCpuMicros();
+  const countsReply = server.next<FromServer>();
+  server.process.send({ type: 'counts' } satisfies ToServer);
+  const requestCounts = await countsReply;
+  for (const informer of informers) informer.stop();
+  const stopped = engine.next<FromEngine>();
+  engine.process.send({ type: 'stop' } satisfies ToEngine);
+  const engineResult = await stopped;
+  if (engineResult.type !== 'stopped' || requestCounts.type !== 'counts') throw new Error('unexpected message');
+  const boundAfter = await measureBound();
+
+  user.close();
+  server.process.disconnect();
+  await new Promise((resolve) => server.process.once('exit', resolve));
+
+  const latencies: Record<Kind, number[]> = { Bucket: [], Table: [] };
+  for (const [key, at] of readyAt) {
+    const [kind] = key.split('/') as [Kind];
+    latencies[kind].push(at - (createdAt.get(key) ?? started));
+  }
+  return {
+    workers,
+    seconds,
+    resources: total,
+    latencies,
+    counts: requestCounts.counts,
+    cloudCalls: engineResult.cloudCalls,
+    reconciles: engineResult.reconciles,
+    engineCpuMicros: engineResult.cpuMicros,
+    serverCpuMicros: serverCpu,
+    boundBefore,
+    boundAfter,
+  };
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+const sum = (record: Record<string, number>, match: (key: string) => boolean = () => true): number =>
+  Object.entries(record).reduce((total, [key, n]) => total + (match(key) ? n : 0), 0);
+
+function report(scenarios: Scenario[], counts: Record<Kind, number>, loadBefore: string, loadAfter: string, boundWrites: number, readyFrom: ReadyFrom): void {
+  console.log(`\nThroughput to Ready: ${counts.Bucket} Buckets + ${counts.Table} Tables, readiness from ${readyFrom === 'engine' ? "the engine's informer cache" : 'a watch of the benchmark'}, node ${process.version}, ${new Date().toISOString()}, load average ${loadBefore} (start) / ${loadAfter} (end)\n`);
+  console.log(`| workers | all Ready (s) | resources/s | raw writes/s (before / after) | API writes per resource (engine + create) | bound (resources/s) | **ratio** | p50 / p99 to Ready, Bucket (ms) | p50 / p99 to Ready, Table (ms) |`);
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const s of scenarios) {
+    const engineWrites = sum(s.counts.writes) / s.resources;
+    const raw = (s.boundBefore.rate + s.boundAfter.rate) / 2;
+    const bound = raw / (engineWrites + 1);
+    const rate = s.resources / s.seconds;
+    const lat = (kind: Kind) => `${percentile(s.latencies[kind], 50).toFixed(0)} / ${percentile(s.latencies[kind], 99).toFixed(0)}`;
+    console.log(
+      `| ${s.workers} | ${s.seconds.toFixed(2)} | ${rate.toFixed(0)} | ${s.boundBefore.rate.toFixed(0)} / ${s.boundAfter.rate.toFixed(0)} | ${engineWrites.toFixed(2)} + 1 | ${bound.toFixed(0)} | **${(rate / bound).toFixed(2)}** | ${lat('Bucket')} | ${lat('Table')} |`,
+    );
+  }
+  console.log(`\n(raw writes: ${boundWrites} creates over ${IN_FLIGHT} keep-alive connections, before and after each run; bound = mean raw rate / API writes per resource)\n`);
+  console.log('| workers | API server CPU per raw create (ms, before / after) | API server CPU per resource in the run (ms) | CPU the writes need (ms: raw create x writes per resource) | **CPU ratio** (need / spent) |');
+  console.log('|---:|---:|---:|---:|---:|');
+  for (const s of scenarios) {
+    const perRaw = (s.boundBefore.cpuMicros + s.boundAfter.cpuMicros) / 2 / 1000;
+    const spent = s.serverCpuMicros / 1000 / s.resources;
+    const need = perRaw * (sum(s.counts.writes) / s.resources + 1);
+    console.log(`| ${s.workers} | ${(s.boundBefore.cpuMicros / 1000).toFixed(2)} / ${(s.boundAfter.cpuMicros / 1000).toFixed(2)} | ${spent.toFixed(2)} | ${need.toFixed(2)} | **${(need / spent).toFixed(2)}** |`);
+  }
+  console.log('');
+  console.log('| workers | engine writes per resource, by request | engine reads per resource | 409s | cloud calls per Bucket | cloud calls per Table | reconciles per resource | engine CPU per resource (ms) | API server CPU per resource (ms) |');
+  console.log('|---:|---|---|---:|---:|---:|---:|---:|---:|');
+  for (const s of scenarios) {
+    const per = (n: number) => (n / s.resources).toFixed(2);
+    const writes = Object.entries(s.counts.writes).sort().map(([k, n]) => `${k} ${per(n)}`).join(', ');
+    const reads = Object.entries(s.counts.reads).sort().map(([k, n]) => `${k} ${per(n)}`).join(', ');
+    console.log(
+      `| ${s.workers} | ${writes} | ${reads} | ${s.counts.conflicts} | ${(sum(s.cloudCalls, (k) => k.startsWith('Bucket ')) / counts.Bucket).toFixed(2)} | ${(sum(s.cloudCalls, (k) => k.startsWith('Table ')) / counts.Table).toFixed(2)} | ${per(sum(s.reconciles))} | ${(s.engineCpuMicros / 1000 / s.resources).toFixed(2)} | ${(s.serverCpuMicros / 1000 / s.resources).toFixed(2)} |`,
+    );
+  }
+}
+
+/** The wall clock shared by the three processes (ms). */
+const now = (): number => performance.timeOrigin + performance.now();
+
+interface Watched {
+  metadata?: { name?: string; generation?: number };
+  status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
+}
+
+/**
+ * Records when each object is first seen Ready for its generation (Ready=True, observedGeneration =
+ * generation); calls `allReady` once `total` objects are.
+ */
+function readinessTracker(total: number, allReady: (readyAt: Map<string, number>) => void): (kind: Kind) => (obj: Watched) => void {
+  const readyAt = new Map<string, number>();
+  return (kind) => (obj) => {
+    const key = `${kind}/${obj.metadata?.name ?? ''}`;
+    if (readyAt.has(key)) return;
+    const isReady = obj.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && obj.status.observedGeneration === obj.metadata?.generation;
+    if (!isReady) return;
+    readyAt.set(key, now());
+    if (readyAt.size === total) allReady(readyAt);
+  };
+}
+
+const role = process.argv[2];
+if (role === '--serve') await serve();
+else if (role === '--engine') await runEngine(process.argv[3] ?? '', Number(process.argv[4]), Number(process.argv[5]));
+else await main();

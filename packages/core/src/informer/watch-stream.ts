@@ -1,0 +1,111 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeAccess } from '../kube/access.js';
+import { KubeApiError } from '../kube/rest.js';
+
+/** How one watch stream ended. */
+export type WatchStreamEnd =
+  /** The server closed the stream (its timeoutSeconds passed, or it went away). */
+  | { reason: 'closed' }
+  /** Nothing arrived, not even a bookmark, for `inactivityMs`: presumed dead and aborted. */
+  | { reason: 'inactive' }
+  /** A non-200 answer (a KubeApiError with its status), a broken connection or an undecodable line. */
+  | { reason: 'error'; error: unknown }
+  /** `abort()` was called. */
+  | { reason: 'aborted' };
+
+export interface WatchStreamOptions {
+  /** Query parameters besides `watch=true` (resourceVersion, allowWatchBookmarks, timeoutSeconds, selectors). */
+  query: Record<string, string | undefined>;
+  /** Abort the stream when no byte arrives for this long. */
+  inactivityMs: number;
+  userAgent: string;
+  /** One decoded event: `type` (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) and its object. */
+  onEvent(type: string, object: unknown): void;
+}
+
+export interface WatchStream {
+  /** Resolves once, when the stream has ended for any reason. */
+  readonly ended: Promise<WatchStreamEnd>;
+  abort(): void;
+}
+
+/**
+ * One watch request (`?watch=true`) as a stream of newline-delimited JSON
+ * events, over node:https with the kubeconfig's server, TLS and credentials.
+ * Lighter than client-node's `Watch` (which brings undici and the whole
+ * generated client into the process), and it owns its inactivity timeout.
+ */
+export function openWatchStream(access: KubeAccess, path: string, options: WatchStreamOptions): WatchStream {
+  const controller = new AbortController();
+  let finish: (end: WatchStreamEnd) => void = () => undefined;
+  const ended = new Promise<WatchStreamEnd>((resolve) => {
+    let done = false;
+    let inactivity: NodeJS.Timeout | undefined;
+    finish = (end) => {
+      if (done) return;
+      done = true;
+      clearTimeout(inactivity);
+      controller.abort();
+      resolve(end);
+    };
+    const touch = (): void => {
+      clearTimeout(inactivity);
+      inactivity = setTimeout(() => finish({ reason: 'inactive' }), options.inactivityMs);
+    };
+    void (async () => {
+      const cluster = access.getCurrentCluster();
+      if (!cluster) throw new Error('kubeconfig has no current cluster');
+      const base: https.RequestOptions = {};
+      await access.applyToHTTPSOptions(base);
+      if (done) return;
+      const url = new URL(cluster.server.replace(/\/$/, '') + path);
+      url.searchParams.set('watch', 'true');
+      for (const [key, value] of Object.entries(options.query)) if (value !== undefined) url.searchParams.set(key, value);
+      const headers = { ...(base.headers as http.OutgoingHttpHeaders | undefined), accept: 'application/json', 'user-agent': options.userAgent };
+      const transport = url.protocol === 'http:' ? http : https;
+      touch();
+      const request = transport.request(url, { ...base, method: 'GET', headers, signal: controller.signal }, (response) => {
+        response.setEncoding('utf8');
+        const status = response.statusCode ?? 0;
+        if (status !== 200) {
+          let text = '';
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => finish({ reason: 'error', error: KubeApiError.fromResponse('WATCH', path, status, parseOrText(text)) }));
+          return;
+        }
+        let buffered = '';
+        response.on('data', (chunk: string) => {
+          touch();
+          buffered += chunk;
+          for (let newline = buffered.indexOf('\n'); newline >= 0 && !done; newline = buffered.indexOf('\n')) {
+            const line = buffered.slice(0, newline).trim();
+            buffered = buffered.slice(newline + 1);
+            if (!line) continue;
+            let event: { type?: unknown; object?: unknown };
+            try {
+              event = JSON.parse(line) as { type?: unknown; object?: unknown };
+            } catch (error) {
+              finish({ reason: 'error', error: new Error(`watch ${path}: undecodable event: ${line.slice(0, 200)}`, { cause: error }) });
+              return;
+            }
+            options.onEvent(typeof event.type === 'string' ? event.type : '', event.object);
+          }
+        });
+        response.on('end', () => finish({ reason: 'closed' }));
+        response.on('error', (error) => finish({ reason: 'error', error }));
+      });
+      request.on('error', (error) => finish({ reason: 'error', error }));
+      request.end();
+    })().catch((error: unknown) => finish({ reason: 'error', error }));
+  });
+  return { ended, abort: () => finish({ reason: 'aborted' }) };
+}
+
+function parseOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
