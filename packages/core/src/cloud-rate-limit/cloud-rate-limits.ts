@@ -24,7 +24,7 @@ export interface CloudRateLimitMetrics {
 
 /** One bucket's limit and what went through it, for tests, benches and fault checks. */
 export interface RateLimitState extends RateLimitLabels, EffectiveRateLimit {
-  /** Calls that took a token and went ahead. */
+  /** Attempts that took a token and went ahead: calls, and the SDKs' retries inside them. */
   calls: number;
   /** Of those, the calls that had to wait for their token. */
   delayed: number;
