@@ -405,7 +405,8 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
       const paced = check(firstAttempts(proxy.calls).map((c) => c.at), PROXY_LIMITS[dialect], 1);
       const withRetries = check(proxy.calls.map((c) => c.at), PROXY_LIMITS[dialect], 1);
       console.log(`# ${dialect}: limit ${JSON.stringify(PROXY_LIMITS[dialect])}; first attempts ${JSON.stringify(paced)}; with the SDK's retries ${JSON.stringify(withRetries)}`);
-      if (!paced.withinLimit) over.push(`${dialect}: ${paced.worstWindow.calls} calls in ${paced.worstWindow.seconds} s, ${paced.worstWindow.allowed} allowed`);
+      // A cloud counts every attempt: the SDKs' retries take a token each too.
+      if (!withRetries.withinLimit) over.push(`${dialect}: ${withRetries.worstWindow.calls} attempts in ${withRetries.worstWindow.seconds} s, ${withRetries.worstWindow.allowed} allowed`);
     }
     assert.deepEqual(over, []);
   });

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { ProviderConfig } from '@k8or/api';
 import {
   CloudRateLimits,
+  beforeCloudAttempt,
   CoreMetrics,
   RetryableError,
   TerminalError,
@@ -321,5 +322,48 @@ describe('CloudRateLimits', () => {
     assert.ok(text.includes(`k8or_cloud_rate_limit_aborted_total{${labels}} 1`));
     assert.ok(text.includes(`k8or_cloud_rate_limit_wait_seconds_count{${labels}} 1`));
     assert.ok(text.includes('k8or_cloud_rate_limit_requests_per_second{provider="aws",provider_config="p",service="s3-buckets"} 50'), 'every declared service is listed with its limit');
+  });
+});
+
+describe("CloudRateLimits: the SDK's retries inside a call (beforeCloudAttempt)", () => {
+  const inner: CloudCallRecorder = async (_operation, call) => await call();
+
+  it('lets the first attempt go on the call token and makes each later attempt take one of the same bucket', async () => {
+    const time = fakeTime();
+    const limits = new CloudRateLimits(time.options);
+    const record = limits.recorder(plugin, providerConfig('paced', { 'dynamodb-control-plane': { requestsPerSecond: 1, burst: 1 } }), inner);
+    const attemptsAt: number[] = [];
+    const attempt = async (): Promise<void> => {
+      await beforeCloudAttempt();
+      attemptsAt.push(time.clock.now);
+    };
+    const call = record('DescribeTable', async () => {
+      for (let i = 0; i < 3; i += 1) await attempt();
+      return 'done';
+    }, { service: 'dynamodb-control-plane', signal: new AbortController().signal });
+    await time.advance(5_000);
+    assert.equal(await call, 'done');
+    assert.deepEqual(attemptsAt, [0, 1_000, 2_000]);
+    assert.equal(limits.state('paced', 'dynamodb-control-plane')?.calls, 3);
+  });
+
+  it('takes no token outside a rate-limited call', async () => {
+    await beforeCloudAttempt();
+    await beforeCloudAttempt();
+  });
+
+  it("ends a retry's wait when the call's signal aborts, with a retryable error", async () => {
+    const time = fakeTime();
+    const limits = new CloudRateLimits(time.options);
+    const record = limits.recorder(plugin, providerConfig('aborted', { 'dynamodb-control-plane': { requestsPerSecond: 1, burst: 1 } }), inner);
+    const controller = new AbortController();
+    const call = record('DescribeTable', async () => {
+      await beforeCloudAttempt();
+      await beforeCloudAttempt();
+    }, { service: 'dynamodb-control-plane', signal: controller.signal });
+    await time.settle();
+    controller.abort(new Error('deadline'));
+    await assert.rejects(call, (error: unknown) => error instanceof RetryableError && error.code === 'RateLimitWaitAborted');
+    assert.equal(limits.state('aborted', 'dynamodb-control-plane')?.aborted, 1);
   });
 });

@@ -42,6 +42,7 @@ import {
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION } from './config.js';
 import { callAws, hasCode } from './errors.js';
+import { takeTokenPerAttempt } from './retry-tokens.js';
 import { AwsServices } from './rate-limits.js';
 import { carriesOwnerTags, desiredTags, diffTags, fromTagList, ownerTagKeys, ownerTagsIn, toTagList } from './tags.js';
 
@@ -421,7 +422,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
 const clients = new ClientCache((settings) => {
   // Path-style addressing is an S3 notion; DynamoDB has no such setting.
   const { forcePathStyle: _pathStyle, ...dynamoDbSettings } = settings;
-  return new DynamoDBClient(dynamoDbSettings);
+  return takeTokenPerAttempt(new DynamoDBClient(dynamoDbSettings));
 });
 
 /** Builds (or reuses) the DynamoDB client for the ProviderConfig's region, endpoint and credentials. */

@@ -3,6 +3,7 @@ import { AzureNamedKeyCredential, AzureSASCredential, TableServiceClient } from 
 import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
 import { AnonymousCredential, BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import type { AzureClientSettings } from './config.js';
+import { retryTokenPolicy, type PolicyPipeline } from './retry-tokens.js';
 
 /** The most SDK clients kept per service; credential rotations and many accounts evict the oldest. */
 const MAX_CLIENTS = 32;
@@ -21,15 +22,29 @@ const isHttp = (url: string): boolean => url.startsWith('http:');
 function newBlobServiceClient(settings: AzureClientSettings): BlobServiceClient {
   const options = { retryOptions: { maxTries: MAX_TRIES, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS } };
   const { credential, serviceUrl } = settings;
-  if (credential.kind === 'sharedKey') return new BlobServiceClient(serviceUrl, new StorageSharedKeyCredential(credential.accountName, credential.accountKey), options);
-  if (credential.kind === 'sas') return new BlobServiceClient(`${serviceUrl}?${credential.token}`, new AnonymousCredential(), options);
-  return new BlobServiceClient(serviceUrl, defaultCredential(), options);
+  if (credential.kind === 'sharedKey') return withRetryTokens(new BlobServiceClient(serviceUrl, new StorageSharedKeyCredential(credential.accountName, credential.accountKey), options));
+  if (credential.kind === 'sas') return withRetryTokens(new BlobServiceClient(`${serviceUrl}?${credential.token}`, new AnonymousCredential(), options));
+  return withRetryTokens(new BlobServiceClient(serviceUrl, defaultCredential(), options));
+}
+
+/**
+ * Adds `retryTokenPolicy` after the Blob SDK's retry policy. The SDK takes no `additionalPolicies`; its
+ * client keeps the core pipeline in `storageClientContext`, and the container clients made from the
+ * service client share that pipeline. Checked, so an SDK that moves it fails loudly rather than
+ * leaving retries unpaced (test/retry-tokens.integration.test.ts covers it).
+ */
+function withRetryTokens(client: BlobServiceClient): BlobServiceClient {
+  const context = (client as unknown as { storageClientContext?: { pipeline?: PolicyPipeline } }).storageClientContext;
+  if (typeof context?.pipeline?.addPolicy !== 'function') throw new Error('@azure/storage-blob keeps no core pipeline where expected: the per-attempt rate-limit policy cannot be added');
+  context.pipeline.addPolicy(retryTokenPolicy, { afterPhase: 'Retry' });
+  return client;
 }
 
 function newTableServiceClient(settings: AzureClientSettings): TableServiceClient {
   const options = {
     allowInsecureConnection: isHttp(settings.serviceUrl),
     retryOptions: { maxRetries: MAX_TRIES - 1, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS },
+    additionalPolicies: [{ policy: retryTokenPolicy, position: 'perRetry' as const }],
   };
   const { credential, serviceUrl } = settings;
   if (credential.kind === 'sharedKey') return new TableServiceClient(serviceUrl, new AzureNamedKeyCredential(credential.accountName, credential.accountKey), options);

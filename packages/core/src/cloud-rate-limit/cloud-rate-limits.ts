@@ -3,6 +3,7 @@ import { effectiveRateLimits, type EffectiveRateLimit } from '../policy/rate-lim
 import type { CloudCallOptions, CloudCallRecorder, ProviderPlugin } from '../provider/contract.js';
 import { RetryableError, TerminalError } from '../provider/errors.js';
 import { TokenBucket } from '../util/token-bucket.js';
+import { runWithAttemptTokens } from './attempt-tokens.js';
 
 /** Which bucket: one per ProviderConfig and service. */
 export interface RateLimitLabels {
@@ -23,7 +24,7 @@ export interface CloudRateLimitMetrics {
 
 /** One bucket's limit and what went through it, for tests, benches and fault checks. */
 export interface RateLimitState extends RateLimitLabels, EffectiveRateLimit {
-  /** Calls that took a token and went ahead. */
+  /** Attempts that took a token and went ahead: calls, and the SDKs' retries inside them. */
   calls: number;
   /** Of those, the calls that had to wait for their token. */
   delayed: number;
@@ -93,7 +94,9 @@ export class CloudRateLimits {
   /**
    * The recorder a connector gets for `providerConfig`: a call that names its
    * service takes a token of that ProviderConfig's bucket, then runs through
-   * `inner` (metrics), so the call's own duration excludes the wait. The
+   * `inner` (metrics), so the call's own duration excludes the wait. The SDK's
+   * retries inside the call take further tokens of the same bucket
+   * (`beforeCloudAttempt`). The
    * limits in force are brought up to date with the ProviderConfig here.
    */
   recorder(plugin: RateLimitPlugin, providerConfig: ProviderConfig, inner: CloudCallRecorder): CloudCallRecorder {
@@ -101,8 +104,10 @@ export class CloudRateLimits {
     this.configure(plugin, providerConfig);
     const configName = providerConfig.metadata.name ?? '';
     return async <T>(operation: string, call: () => Promise<T>, options?: CloudCallOptions): Promise<T> => {
-      if (options) await this.acquire(plugin.provider, configName, options.service, options.signal, operation);
-      return await inner(operation, call, options);
+      if (!options) return await inner(operation, call, options);
+      const takeToken = (): Promise<void> => this.acquire(plugin.provider, configName, options.service, options.signal, operation);
+      await takeToken();
+      return await inner(operation, () => runWithAttemptTokens(takeToken, call), options);
     };
   }
 

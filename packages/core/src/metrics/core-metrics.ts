@@ -173,7 +173,7 @@ export class CoreMetrics {
     });
     this.cloudRateLimitCallsTotal = new Counter({
       name: 'k8or_cloud_rate_limit_calls_total',
-      help: 'Cloud calls that took a rate-limit token and went ahead, per ProviderConfig and service',
+      help: 'Cloud call attempts (calls and the SDKs\' retries) that took a rate-limit token and went ahead, per ProviderConfig and service',
       labelNames: rateLimitLabels,
       registers,
     });
