@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 
 console.log(`node ${process.version}`);
-const args = ['run', 'typecheck', 'lint', 'test', '--concurrency=1', '--continue', '--output-logs=full', ...process.argv.slice(2)];
+const args = ['run', 'typecheck', 'lint', 'test', '--concurrency=2', '--continue', '--output-logs=full', ...process.argv.slice(2)];
 const turbo = spawn('turbo', args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FORCE_COLOR: '0' } });
 
 let passed = 0;
