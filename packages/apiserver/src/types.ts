@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Grant as RbacGrant } from './auth/rbac.js';
 
 /** Options for {@link startSandbox}. */
 export interface SandboxOptions {
@@ -78,16 +79,7 @@ export interface RequestLogEntry {
 }
 
 /** One atomic RBAC permission: a verb on a group/resource (or a URL), from one rule of one bound role. */
-export interface RbacGrant {
-  binding: string;
-  role: string;
-  rule: number;
-  verb: string;
-  apiGroup?: string;
-  resource?: string;
-  resourceName?: string;
-  nonResourceURL?: string;
-}
+export type { RbacGrant };
 
 export interface ServiceAccountAccess {
   username: string;
