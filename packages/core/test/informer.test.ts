@@ -8,7 +8,7 @@ import {
   type V1ConfigMap,
 } from '@kubernetes/client-node';
 import { API_VERSION, GROUP, VERSION, type Bucket, type ProviderConfig } from '@k8or/api';
-import { createInformer, informersSynced, installCrds, NAMESPACE_INDEX, objectKey, type Informer, type InformerOptions, type WatchEndReason } from '@k8or/core';
+import { createInformer, informersSynced, installCrds, LAST_APPLIED_ANNOTATION, NAMESPACE_INDEX, objectKey, type Informer, type InformerOptions, type WatchEndReason } from '@k8or/core';
 import { waitFor as pollUntil } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
@@ -164,6 +164,33 @@ describe('informer against the sandbox API server', () => {
     assert.equal(watched?.metadata?.managedFields, undefined);
     assert.deepEqual(watched?.metadata?.labels, { team: 'b' });
     assert.equal(watched?.metadata?.resourceVersion, updated.metadata?.resourceVersion);
+  });
+
+  it("caches objects without kubectl apply's last-applied-configuration, their other annotations kept", async () => {
+    const namespace = await freshNamespace();
+    // What `kubectl apply` writes: the whole applied object again, as JSON text in an annotation.
+    const applied = (color: string) => ({
+      metadata: {
+        name: 'applied',
+        namespace,
+        annotations: { [LAST_APPLIED_ANNOTATION]: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied', namespace }, data: { color } }), 'k8or.io/paused': 'true' },
+      },
+      data: { color },
+    });
+    await core.createNamespacedConfigMap({ namespace, body: applied('blue') });
+    const { informer, events } = configMapInformer({ namespace });
+    await informer.start();
+
+    const listed = informer.cache.get(`${namespace}/applied`);
+    assert.deepEqual(listed?.metadata?.annotations, { 'k8or.io/paused': 'true' });
+    assert.deepEqual(listed?.data, { color: 'blue' });
+
+    const current = await core.readNamespacedConfigMap({ namespace, name: 'applied' });
+    await core.replaceNamespacedConfigMap({ namespace, name: 'applied', body: { ...current, ...applied('green'), metadata: { ...current.metadata, ...applied('green').metadata } } });
+    await waitFor('the update', () => events.some((e) => e.type === 'update' && e.data?.color === 'green'));
+    assert.deepEqual(informer.cache.get(`${namespace}/applied`)?.metadata?.annotations, { 'k8or.io/paused': 'true' });
+    const stored = await core.readNamespacedConfigMap({ namespace, name: 'applied' });
+    assert.ok(stored.metadata?.annotations?.[LAST_APPLIED_ANNOTATION]?.includes('green'), 'the API server keeps it: only the cache drops it');
   });
 
   it('applies a transform of its own to every object before caching and handlers', async () => {

@@ -59,10 +59,31 @@ export interface InformerOptions<T extends ObjectWithMetadata = ObjectWithMetada
   /**
    * Applied to every listed and watched object before it is cached and handed
    * to the handlers (client-go's `SetTransform`), so the cache holds only what
-   * its readers need. Default `withoutManagedFields`. It may change the object
+   * its readers need. Default `withoutUnreadMetadata`. It may change the object
    * it gets, which is the informer's own decoded copy.
    */
   transform?: (obj: T) => T;
+}
+
+/** Where `kubectl apply` keeps the whole object it last applied, as JSON text. */
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * The informers' default transform: drops from the metadata what is as big as
+ * the object and that nothing in k8or reads, `managedFields` and kubectl
+ * apply's `last-applied-configuration` annotation. The engine writes merge
+ * patches (annotations merge key by key, so the ones not sent stay) and PUTs
+ * on /status with identity and status only, so a cached copy without them
+ * never erases them.
+ */
+export function withoutUnreadMetadata<T extends ObjectWithMetadata>(obj: T): T {
+  withoutManagedFields(obj);
+  const metadata = obj.metadata as (NonNullable<T['metadata']> & { annotations?: Record<string, string> }) | undefined;
+  const annotations = metadata?.annotations;
+  if (!annotations || !(LAST_APPLIED_ANNOTATION in annotations)) return obj;
+  const { [LAST_APPLIED_ANNOTATION]: _dropped, ...kept } = annotations;
+  obj.metadata = { ...metadata, annotations: kept } as T['metadata'];
+  return obj;
 }
 
 /**
@@ -145,7 +166,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
 
   constructor(options: InformerOptions<T>) {
     this.options = options;
-    this.transform = options.transform ?? withoutManagedFields;
+    this.transform = options.transform ?? withoutUnreadMetadata;
     this.path = resourcePath(options.group, options.version, options.plural, options.namespace);
     this.backoff = new Backoff(options.backoffInitialMs ?? 200, options.backoffMaxMs ?? 30_000);
   }
