@@ -1,3 +1,4 @@
 export * from './contract.js';
 export * from './errors.js';
 export * from './registry.js';
+export * from './lazy-connector.js';
