@@ -1,8 +1,5 @@
-import { providerModule } from '@k8or/core';
-import { awsProvider } from './plugin.js';
-
-/** The inversify ContainerModule the operator loads: binds the AWS provider plugin. */
-export default providerModule(awsProvider);
+/** The ContainerModule the operator loads (see ./module.ts). */
+export { default } from './module.js';
 
 export { awsProvider } from './plugin.js';
 export { bucketConnector, destroyS3Clients, S3BucketClient } from './bucket.js';

@@ -1,8 +1,5 @@
-import { providerModule } from '@k8or/core';
-import { azureProvider } from './plugin.js';
-
-/** The inversify ContainerModule the operator loads: binds the Azure provider plugin. */
-export default providerModule(azureProvider);
+/** The ContainerModule the operator loads (see ./module.ts). */
+export { default } from './module.js';
 
 export { azureProvider } from './plugin.js';
 export { bucketConnector, BlobContainerClient } from './bucket.js';

@@ -1,16 +1,19 @@
-import type { ProviderPlugin } from '@k8or/core';
-import { bucketConnector } from './bucket.js';
+import { lazyConnector, type ProviderPlugin } from '@k8or/core';
 import { azureSettingsSchema } from './config.js';
 import { containerNaming, tableNaming } from './naming.js';
 import { azureRateLimits } from './rate-limits.js';
-import { tableConnector } from './table.js';
 import { azureValidation } from './validation.js';
 
 /** The Azure provider: Bucket -> Blob container, Table -> Table Storage table. */
 export const azureProvider: ProviderPlugin = {
   provider: 'azure',
   packageName: '@k8or/provider-azure',
-  connectors: { Bucket: bucketConnector, Table: tableConnector },
+  // Each kind's module (and its SDK) loads with the first resource of that kind: Blob's client only once a Bucket
+  // needs it, Table Storage's once a Table does, neither while no ProviderConfig of this cloud is used.
+  connectors: {
+    Bucket: lazyConnector(async () => (await import('./bucket.js')).bucketConnector, { list: true }),
+    Table: lazyConnector(async () => (await import('./table.js')).tableConnector, { list: true }),
+  },
   naming: { Bucket: containerNaming, Table: tableNaming },
   settingsSchema: azureSettingsSchema,
   rateLimits: azureRateLimits,

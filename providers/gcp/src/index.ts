@@ -1,8 +1,5 @@
-import { providerModule } from '@k8or/core';
-import { gcpProvider } from './plugin.js';
-
-/** The inversify ContainerModule the operator loads: binds the GCP provider plugin. */
-export default providerModule(gcpProvider);
+/** The ContainerModule the operator loads (see ./module.ts). */
+export { default } from './module.js';
 
 export { gcpProvider } from './plugin.js';
 export { bucketConnector, destroyStorageClients, GcsBucketClient } from './bucket.js';

@@ -1,16 +1,19 @@
-import type { ProviderPlugin } from '@k8or/core';
-import { bucketConnector } from './bucket.js';
+import { lazyConnector, type ProviderPlugin } from '@k8or/core';
 import { bigtableTableNaming, gcsBucketNaming } from './naming.js';
 import { gcpRateLimits } from './rate-limits.js';
 import { gcpSettingsSchema } from './settings.js';
-import { tableConnector } from './table.js';
 import { gcpValidation } from './validation.js';
 
 /** The GCP provider: Bucket -> Cloud Storage, Table -> Bigtable. */
 export const gcpProvider: ProviderPlugin = {
   provider: 'gcp',
   packageName: '@k8or/provider-gcp',
-  connectors: { Bucket: bucketConnector, Table: tableConnector },
+  // Each kind's module (and its SDK) loads with the first resource of that kind: GCS's client only once a Bucket
+  // needs it, Bigtable's once a Table does, neither while no ProviderConfig of this cloud is used.
+  connectors: {
+    Bucket: lazyConnector(async () => (await import('./bucket.js')).bucketConnector, { list: true }),
+    Table: lazyConnector(async () => (await import('./table.js')).tableConnector, { list: true }),
+  },
   naming: { Bucket: gcsBucketNaming, Table: bigtableTableNaming },
   settingsSchema: gcpSettingsSchema,
   rateLimits: gcpRateLimits,

@@ -26,17 +26,15 @@ import {
   type InventoryContext,
   type InventoryItem,
   type Observation,
-  type SettingIssue,
 } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { answerOf, callGoogle, isNotFound } from './errors.js';
 import { GcpServices, bigtableServiceFor } from './rate-limits.js';
 import { gcpSettings, type GcpSettings } from './settings.js';
+import { columnFamiliesOf, unappliedSettings } from './table-settings.js';
 
-/** The column family that holds every attribute a Table does not place elsewhere. */
-export const DEFAULT_COLUMN_FAMILY = 'd';
-/** Annotation declaring more column families: a comma-separated list of family ids. */
-export const COLUMN_FAMILIES_ANNOTATION = 'gcp.k8or.io/column-families';
+export { COLUMN_FAMILIES_ANNOTATION, DEFAULT_COLUMN_FAMILY, columnFamiliesOf, unappliedSettings } from './table-settings.js';
+
 /** What an existing table's key becomes on import: Bigtable's one row key, bytes. */
 const BIGTABLE_ROW_KEY = { name: 'rowKey', type: 'binary' } as const;
 /** Row key separator between the partition key and the sort key values. */
@@ -50,15 +48,6 @@ export type GcRule = { maxNumVersions: number } | { maxAgeSeconds: number } | { 
 /** The GC rule every family of the Table gets: one version per cell, and expiry one second after the cell's timestamp with ttlAttribute. */
 export function gcRuleFor(table: Table): GcRule {
   return table.spec.ttlAttribute ? { union: [{ maxNumVersions: 1 }, { maxAgeSeconds: 1 }] } : { maxNumVersions: 1 };
-}
-
-/** The family ids the Table declares: the default one plus the annotation's. */
-export function columnFamiliesOf(table: Table): string[] {
-  const declared = (table.metadata.annotations?.[COLUMN_FAMILIES_ANNOTATION] ?? '')
-    .split(',')
-    .map((id) => id.trim())
-    .filter(Boolean);
-  return [...new Set([DEFAULT_COLUMN_FAMILY, ...declared])];
 }
 
 /** Desired families with their GC rules. */
@@ -127,19 +116,6 @@ export function diffTable(table: Table, observed: ObservedTable): FieldDiff[] {
   const protection = table.spec.deletionProtection ?? false;
   if (protection !== observed.deletionProtection) diff.push({ field: 'spec.deletionProtection', desired: protection, actual: observed.deletionProtection });
   return diff;
-}
-
-/** The portable settings Bigtable has no counterpart for, when the Table sets them: never applied, so never reported as done. */
-export function unappliedSettings(table: Table): SettingIssue[] {
-  const issues: SettingIssue[] = [];
-  if (table.spec.billing?.mode === 'provisioned') {
-    issues.push({ field: 'spec.billing', problem: 'unapplied', message: 'Bigtable bills the instance\'s nodes, not per table: provisioned read and write capacities are not applied' });
-  }
-  if (table.spec.pointInTimeRecovery) {
-    issues.push({ field: 'spec.pointInTimeRecovery', problem: 'unapplied', message: 'Bigtable has no point-in-time recovery; use Bigtable backups' });
-  }
-  if (Object.keys(table.spec.labels ?? {}).length > 0) issues.push({ field: 'spec.labels', problem: 'unapplied', message: 'Bigtable tables carry no labels' });
-  return issues;
 }
 
 // --- the client ---------------------------------------------------------------------------------

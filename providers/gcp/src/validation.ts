@@ -5,7 +5,7 @@
 import { validateBigtableTableName, validateGcsBucketName, type Bucket, type ManagedKindName, type ManagedResource, type ProviderConfig, type Table, type Violation } from '@k8or/api';
 import type { ProviderValidation, ValidationResult } from '@k8or/core';
 import { OWNER_LABEL_PREFIX } from './labels.js';
-import { COLUMN_FAMILIES_ANNOTATION, columnFamiliesOf, unappliedSettings } from './table.js';
+import { COLUMN_FAMILIES_ANNOTATION, columnFamiliesOf, unappliedSettings } from './table-settings.js';
 
 /** GCS multi-regions and predefined dual-regions (cloud.google.com/storage/docs/locations). */
 const MULTI_AND_DUAL_REGIONS = new Set(['US', 'EU', 'ASIA', 'NAM4', 'EUR4', 'EUR5', 'EUR7', 'EUR8', 'ASIA1']);

@@ -40,10 +40,17 @@ interface PackageJson {
   exports?: unknown;
 }
 
-/** The `import` entry of a package folder, read from its package.json as Node's ESM resolver does (`exports` ".", then `main`). */
+/**
+ * The entry the operator imports from a provider package folder: its `./module` export when it has
+ * one (the ContainerModule alone, without the root's SDK-bound re-exports, so a cloud's SDKs load
+ * with its first resource), else its `import` entry as Node's ESM resolver reads it (`exports` ".",
+ * then `main`).
+ */
 export function packageEntryUrl(dir: string): string {
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson;
-  const fromExports = exportTarget(manifest.exports);
+  const exports = manifest.exports;
+  const moduleEntry = exports && typeof exports === 'object' && !Array.isArray(exports) && './module' in exports ? exportTarget((exports as Record<string, unknown>)['./module']) : undefined;
+  const fromExports = moduleEntry ?? exportTarget(exports);
   return pathToFileURL(join(dir, fromExports ?? manifest.main ?? 'index.js')).href;
 }
 

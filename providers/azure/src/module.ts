@@ -1,0 +1,9 @@
+import { providerModule } from '@k8or/core';
+import { azureProvider } from './plugin.js';
+
+/**
+ * The inversify ContainerModule the operator loads: binds the Azure provider plugin. Also the
+ * package's `./module` export, which the operator imports instead of the package root: the root
+ * re-exports the SDK-bound modules, this entry leaves them to load with the first resource.
+ */
+export default providerModule(azureProvider);
