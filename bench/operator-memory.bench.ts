@@ -1,7 +1,7 @@
 // The operator process alone, at scale: memory, steady state and restart.
 //
 //   npm run build && node bench/operator-memory.bench.ts [--resources 10000] [--workers 10]
-//        [--node-options "V8 FLAGS"] [--template 100] [--resync 1h] [--no-steady] [--steady-sample N] [--first-pass-limit N] [--heap-snapshot DIR] [--cpu-prof DIR] [--imports]
+//        [--node-options "V8 FLAGS"] [--operator-env "NAME=VALUE ..."] [--template 100] [--resync 1h] [--no-steady] [--steady-sample N] [--first-pass-limit N] [--heap-snapshot DIR] [--cpu-prof DIR] [--imports]
 //
 // This process runs the API server (@k8or/apiserver `startSandbox`, request log on) and the S3
 // fake (@k8or/local-clouds, keeping its state in a temporary dataDir); the operator
@@ -33,7 +33,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type Bucket } from '@k8or/api';
-import { KubeRest, corePath, createInformer, installCrds, isAlreadyExists, k8orPath } from '@k8or/core';
+import { KubeRest, LAST_APPLIED_ANNOTATION, corePath, createInformer, installCrds, isAlreadyExists, k8orPath } from '@k8or/core';
 import { startSandbox } from '@k8or/apiserver';
 import { startS3Fake } from '@k8or/local-clouds';
 
@@ -49,6 +49,7 @@ const { values } = parseArgs({
     'heap-snapshot': { type: 'string' },
     'cpu-prof': { type: 'string' },
     'node-options': { type: 'string', default: '' },
+    'operator-env': { type: 'string', default: '' },
     imports: { type: 'boolean', default: false },
   },
 });
@@ -60,6 +61,14 @@ const USER_AGENT = 'k8or-bench-user';
 const ACCESS_KEY = 'AKIAK8ORBENCH0000001';
 const SECRET_KEY = 'bench-secret';
 const API_WRITES = new Set(['create', 'update', 'patch', 'delete']);
+/** Environment of the operator process only (e.g. MALLOC_ARENA_MAX=2): `--operator-env "A=1 B=2"`. */
+const OPERATOR_ENV = Object.fromEntries(
+  values['operator-env'].split(' ').filter(Boolean).map((pair) => {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new Error(`--operator-env: NAME=VALUE pairs, got ${pair}`);
+    return [pair.slice(0, at), pair.slice(at + 1)];
+  }),
+);
 const CHILD = new URL('./support/operator-process.mjs', import.meta.url).pathname;
 
 export interface OperatorStats {
@@ -188,7 +197,11 @@ async function startOperator(resync: string): Promise<Operator> {
       '--health-probe-bind-address=127.0.0.1:0',
       '--log-level=error',
     ],
-    { execArgv: ['--expose-gc', ...values['node-options'].split(' ').filter(Boolean), ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : [])], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+    {
+      execArgv: ['--expose-gc', ...values['node-options'].split(' ').filter(Boolean), ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : [])],
+      env: { ...process.env, ...OPERATOR_ENV },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    },
   );
   const replies: { resolve: (m: FromOperator) => void; reject: (e: Error) => void }[] = [];
   child.on('message', (m: FromOperator) => replies.shift()?.resolve(m));
@@ -292,14 +305,17 @@ const loadAtCreate = load();
 const bucketName = (i: number) => `b-${i}`;
 log(`the operator creates ${TEMPLATE} Buckets`);
 const createStart = Date.now();
-await inBatches(TEMPLATE, (i) =>
-  retried(() => user.create(k8orPath('Bucket', NAMESPACE), {
+/** A Bucket as `kubectl apply` stores it: with the applied manifest again, as JSON text, in an annotation (as big as the object). */
+function appliedBucket(i: number): Bucket {
+  const manifest = {
     apiVersion: API_VERSION,
     kind: 'Bucket',
     metadata: { name: bucketName(i), namespace: NAMESPACE, labels: { team: 'bench' } },
     spec: { name: `k8or-bench-${bucketName(i)}`, versioning: true, labels: { app: 'bench' } },
-  })),
-);
+  } as Bucket;
+  return { ...manifest, metadata: { ...manifest.metadata, annotations: { [LAST_APPLIED_ANNOTATION]: `${JSON.stringify(manifest)}\n` } } };
+}
+await inBatches(TEMPLATE, (i) => retried(() => user.create(k8orPath('Bucket', NAMESPACE), appliedBucket(i))));
 await until('every Bucket Ready', () => ready.size >= TEMPLATE, 3_600_000, 500);
 const createSeconds = (Date.now() - createStart) / 1000;
 log(`${TEMPLATE} Ready after ${createSeconds.toFixed(1)} s (load ${load()})`);
@@ -418,7 +434,7 @@ if (!values['no-steady'] && passLimit === undefined) {
   ];
 }
 
-console.log(`\nOperator process memory after a full GC (MiB), ${values['node-options'] ? `node ${values['node-options']}, ` : ''}${values.workers} workers, Node ${process.version}, load ${loadAtCreate} at the start; the operator created ${TEMPLATE} Buckets in ${createSeconds.toFixed(0)} s:\n`);
+console.log(`\nOperator process memory after a full GC (MiB), ${values['node-options'] ? `node ${values['node-options']}, ` : ''}${values['operator-env'] ? `env ${values['operator-env']}, ` : ''}${values.workers} workers, Node ${process.version}, load ${loadAtCreate} at the start; the operator created ${TEMPLATE} Buckets in ${createSeconds.toFixed(0)} s:\n`);
 console.log('| operator | RSS | heap used | heap total | external | resident: node binary | other files | anonymous |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of memoryRows) console.log(row);
