@@ -16,6 +16,8 @@ describe('provider packages by name', () => {
     const { providers, packages } = await new ProviderLoader().loadAll(['aws']);
     assert.equal(providers.get('aws')?.packageName, '@k8or/provider-aws');
     assert.deepEqual(packages.map((p) => p.packageName), ['@k8or/provider-aws']);
+    // Its ./module export, not the root, which re-exports the SDK-bound modules.
+    assert.match(packages[0]?.entryUrl ?? '', /provider-aws\/dist\/module\.js$/);
   });
 
   it('fails for a provider that is not installed, listing the installed ones', async () => {
