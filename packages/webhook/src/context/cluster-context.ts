@@ -1,12 +1,13 @@
 import { API_VERSION, GROUP, KINDS, VERSION, type DeletionPolicy, type ProviderConfig } from '@k8or/api';
-import { createInformer, type Informer, type ProviderPlugin } from '@k8or/core';
-import type { KubeConfig, KubernetesObject, V1Namespace } from '@kubernetes/client-node';
+import { createInformer, type Informer, type KubeAccess, type ProviderPlugin } from '@k8or/core';
+import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { providerConfigFor } from '../admission/resource.js';
 import type { AdmissionContext, NamespaceInfo, ResourceRef } from '../admission/types.js';
 
 export interface ClusterContextOptions {
-  kubeConfig: KubeConfig;
+  /** A client-node KubeConfig fits; `loadKubeAccess` of @k8or/core gives one without loading client-node. */
+  kubeConfig: KubeAccess;
   providers: ReadonlyMap<string, ProviderPlugin> | readonly ProviderPlugin[];
   defaultDeletionPolicy: DeletionPolicy;
   secretNamespaces: readonly string[] | '*';

@@ -1,4 +1,5 @@
-import { AdmissionregistrationV1Api, type KubeConfig, type V1MutatingWebhookConfiguration, type V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
+import { KubeRest, type KubeAccess } from '@k8or/core';
+import type { V1MutatingWebhookConfiguration, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { WebhookConfigurations } from '../manifests.js';
 
@@ -23,8 +24,20 @@ type AnyConfiguration = V1ValidatingWebhookConfiguration | V1MutatingWebhookConf
  * from `create` when missing. Run at start-up in self-signed mode, so
  * kube-apiserver trusts the certificate this process just made.
  */
-export async function injectCaBundle(kubeConfig: KubeConfig, caPem: string, targets: CaBundleTargets, logger: Logger): Promise<void> {
-  const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+export async function injectCaBundle(kubeConfig: KubeAccess, caPem: string, targets: CaBundleTargets, logger: Logger): Promise<void> {
+  const api = new KubeRest(kubeConfig, { userAgent: 'k8or-webhook' });
+  try {
+    await inject(api, caPem, targets, logger);
+  } finally {
+    api.close();
+  }
+}
+
+/** The admission registration API's path of a webhook configuration. */
+const configurationPath = (plural: 'validatingwebhookconfigurations' | 'mutatingwebhookconfigurations', name?: string): string =>
+  `/apis/admissionregistration.k8s.io/v1/${plural}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+
+async function inject(api: KubeRest, caPem: string, targets: CaBundleTargets, logger: Logger): Promise<void> {
   const caBundle = Buffer.from(caPem).toString('base64');
   const withCa = <T extends AnyConfiguration>(config: T, registered?: AnyConfiguration): T => {
     const copy = structuredClone(config);
@@ -40,35 +53,32 @@ export async function injectCaBundle(kubeConfig: KubeConfig, caPem: string, targ
   if (validatingName) {
     await upsert(
       validatingName,
-      () => api.readValidatingWebhookConfiguration({ name: validatingName }),
-      (body) => api.replaceValidatingWebhookConfiguration({ name: validatingName, body: withCa(body, targets.create?.validating) }),
-      targets.create ? () => api.createValidatingWebhookConfiguration({ body: withCa(targets.create!.validating) }) : undefined,
+      () => api.get<V1ValidatingWebhookConfiguration>(configurationPath('validatingwebhookconfigurations', validatingName)),
+      (body) => api.update<V1ValidatingWebhookConfiguration>(configurationPath('validatingwebhookconfigurations', validatingName), withCa(body, targets.create?.validating)),
+      targets.create ? () => api.create<V1ValidatingWebhookConfiguration>(configurationPath('validatingwebhookconfigurations'), withCa(targets.create!.validating)) : undefined,
     );
     logger.info({ name: validatingName }, 'caBundle set on ValidatingWebhookConfiguration');
   }
   if (mutatingName) {
     await upsert(
       mutatingName,
-      () => api.readMutatingWebhookConfiguration({ name: mutatingName }),
-      (body) => api.replaceMutatingWebhookConfiguration({ name: mutatingName, body: withCa(body, targets.create?.mutating) }),
-      targets.create ? () => api.createMutatingWebhookConfiguration({ body: withCa(targets.create!.mutating) }) : undefined,
+      () => api.get<V1MutatingWebhookConfiguration>(configurationPath('mutatingwebhookconfigurations', mutatingName)),
+      (body) => api.update<V1MutatingWebhookConfiguration>(configurationPath('mutatingwebhookconfigurations', mutatingName), withCa(body, targets.create?.mutating)),
+      targets.create ? () => api.create<V1MutatingWebhookConfiguration>(configurationPath('mutatingwebhookconfigurations'), withCa(targets.create!.mutating)) : undefined,
     );
     logger.info({ name: mutatingName }, 'caBundle set on MutatingWebhookConfiguration');
   }
 }
 
-async function upsert<T extends AnyConfiguration>(name: string, read: () => Promise<T>, replace: (current: T) => Promise<T>, create: (() => Promise<T>) | undefined): Promise<void> {
+/** `read` answers undefined for a configuration that does not exist. */
+async function upsert<T extends AnyConfiguration>(name: string, read: () => Promise<T | undefined>, replace: (current: T) => Promise<T>, create: (() => Promise<T>) | undefined): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      let current: T;
-      try {
-        current = await read();
-      } catch (error) {
-        if (statusOf(error) === 404 && create) {
-          await create();
-          return;
-        }
-        throw error;
+      const current = await read();
+      if (current === undefined) {
+        if (!create) throw new Error('it does not exist (and no manifest was given to create it)');
+        await create();
+        return;
       }
       await replace(current);
       return;

@@ -1,12 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { KubeRest, corePath, type KubeAccess } from '@k8or/core';
 import type { Logger } from 'pino';
 import type { CertificatePair } from './certificate-files.js';
 import { generateCa, issueServingCertificate, type CertificateAuthority } from './self-signed.js';
 
 export interface SharedCertificateOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   /** The Secret every replica shares (in the operator's namespace). */
   namespace: string;
   name: string;
@@ -25,6 +25,15 @@ const MAX_ATTEMPTS = 5;
 /** How long `ensure()` keeps retrying an API server that throttles or fails (429, 5xx, a broken connection). */
 const TRANSIENT_DEADLINE_MS = 120_000;
 const TRANSIENT_BACKOFF_MS = { first: 200, max: 5_000 };
+
+/** The fields of a core/v1 Secret this module reads and writes. */
+interface Secret {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
+  type?: string;
+  data?: Record<string, string>;
+}
 
 interface Stored {
   cert: string;
@@ -49,12 +58,12 @@ interface Stored {
  * until every replica serves the new one.
  */
 export class SharedCertificate {
-  readonly #api: CoreV1Api;
+  readonly #api: KubeRest;
   readonly #options: SharedCertificateOptions;
 
   constructor(options: SharedCertificateOptions) {
     this.#options = options;
-    this.#api = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.#api = new KubeRest(options.kubeConfig, { userAgent: 'k8or-webhook' });
   }
 
   /** The pair to serve and the CA bundle to inject, as the Secret holds it once this call is done. */
@@ -79,7 +88,7 @@ export class SharedCertificate {
       try {
         if (!secret) {
           const fresh = this.#issue(undefined);
-          await this.#api.createNamespacedSecret({ namespace, body: this.#secret(fresh) });
+          await this.#api.create(corePath('secrets', namespace), this.#secret(fresh));
           logger.info({ secret: `${namespace}/${name}` }, 'webhook certificate created in its shared Secret');
           return pairOf(fresh);
         }
@@ -87,7 +96,7 @@ export class SharedCertificate {
         const why = stored ? this.#renewalReason(stored) : 'unreadable';
         if (!why) return pairOf(stored!);
         const renewed = this.#issue(stored);
-        await this.#api.replaceNamespacedSecret({ namespace, name, body: this.#secret(renewed, secret) });
+        await this.#api.update(corePath('secrets', namespace, name), this.#secret(renewed, secret));
         logger.info({ secret: `${namespace}/${name}`, why }, 'webhook certificate renewed in its shared Secret');
         return pairOf(renewed);
       } catch (error) {
@@ -98,11 +107,10 @@ export class SharedCertificate {
     }
   }
 
-  async #read(): Promise<V1Secret | undefined> {
+  async #read(): Promise<Secret | undefined> {
     try {
-      return await this.#api.readNamespacedSecret({ namespace: this.#options.namespace, name: this.#options.name });
+      return await this.#api.get<Secret>(corePath('secrets', this.#options.namespace, this.#options.name));
     } catch (error) {
-      if (statusOf(error) === 404) return undefined;
       throw new Error(`cannot read the webhook certificate Secret ${this.#options.namespace}/${this.#options.name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   }
@@ -128,7 +136,7 @@ export class SharedCertificate {
     return { cert: serving.certPem, key: serving.keyPem, caBundle: ca.certPem + previous, caKey: ca.keyPem };
   }
 
-  #secret(material: Omit<Stored, 'resourceVersion'>, current?: V1Secret): V1Secret {
+  #secret(material: Omit<Stored, 'resourceVersion'>, current?: Secret): Secret {
     const encode = (text: string): string => Buffer.from(text).toString('base64');
     return {
       apiVersion: 'v1',
@@ -153,7 +161,7 @@ function nearEnd(cert: X509Certificate, now: Date): boolean {
   return to - now.getTime() < (to - from) / 3;
 }
 
-function parse(secret: V1Secret): Stored | undefined {
+function parse(secret: Secret): Stored | undefined {
   const decode = (key: string): string => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
   const stored = { cert: decode(KEYS.cert), key: decode(KEYS.key), caBundle: decode(KEYS.caBundle), caKey: decode(KEYS.caKey), resourceVersion: secret.metadata?.resourceVersion ?? '' };
   if (!stored.cert || !stored.key || !stored.caBundle || !stored.caKey) return undefined;
