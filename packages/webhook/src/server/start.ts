@@ -1,7 +1,6 @@
 import type { DeletionPolicy } from '@k8or/api';
-import type { ProviderPlugin } from '@k8or/core';
+import type { KubeAccess, ProviderPlugin } from '@k8or/core';
 import { secretNamespacesFor } from '@k8or/core/policy';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import type { Server as HttpsServer } from 'node:https';
 import type { AdmissionContext } from '../admission/types.js';
@@ -41,7 +40,7 @@ export interface WebhookServerOptions {
   tls: TlsOptions;
   /** A fixed admission context (tests, tools). Without it, `kubeConfig` feeds one from list+watch caches. */
   context?: AdmissionContext;
-  kubeConfig?: KubeConfig;
+  kubeConfig?: KubeAccess;
   /** Installed provider plugins, when the context comes from `kubeConfig`. */
   providers?: ReadonlyMap<string, ProviderPlugin> | readonly ProviderPlugin[];
   /** The operator's default deletion policy. Default `Delete`. */
