@@ -80,4 +80,23 @@ describe('the manager running the controllers', () => {
       rest.close();
     }
   });
+  it('with the webhook (the image\'s `operator --webhook`) still loads no @kubernetes/client-node', async () => {
+    await manager?.stop();
+    manager = undefined;
+    const flags = {
+      kubeconfig: join(dir, 'kubeconfig'),
+      providers: 'aws',
+      'cluster-id': 'test',
+      'metrics-bind-address': '127.0.0.1:0',
+      'health-probe-bind-address': '127.0.0.1:0',
+      'webhook-bind-address': '127.0.0.1:0',
+      'log-level': 'error',
+    };
+    manager = await startManager(resolveConfig(flags, {}, ['controllers', 'webhook']));
+    assert.ok(manager.webhook?.url, 'the webhook serves');
+    await waitFor('the webhook ready', () => manager?.webhook?.isReady() === true);
+    const loaded = [...resolved];
+    assert.ok(loaded.some((url) => url.includes('/packages/webhook/')), 'the hook sees the webhook package load');
+    assert.deepEqual(loaded.filter((url) => url.includes('/@kubernetes/client-node/')), []);
+  });
 });
