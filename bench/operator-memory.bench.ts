@@ -1,7 +1,7 @@
 // The operator process alone, at scale: memory, steady state and restart.
 //
 //   npm run build && node bench/operator-memory.bench.ts [--resources 10000] [--workers 10]
-//        [--node-options "V8 FLAGS"] [--operator-env "NAME=VALUE ..."] [--template 100] [--resync 1h] [--no-steady] [--steady-sample N] [--first-pass-limit N] [--heap-snapshot DIR] [--cpu-prof DIR] [--imports]
+//        [--node-options "V8 FLAGS"] [--operator-env "NAME=VALUE ..."] [--webhook [--client-node-kubeconfig]] [--template 100] [--resync 1h] [--no-steady] [--steady-sample N] [--first-pass-limit N] [--heap-snapshot DIR] [--cpu-prof DIR] [--imports]
 //
 // This process runs the API server (@k8or/apiserver `startSandbox`, request log on) and the S3
 // fake (@k8or/local-clouds, keeping its state in a temporary dataDir); the operator
@@ -50,6 +50,8 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     'node-options': { type: 'string', default: '' },
     'operator-env': { type: 'string', default: '' },
+    webhook: { type: 'boolean', default: false },
+    'client-node-kubeconfig': { type: 'boolean', default: false },
     imports: { type: 'boolean', default: false },
   },
 });
@@ -196,6 +198,9 @@ async function startOperator(resync: string): Promise<Operator> {
       '--metrics-bind-address=127.0.0.1:0',
       '--health-probe-bind-address=127.0.0.1:0',
       '--log-level=error',
+      // The webhook too, as the image's `operator --webhook` (it registers itself with the API server and caches Buckets as well).
+      ...(values.webhook ? ['--components=controllers,webhook', '--webhook-bind-address=127.0.0.1:0'] : []),
+      ...(values['client-node-kubeconfig'] ? ['--client-node-kubeconfig'] : []),
     ],
     {
       execArgv: ['--expose-gc', ...values['node-options'].split(' ').filter(Boolean), ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : [])],
@@ -434,7 +439,7 @@ if (!values['no-steady'] && passLimit === undefined) {
   ];
 }
 
-console.log(`\nOperator process memory after a full GC (MiB), ${values['node-options'] ? `node ${values['node-options']}, ` : ''}${values['operator-env'] ? `env ${values['operator-env']}, ` : ''}${values.workers} workers, Node ${process.version}, load ${loadAtCreate} at the start; the operator created ${TEMPLATE} Buckets in ${createSeconds.toFixed(0)} s:\n`);
+console.log(`\nOperator process memory after a full GC (MiB), ${values['node-options'] ? `node ${values['node-options']}, ` : ''}${values['operator-env'] ? `env ${values['operator-env']}, ` : ''}${values.webhook ? `with the webhook${values['client-node-kubeconfig'] ? ' (client-node KubeConfig)' : ''}, ` : ''}${values.workers} workers, Node ${process.version}, load ${loadAtCreate} at the start; the operator created ${TEMPLATE} Buckets in ${createSeconds.toFixed(0)} s:\n`);
 console.log('| operator | RSS | heap used | heap total | external | resident: node binary | other files | anonymous |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of memoryRows) console.log(row);

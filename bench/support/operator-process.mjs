@@ -3,6 +3,7 @@
 // stripper, about 18 MiB of RSS, into the process measured): `startManager` of @k8or/operator, as `k8or operator`
 // runs it, with the settings given as flags after the script name. Started with
 // `--expose-gc` and an IPC channel; it answers:
+// `--components=controllers,webhook` runs the webhook too (the image's `operator --webhook`).
 //   { type: 'stats', memory }   -> CPU time, reconciles so far and, with `memory`, memory after a
 //                                  full GC (a GC per poll would slow the operator down)
 //   { type: 'snapshot', path }  -> writes a V8 heap snapshot there
@@ -11,14 +12,16 @@ import { readFileSync } from 'node:fs';
 import { writeHeapSnapshot, getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { resolveConfig, startManager } from '@k8or/operator';
 
-const flags = Object.fromEntries(
+const { components = 'controllers', 'client-node-kubeconfig': clientNode, ...flags } = Object.fromEntries(
   process.argv.slice(2).map((arg) => {
     const [key = '', ...value] = arg.replace(/^--/, '').split('=');
     return [key, value.join('=')];
   }),
 );
-const config = resolveConfig(flags, {}, ['controllers']);
-const manager = await startManager(config);
+const config = resolveConfig(flags, {}, /** @type {('controllers' | 'webhook')[]} */ (components.split(',')));
+// --client-node-kubeconfig: hand the manager a client-node KubeConfig, as it built one for the webhook before
+// the webhook took core's KubeAccess (the "before" of `operator --webhook`).
+const manager = await startManager(config, clientNode === undefined ? {} : { kubeConfig: await clientNodeKubeConfig(flags.kubeconfig) });
 /** @param {import('../operator-memory.bench.ts').FromOperator} message */
 const send = (message) => void process.send?.(message);
 
@@ -79,4 +82,13 @@ function residentByMapping() {
     }
   }
   return totals;
+}
+
+/** @param {string | undefined} file */
+async function clientNodeKubeConfig(file) {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kubeConfig = new KubeConfig();
+  if (file) kubeConfig.loadFromFile(file);
+  else kubeConfig.loadFromDefault();
+  return kubeConfig;
 }
