@@ -375,8 +375,9 @@ const atReady = await operator.stats();
 memoryRows.push(memoryRow(`${RESOURCES.toLocaleString('en')} Buckets, caches synced, before the first reconcile (one GC pause within the pass)`, await operator.stats(true)));
 const passLimit = values['first-pass-limit'] === undefined ? undefined : Number(values['first-pass-limit']);
 let firstPass = await operator.stats();
-await until('every Bucket reconciled after the restart', async () => {
+await until(passLimit === undefined ? 'every Bucket reconciled after the restart' : `${passLimit} reconciles after the restart`, async () => {
   firstPass = await operator.stats();
+  if (passLimit !== undefined) return firstPass.reconciles >= passLimit;
   // Every Bucket's observe starts with GetBucketLocation: all located, and nothing queued.
   return firstPass.reconciles >= RESOURCES && firstPass.queueDepth === 0 && locatedBuckets() >= RESOURCES;
 }, 3_600_000, 100);
@@ -395,7 +396,7 @@ const restart = [
   `| operator CPU from caches synced to the last reconcile, per reconcile (what a no-op resync costs) | **${((firstPass.cpuMicros - atReady.cpuMicros) / 1000 / (firstPass.reconciles - atReady.reconciles)).toFixed(2)} ms** |`,
   `| API writes (engine) | **${engineWrites()}** |`,
   `| S3 writes | **${restartCalls.writes}** |`,
-  `| S3 reads | ${restartCalls.reads} (${(restartCalls.reads / RESOURCES).toFixed(2)} per Bucket) |`,
+  `| S3 reads | ${restartCalls.reads} (${(restartCalls.reads / firstPass.reconciles).toFixed(2)} per reconcile) |`,
 ];
 const inSync = passLimit === undefined ? await settle(operator) : await operator.stats(true);
 memoryRows.push(
