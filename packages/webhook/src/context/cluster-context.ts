@@ -41,16 +41,16 @@ export class ClusterContext implements AdmissionContext {
     this.secretNamespaces = options.secretNamespaces;
     this.clusterId = options.clusterId;
     this.resyncFloorMs = options.resyncFloorMs;
-    const informer = <T extends KubernetesObject>(group: string, version: string, plural: string): Informer<T> => {
-      const created = createInformer<T>({ kubeConfig: options.kubeConfig, group, version, plural, logger: options.logger });
+    const informer = <T extends KubernetesObject>(group: string, version: string, plural: string, transform?: (obj: T) => T): Informer<T> => {
+      const created = createInformer<T>({ kubeConfig: options.kubeConfig, group, version, plural, logger: options.logger, ...(transform ? { transform } : {}) });
       created.on('error', (error) => options.logger.warn({ err: error, plural }, 'list/watch failed; the informer reconnects'));
       return created;
     };
     this.providerConfigs = informer<CustomObject>(GROUP, VERSION, KINDS.ProviderConfig.plural);
     this.namespaces = informer<V1Namespace>('', 'v1', 'namespaces');
     this.managed = [
-      { kind: KINDS.Bucket.kind, informer: informer<CustomObject>(GROUP, VERSION, KINDS.Bucket.plural) },
-      { kind: KINDS.Table.kind, informer: informer<CustomObject>(GROUP, VERSION, KINDS.Table.plural) },
+      { kind: KINDS.Bucket.kind, informer: informer<CustomObject>(GROUP, VERSION, KINDS.Bucket.plural, providerConfigUse) },
+      { kind: KINDS.Table.kind, informer: informer<CustomObject>(GROUP, VERSION, KINDS.Table.plural, providerConfigUse) },
     ];
   }
 
@@ -91,6 +91,23 @@ export class ClusterContext implements AdmissionContext {
     }
     return users;
   }
+}
+
+/**
+ * What the webhook reads of a cached Bucket or Table: which ProviderConfig it uses
+ * (`resourcesUsingProviderConfig`). The rest of the object (status, the spec's settings, the
+ * annotations) is dropped from the cache: in `operator --webhook` the engine caches every object
+ * whole already, and the webhook's copy would double it.
+ */
+export function providerConfigUse(object: CustomObject): CustomObject {
+  const { name, namespace, uid, resourceVersion } = object.metadata ?? {};
+  const providerConfigRef = (object.spec as { providerConfigRef?: unknown } | undefined)?.providerConfigRef;
+  return {
+    ...(object.apiVersion ? { apiVersion: object.apiVersion } : {}),
+    ...(object.kind ? { kind: object.kind } : {}),
+    metadata: { name, namespace, uid, resourceVersion },
+    spec: providerConfigRef === undefined ? {} : { providerConfigRef },
+  };
 }
 
 export function toMap(providers: ReadonlyMap<string, ProviderPlugin> | readonly ProviderPlugin[]): ReadonlyMap<string, ProviderPlugin> {
