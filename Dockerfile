@@ -22,11 +22,12 @@ COPY --from=build /src/providers ./providers
 # 65532: the chart's runAsUser; a numeric user lets the kubelet check runAsNonRoot
 USER 65532:65532
 EXPOSE 8080 8081 9443
-# glibc malloc: at most two arenas instead of up to eight per core. Node's threads (V8's GC and
-# compiler helpers, libuv's pool) each took an arena of their own and kept its freed pages: 1,000
-# Buckets in sync at 121 MiB RSS instead of 130, idle 91 instead of 103, the same CPU per reconcile
+# glibc malloc: at most two arenas instead of up to eight per core (Node's threads, V8's GC and
+# compiler helpers and libuv's pool, each took one and kept its freed pages), and fixed mmap and
+# trim thresholds (glibc raises both after freeing a large block, then keeps up to 64 MiB of freed
+# memory): 1,000 Buckets in sync at 113 MiB RSS instead of 130, the same CPU per reconcile
 # (docs/benchmarks.md, "Operator process at scale").
-ENV MALLOC_ARENA_MAX=2
+ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072
 # V8 sizing: a burst of reconciles grows the young generation and V8 keeps what it committed; with
 # these flags the operator holds 10,000 Buckets in sync at about 158 MiB RSS instead of 297 MiB
 # (docs/benchmarks.md, "Operator process at scale"). --optimize-for-size is refused in NODE_OPTIONS.
