@@ -120,7 +120,7 @@ function importCost(specifier: string | undefined): { rss: number; heapUsed: num
 }
 
 if (values.imports) {
-  const modules = [undefined, '@kubernetes/client-node', '@aws-sdk/client-s3', '@k8or/api', '@k8or/core', '@k8or/provider-aws', '@k8or/webhook', '@k8or/operator'];
+  const modules = [undefined, '@kubernetes/client-node', '@aws-sdk/client-s3', '@k8or/api', '@k8or/core', '@k8or/provider-aws', '@k8or/provider-aws/module', '@k8or/webhook', '@k8or/operator'];
   console.log(`\nImport cost, a fresh \`node --expose-gc\` process per row, RSS and heap after GC (load ${load()}):\n`);
   console.log('| import | RSS MiB | heap MiB | RSS over bare node |');
   console.log('|---|---:|---:|---:|');
