@@ -25,7 +25,8 @@ EXPOSE 8080 8081 9443
 # glibc malloc: at most two arenas instead of up to eight per core (Node's threads, V8's GC and
 # compiler helpers and libuv's pool, each took one and kept its freed pages), and fixed mmap and
 # trim thresholds (glibc raises both after freeing a large block, then keeps up to 64 MiB of freed
-# memory): 1,000 Buckets in sync at 113 MiB RSS instead of 130, the same CPU per reconcile
+# memory): 1,000 Buckets in sync at 113 MiB RSS instead of 130, the same CPU per reconcile; with
+# the flags below and the lazy SDKs, 10,000 in sync at 129 MiB instead of 158
 # (docs/benchmarks.md, "Operator process at scale").
 ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072
 # V8 sizing: a burst of reconciles grows the young generation and V8 keeps what it committed; with
