@@ -6,7 +6,7 @@ import type { KubeAccess } from './access.js';
  * The one Kubernetes HTTP client of core: the engine's object reads and
  * writes, the informer's lists and the leader elector's Lease all go through
  * `sendRequest`, with the same timeout, abort signal and error type.
- * (Watches stream through client-node's `Watch`.)
+ * (Watches stream through `openWatchStream`, with the same server and credentials.)
  */
 
 /** The HTTP status and decoded body of one API request. */
