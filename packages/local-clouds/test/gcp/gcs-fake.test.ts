@@ -130,8 +130,9 @@ describe('GCS fake, driven by the real @google-cloud/storage', () => {
       for (const name of ['paged-c', 'paged-a', 'paged-b']) await client.createBucket(name);
       const [first, next] = await client.getBuckets({ autoPaginate: false });
       assert.deepEqual(first.map((b) => b.name), ['paged-a', 'paged-b']);
-      assert.ok(next?.pageToken);
-      const [rest, last] = await client.getBuckets({ ...next, autoPaginate: false });
+      const pageToken = (next as { pageToken?: string } | null)?.pageToken;
+      assert.ok(pageToken);
+      const [rest, last] = await client.getBuckets({ pageToken, autoPaginate: false });
       assert.deepEqual(rest.map((b) => b.name), ['paged-c']);
       assert.equal(last, null);
       const [one] = await client.getBuckets({ maxResults: 1, autoPaginate: false });
