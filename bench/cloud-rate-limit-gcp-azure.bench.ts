@@ -15,14 +15,15 @@ import { generateKeyPairSync } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION, type ManagedResource, type ProviderConfig } from '@k8or/api';
-import { CloudRateLimits, CoreMetrics, Engine, KubeRest, corePath, installCrds, k8orPath, type ProviderPlugin } from '@k8or/core';
+import { API_VERSION, type ProviderConfig } from '@k8or/api';
+import { CoreMetrics, Engine, KubeRest, corePath, installCrds, k8orPath, type ProviderPlugin } from '@k8or/core';
 import { callRateReport } from '@k8or/core/testing';
 import { bigtableServiceFor, destroyBigtableClients, destroyStorageClients, gcpProvider } from '@k8or/provider-gcp';
 import { azureProvider, clearAzureClients } from '@k8or/provider-azure';
 import { startSandbox } from '@k8or/apiserver';
 import { startAzurite, startBigtableEmulator, startFaultProxy, startGcsFake } from '@k8or/local-clouds';
 import { startGrpcCountingProxy } from './support/grpc-counting-proxy.ts';
+import { createMany, readyCount, recordingRateLimits, until } from './support/rate-limit-run.ts';
 
 interface Limit {
   requestsPerSecond: number;
@@ -54,15 +55,6 @@ const GCP_SERVICES = ['gcs-bucket-create-delete', 'gcs-bucket-metadata', 'bigtab
 const AZURE_SERVICES = ['blob-containers', 'table-service'];
 const NAMESPACE = 'bench';
 const PROJECT = 'k8or-bench';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 3_600_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`benchmark timed out waiting for ${what}`);
-    await sleep(500);
-  }
-}
 
 // --- backends, each behind a recording proxy -------------------------------------------------------
 
@@ -132,44 +124,13 @@ for (const [name, spec] of [
 // --- the engine, with the limiter's release times recorded ------------------------------------------
 
 const metrics = new CoreMetrics();
-const released = new Map<string, number[]>();
-const reported = metrics.cloudRateLimitMetrics();
-const cloudRateLimits = new CloudRateLimits({
-  metrics: {
-    ...reported,
-    admitted: (labels, seconds) => {
-      reported.admitted(labels, seconds);
-      if (!labels.providerConfig.endsWith('-paced')) return;
-      const times = released.get(labels.service) ?? [];
-      times.push(performance.now());
-      released.set(labels.service, times);
-    },
-  },
-});
+const { cloudRateLimits, released } = recordingRateLimits(metrics, (labels) => labels.providerConfig.endsWith('-paced'));
 const providers = new Map<string, ProviderPlugin>([
   ['gcp', gcpProvider],
   ['azure', azureProvider],
 ]);
 const engine = new Engine({ kubeConfig, providers, clusterId: 'bench', workers: WORKERS, metrics, cloudRateLimits, operatorNamespace: 'k8or-system' });
 await engine.start();
-
-const isReady = (r: ManagedResource) =>
-  r.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') &&
-  r.status?.conditions?.some((c) => c.type === 'Synced' && c.status === 'True') &&
-  r.status?.observedGeneration === r.metadata.generation;
-async function readyCount(kind: 'Bucket' | 'Table', prefix: string): Promise<number> {
-  const items = (await user.get<{ items: ManagedResource[] }>(k8orPath(kind, NAMESPACE)))?.items ?? [];
-  return items.filter((r) => r.metadata.name?.startsWith(prefix) && isReady(r)).length;
-}
-async function create(kind: 'Bucket' | 'Table', prefix: string, count: number, providerConfig: string, spec: Record<string, unknown>): Promise<void> {
-  for (let i = 0; i < count; i += 50) {
-    await Promise.all(
-      Array.from({ length: Math.min(50, count - i) }, (_, k) =>
-        user.create(k8orPath(kind, NAMESPACE), { apiVersion: API_VERSION, kind, metadata: { name: `${prefix}${i + k}`, namespace: NAMESPACE }, spec: { providerConfigRef: { name: providerConfig }, ...spec } }),
-      ),
-    );
-  }
-}
 
 const KINDS = [
   { kind: 'Bucket', cloud: 'gcp', tag: 'gb' },
@@ -185,13 +146,16 @@ async function phase(prefix: string, count: number, paced: boolean) {
   const since = { wall: Date.now(), mono: performance.now() };
   await Promise.all(
     KINDS.map(({ kind, cloud, tag }) =>
-      create(kind, `${prefix}-${tag}-`, count, `${cloud}-${paced ? 'paced' : 'unpaced'}`, kind === 'Bucket' ? {} : cloud === 'azure' ? AZURE_TABLE_KEY : TABLE_KEY),
+      createMany(user, kind, NAMESPACE, `${prefix}-${tag}-`, count, () => ({
+        providerConfigRef: { name: `${cloud}-${paced ? 'paced' : 'unpaced'}` },
+        ...(kind === 'Bucket' ? {} : cloud === 'azure' ? AZURE_TABLE_KEY : TABLE_KEY),
+      })),
     ),
   );
   const readySeconds: Record<string, number> = {};
   await Promise.all(
     KINDS.map(async ({ kind, cloud, tag }) => {
-      await until(`${prefix}: ${count} ${cloud} ${kind}s Ready`, async () => (await readyCount(kind, `${prefix}-${tag}-`)) >= count);
+      await until(`${prefix}: ${count} ${cloud} ${kind}s Ready`, async () => (await readyCount(user, kind, NAMESPACE, `${prefix}-${tag}-`)) >= count, 3_600_000);
       readySeconds[`${cloud} ${kind}`] = (Date.now() - since.wall) / 1000;
     }),
   );
