@@ -14,16 +14,15 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type ProviderConfig } from '@k8or/api';
-import { CoreMetrics, Engine, KubeRest, corePath, installCrds, k8orPath, type ProviderPlugin } from '@k8or/core';
+import { CoreMetrics, Engine, corePath, k8orPath, type ProviderPlugin } from '@k8or/core';
 import { callRateReport } from '@k8or/core/testing';
 import { bigtableServiceFor, destroyBigtableClients, destroyStorageClients, gcpProvider } from '@k8or/provider-gcp';
 import { azureProvider, clearAzureClients } from '@k8or/provider-azure';
 import { startSandbox } from '@k8or/apiserver';
 import { startAzurite, startBigtableEmulator, startFaultProxy, startGcsFake } from '@k8or/local-clouds';
 import { startGrpcCountingProxy } from './support/grpc-counting-proxy.ts';
-import { createMany, readyCount, recordingRateLimits, until } from './support/rate-limit-run.ts';
+import { benchCluster, createMany, readyCount, recordingRateLimits, until } from './support/rate-limit-run.ts';
 
 interface Limit {
   requestsPerSecond: number;
@@ -84,12 +83,7 @@ function backendArrivals(service: string, since: { wall: number; mono: number })
 
 // --- the cluster: CRDs, Secrets, ProviderConfigs ---------------------------------------------------
 
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromString(sandbox.kubeconfig);
-const user = new KubeRest(kubeConfig, { userAgent: 'k8or-bench-user' });
-await installCrds(kubeConfig);
-await until('CRDs', async () => (await user.get(k8orPath('ProviderConfig', undefined))) !== undefined);
-for (const name of [NAMESPACE, 'k8or-system']) await user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+const { kubeConfig, user } = await benchCluster(sandbox.kubeconfig, [NAMESPACE, 'k8or-system']);
 const secret = (name: string, stringData: Record<string, string>) =>
   user.create(corePath('secrets', 'k8or-system'), { apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData });
 await secret('gcp', { 'credentials.json': JSON.stringify(serviceAccountKey) });

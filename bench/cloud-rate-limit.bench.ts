@@ -13,14 +13,13 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION } from '@k8or/api';
-import { CoreMetrics, Engine, KubeRest, corePath, installCrds, k8orPath } from '@k8or/core';
+import { CoreMetrics, Engine, corePath, k8orPath } from '@k8or/core';
 import { callRateReport, type CallRateReport } from '@k8or/core/testing';
 import { awsProvider, destroyDynamoDbClients, destroyS3Clients } from '@k8or/provider-aws';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
-import { createMany, readyCount, recordingRateLimits, until, type ManagedKind } from './support/rate-limit-run.ts';
+import { benchCluster, createMany, readyCount, recordingRateLimits, until, type ManagedKind } from './support/rate-limit-run.ts';
 
 const { values } = parseArgs({
   options: {
@@ -69,12 +68,7 @@ async function countingProxy(target: string): Promise<{ endpoint: string; arriva
 const sandbox = await startSandbox({ logLevel: 'error' });
 const [s3, dynamodbLocal] = await Promise.all([startS3Fake(), startDynamoDbLocal()]);
 const dynamodb = await countingProxy(dynamodbLocal.endpoint);
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromString(sandbox.kubeconfig);
-const user = new KubeRest(kubeConfig, { userAgent: 'k8or-bench-user' });
-await installCrds(kubeConfig);
-await until('CRDs', async () => (await user.get(k8orPath('ProviderConfig', undefined))) !== undefined);
-for (const name of [NAMESPACE, 'k8or-system']) await user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+const { kubeConfig, user } = await benchCluster(sandbox.kubeconfig, [NAMESPACE, 'k8or-system']);
 const base64 = (text: string) => Buffer.from(text).toString('base64');
 await user.create(corePath('secrets', 'k8or-system'), {
   apiVersion: 'v1',

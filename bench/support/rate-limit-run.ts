@@ -1,7 +1,8 @@
 // What the cloud rate-limit benchmarks share: waiting for a condition, creating resources in
 // batches, counting the Ready ones, and a CloudRateLimits that records when it let each call go.
+import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type ManagedResource } from '@k8or/api';
-import { CloudRateLimits, isConflict, k8orPath, type CoreMetrics, type KubeRest, type RateLimitLabels } from '@k8or/core';
+import { CloudRateLimits, KubeRest, corePath, installCrds, isConflict, k8orPath, type CoreMetrics, type RateLimitLabels } from '@k8or/core';
 
 export type ManagedKind = 'Bucket' | 'Table';
 
@@ -31,6 +32,17 @@ async function createOnce(user: KubeRest, path: string, body: Record<string, unk
       await sleep(200 * attempt);
     }
   }
+}
+
+/** The sandbox's cluster with the k8or CRDs served and `namespaces` made, and a client acting as the user. */
+export async function benchCluster(kubeconfig: string, namespaces: readonly string[]): Promise<{ kubeConfig: KubeConfig; user: KubeRest }> {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(kubeconfig);
+  const user = new KubeRest(kubeConfig, { userAgent: 'k8or-bench-user' });
+  await installCrds(kubeConfig);
+  await until('CRDs', async () => (await user.get(k8orPath('ProviderConfig', undefined))) !== undefined);
+  for (const name of namespaces) await user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  return { kubeConfig, user };
 }
 
 /** Ready and Synced for the current generation. */
