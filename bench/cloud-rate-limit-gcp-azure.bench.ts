@@ -20,8 +20,7 @@ import { callRateReport } from '@k8or/core/testing';
 import { bigtableServiceFor, destroyBigtableClients, destroyStorageClients, gcpProvider } from '@k8or/provider-gcp';
 import { azureProvider, clearAzureClients } from '@k8or/provider-azure';
 import { startSandbox } from '@k8or/apiserver';
-import { startAzurite, startBigtableEmulator, startFaultProxy, startGcsFake } from '@k8or/local-clouds';
-import { startGrpcCountingProxy } from './support/grpc-counting-proxy.ts';
+import { startAzurite, startBigtableEmulator, startFaultProxy, startGcsFake, startGrpcCountingProxy } from '@k8or/local-clouds';
 import { benchCluster, createMany, readyCount, recordingRateLimits, until } from './support/rate-limit-run.ts';
 
 interface Limit {

@@ -1,7 +1,3 @@
-// A plaintext HTTP/2 proxy in front of a gRPC backend (the Bigtable emulator) that records when each
-// RPC arrived and which method it called, and forwards it unchanged: headers, messages and trailers
-// (a trailers-only answer too). The gRPC clients in k8or speak h2c to an emulator, so every RPC is
-// one HTTP/2 stream here: counting streams counts calls where they reach the backend.
 import { connect, constants, createServer, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 
@@ -26,7 +22,13 @@ function forwardable(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => !PER_HOP.has(name)));
 }
 
-/** Starts the proxy on a free port of 127.0.0.1 in front of `target` (`host:port`). */
+/**
+ * Starts a plaintext HTTP/2 proxy on a free port of 127.0.0.1 in front of a gRPC backend at `target`
+ * (`host:port`, such as the Bigtable emulator's) that records when each RPC arrived and which method
+ * it called, and forwards it unchanged: headers, messages and trailers (a trailers-only answer too).
+ * The Google clients speak h2c to an emulator, one HTTP/2 stream per RPC, so counting streams here
+ * counts calls where they reach the backend, the clients' own retries included.
+ */
 export async function startGrpcCountingProxy(target: string): Promise<GrpcCountingProxy> {
   const upstream = connect(`http://${target}`);
   upstream.on('error', () => undefined);
