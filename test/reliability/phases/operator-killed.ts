@@ -47,7 +47,7 @@ export function operatorKilled(run: FaultRun): void {
     it('converges with no leak, no duplicate, no stuck finalizer and no data lost after random kills', async () => {
       const { cluster } = run;
       // the cloud writes of every store, as its proxy names them
-      const cloudWrites = new Set(cluster.stores.all().flatMap((s) => [s.writes.create, s.writes.delete, ...s.writes.settings]));
+      const cloudWrites = new Set(cluster.stores.all().flatMap((s) => (s.writes ? [s.writes.create, s.writes.delete, ...s.writes.settings] : [])));
       // kill points: half while a cloud write is in flight, half at a random moment after an operation
       const killAfterOperation = new Set<number>();
       while (killAfterOperation.size < Math.ceil(SIZE.kills / 2)) killAfterOperation.add(random.int(0, SIZE.operations - 1));

@@ -10,7 +10,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@k8or/apiserver';
 import { KubeRest } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
-import { startAzurite, startDynamoDbLocal, startGcsFake, startS3Fake, type CloudDialectName } from '@k8or/local-clouds';
+import { findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startGcsFake, startS3Fake, type BigtableEmulator, type CloudDialectName } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
 import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { runOk } from '../../support/run.ts';
@@ -23,8 +23,9 @@ export const NAMESPACE = 'k8or-system';
 export const RELEASE = 'k8or';
 /** A namespace for a suite's own objects (each fault phase makes one of its own). */
 export const USER_NAMESPACE = 'apps';
-/** The GCP project of the run's buckets. */
+/** The GCP project of the run's buckets, and the Bigtable instance of its tables. */
 export const GCP_PROJECT = 'k8or-reliability';
+export const BIGTABLE_INSTANCE = 'k8or-reliability';
 /** The user the API server knows the operator as (the chart's ServiceAccount). */
 export const OPERATOR_USER = `system:serviceaccount:${NAMESPACE}:${RELEASE}`;
 
@@ -122,8 +123,16 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
       ...options.sandbox,
     });
     stops.push(() => sandbox.stop());
-    const [s3, dynamodb, gcs, azurite] = await Promise.all([startS3Fake(), startDynamoDbLocal(), startGcsFake(), startAzurite()]);
-    stops.push(() => s3.stop(), () => dynamodb.stop(), () => gcs.stop(), () => azurite.stop());
+    // Bigtable's tables join the runs where its emulator is installed (the Google Cloud SDK's)
+    const withBigtable = !('missing' in findCbtemulator());
+    const [s3, dynamodb, gcs, azurite, bigtable] = await Promise.all([
+      startS3Fake(),
+      startDynamoDbLocal(),
+      startGcsFake(),
+      startAzurite(),
+      withBigtable ? startBigtableEmulator() : Promise.resolve<BigtableEmulator | undefined>(undefined),
+    ]);
+    stops.push(() => s3.stop(), () => dynamodb.stop(), () => gcs.stop(), () => azurite.stop(), async () => await bigtable?.stop());
     const backends: Record<CloudDialectName, string> = { s3: s3.endpoint, dynamodb: dynamodb.endpoint, gcs: gcs.endpoint, 'azure-blob': azurite.blobEndpoint, 'azure-table': azurite.tableEndpoint };
     const proxies = {} as Record<CloudDialectName, CloudProxy>;
     for (const [dialect, backend] of Object.entries(backends) as Array<[CloudDialectName, string]>) {
@@ -149,6 +158,8 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
     kc.loadFromString(sandbox.kubeconfig);
     const admin = new KubeRest(kc, { userAgent: 'reliability-suite' });
 
+    const runStores = stores({ s3: s3.endpoint, dynamodb: dynamodb.endpoint, gcs: gcs.endpoint, gcpProject: GCP_PROJECT, bigtable: bigtable ? { host: bigtable.host, instance: BIGTABLE_INSTANCE } : undefined, azurite });
+    stops.push(() => runStores.close());
     let replicaCount = 0;
     const cluster: ReliabilityCluster = {
       home,
@@ -156,8 +167,8 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
       tools: t,
       admin,
       proxies,
-      stores: stores({ s3: s3.endpoint, dynamodb: dynamodb.endpoint, gcs: gcs.endpoint, gcpProject: GCP_PROJECT, azurite }),
-      providerConfigs: providerConfigManifests(proxies, azurite.accountName, azurite.accountKey),
+      stores: runStores,
+      providerConfigs: providerConfigManifests(proxies, bigtable?.host, azurite.accountName, azurite.accountKey),
       chartEnv,
       replicas,
       startReplica: async (replicaOptions = {}) => {
@@ -232,7 +243,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
 }
 
 /** The credentials Secrets and a ProviderConfig per cloud: AWS's is the cluster's `default`. */
-function providerConfigManifests(proxies: Record<CloudDialectName, CloudProxy>, azureAccount: string, azureKey: string): Manifest[] {
+function providerConfigManifests(proxies: Record<CloudDialectName, CloudProxy>, bigtableHost: string | undefined, azureAccount: string, azureKey: string): Manifest[] {
   return [
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'aws-credentials', namespace: NAMESPACE }, type: 'Opaque', stringData: SANDBOX_CREDENTIALS },
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'azure-credentials', namespace: NAMESPACE }, type: 'Opaque', stringData: { accountKey: azureKey } },
@@ -251,7 +262,14 @@ function providerConfigManifests(proxies: Record<CloudDialectName, CloudProxy>, 
       apiVersion: 'k8or.io/v1alpha1',
       kind: 'ProviderConfig',
       metadata: { name: PROVIDER_CONFIG_OF.gcp },
-      spec: { provider: 'gcp', project: GCP_PROJECT, region: 'us-central1', endpoints: { bucket: proxies.gcs.endpoint }, credentials: { source: 'Environment' } },
+      spec: {
+        provider: 'gcp',
+        project: GCP_PROJECT,
+        region: 'us-central1',
+        ...(bigtableHost ? { bigtableInstance: BIGTABLE_INSTANCE } : {}),
+        endpoints: { bucket: proxies.gcs.endpoint, ...(bigtableHost ? { table: `http://${bigtableHost}` } : {}) },
+        credentials: { source: 'Environment' },
+      },
     },
     {
       apiVersion: 'k8or.io/v1alpha1',

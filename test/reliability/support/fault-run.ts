@@ -27,7 +27,8 @@ export function faultRun(): FaultRun {
   before(async () => {
     const started = Date.now();
     cluster = await startReliabilityCluster({ sandbox: { faults: { rate: 0, users: [OPERATOR_USER], enabled: false } } });
-    console.log(`# the shared cluster (API server, chart, S3 fake, DynamoDB Local, GCS fake, Azurite) started in ${Date.now() - started} ms`);
+    const kinds = cluster.stores.all().map((store) => `${store.cloud} ${store.kind}${store.dialect ? '' : ' (no proxy)'}`);
+    console.log(`# the shared cluster (API server, chart, every backend) started in ${Date.now() - started} ms; the runs drive ${kinds.join(', ')}`);
   });
   after(async () => {
     await cluster?.stop();
@@ -51,7 +52,7 @@ export function faultRun(): FaultRun {
 /** Each phase's first test: the data holders of every cloud made, filled with the SDKs and read back, before the faults. */
 export function itHoldsDataBeforeTheFaults(run: FaultRun, ledger: () => Ledger): void {
   it('Retain, forceDelete: false, deletionProtection and k8or.io/protect resources of every cloud hold data written before the faults', async () => {
-    await createDataHolders(ledger());
+    await createDataHolders(ledger(), run.cluster.stores);
     await waitConverged(run.cluster, ledger(), run.ledgers);
     await fillDataHolders(ledger(), run.cluster.stores);
     assert.deepEqual(await dataLost(run.cluster, ledger()), []);

@@ -29,7 +29,7 @@ async function entryProblems(cluster: ReliabilityCluster, ledger: Ledger, entry:
       if (object) problems.push(`${id}: still in the API server (finalizers ${JSON.stringify(object.metadata.finalizers)}, Synced ${condition(object, 'Synced')?.reason ?? '-'}: ${condition(object, 'Synced')?.message ?? ''})`);
       if (entry.deletionPolicy === 'Delete' && inCloud) problems.push(`${id}: still in the cloud`);
       // (deleted before the operator created it, a Retain resource has nothing in the cloud to keep)
-      if (entry.deletionPolicy === 'Retain' && !inCloud && createsOf(cluster, entry) > 0) problems.push(`${id}: Retain, but gone from the cloud`);
+      if (entry.deletionPolicy === 'Retain' && !inCloud && (createsOf(cluster, entry) ?? 0) > 0) problems.push(`${id}: Retain, but gone from the cloud`);
       break;
     case 'blocked': {
       if (!object) problems.push(`${id}: its finalizer went though the cloud resource holds data`);
@@ -83,13 +83,17 @@ export async function waitConverged(cluster: ReliabilityCluster, ledger: Ledger,
   }
 }
 
-/** Successful cloud writes of one operation of a resource's store, by the operator, on its external name. */
-function writesOf(cluster: ReliabilityCluster, entry: Entry, which: 'create' | 'delete'): number {
+/**
+ * Successful cloud writes of one operation on a resource's external name by the operator, as its
+ * proxy counted them; undefined where no proxy counts them (Bigtable's gRPC).
+ */
+function writesOf(cluster: ReliabilityCluster, entry: Entry, which: 'create' | 'delete'): number | undefined {
   const store = cluster.stores.of(entry.cloud, entry.kind);
+  if (!store.dialect || !store.writes) return undefined;
   return cluster.proxies[store.dialect].succeeded(store.writes[which]).get(entry.externalName) ?? 0;
 }
 
-const createsOf = (cluster: ReliabilityCluster, entry: Entry): number => writesOf(cluster, entry, 'create');
+const createsOf = (cluster: ReliabilityCluster, entry: Entry): number | undefined => writesOf(cluster, entry, 'create');
 
 /**
  * Cloud deletes that succeeded on resources whose cloud side must stay: `Retain`, a bucket holding
@@ -98,7 +102,7 @@ const createsOf = (cluster: ReliabilityCluster, entry: Entry): number => writesO
 export function forbiddenDeletes(cluster: ReliabilityCluster, ledger: Ledger): string[] {
   return ledger
     .list((e) => e.deletionPolicy === 'Retain' || e.fate === 'blocked' || e.fate === 'protected')
-    .filter((e) => writesOf(cluster, e, 'delete') > 0)
+    .filter((e) => (writesOf(cluster, e, 'delete') ?? 0) > 0)
     .map((e) => `${e.cloud} ${e.kind}/${e.name} (${e.externalName}, ${e.fate}, ${e.deletionPolicy}) was deleted from the cloud`);
 }
 
@@ -110,6 +114,7 @@ export function duplicateCreates(cluster: ReliabilityCluster, ledger: Ledger): s
   const problems: string[] = [];
   for (const entry of ledger.list()) {
     const count = createsOf(cluster, entry);
+    if (count === undefined) continue;
     if (count > 1) problems.push(`${entry.cloud} ${entry.kind}/${entry.name}: ${count} successful creates of ${entry.externalName}`);
     if (count === 0 && entry.fate !== 'deleted') problems.push(`${entry.cloud} ${entry.kind}/${entry.name}: ${entry.externalName} exists but no create of it succeeded`);
   }
@@ -126,7 +131,7 @@ export function cloudWriteCounts(cluster: ReliabilityCluster, ledger: Ledger): R
   const counts: Record<string, number> = {};
   for (const entry of ledger.list()) {
     for (const which of ['create', 'delete'] as const) {
-      const n = writesOf(cluster, entry, which);
+      const n = writesOf(cluster, entry, which) ?? 0;
       if (n > 0) counts[`${entry.cloud} ${entry.kind} ${which}`] = (counts[`${entry.cloud} ${entry.kind} ${which}`] ?? 0) + n;
     }
   }

@@ -1,14 +1,13 @@
 // The run every fault phase makes: resources holding data first (written before the faults), then a
 // seeded sequence of creates, spec edits and deletes across the clouds, then the data holders' deletions.
 import { whileWebhookDown } from './supervisor.ts';
-import type { Entry, Kind, Ledger, NewResource } from './resources.ts';
+import type { CloudName, Entry, Kind, Ledger, NewResource } from './resources.ts';
 import type { Random } from './seed.ts';
-import { CLOUD_KINDS, type CloudName, type Stores } from './stores/index.ts';
+import type { Stores } from './stores/index.ts';
 
-/** Per cloud, one resource per way of keeping data: Retain, forceDelete: false, deletionProtection, k8or.io/protect. */
-export function dataHolders(): NewResource[] {
-  return CLOUD_KINDS.flatMap(({ cloud, kinds }) =>
-    kinds.flatMap((kind): NewResource[] =>
+/** Per cloud and kind, one resource per way of keeping data: Retain, forceDelete: false or deletionProtection, k8or.io/protect. */
+export function dataHolders(stores: Stores): NewResource[] {
+  return stores.all().flatMap(({ cloud, kind }): NewResource[] =>
       kind === 'Bucket'
         ? [
             { cloud, kind, name: `${cloud}-keep-retained`, deletionPolicy: 'Retain' },
@@ -20,18 +19,17 @@ export function dataHolders(): NewResource[] {
             { cloud, kind, name: `${cloud}-keep-deletion-protected`, deletionProtection: true },
             { cloud, kind, name: `${cloud}-keep-protected`, protect: true },
           ],
-    ),
   );
 }
 
-export async function createDataHolders(ledger: Ledger): Promise<void> {
-  await Promise.all(dataHolders().map((holder) => ledger.create(holder)));
+export async function createDataHolders(ledger: Ledger, stores: Stores): Promise<void> {
+  await Promise.all(dataHolders(stores).map((holder) => ledger.create(holder)));
 }
 
 /** Writes objects, blobs and items into every data holder with the clouds' own SDKs. */
 export async function fillDataHolders(ledger: Ledger, stores: Stores): Promise<void> {
   await Promise.all(
-    dataHolders().map(async (holder) => {
+    dataHolders(stores).map(async (holder) => {
       const entry = ledger.get(holder.kind, holder.name);
       await stores.of(entry.cloud, entry.kind).writeData(entry);
       entry.holdsData = true;
@@ -61,9 +59,9 @@ export async function runOperations(ledger: Ledger, stores: Stores, random: Rand
 }
 
 async function operations(ledger: Ledger, stores: Stores, random: Random, options: OperationsOptions): Promise<void> {
-  const toCreate: Array<{ cloud: CloudName; kind: Kind }> = CLOUD_KINDS.flatMap(({ cloud, kinds }) =>
-    kinds.flatMap((kind) => Array.from({ length: kind === 'Bucket' ? options.perCloud.buckets : options.perCloud.tables }, () => ({ cloud, kind }))),
-  );
+  const toCreate: Array<{ cloud: CloudName; kind: Kind }> = stores
+    .all()
+    .flatMap(({ cloud, kind }) => Array.from({ length: kind === 'Bucket' ? options.perCloud.buckets : options.perCloud.tables }, () => ({ cloud, kind })));
   // interleaved, so every cloud meets the faults early and late
   for (let i = toCreate.length - 1; i > 0; i--) {
     const j = random.int(0, i);

@@ -11,10 +11,10 @@ export type Kind = 'Bucket' | 'Table';
 export interface Store {
   readonly cloud: CloudName;
   readonly kind: Kind;
-  /** The proxy the operator's calls to this backend pass through. */
-  readonly dialect: CloudDialectName;
+  /** The recording proxy the operator's calls to this backend pass through (none for Bigtable's gRPC). */
+  readonly dialect: CloudDialectName | undefined;
   /** The operator's writes, as the dialect names them at the proxy (`CLOUD_DIALECTS[dialect].operationOf`). */
-  readonly writes: { create: string; delete: string; settings: readonly string[] };
+  readonly writes: { create: string; delete: string; settings: readonly string[] } | undefined;
   /** Whether the suite edits this kind here (a spec field the cloud applies and the suite can read back). */
   readonly editable: boolean;
   exists(name: string): Promise<boolean>;
