@@ -1,58 +1,72 @@
 // What "converged, nothing leaked, nothing done twice, nothing lost" means, checked against the API
 // server (the admin's view) and the clouds (the backends themselves, not the operator's proxies).
 import { waitFor } from '@k8or/core/testing';
-import { condition, type Entry, type Ledger } from './resources.ts';
+import { condition, type Entry, type Ledger, type ManagedObject } from './resources.ts';
 import type { ReliabilityCluster } from './cluster.ts';
 
-/** Why one resource has not reached its fate yet (empty: it has). */
-async function entryProblems(cluster: ReliabilityCluster, ledger: Ledger, entry: Entry): Promise<string[]> {
-  const id = `${entry.cloud} ${entry.kind}/${entry.name} (${entry.externalName}, ${entry.fate}, ${entry.deletionPolicy})`;
-  const store = cluster.stores.of(entry.cloud, entry.kind);
-  const object = await ledger.read(entry);
-  const inCloud = await store.exists(entry.externalName);
-  const problems: string[] = [];
+const idOf = (entry: Entry): string => `${entry.cloud} ${entry.kind}/${entry.name} (${entry.externalName}, ${entry.fate}, ${entry.deletionPolicy})`;
+
+/** Why one resource has not reached its fate in the API server yet (empty: it has there). */
+function apiProblems(entry: Entry, object: ManagedObject | undefined): string[] {
+  const id = idOf(entry);
   switch (entry.fate) {
     case 'live':
     case 'protected': {
       if (!object) return [`${id}: gone from the API server`];
+      const problems: string[] = [];
       if (object.metadata.deletionTimestamp) problems.push(`${id}: terminating`);
       const ready = condition(object, 'Ready');
       const synced = condition(object, 'Synced');
       if (ready?.status !== 'True') problems.push(`${id}: Ready=${ready?.status} ${ready?.reason ?? ''} ${ready?.message ?? ''}`);
       if (synced?.status !== 'True') problems.push(`${id}: Synced=${synced?.status} ${synced?.reason ?? ''} ${synced?.message ?? ''}`);
       if (object.status?.observedGeneration !== object.metadata.generation) problems.push(`${id}: observedGeneration ${object.status?.observedGeneration} of generation ${object.metadata.generation}`);
-      if (!inCloud) problems.push(`${id}: not in the cloud`);
-      else problems.push(...(await store.settingsProblems(entry)).map((p) => `${id}: ${p}`));
-      break;
+      return problems;
     }
     case 'deleted':
-      if (object) problems.push(`${id}: still in the API server (finalizers ${JSON.stringify(object.metadata.finalizers)}, Synced ${condition(object, 'Synced')?.reason ?? '-'}: ${condition(object, 'Synced')?.message ?? ''})`);
-      if (entry.deletionPolicy === 'Delete' && inCloud) problems.push(`${id}: still in the cloud`);
-      // (deleted before the operator created it, a Retain resource has nothing in the cloud to keep)
-      if (entry.deletionPolicy === 'Retain' && !inCloud && (createsOf(cluster, entry) ?? 0) > 0) problems.push(`${id}: Retain, but gone from the cloud`);
-      break;
+      return object ? [`${id}: still in the API server (finalizers ${JSON.stringify(object.metadata.finalizers)}, Synced ${condition(object, 'Synced')?.reason ?? '-'}: ${condition(object, 'Synced')?.message ?? ''})`] : [];
     case 'blocked': {
-      if (!object) problems.push(`${id}: its finalizer went though the cloud resource holds data`);
-      else {
-        const synced = condition(object, 'Synced');
-        if (!object.metadata.deletionTimestamp) problems.push(`${id}: not terminating`);
-        if (synced?.reason !== 'DeletionBlocked') problems.push(`${id}: Synced reason ${synced?.reason ?? '-'}, not DeletionBlocked`);
-      }
-      if (!inCloud) problems.push(`${id}: deleted from the cloud with its data`);
-      break;
+      if (!object) return [`${id}: its finalizer went though the cloud resource holds data`];
+      const problems: string[] = [];
+      if (!object.metadata.deletionTimestamp) problems.push(`${id}: not terminating`);
+      const synced = condition(object, 'Synced');
+      if (synced?.reason !== 'DeletionBlocked') problems.push(`${id}: Synced reason ${synced?.reason ?? '-'}, not DeletionBlocked`);
+      return problems;
     }
   }
-  return problems;
+}
+
+/** Why one resource has not reached its fate in its cloud yet (empty: it has there). */
+async function cloudProblems(cluster: ReliabilityCluster, entry: Entry): Promise<string[]> {
+  const id = idOf(entry);
+  const store = cluster.stores.of(entry.cloud, entry.kind);
+  const inCloud = await store.exists(entry.externalName);
+  switch (entry.fate) {
+    case 'live':
+    case 'protected':
+      return inCloud ? (await store.settingsProblems(entry)).map((p) => `${id}: ${p}`) : [`${id}: not in the cloud`];
+    case 'deleted':
+      if (entry.deletionPolicy === 'Delete' && inCloud) return [`${id}: still in the cloud`];
+      // (deleted before the operator created it, a Retain resource has nothing in the cloud to keep)
+      if (entry.deletionPolicy === 'Retain' && !inCloud && (createsOf(cluster, entry) ?? 0) > 0) return [`${id}: Retain, but gone from the cloud`];
+      return [];
+    case 'blocked':
+      return inCloud ? [] : [`${id}: deleted from the cloud with its data`];
+  }
 }
 
 /**
  * Every problem of one run's resources, and the cloud resources no run of the cluster accounts for
  * (leaks): the runs share the clouds, so what an earlier run kept on purpose is no leak of a later one.
+ * The API server is read first (two lists); the clouds only once it shows every resource at its fate,
+ * so waiting for convergence costs the operator's 2 cores little.
  */
 export async function convergenceProblems(cluster: ReliabilityCluster, ledger: Ledger, allLedgers: readonly Ledger[]): Promise<string[]> {
+  const objects = await ledger.readAll();
+  const inApi = ledger.list().flatMap((entry) => apiProblems(entry, objects.get(ledger.key(entry.kind, entry.name))));
+  if (inApi.length > 0) return inApi;
   // every resource and every store looked at at once: one round of checks takes as long as its slowest call
   const [perEntry, perStore] = await Promise.all([
-    Promise.all(ledger.list().map((entry) => entryProblems(cluster, ledger, entry))),
+    Promise.all(ledger.list().map((entry) => cloudProblems(cluster, entry))),
     Promise.all(cluster.stores.all().map(async (store) => ({ store, names: await store.names() }))),
   ]);
   const problems = perEntry.flat();

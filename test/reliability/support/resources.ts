@@ -176,8 +176,10 @@ export class Ledger {
     entry.fate = guarded && entry.deletionPolicy === 'Delete' ? 'blocked' : 'deleted';
   }
 
-  async read(entry: Entry): Promise<ManagedObject | undefined> {
-    return await this.admin.get<ManagedObject>(this.path(entry));
+  /** Every Bucket and Table of the run's namespace, by `key(kind, name)`. */
+  async readAll(): Promise<Map<string, ManagedObject>> {
+    const lists = await Promise.all((['Bucket', 'Table'] as const).map(async (kind) => ({ kind, list: await this.admin.get<{ items: ManagedObject[] }>(collectionPath(this.namespace, kind)) })));
+    return new Map(lists.flatMap(({ kind, list }) => (list?.items ?? []).map((object) => [this.key(kind, object.metadata.name), object] as const)));
   }
 }
 
