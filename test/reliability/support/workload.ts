@@ -89,7 +89,10 @@ async function operations(ledger: Ledger, stores: Stores, random: Random, option
   for (const entry of ledger.list((e) => e.holdsData && (e.fate === 'live' || e.fate === 'protected'))) await whileWebhookDown(() => ledger.delete(entry));
 }
 
-/** How many resources ended in each fate. */
+/** How many resources ended in each fate, and how many each cloud had: `{"live":7,...,"aws":9,"gcp":9,"azure":9}`. */
 export function fates(ledger: Ledger): Record<string, number> {
-  return ledger.list().reduce<Record<string, number>>((counts, e) => ({ ...counts, [e.fate]: (counts[e.fate] ?? 0) + 1 }), {});
+  const counts: Record<string, number> = {};
+  for (const e of ledger.list()) counts[e.fate] = (counts[e.fate] ?? 0) + 1;
+  for (const e of ledger.list()) counts[e.cloud] = (counts[e.cloud] ?? 0) + 1;
+  return counts;
 }
