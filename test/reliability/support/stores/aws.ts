@@ -1,6 +1,6 @@
 // S3 buckets and DynamoDB tables, straight at the S3 fake and DynamoDB Local.
 import { createHash } from 'node:crypto';
-import { GetBucketVersioningCommand, HeadBucketCommand, ListBucketsCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetBucketTaggingCommand, GetBucketVersioningCommand, HeadBucketCommand, ListBucketsCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, GetItemCommand, ListTablesCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { SANDBOX_CREDENTIALS } from '../../../support/backends.ts';
 import { DATA_PER_HOLDER, isNotFound, objectBody, type Store } from './store.ts';
@@ -26,9 +26,17 @@ export function s3Buckets(endpoint: string): Store {
     },
     names: async () => ((await s3.send(new ListBucketsCommand({}))).Buckets ?? []).map((b) => b.Name ?? ''),
     settingsProblems: async (entry) => {
+      const problems: string[] = [];
       const status = (await s3.send(new GetBucketVersioningCommand({ Bucket: entry.externalName }))).Status;
       const want = entry.desired.versioning ? 'Enabled' : status === undefined ? undefined : 'Suspended';
-      return status === want ? [] : [`versioning ${status ?? 'never enabled'} in S3, spec says ${entry.desired.versioning}`];
+      if (status !== want) problems.push(`versioning ${status ?? 'never enabled'} in S3, spec says ${entry.desired.versioning}`);
+      const tags = await s3.send(new GetBucketTaggingCommand({ Bucket: entry.externalName })).then(
+        (answer) => answer.TagSet ?? [],
+        (error: { name?: string }) => (error.name === 'NoSuchTagSet' ? [] : Promise.reject(error)),
+      );
+      const round = tags.find((tag) => tag.Key === 'round')?.Value;
+      if (round !== entry.desired.round) problems.push(`label round ${round ?? 'unset'} in the bucket's tags, spec says ${entry.desired.round ?? 'unset'}`);
+      return problems;
     },
     writeData: async (entry) => {
       for (let i = 0; i < DATA_PER_HOLDER; i++) await s3.send(new PutObjectCommand({ Bucket: entry.externalName, Key: `data/${i}.txt`, Body: objectBody(entry.externalName, i) }));

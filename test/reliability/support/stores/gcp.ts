@@ -14,9 +14,13 @@ export function gcsBuckets(endpoint: string, project: string): Store {
     exists: async (name) => (await storage.bucket(name).exists())[0],
     names: async () => (await storage.getBuckets())[0].map((bucket) => bucket.name),
     settingsProblems: async (entry) => {
+      const problems: string[] = [];
       const [metadata] = await storage.bucket(entry.externalName).getMetadata();
       const versioning = metadata.versioning?.enabled === true;
-      return versioning === (entry.desired.versioning ?? false) ? [] : [`versioning ${versioning} in GCS, spec says ${entry.desired.versioning}`];
+      if (versioning !== (entry.desired.versioning ?? false)) problems.push(`versioning ${versioning} in GCS, spec says ${entry.desired.versioning}`);
+      const round = (metadata.labels as Record<string, string> | undefined)?.['round'];
+      if (round !== entry.desired.round) problems.push(`label round ${round ?? 'unset'} in the bucket's labels, spec says ${entry.desired.round ?? 'unset'}`);
+      return problems;
     },
     writeData: async (entry) => {
       const bucket = storage.bucket(entry.externalName);
