@@ -36,6 +36,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
     loggerInstance: options.logger,
     // Every request would be two log lines; bad requests are logged once by the error handler instead.
     logController: new LogController({ disableRequestLogging: true }),
+    // A child logger per request (for its reqId) costs a review more than its metrics do; at info and
+    // above a review logs at most one line, which names its uid and webhook, so the server's logger serves.
+    childLoggerFactory: (logger, bindings, childOptions) => (options.logger.isLevelEnabled('debug') ? logger.child(bindings, childOptions) : logger),
     bodyLimit: options.bodyLimit,
     requestTimeout: options.requestTimeoutMs,
     return503OnClosing: true,
@@ -68,7 +71,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `${request.method} ${request.url.slice(0, 200)} is not served here; use POST /validate or POST /mutate` });
   });
 
-  void app.register(admissionRoutes, { context: options.context, metrics: options.metrics, waitUntilReady: options.waitUntilReady, syncWaitMs: Math.max(0, options.requestTimeoutMs - 1000) });
+  void app.register(admissionRoutes, { context: options.context, metrics: options.metrics, isReady: options.isReady, waitUntilReady: options.waitUntilReady, syncWaitMs: Math.max(0, options.requestTimeoutMs - 1000) });
   void app.register(probeRoutes, { metrics: options.metrics, isReady: options.isReady });
   return app;
 }
