@@ -96,6 +96,8 @@ if (process.argv.includes('--serve')) {
       'webhook-in-worker': { type: 'boolean', default: false },
       // Write a V8 CPU profile of the server process into this directory (read it with bench/cpuprofile-top.ts).
       'server-cpu-prof': { type: 'string' },
+      // Extra Node/V8 flags for the server process, space-separated: --server-node-flags="--trace-gc --max-semi-space-size=32".
+      'server-node-flags': { type: 'string', default: '' },
     },
   });
   const objects = Number(values.objects);
@@ -106,7 +108,7 @@ if (process.argv.includes('--serve')) {
   const dir = mkdtempSync(join(tmpdir(), 'k8or-admission-bench-'));
   const child = fork(new URL(import.meta.url).pathname, ['--serve', dir, ...(values['no-engine'] ? ['--no-engine'] : []), ...(values['webhook-in-worker'] ? ['--webhook-in-worker'] : [])], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    execArgv: values['server-cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['server-cpu-prof']] : [],
+    execArgv: [...(values['server-cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['server-cpu-prof']] : []), ...values['server-node-flags'].split(' ').filter(Boolean)],
   });
   const ready = await new Promise<FromServer>((resolve, reject) => {
     child.once('message', (m) => resolve(m as FromServer));
