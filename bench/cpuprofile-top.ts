@@ -2,7 +2,8 @@
 // share of each package: `node bench/cpuprofile-top.ts FILE.cpuprofile [--top 40]`.
 // `--from US --to US` keeps the samples between two points of the profile's clock (the admission
 // bench prints its phase boundaries on it); `--callers REGEX` shows the call paths (5 frames up)
-// of the functions whose name matches, by self time.
+// of the functions whose name matches, by self time; `--inclusive` ranks functions by the time
+// spent in them and what they call.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
@@ -20,7 +21,7 @@ interface Profile {
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { top: { type: 'string', default: '40' }, from: { type: 'string' }, to: { type: 'string' }, callers: { type: 'string' } },
+  options: { top: { type: 'string', default: '40' }, from: { type: 'string' }, to: { type: 'string' }, callers: { type: 'string' }, inclusive: { type: 'boolean', default: false } },
 });
 const profile = JSON.parse(readFileSync(positionals[0]!, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -75,6 +76,14 @@ if (values.callers !== undefined) {
     paths.set(path, (paths.get(path) ?? 0) + micros);
   }
   show(`call paths of ${values.callers}`, paths, Number(values.top));
+} else if (values.inclusive) {
+  const inclusive = new Map<string, number>();
+  for (const [id, micros] of selfMicros) {
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) seen.add(nameOf(at));
+    for (const name of seen) inclusive.set(name, (inclusive.get(name) ?? 0) + micros);
+  }
+  show('time in a function and its callees', inclusive, Number(values.top));
 } else {
   show('self time by function', byFunction, Number(values.top));
   show('self time by package or file', byPackage, 25);
