@@ -6,6 +6,7 @@
 // credential shows in the logs, Events or statuses of the run.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { appendFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -250,8 +251,13 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
       env: { ...env, K8OR_RECONCILE_TIMEOUT: RECONCILE_TIMEOUT, K8OR_LOG_LEVEL: 'debug' },
       webhookPort,
     });
+    // K8OR_RELIABILITY_LOG_DIR: the operator's whole log also goes to a file there as it comes, to read while a long run goes on
+    const logDir = process.env['K8OR_RELIABILITY_LOG_DIR'];
+    const logFile = logDir ? join(logDir, `cloud-faults-${random.seed}-operator.log`) : undefined;
+    if (logFile) console.log(`# operator log: ${logFile}; admin kubeconfig: ${join(home, 'admin.kubeconfig')}`);
     const keep = (chunk: Buffer): void => {
       operatorLog += chunk.toString('utf8');
+      if (logFile) appendFileSync(logFile, chunk);
     };
     operator.child.stdout?.on('data', keep);
     operator.child.stderr?.on('data', keep);
