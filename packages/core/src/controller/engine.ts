@@ -65,7 +65,7 @@ export interface EngineOptions {
   secretsNamespace?: string;
   /** The operator's own namespace. Default: POD_NAMESPACE, the service account's namespace, else k8or-system. */
   operatorNamespace?: string;
-  /** Deadline of one reconcile: its cloud and API calls are aborted after this long. Default 2 min. */
+  /** Deadline of one reconcile: its cloud and API calls are aborted after it has run this long, its waits for rate-limit tokens not counted. Default 2 min. */
   reconcileTimeoutMs?: number;
   /** The shortest resync period, whatever a `k8or.io/resync-period` annotation says. Default 10 s. */
   resyncFloorMs?: number;
