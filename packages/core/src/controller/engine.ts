@@ -81,7 +81,7 @@ export interface EngineOptions {
    * may already be writing.
    */
   shutdownDeadlineMs?: number;
-  /** A rate limiter per controller; default client-go's (5 ms .. 1000 s per item, 10 qps / 100 burst overall). */
+  /** A rate limiter per controller; default `managedResourceRateLimiter()` (5 ms .. 60 s per item, 10 qps / 100 burst overall). */
   rateLimiter?: () => RateLimiter<string>;
   /** This instance's name in logs, events and the Lease. Default random. */
   identity?: string;
