@@ -298,7 +298,7 @@ describe('the reconcile algorithm, effect by effect', () => {
 
   it('lets every reconcile that shares a rate limit finish: the wait for a token does not count against the deadline', async () => {
     // Eight reconciles at once, each with twenty paced reads (two observes of ten), through one
-    // bucket of 40 calls per second: 160 calls, 4 s of the limit, where a reconcile has 1.5 s. Taken
+    // bucket of 40 calls per second: 160 calls, 4 s of the limit, where a reconcile has 3 s. Taken
     // in turn they all finish; a deadline that ran while they queued would abort every one of them
     // short of its last reads, again at each retry, and the tokens they took would be spent for nothing.
     const READS = 10;
@@ -328,7 +328,7 @@ describe('the reconcile algorithm, effect by effect', () => {
     const cloudRateLimits = new CloudRateLimits();
     const runs = Array.from({ length: 8 }, (_, i) => {
       const objects = new FakeObjects({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: `photos-${i}`, namespace: 'media' }, spec: {} }, []);
-      const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', plugin]]), events: { record: async () => {} }, outputs }, { clusterId: 'c1', reconcileTimeoutMs: 1_500, cloudRateLimits });
+      const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', plugin]]), events: { record: async () => {} }, outputs }, { clusterId: 'c1', reconcileTimeoutMs: 3_000, cloudRateLimits });
       return { objects, outcome: reconciler.reconcile({ namespace: 'media', name: `photos-${i}` }) };
     });
     const synced = await Promise.all(runs.map(async ({ objects, outcome }) => ({ outcome: await outcome, synced: objects.object?.status?.conditions?.find((c) => c.type === 'Synced') })));
