@@ -18,6 +18,7 @@ export class ReconcileDeadline {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Waits in progress: the clock stops at the first and runs again when the last ends. */
   #waits = 0;
+  #cleared = false;
 
   /** `now` returns milliseconds on a monotonic clock; injectable for tests. */
   constructor(timeoutMs: number, now: () => number = () => performance.now()) {
@@ -44,14 +45,15 @@ export class ReconcileDeadline {
     return () => {
       if (resumed) return;
       resumed = true;
-      if (--this.#waits > 0 || this.#controller.signal.aborted) return;
+      if (--this.#waits > 0 || this.#controller.signal.aborted || this.#cleared) return;
       this.#resumedAt = this.#now();
       this.#arm();
     };
   }
 
-  /** The reconcile is over: no timer left behind. */
+  /** The reconcile is over: no timer left behind, nor armed again by a wait that outlives it. */
   clear(): void {
+    this.#cleared = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }
