@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { SANDBOX_CREDENTIALS } from '../support/backends.ts';
 import { k8orBinary } from '../support/operator-process.ts';
 import { run, runOk } from '../support/run.ts';
-import { applyProviderConfig, missingOperator, startReliabilityCluster, USER_NAMESPACE, type ReliabilityCluster, type Replica } from './support/cluster.ts';
+import { applyProviderConfigs, missingOperator, startReliabilityCluster, USER_NAMESPACE, type ReliabilityCluster, type Replica } from './support/cluster.ts';
 import { immutableChanges, invalidManifests, validDefaultProviderConfig, type InvalidManifest } from './support/invalid-manifests.ts';
 import { sized } from './support/scale.ts';
 import { suiteSeed } from './support/seed.ts';
@@ -51,7 +51,7 @@ describe('bad input at volume: invalid manifests through k8or validate and kubec
     cluster = await startReliabilityCluster();
     replica = await cluster.startReplica();
     await cluster.waitReady(replica);
-    await applyProviderConfig(cluster);
+    await applyProviderConfigs(cluster);
   });
 
   after(async () => {
@@ -106,7 +106,8 @@ describe('bad input at volume: invalid manifests through k8or validate and kubec
     const stored = await runOk(kubectl, ['get', 'buckets,tables', '-n', USER_NAMESPACE, '-o', 'name']);
     const providerConfigs = await runOk(kubectl, ['get', 'providerconfigs', '-o', 'name']);
     assert.equal(stored.trim(), '', 'no Bucket or Table was stored');
-    assert.equal(providerConfigs.trim(), 'providerconfig.k8or.io/default', 'no ProviderConfig but the admin\'s');
+    const admins = cluster.providerConfigs.filter((m) => m.kind === 'ProviderConfig').map((m) => `providerconfig.k8or.io/${m.metadata.name}`);
+    assert.deepEqual(providerConfigs.trim().split('\n').sort(), admins.sort(), 'no ProviderConfig but the admin\'s');
     refusedCount.kubectl = KUBECTL_COUNT;
   });
 

@@ -30,9 +30,10 @@ export interface SandboxOptions {
 
 /**
  * A failure the sandbox can inject: 409 Conflict on update/patch, 429 TooManyRequests, 500
- * InternalError, 410 Gone on a resuming watch or paged list, or a watch cut without a word.
+ * InternalError, 410 Gone on a resuming watch or paged list, a watch cut without a word, or a write
+ * stored and then answered 500 (`internalAfterWrite`) or not answered at all (`cutAfterWrite`).
  */
-export type ApiFaultKind = 'conflict' | 'throttle' | 'internal' | 'gone' | 'dropWatch';
+export type ApiFaultKind = 'conflict' | 'throttle' | 'internal' | 'gone' | 'dropWatch' | 'internalAfterWrite' | 'cutAfterWrite';
 
 export interface ApiFaultOptions {
   /** The share of eligible requests that get a fault, from 0 to 1. */

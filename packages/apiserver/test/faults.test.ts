@@ -1,12 +1,13 @@
 // The fault injector (`startSandbox({ faults })`): which requests get which of kube-apiserver's
-// failures, that a faulted request changes nothing, that it replays from its seed, and that it
+// failures, that a request faulted before it is served changes nothing, that a write faulted after
+// it is stored is stored and then answered 500 or cut, that it replays from its seed, and that it
 // switches on and off at run time.
 import { describe, it, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import { API_FAULT_KINDS, type Sandbox } from '@k8or/apiserver';
 import { FaultInjector, type FaultableRequest } from '../dist/server/faults.js';
-import { request, startTestSandbox } from './helpers.ts';
+import { metadataOf, openWatch, request, startTestSandbox, eventually } from './helpers.ts';
 
 const SA = 'system:serviceaccount:k8or-system:k8or';
 const req = (verb: FaultableRequest['verb'], extra: Partial<FaultableRequest> = {}): FaultableRequest => ({
@@ -38,6 +39,7 @@ describe('FaultInjector.decide', () => {
       ['get', req('get')],
       ['create', req('create')],
       ['patch', req('patch')],
+      ['delete', req('delete')],
       ['watch from now', req('watch')],
       ['resuming watch', req('watch', { resumes: true })],
       ['paged list', req('list', { resumes: true })],
@@ -50,8 +52,9 @@ describe('FaultInjector.decide', () => {
       }
     }
     assert.deepEqual([...seen.get('get')!].sort(), ['internal', 'throttle']);
-    assert.deepEqual([...seen.get('create')!].sort(), ['internal', 'throttle']);
-    assert.deepEqual([...seen.get('patch')!].sort(), ['conflict', 'internal', 'throttle']);
+    assert.deepEqual([...seen.get('create')!].sort(), ['cutAfterWrite', 'internal', 'internalAfterWrite', 'throttle']);
+    assert.deepEqual([...seen.get('patch')!].sort(), ['conflict', 'cutAfterWrite', 'internal', 'internalAfterWrite', 'throttle']);
+    assert.deepEqual([...seen.get('delete')!].sort(), ['cutAfterWrite', 'internal', 'internalAfterWrite', 'throttle']);
     assert.deepEqual([...seen.get('watch from now')!].sort(), ['dropWatch', 'internal', 'throttle']);
     assert.deepEqual([...seen.get('resuming watch')!].sort(), ['dropWatch', 'gone', 'internal', 'throttle']);
     assert.deepEqual([...seen.get('paged list')!].sort(), ['gone', 'internal', 'throttle']);
@@ -64,7 +67,7 @@ describe('FaultInjector.decide', () => {
     let faulted = 0;
     for (let i = 0; i < 5000; i++) if (injector.decide(req('update'))?.kind === 'conflict') faulted++;
     assert.ok(faulted > 800 && faulted < 1200, `${faulted} of 5000 at rate 0.2`);
-    assert.deepEqual(injector.injected, { conflict: faulted, throttle: 0, internal: 0, gone: 0, dropWatch: 0 });
+    assert.deepEqual(injector.injected, { conflict: faulted, throttle: 0, internal: 0, gone: 0, dropWatch: 0, internalAfterWrite: 0, cutAfterWrite: 0 });
   });
 
   it('replays the same faults from the same seed', () => {
@@ -127,6 +130,50 @@ describe('startSandbox({ faults }) on the wire', () => {
     assert.equal(created.json?.['reason'], 'InternalError');
     assert.deepEqual((await request(sandbox, 'GET', '/api/v1/namespaces/default/configmaps/settings')).json, before);
     assert.equal((await request(sandbox, 'GET', '/api/v1/namespaces/default/configmaps/other')).status, 404);
+  });
+
+  it('stores a create and a patch, tells the watchers, then answers 500 as when etcd times out', async () => {
+    const list = (await request(sandbox, 'GET', '/api/v1/namespaces/default/configmaps')).json!;
+    const watch = openWatch(sandbox, `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${String(metadataOf(list)['resourceVersion'])}`);
+    sandbox.faults.configure({ kinds: ['internalAfterWrite'], enabled: true });
+    const created = await request(sandbox, 'POST', '/api/v1/namespaces/default/configmaps', { body: { ...cm, metadata: { name: 'timed-out', namespace: 'default' } } });
+    const patched = await request(sandbox, 'PATCH', '/api/v1/namespaces/default/configmaps/timed-out', { body: { data: { colour: 'green' } }, contentType: 'application/merge-patch+json' });
+    sandbox.faults.disable();
+    assert.equal(created.status, 500);
+    assert.equal(created.json?.['reason'], 'InternalError');
+    assert.match(String(created.json?.['message']), /^Internal error occurred: etcdserver: request timed out/);
+    assert.equal(patched.status, 500);
+    const stored = await request(sandbox, 'GET', '/api/v1/namespaces/default/configmaps/timed-out');
+    assert.equal(stored.status, 200, 'the create was stored');
+    assert.deepEqual(stored.json?.['data'], { colour: 'green' }, 'the patch was stored');
+    await eventually(() => watch.events.length >= 2);
+    watch.stop();
+    assert.deepEqual(
+      watch.events.map((e) => [e.type, metadataOf(e.object)['name'], (e.object['data'] as Record<string, string>)['colour']]),
+      [['ADDED', 'timed-out', 'blue'], ['MODIFIED', 'timed-out', 'green']],
+    );
+    assert.equal(sandbox.faults.injected.internalAfterWrite, 2);
+  });
+
+  it('stores a delete, then cuts the connection without an answer', async () => {
+    assert.equal((await request(sandbox, 'POST', '/api/v1/namespaces/default/configmaps', { body: { ...cm, metadata: { name: 'cut-off', namespace: 'default' } } })).status, 201);
+    sandbox.faults.configure({ kinds: ['cutAfterWrite'], enabled: true });
+    const deleted = await request(sandbox, 'DELETE', '/api/v1/namespaces/default/configmaps/cut-off').then(
+      (res) => `answered ${res.status}`,
+      (error: NodeJS.ErrnoException) => `cut: ${error.code ?? error.message}`,
+    );
+    sandbox.faults.disable();
+    assert.match(deleted, /^cut: (ECONNRESET|socket hang up)/);
+    assert.equal((await request(sandbox, 'GET', '/api/v1/namespaces/default/configmaps/cut-off')).status, 404, 'the delete was stored');
+    assert.equal(sandbox.faults.injected.cutAfterWrite, 1);
+  });
+
+  it('lets a write that fails by itself answer its own failure: nothing was stored to lose the answer of', async () => {
+    sandbox.faults.configure({ kinds: ['internalAfterWrite', 'cutAfterWrite'], enabled: true });
+    const again = await request(sandbox, 'POST', '/api/v1/namespaces/default/configmaps', { body: cm });
+    sandbox.faults.disable();
+    assert.equal(again.status, 409);
+    assert.equal(again.json?.['reason'], 'AlreadyExists');
   });
 
   it('ends a watch that resumes from a resourceVersion with the 410 Expired ERROR event', async () => {

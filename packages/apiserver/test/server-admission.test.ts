@@ -197,6 +197,39 @@ describe('admission webhooks', () => {
     await remove(untrusted);
   });
 
+  it('gives every webhook call a uid of its own; each mutating webhook sees the object as the one before patched it', async () => {
+    const mutating = webhookConfig('Mutating', 'chain-mutating', [
+      { name: 'label.chain.example.com', clientConfig: byUrl('/label'), rules: [rule(['widgets'])] },
+      { name: 'allow.chain.example.com', clientConfig: byUrl('/allow'), rules: [rule(['widgets'])] },
+    ]);
+    const validating = webhookConfig('Validating', 'chain-validating', [
+      { name: 'allow.chain.example.com', clientConfig: byUrl('/allow'), rules: [rule(['widgets'])] },
+      { name: 'warn.chain.example.com', clientConfig: byUrl('/warn'), rules: [rule(['widgets'])] },
+    ]);
+    await install(mutating);
+    await install(validating);
+    try {
+      hook.received.length = 0;
+      const res = await request(t.sandbox, 'POST', WIDGETS, { body: widget('chained') });
+      assert.equal(res.status, 201, res.text);
+      assert.deepEqual(metadataOf(res.json)['labels'], { mutated: 'yes' });
+      const [label, allow, ...validations] = hook.received;
+      assert.deepEqual([label?.path, allow?.path, ...validations.map((v) => v.path).sort()], ['/label', '/allow', '/allow', '/warn']);
+      assert.equal(metadataOf(label!.request['object'] as Obj)['labels'], undefined, 'the first mutating webhook sees the object as sent');
+      assert.deepEqual(metadataOf(allow!.request['object'] as Obj)['labels'], { mutated: 'yes' }, 'the second sees the first one’s patch');
+      const uids = hook.received.map((r) => r.request['uid']);
+      assert.equal(new Set(uids).size, 4, `uids ${uids.join(', ')}`);
+      // The validating webhooks see one request, but for its uid.
+      const [first, second] = validations.map((v): Obj => ({ ...v.request, uid: undefined }));
+      assert.deepEqual(first, second);
+      assert.deepEqual(metadataOf(first!['object'] as Obj)['labels'], { mutated: 'yes' });
+      assert.equal(first!['operation'], 'CREATE');
+    } finally {
+      await remove(mutating);
+      await remove(validating);
+    }
+  });
+
   it('keeps its connections to a webhook open between calls instead of a TLS handshake per call', async () => {
     const mutating = webhookConfig('Mutating', 'reuse-mutating', [{ name: 'reuse-mutating.example.com', clientConfig: byUrl('/label'), rules: [rule(['widgets'])] }]);
     const validating = webhookConfig('Validating', 'reuse-validating', [{ name: 'reuse-validating.example.com', clientConfig: byUrl('/allow'), rules: [rule(['widgets'])] }]);

@@ -82,3 +82,46 @@ describe('openWatchStream', () => {
     }
   });
 });
+
+describe('openWatchStream: inactivity and framing', () => {
+  /** A watch endpoint that writes `events` one every `gapMs`, two lines per write split mid-line, then goes silent. */
+  function startTalkativeServer(events: number, gapMs: number): Promise<Server> {
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      let sent = 0;
+      const next = (): void => {
+        if (sent >= events) return;
+        const line = (n: number): string => `${JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: `o${n}`, resourceVersion: String(n) } } })}\n`;
+        const text = line(sent) + (sent + 1 < events ? line(sent + 1) : '');
+        sent += sent + 1 < events ? 2 : 1;
+        // split inside a line: the stream must join the halves
+        response.write(text.slice(0, 17));
+        response.write(text.slice(17));
+        setTimeout(next, gapMs);
+      };
+      next();
+    });
+    return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  }
+
+  it('stays open while bytes keep coming, decodes lines split across chunks, and ends as inactive once they stop', async () => {
+    // 30 events, two per 100 ms: the stream lives about 1.5 s, longer than the 1 s window, which only the silence at the end exceeds.
+    const server = await startTalkativeServer(30, 100);
+    const { port } = server.address() as AddressInfo;
+    const access = { getCurrentCluster: () => ({ server: `http://127.0.0.1:${port}` }), applyToHTTPSOptions: async () => undefined } as KubeAccess;
+    const names: string[] = [];
+    try {
+      const stream = openWatchStream(access, '/api/v1/configmaps', {
+        query: {},
+        inactivityMs: 1_000,
+        userAgent: 'watch-stream-test',
+        onEvent: (_type, object) => void names.push((object as { metadata: { name: string } }).metadata.name),
+      });
+      assert.deepEqual(await stream.ended, { reason: 'inactive' });
+      assert.deepEqual(names, Array.from({ length: 30 }, (_, n) => `o${n}`));
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});

@@ -5,10 +5,11 @@
 // is in flight (after the cloud acted, before the operator hears the answer: the worst moment).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CLOUD_DIALECTS, type CloudDialectName, type ProxiedRequest } from '@k8or/local-clouds';
 
 /** What one cloud call did, in the backend's own terms. */
 export interface CloudCall {
-  /** `CreateBucket`, `DeleteBucket`, `CreateTable`, `DeleteTable`, ... or `other`. */
+  /** The operation as the cloud's dialect names it: `PUT /bucket`, `CreateTable`, `POST /b`, `PUT /container`, ... */
   operation: string;
   /** The bucket or table the call names, when it names one. */
   resource: string | undefined;
@@ -16,8 +17,18 @@ export interface CloudCall {
   status: number;
 }
 
-/** Classifies a request (method, path, headers, body) as one operation on one resource. */
-export type CallClassifier = (method: string, url: URL, headers: http.IncomingHttpHeaders, body: Buffer) => { operation: string; resource: string | undefined };
+/** Classifies a request as one operation on one resource. */
+export type CallClassifier = (request: ProxiedRequest) => { operation: string; resource: string | undefined };
+
+/**
+ * The classifier of a cloud API's wire protocol: the dialect's of `@k8or/local-clouds` (the cloud-faults
+ * proxies name calls the same way), e.g. `PUT /bucket` for S3 CreateBucket, `CreateTable`, `POST /b`
+ * for GCS buckets.insert, `PUT /container`, `POST Tables`.
+ */
+export function classifierOf(dialect: CloudDialectName): CallClassifier {
+  const { operationOf, resourceOf } = CLOUD_DIALECTS[dialect];
+  return (request) => ({ operation: operationOf(request), resource: resourceOf(request) || undefined });
+}
 
 export interface CloudProxy {
   /** The endpoint to give the operator instead of the backend's. */
@@ -33,35 +44,7 @@ export interface CloudProxy {
   stop(): Promise<void>;
 }
 
-/** S3 path-style calls: `PUT /bucket` is CreateBucket, `DELETE /bucket` DeleteBucket, `PUT /bucket/key` PutObject. */
-export const classifyS3: CallClassifier = (method, url) => {
-  const [bucket, ...key] = url.pathname.replace(/^\//, '').split('/');
-  const subresource = [...url.searchParams.keys()].filter((k) => k !== 'x-id').sort().join(',');
-  if (!bucket) return { operation: method === 'GET' ? 'ListBuckets' : 'other', resource: undefined };
-  const onBucket = key.length === 0 || (key.length === 1 && key[0] === '');
-  if (onBucket && subresource === '') {
-    const operation = ({ PUT: 'CreateBucket', DELETE: 'DeleteBucket', HEAD: 'HeadBucket', GET: 'ListObjects' } as Record<string, string>)[method] ?? 'other';
-    return { operation, resource: bucket };
-  }
-  if (onBucket) return { operation: `${method} ?${subresource}`, resource: bucket };
-  return { operation: `${method} object`, resource: bucket };
-};
-
-/** DynamoDB JSON calls: the operation is the X-Amz-Target's, the resource its TableName. */
-export const classifyDynamoDb: CallClassifier = (_method, _url, headers, body) => {
-  const target = String(headers['x-amz-target'] ?? '');
-  const operation = target.split('.').pop() || 'other';
-  let resource: string | undefined;
-  try {
-    const parsed = JSON.parse(body.toString('utf8')) as { TableName?: unknown; ResourceArn?: unknown };
-    if (typeof parsed.TableName === 'string') resource = parsed.TableName;
-    else if (typeof parsed.ResourceArn === 'string') resource = parsed.ResourceArn.split('/').pop();
-  } catch {
-    // not JSON: no table named
-  }
-  return { operation, resource };
-};
-
+/** A recording proxy in front of `backend` (its path, such as Azurite's account, kept in `endpoint`). */
 export async function startCloudProxy(backend: string, classify: CallClassifier): Promise<CloudProxy> {
   const target = new URL(backend);
   const calls: CloudCall[] = [];
@@ -87,8 +70,7 @@ export async function startCloudProxy(backend: string, classify: CallClassifier)
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const url = new URL(req.url ?? '/', target);
-      const call: CloudCall = { ...classify(req.method ?? 'GET', url, req.headers, body), status: 0 };
+      const call: CloudCall = { ...classify({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }), status: 0 };
       calls.push(call);
       const upstream = http.request(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
@@ -114,6 +96,6 @@ export async function startCloudProxy(backend: string, classify: CallClassifier)
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  proxy.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  proxy.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}${target.pathname.replace(/\/$/, '')}`;
   return proxy;
 }

@@ -1,7 +1,7 @@
-// One cluster for a fault run: the embedded API server, the chart installed with real Helm (so the
-// operator runs with exactly the chart's RBAC, under a token of its ServiceAccount), S3 and DynamoDB
-// Local behind recording proxies, the default ProviderConfig pointing at them, and any number of
-// operator processes (replicas) started, killed and restarted by the suite.
+// One cluster for the fault runs: the embedded API server, the chart installed with real Helm (so the
+// operator runs with exactly the chart's RBAC, under a token of its ServiceAccount), the S3 fake,
+// DynamoDB Local, the GCS fake and Azurite, each behind a recording proxy, a ProviderConfig per cloud
+// pointing at them, and any number of operator processes (replicas) started, killed and restarted.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,16 +10,22 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@k8or/apiserver';
 import { KubeRest } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
-import { startDynamoDbLocal, startS3Fake, type S3Fake } from '@k8or/local-clouds';
+import { findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startGcsFake, startS3Fake, type BigtableEmulator, type CloudDialectName } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
 import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { runOk } from '../../support/run.ts';
 import { CHART_DIR, tools, type Tools } from '../../support/tools.ts';
-import { classifyDynamoDb, classifyS3, startCloudProxy, type CloudProxy } from './cloud-proxy.ts';
+import { classifierOf, startCloudProxy, type CloudProxy } from './cloud-proxy.ts';
+import { PROVIDER_CONFIG_OF } from './resources.ts';
+import { stores, type Stores } from './stores/index.ts';
 
 export const NAMESPACE = 'k8or-system';
 export const RELEASE = 'k8or';
+/** A namespace for a suite's own objects (each fault phase makes one of its own). */
 export const USER_NAMESPACE = 'apps';
+/** The GCP project of the run's buckets, and the Bigtable instance of its tables. */
+export const GCP_PROJECT = 'k8or-reliability';
+export const BIGTABLE_INSTANCE = 'k8or-reliability';
 /** The user the API server knows the operator as (the chart's ServiceAccount). */
 export const OPERATOR_USER = `system:serviceaccount:${NAMESPACE}:${RELEASE}`;
 
@@ -52,13 +58,12 @@ export interface ReliabilityCluster {
   tools: Tools;
   /** The admin's client (a user's kubectl), never faulted. */
   admin: KubeRest;
-  s3: S3Fake;
-  /** The operator's S3 endpoint: a recording proxy in front of the S3 fake. */
-  s3Proxy: CloudProxy;
-  /** The operator's DynamoDB endpoint: a recording proxy in front of DynamoDB Local. */
-  dynamodbProxy: CloudProxy;
-  /** The backends themselves, for the suite's own SDK clients. */
-  endpoints: { s3: string; dynamodb: string };
+  /** The operator's endpoint of each cloud API: a recording proxy in front of its backend. */
+  proxies: Record<CloudDialectName, CloudProxy>;
+  /** The suite's own view of each backend, straight, never through a proxy. */
+  stores: Stores;
+  /** The Secrets and ProviderConfigs pointing the operator at the proxies. */
+  providerConfigs: Manifest[];
   /** The chart's container env, as the Deployment has it. */
   chartEnv: Record<string, string>;
   /** Start one more replica (its webhook becomes the one the webhook Service routes to if none is up). */
@@ -66,12 +71,17 @@ export interface ReliabilityCluster {
   replicas: Replica[];
   /** Route the chart's webhook Service to this replica (as if it were its only ready endpoint). */
   routeWebhookTo(replica: Replica): void;
+  /** Stop every live replica as a rollout would (SIGTERM: a leader releases its Lease). */
+  stopReplicas(): Promise<void>;
   /** Wait until a replica serves /readyz. */
   waitReady(replica: Replica): Promise<void>;
   /** The last lines of every replica's output, for failure messages. */
   operatorOutput(chars?: number): string;
   stop(): Promise<void>;
 }
+
+/** A manifest the admin applies. */
+export type Manifest = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string } };
 
 export interface ClusterOptions {
   sandbox?: Pick<SandboxOptions, 'faults'>;
@@ -113,17 +123,26 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
       ...options.sandbox,
     });
     stops.push(() => sandbox.stop());
-    const s3 = await startS3Fake();
-    stops.push(() => s3.stop());
-    const dynamodb = await startDynamoDbLocal();
-    stops.push(() => dynamodb.stop());
-    const s3Proxy = await startCloudProxy(s3.endpoint, classifyS3);
-    stops.push(() => s3Proxy.stop());
-    const dynamodbProxy = await startCloudProxy(dynamodb.endpoint, classifyDynamoDb);
-    stops.push(() => dynamodbProxy.stop());
+    // Bigtable's tables join the runs where its emulator is installed (the Google Cloud SDK's)
+    const withBigtable = !('missing' in findCbtemulator());
+    const [s3, dynamodb, gcs, azurite, bigtable] = await Promise.all([
+      startS3Fake(),
+      startDynamoDbLocal(),
+      startGcsFake(),
+      startAzurite(),
+      withBigtable ? startBigtableEmulator() : Promise.resolve<BigtableEmulator | undefined>(undefined),
+    ]);
+    stops.push(() => s3.stop(), () => dynamodb.stop(), () => gcs.stop(), () => azurite.stop(), async () => await bigtable?.stop());
+    const backends: Record<CloudDialectName, string> = { s3: s3.endpoint, dynamodb: dynamodb.endpoint, gcs: gcs.endpoint, 'azure-blob': azurite.blobEndpoint, 'azure-table': azurite.tableEndpoint };
+    const proxies = {} as Record<CloudDialectName, CloudProxy>;
+    for (const [dialect, backend] of Object.entries(backends) as Array<[CloudDialectName, string]>) {
+      const proxy = await startCloudProxy(backend, classifierOf(dialect));
+      proxies[dialect] = proxy;
+      stops.push(() => proxy.stop());
+    }
 
     const t = await tools(home, join(home, 'admin.kubeconfig'));
-    await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--create-namespace', '--set', 'providers.aws.enabled=true']);
+    await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--create-namespace', ...['aws', 'gcp', 'azure'].flatMap((p) => ['--set', `providers.${p}.enabled=true`])]);
     const deployment = JSON.parse(await runOk(t.kubectl, ['get', 'deployment', RELEASE, '-n', NAMESPACE, '-o', 'json'])) as {
       spec: { template: { spec: { serviceAccountName: string; containers: Array<{ env: Array<{ name: string; value?: string }> }> } } };
     };
@@ -132,22 +151,24 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
     const token = (await runOk(t.kubectl, ['create', 'token', pod.serviceAccountName, '-n', NAMESPACE, '--duration=2h'])).trim();
     const operatorKubeconfig = join(home, 'operator.kubeconfig');
     await writeFile(operatorKubeconfig, sandbox.kubeconfig.replace(sandbox.token, token));
+
     await runOk(t.kubectl, ['create', 'namespace', USER_NAMESPACE]);
 
     const kc = new KubeConfig();
     kc.loadFromString(sandbox.kubeconfig);
     const admin = new KubeRest(kc, { userAgent: 'reliability-suite' });
 
+    const runStores = stores({ s3: s3.endpoint, dynamodb: dynamodb.endpoint, gcs: gcs.endpoint, gcpProject: GCP_PROJECT, bigtable: bigtable ? { host: bigtable.host, instance: BIGTABLE_INSTANCE } : undefined, azurite });
+    stops.push(() => runStores.close());
     let replicaCount = 0;
     const cluster: ReliabilityCluster = {
       home,
       sandbox,
       tools: t,
       admin,
-      s3,
-      s3Proxy,
-      dynamodbProxy,
-      endpoints: { s3: s3.endpoint, dynamodb: dynamodb.endpoint },
+      proxies,
+      stores: runStores,
+      providerConfigs: providerConfigManifests(proxies, bigtable?.host, azurite.accountName, azurite.accountKey),
       chartEnv,
       replicas,
       startReplica: async (replicaOptions = {}) => {
@@ -188,6 +209,14 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
         if (webhookPort === 0 || replicas.every((r) => r === replica || r.exited)) webhookPort = port;
         return replica;
       },
+      stopReplicas: async () => {
+        for (const replica of replicas) {
+          if (replica.exited) continue;
+          await replica.process.stop();
+          replica.exited = true;
+        }
+        webhookPort = 0;
+      },
       routeWebhookTo: (replica) => {
         webhookPort = replica.webhookPort;
       },
@@ -213,19 +242,11 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
   }
 }
 
-/**
- * The admin's part once the first replica serves its webhook: wait for the caBundle the operator
- * writes, then the credentials Secret and the `default` ProviderConfig pointing at the proxies.
- */
-export async function applyProviderConfig(cluster: ReliabilityCluster): Promise<void> {
-  const { kubectl } = cluster.tools;
-  await waitFor(
-    'caBundle in the webhook configuration',
-    async () => (await runOk(kubectl, ['get', 'validatingwebhookconfiguration', `${RELEASE}-validating-webhook`, '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}'])).length > 0,
-    60_000,
-  );
-  const manifests = [
+/** The credentials Secrets and a ProviderConfig per cloud: AWS's is the cluster's `default`. */
+function providerConfigManifests(proxies: Record<CloudDialectName, CloudProxy>, bigtableHost: string | undefined, azureAccount: string, azureKey: string): Manifest[] {
+  return [
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'aws-credentials', namespace: NAMESPACE }, type: 'Opaque', stringData: SANDBOX_CREDENTIALS },
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'azure-credentials', namespace: NAMESPACE }, type: 'Opaque', stringData: { accountKey: azureKey } },
     {
       apiVersion: 'k8or.io/v1alpha1',
       kind: 'ProviderConfig',
@@ -233,10 +254,47 @@ export async function applyProviderConfig(cluster: ReliabilityCluster): Promise<
       spec: {
         provider: 'aws',
         region: 'us-east-1',
-        endpoints: { bucket: cluster.s3Proxy.endpoint, table: cluster.dynamodbProxy.endpoint },
+        endpoints: { bucket: proxies.s3.endpoint, table: proxies.dynamodb.endpoint },
         credentials: { source: 'Secret', secretRef: { namespace: NAMESPACE, name: 'aws-credentials' } },
       },
     },
+    {
+      apiVersion: 'k8or.io/v1alpha1',
+      kind: 'ProviderConfig',
+      metadata: { name: PROVIDER_CONFIG_OF.gcp },
+      spec: {
+        provider: 'gcp',
+        project: GCP_PROJECT,
+        region: 'us-central1',
+        ...(bigtableHost ? { bigtableInstance: BIGTABLE_INSTANCE } : {}),
+        endpoints: { bucket: proxies.gcs.endpoint, ...(bigtableHost ? { table: `http://${bigtableHost}` } : {}) },
+        credentials: { source: 'Environment' },
+      },
+    },
+    {
+      apiVersion: 'k8or.io/v1alpha1',
+      kind: 'ProviderConfig',
+      metadata: { name: PROVIDER_CONFIG_OF.azure },
+      spec: {
+        provider: 'azure',
+        storageAccount: azureAccount,
+        endpoints: { bucket: proxies['azure-blob'].endpoint, table: proxies['azure-table'].endpoint },
+        credentials: { source: 'Secret', secretRef: { namespace: NAMESPACE, name: 'azure-credentials' } },
+      },
+    },
   ];
-  await runOk(kubectl, ['apply', '-f', '-'], manifests.map((m) => JSON.stringify(m)).join('\n'));
+}
+
+/**
+ * The admin's part once a replica serves its webhook: wait for the caBundle the operator writes,
+ * then apply the credentials Secrets and the ProviderConfigs (again, unchanged, in a later run).
+ */
+export async function applyProviderConfigs(cluster: ReliabilityCluster): Promise<void> {
+  const { kubectl } = cluster.tools;
+  await waitFor(
+    'caBundle in the webhook configuration',
+    async () => (await runOk(kubectl, ['get', 'validatingwebhookconfiguration', `${RELEASE}-validating-webhook`, '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}'])).length > 0,
+    60_000,
+  );
+  await runOk(kubectl, ['apply', '-f', '-'], cluster.providerConfigs.map((m) => JSON.stringify(m)).join('\n'));
 }

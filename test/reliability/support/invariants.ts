@@ -1,100 +1,92 @@
 // What "converged, nothing leaked, nothing done twice, nothing lost" means, checked against the API
 // server (the admin's view) and the clouds (the backends themselves, not the operator's proxies).
-import { GetBucketVersioningCommand, HeadBucketCommand, ListBucketsCommand } from '@aws-sdk/client-s3';
-import { DescribeTableCommand, DescribeTimeToLiveCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { waitFor } from '@k8or/core/testing';
-import type { CloudClients } from './data.ts';
-import { lostData } from './data.ts';
-import { condition, type Entry, type Ledger } from './resources.ts';
+import { condition, type Entry, type Ledger, type ManagedObject } from './resources.ts';
 import type { ReliabilityCluster } from './cluster.ts';
 
-async function bucketExists(clients: CloudClients, bucket: string): Promise<boolean> {
-  try {
-    await clients.s3.send(new HeadBucketCommand({ Bucket: bucket }));
-    return true;
-  } catch (error) {
-    if ((error as { name?: string }).name === 'NotFound') return false;
-    throw error;
-  }
-}
+const idOf = (entry: Entry): string => `${entry.cloud} ${entry.kind}/${entry.name} (${entry.externalName}, ${entry.fate}, ${entry.deletionPolicy})`;
 
-async function tableStatus(clients: CloudClients, table: string): Promise<string | undefined> {
-  try {
-    return (await clients.dynamodb.send(new DescribeTableCommand({ TableName: table }))).Table?.TableStatus ?? 'UNKNOWN';
-  } catch (error) {
-    if ((error as { name?: string }).name === 'ResourceNotFoundException') return undefined;
-    throw error;
-  }
-}
-
-/** Why one resource has not reached its fate yet (empty: it has). */
-async function entryProblems(cluster: ReliabilityCluster, ledger: Ledger, clients: CloudClients, entry: Entry): Promise<string[]> {
-  const id = `${entry.kind}/${entry.name} (${entry.externalName}, ${entry.fate}, ${entry.deletionPolicy})`;
-  const object = await ledger.read(entry);
-  const inCloud = entry.kind === 'Bucket' ? await bucketExists(clients, entry.externalName) : (await tableStatus(clients, entry.externalName)) !== undefined;
-  const problems: string[] = [];
+/** Why one resource has not reached its fate in the API server yet (empty: it has there). */
+function apiProblems(entry: Entry, object: ManagedObject | undefined): string[] {
+  const id = idOf(entry);
   switch (entry.fate) {
     case 'live':
     case 'protected': {
       if (!object) return [`${id}: gone from the API server`];
+      const problems: string[] = [];
       if (object.metadata.deletionTimestamp) problems.push(`${id}: terminating`);
       const ready = condition(object, 'Ready');
       const synced = condition(object, 'Synced');
       if (ready?.status !== 'True') problems.push(`${id}: Ready=${ready?.status} ${ready?.reason ?? ''} ${ready?.message ?? ''}`);
       if (synced?.status !== 'True') problems.push(`${id}: Synced=${synced?.status} ${synced?.reason ?? ''} ${synced?.message ?? ''}`);
       if (object.status?.observedGeneration !== object.metadata.generation) problems.push(`${id}: observedGeneration ${object.status?.observedGeneration} of generation ${object.metadata.generation}`);
-      if (!inCloud) problems.push(`${id}: not in the cloud`);
-      else if (entry.kind === 'Bucket') {
-        const status = (await clients.s3.send(new GetBucketVersioningCommand({ Bucket: entry.externalName }))).Status;
-        const want = entry.desired.versioning ? 'Enabled' : status === undefined ? undefined : 'Suspended';
-        if (status !== want) problems.push(`${id}: versioning ${status ?? 'never enabled'} in S3, spec says ${entry.desired.versioning}`);
-      } else {
-        const ttl = (await clients.dynamodb.send(new DescribeTimeToLiveCommand({ TableName: entry.externalName }))).TimeToLiveDescription;
-        const actual = ttl?.TimeToLiveStatus === 'ENABLED' ? ttl.AttributeName : undefined;
-        if (actual !== entry.desired.ttlAttribute) problems.push(`${id}: TTL attribute ${actual ?? 'none'} in DynamoDB, spec says ${entry.desired.ttlAttribute ?? 'none'}`);
-      }
-      break;
+      return problems;
     }
     case 'deleted':
-      if (object) problems.push(`${id}: still in the API server (finalizers ${JSON.stringify(object.metadata.finalizers)}, Synced ${condition(object, 'Synced')?.reason ?? '-'}: ${condition(object, 'Synced')?.message ?? ''})`);
-      if (entry.deletionPolicy === 'Delete' && inCloud) problems.push(`${id}: still in the cloud`);
-      // (deleted before the operator created it, a Retain resource has nothing in the cloud to keep)
-      if (entry.deletionPolicy === 'Retain' && !inCloud && createsOf(cluster, entry) > 0) problems.push(`${id}: Retain, but gone from the cloud`);
-      break;
+      return object ? [`${id}: still in the API server (finalizers ${JSON.stringify(object.metadata.finalizers)}, Synced ${condition(object, 'Synced')?.reason ?? '-'}: ${condition(object, 'Synced')?.message ?? ''})`] : [];
     case 'blocked': {
-      if (!object) problems.push(`${id}: its finalizer went though the cloud resource holds data`);
-      else {
-        const synced = condition(object, 'Synced');
-        if (!object.metadata.deletionTimestamp) problems.push(`${id}: not terminating`);
-        if (synced?.reason !== 'DeletionBlocked') problems.push(`${id}: Synced reason ${synced?.reason ?? '-'}, not DeletionBlocked`);
-      }
-      if (!inCloud) problems.push(`${id}: deleted from the cloud with its data`);
-      break;
+      if (!object) return [`${id}: its finalizer went though the cloud resource holds data`];
+      const problems: string[] = [];
+      if (!object.metadata.deletionTimestamp) problems.push(`${id}: not terminating`);
+      const synced = condition(object, 'Synced');
+      if (synced?.reason !== 'DeletionBlocked') problems.push(`${id}: Synced reason ${synced?.reason ?? '-'}, not DeletionBlocked`);
+      return problems;
     }
+  }
+}
+
+/** Why one resource has not reached its fate in its cloud yet (empty: it has there). */
+async function cloudProblems(cluster: ReliabilityCluster, entry: Entry): Promise<string[]> {
+  const id = idOf(entry);
+  const store = cluster.stores.of(entry.cloud, entry.kind);
+  const inCloud = await store.exists(entry.externalName);
+  switch (entry.fate) {
+    case 'live':
+    case 'protected':
+      return inCloud ? (await store.settingsProblems(entry)).map((p) => `${id}: ${p}`) : [`${id}: not in the cloud`];
+    case 'deleted':
+      if (entry.deletionPolicy === 'Delete' && inCloud) return [`${id}: still in the cloud`];
+      // (deleted before the operator created it, a Retain resource has nothing in the cloud to keep)
+      if (entry.deletionPolicy === 'Retain' && !inCloud && (createsOf(cluster, entry) ?? 0) > 0) return [`${id}: Retain, but gone from the cloud`];
+      return [];
+    case 'blocked':
+      return inCloud ? [] : [`${id}: deleted from the cloud with its data`];
+  }
+}
+
+/**
+ * Every problem of one run's resources, and the cloud resources no run of the cluster accounts for
+ * (leaks): the runs share the clouds, so what an earlier run kept on purpose is no leak of a later one.
+ * The API server is read first (two lists); the clouds only once it shows every resource at its fate,
+ * so waiting for convergence costs the operator's 2 cores little.
+ */
+export async function convergenceProblems(cluster: ReliabilityCluster, ledger: Ledger, allLedgers: readonly Ledger[]): Promise<string[]> {
+  const objects = await ledger.readAll();
+  const inApi = ledger.list().flatMap((entry) => apiProblems(entry, objects.get(ledger.key(entry.kind, entry.name))));
+  if (inApi.length > 0) return inApi;
+  // every resource and every store looked at at once: one round of checks takes as long as its slowest call
+  const [perEntry, perStore] = await Promise.all([
+    Promise.all(ledger.list().map((entry) => cloudProblems(cluster, entry))),
+    Promise.all(cluster.stores.all().map(async (store) => ({ store, names: await store.names() }))),
+  ]);
+  const problems = perEntry.flat();
+  const accounted = new Set(
+    allLedgers.flatMap((l) => l.list((e) => e.fate !== 'deleted' || e.deletionPolicy === 'Retain').map((e) => `${e.cloud}/${e.kind}/${e.externalName}`)),
+  );
+  for (const { store, names } of perStore) {
+    for (const name of names) if (!accounted.has(`${store.cloud}/${store.kind}/${name}`)) problems.push(`leaked ${store.cloud} ${store.kind} ${name}`);
   }
   return problems;
 }
 
-/** Cloud resources no ledger entry accounts for (leaks), and every entry's problems. */
-export async function convergenceProblems(cluster: ReliabilityCluster, ledger: Ledger, clients: CloudClients): Promise<string[]> {
-  const problems: string[] = [];
-  for (const entry of ledger.list()) problems.push(...(await entryProblems(cluster, ledger, clients, entry)));
-  const expected = new Set(ledger.list((e) => e.fate !== 'deleted' || e.deletionPolicy === 'Retain').map((e) => `${e.kind}/${e.externalName}`));
-  const buckets = (await clients.s3.send(new ListBucketsCommand({}))).Buckets ?? [];
-  for (const bucket of buckets) if (!expected.has(`Bucket/${bucket.Name}`)) problems.push(`leaked bucket ${bucket.Name}`);
-  const tables = (await clients.dynamodb.send(new ListTablesCommand({}))).TableNames ?? [];
-  for (const table of tables) if (!expected.has(`Table/${table}`)) problems.push(`leaked table ${table}`);
-  return problems;
-}
-
-/** Waits until every resource has reached its fate; the error lists what had not, and the operators' last words. */
-export async function waitConverged(cluster: ReliabilityCluster, ledger: Ledger, clients: CloudClients, timeoutMs = 180_000): Promise<void> {
+/** Waits until every resource of the run has reached its fate; the error lists what had not, and the operators' last words. */
+export async function waitConverged(cluster: ReliabilityCluster, ledger: Ledger, allLedgers: readonly Ledger[], timeoutMs = 180_000): Promise<void> {
   let last: string[] = [];
   try {
     await waitFor(
       'every resource converged',
       async () => {
-        last = await convergenceProblems(cluster, ledger, clients);
+        last = await convergenceProblems(cluster, ledger, allLedgers);
         return last.length === 0;
       },
       timeoutMs,
@@ -105,21 +97,27 @@ export async function waitConverged(cluster: ReliabilityCluster, ledger: Ledger,
   }
 }
 
-/** Successful cloud creates of one resource's external name, through the operator's endpoint. */
-function createsOf(cluster: ReliabilityCluster, entry: Entry): number {
-  return (entry.kind === 'Bucket' ? cluster.s3Proxy.succeeded('CreateBucket') : cluster.dynamodbProxy.succeeded('CreateTable')).get(entry.externalName) ?? 0;
+/**
+ * Successful cloud writes of one operation on a resource's external name by the operator, as its
+ * proxy counted them; undefined where no proxy counts them (Bigtable's gRPC).
+ */
+function writesOf(cluster: ReliabilityCluster, entry: Entry, which: 'create' | 'delete'): number | undefined {
+  const store = cluster.stores.of(entry.cloud, entry.kind);
+  if (!store.dialect || !store.writes) return undefined;
+  return cluster.proxies[store.dialect].succeeded(store.writes[which]).get(entry.externalName) ?? 0;
 }
+
+const createsOf = (cluster: ReliabilityCluster, entry: Entry): number | undefined => writesOf(cluster, entry, 'create');
 
 /**
  * Cloud deletes that succeeded on resources whose cloud side must stay: `Retain`, a bucket holding
  * data without forceDelete, a table with deletionProtection, a `k8or.io/protect` resource.
  */
 export function forbiddenDeletes(cluster: ReliabilityCluster, ledger: Ledger): string[] {
-  const deletes = { Bucket: cluster.s3Proxy.succeeded('DeleteBucket'), Table: cluster.dynamodbProxy.succeeded('DeleteTable') };
   return ledger
     .list((e) => e.deletionPolicy === 'Retain' || e.fate === 'blocked' || e.fate === 'protected')
-    .filter((e) => (deletes[e.kind].get(e.externalName) ?? 0) > 0)
-    .map((e) => `${e.kind}/${e.name} (${e.externalName}, ${e.fate}, ${e.deletionPolicy}) was deleted from the cloud`);
+    .filter((e) => (writesOf(cluster, e, 'delete') ?? 0) > 0)
+    .map((e) => `${e.cloud} ${e.kind}/${e.name} (${e.externalName}, ${e.fate}, ${e.deletionPolicy}) was deleted from the cloud`);
 }
 
 /**
@@ -130,26 +128,26 @@ export function duplicateCreates(cluster: ReliabilityCluster, ledger: Ledger): s
   const problems: string[] = [];
   for (const entry of ledger.list()) {
     const count = createsOf(cluster, entry);
-    if (count > 1) problems.push(`${entry.kind}/${entry.name}: ${count} successful creates of ${entry.externalName}`);
-    if (count === 0 && entry.fate !== 'deleted') problems.push(`${entry.kind}/${entry.name}: ${entry.externalName} exists but no create of it succeeded`);
+    if (count === undefined) continue;
+    if (count > 1) problems.push(`${entry.cloud} ${entry.kind}/${entry.name}: ${count} successful creates of ${entry.externalName}`);
+    if (count === 0 && entry.fate !== 'deleted') problems.push(`${entry.cloud} ${entry.kind}/${entry.name}: ${entry.externalName} exists but no create of it succeeded`);
   }
   return problems;
 }
 
-/** Data lost from any resource that held some. */
-export async function dataLost(ledger: Ledger, clients: CloudClients): Promise<string[]> {
-  const lost: string[] = [];
-  for (const entry of ledger.list((e) => e.holdsData)) lost.push(...(await lostData(clients, entry)));
-  return lost;
+/** Data lost from any resource of the run that held some. */
+export async function dataLost(cluster: ReliabilityCluster, ledger: Ledger): Promise<string[]> {
+  return (await Promise.all(ledger.list((e) => e.holdsData).map((entry) => cluster.stores.of(entry.cloud, entry.kind).lostData(entry)))).flat();
 }
 
-/** How many cloud writes (creates, deletes) the operator's proxies saw succeed, per operation. */
-export function cloudWriteCounts(cluster: ReliabilityCluster): Record<string, number> {
-  const total = (counts: Map<string, number>): number => [...counts.values()].reduce((a, b) => a + b, 0);
-  return {
-    CreateBucket: total(cluster.s3Proxy.succeeded('CreateBucket')),
-    DeleteBucket: total(cluster.s3Proxy.succeeded('DeleteBucket')),
-    CreateTable: total(cluster.dynamodbProxy.succeeded('CreateTable')),
-    DeleteTable: total(cluster.dynamodbProxy.succeeded('DeleteTable')),
-  };
+/** The run's cloud creates and deletes that succeeded, per cloud and kind (`aws Bucket create: 8`). */
+export function cloudWriteCounts(cluster: ReliabilityCluster, ledger: Ledger): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const entry of ledger.list()) {
+    for (const which of ['create', 'delete'] as const) {
+      const n = writesOf(cluster, entry, which) ?? 0;
+      if (n > 0) counts[`${entry.cloud} ${entry.kind} ${which}`] = (counts[`${entry.cloud} ${entry.kind} ${which}`] ?? 0) + n;
+    }
+  }
+  return counts;
 }

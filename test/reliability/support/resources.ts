@@ -1,9 +1,9 @@
-// The suite's side of a run: Buckets and Tables created, edited and deleted through the API server
-// as a user would (the admin's client, never faulted), and a ledger of what each should end as.
+// The suite's side of a run: Buckets and Tables in every cloud created, edited and deleted through the
+// API server as a user would (the admin's client, never faulted), and a ledger of what each should end as.
 import type { KubeRest } from '@k8or/core';
-import { USER_NAMESPACE } from './cluster.ts';
+import type { CloudName, Kind } from './stores/index.ts';
 
-export type Kind = 'Bucket' | 'Table';
+export type { CloudName, Kind } from './stores/index.ts';
 
 export interface Condition {
   type: string;
@@ -31,47 +31,54 @@ export interface ManagedObject {
 export type Fate = 'live' | 'deleted' | 'blocked' | 'protected';
 
 export interface Entry {
+  cloud: CloudName;
   kind: Kind;
+  namespace: string;
   name: string;
   /** The external name the webhook defaulted, known from the create's answer. */
   externalName: string;
   deletionPolicy: 'Delete' | 'Retain';
   fate: Fate;
   /** The spec fields the suite last set (compared with the cloud at the end). */
-  desired: { versioning?: boolean; ttlAttribute?: string | undefined };
-  /** Objects or items written into it before the faults, read back after. */
+  desired: { versioning?: boolean; ttlAttribute?: string | undefined; round?: string };
+  /** Objects, blobs or items written into it before the faults, read back after. */
   holdsData: boolean;
-  /** Table: spec.deletionProtection (DynamoDB refuses DeleteTable). */
+  /** Table: spec.deletionProtection (the engine refuses to delete it). */
   deletionProtection: boolean;
 }
 
 export const GROUP_VERSION = 'k8or.io/v1alpha1';
 
-export function collectionPath(kind: Kind): string {
-  return `/apis/k8or.io/v1alpha1/namespaces/${USER_NAMESPACE}/${kind === 'Bucket' ? 'buckets' : 'tables'}`;
-}
+/** The ProviderConfig of each cloud in a fault run (AWS is the cluster default, named by no reference). */
+export const PROVIDER_CONFIG_OF = { aws: undefined, gcp: 'reliability-gcp', azure: 'reliability-azure' } as const satisfies Record<CloudName, string | undefined>;
 
-export function objectPath(kind: Kind, name: string): string {
-  return `${collectionPath(kind)}/${name}`;
+export function collectionPath(namespace: string, kind: Kind): string {
+  return `/apis/k8or.io/v1alpha1/namespaces/${namespace}/${kind === 'Bucket' ? 'buckets' : 'tables'}`;
 }
 
 export interface NewResource {
+  cloud: CloudName;
   kind: Kind;
   name: string;
   deletionPolicy?: 'Delete' | 'Retain';
-  /** Bucket: spec.versioning. */
+  /** Bucket on AWS and GCP: spec.versioning. */
   versioning?: boolean;
   /** Table: spec.deletionProtection. */
   deletionProtection?: boolean;
   protect?: boolean;
 }
 
-function manifest(resource: NewResource): ManagedObject {
+/** Versioning is a bucket setting on S3 and GCS; Azure has it per account, not per container. */
+const hasVersioning = (cloud: CloudName, kind: Kind): boolean => kind === 'Bucket' && cloud !== 'azure';
+
+function manifest(namespace: string, resource: NewResource): ManagedObject {
   const spec: Record<string, unknown> = { deletionPolicy: resource.deletionPolicy ?? 'Delete' };
+  const providerConfig = PROVIDER_CONFIG_OF[resource.cloud];
+  if (providerConfig) spec['providerConfigRef'] = { name: providerConfig };
   if (resource.kind === 'Bucket') {
-    // (labels on Buckets only: DynamoDB Local has no table tags, so a Table's labels never apply there)
+    // (labels on Buckets only: DynamoDB Local has no table tags and Azure tables none at all, so a Table's labels never apply there)
     spec['labels'] = { suite: 'reliability' };
-    spec['versioning'] = resource.versioning ?? false;
+    if (hasVersioning(resource.cloud, resource.kind)) spec['versioning'] = resource.versioning ?? false;
     spec['forceDelete'] = false;
   } else {
     spec['partitionKey'] = { name: 'id', type: 'string' };
@@ -80,19 +87,22 @@ function manifest(resource: NewResource): ManagedObject {
   return {
     apiVersion: GROUP_VERSION,
     kind: resource.kind,
-    metadata: { name: resource.name, namespace: USER_NAMESPACE, ...(resource.protect ? { annotations: { 'k8or.io/protect': 'true' } } : {}) },
+    metadata: { name: resource.name, namespace, ...(resource.protect ? { annotations: { 'k8or.io/protect': 'true' } } : {}) },
     spec,
   };
 }
 
-/** The suite's record of every resource of a run and what it should end as. */
+/** The suite's record of every resource of one run (one namespace) and what it should end as. */
 export class Ledger {
   readonly entries = new Map<string, Entry>();
 
+  readonly namespace: string;
+
   private readonly admin: KubeRest;
 
-  constructor(admin: KubeRest) {
+  constructor(admin: KubeRest, namespace: string) {
     this.admin = admin;
+    this.namespace = namespace;
   }
 
   key(kind: Kind, name: string): string {
@@ -109,17 +119,23 @@ export class Ledger {
     return [...this.entries.values()].filter(filter);
   }
 
+  path(entry: Pick<Entry, 'kind' | 'name'>): string {
+    return `${collectionPath(this.namespace, entry.kind)}/${entry.name}`;
+  }
+
   async create(resource: NewResource): Promise<Entry> {
-    const created = await this.admin.create<ManagedObject>(collectionPath(resource.kind), manifest(resource));
+    const created = await this.admin.create<ManagedObject>(collectionPath(this.namespace, resource.kind), manifest(this.namespace, resource));
     const externalName = created.spec.name;
     if (!externalName) throw new Error(`the webhook gave ${resource.kind}/${resource.name} no spec.name`);
     const entry: Entry = {
+      cloud: resource.cloud,
       kind: resource.kind,
+      namespace: this.namespace,
       name: resource.name,
       externalName,
       deletionPolicy: resource.deletionPolicy ?? 'Delete',
       fate: resource.protect ? 'protected' : 'live',
-      desired: resource.kind === 'Bucket' ? { versioning: resource.versioning ?? false } : {},
+      desired: hasVersioning(resource.cloud, resource.kind) ? { versioning: resource.versioning ?? false } : {},
       holdsData: false,
       deletionProtection: resource.deletionProtection ?? false,
     };
@@ -127,15 +143,19 @@ export class Ledger {
     return entry;
   }
 
-  /** A spec edit: a Bucket's versioning flips and its labels change; a Table's TTL attribute is set or unset. */
+  /**
+   * A spec edit: a Bucket's labels change (and on S3 and GCS its versioning flips); an AWS Table's TTL
+   * attribute is set or unset. (Azure tables have nothing to edit: the workload does not pick them.)
+   */
   async update(entry: Entry, round: number): Promise<void> {
     if (entry.kind === 'Bucket') {
-      const versioning = !entry.desired.versioning;
-      await this.admin.patch(objectPath(entry.kind, entry.name), { spec: { versioning, labels: { suite: 'reliability', round: String(round) } } });
-      entry.desired.versioning = versioning;
+      const versioning = hasVersioning(entry.cloud, entry.kind) ? !entry.desired.versioning : undefined;
+      await this.admin.patch(this.path(entry), { spec: { ...(versioning === undefined ? {} : { versioning }), labels: { suite: 'reliability', round: String(round) } } });
+      if (versioning !== undefined) entry.desired.versioning = versioning;
+      entry.desired.round = String(round);
     } else {
       const ttlAttribute = entry.desired.ttlAttribute ? undefined : `expiresAt${round}`;
-      await this.admin.patch(objectPath(entry.kind, entry.name), { spec: { ttlAttribute: ttlAttribute ?? null } });
+      await this.admin.patch(this.path(entry), { spec: { ttlAttribute: ttlAttribute ?? null } });
       entry.desired.ttlAttribute = ttlAttribute;
     }
   }
@@ -146,7 +166,7 @@ export class Ledger {
    */
   async delete(entry: Entry): Promise<void> {
     try {
-      await this.admin.request('DELETE', objectPath(entry.kind, entry.name));
+      await this.admin.request('DELETE', this.path(entry));
     } catch (error) {
       if (entry.fate === 'protected' && /is protected from deletion/.test(String(error))) return;
       throw error;
@@ -156,8 +176,10 @@ export class Ledger {
     entry.fate = guarded && entry.deletionPolicy === 'Delete' ? 'blocked' : 'deleted';
   }
 
-  async read(entry: Entry): Promise<ManagedObject | undefined> {
-    return await this.admin.get<ManagedObject>(objectPath(entry.kind, entry.name));
+  /** Every Bucket and Table of the run's namespace, by `key(kind, name)`. */
+  async readAll(): Promise<Map<string, ManagedObject>> {
+    const lists = await Promise.all((['Bucket', 'Table'] as const).map(async (kind) => ({ kind, list: await this.admin.get<{ items: ManagedObject[] }>(collectionPath(this.namespace, kind)) })));
+    return new Map(lists.flatMap(({ kind, list }) => (list?.items ?? []).map((object) => [this.key(kind, object.metadata.name), object] as const)));
   }
 }
 

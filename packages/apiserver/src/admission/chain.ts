@@ -87,10 +87,11 @@ export class AdmissionChain {
   async mutate(request: AdmissionRequest): Promise<MutationResult> {
     const warnings: string[] = [];
     let object = request.object;
+    // Encoded again only when a webhook's patch changed the object the next one must see.
+    let review: EncodedReview | undefined;
     for (const webhook of this.matching(MUTATING, request)) {
-      const current: AdmissionRequest = { ...request };
-      if (object) current.object = object;
-      const response = await this.call(webhook, current);
+      if (!review || review.object !== object) review = encodeReview(object === request.object ? request : { ...request, object });
+      const response = await this.call(webhook, review);
       if (!response) continue;
       warnings.push(...response.warnings);
       if (response.patch && object) object = applyWebhookPatch(webhook.name, object, response.patch, response.patchType);
@@ -100,7 +101,11 @@ export class AdmissionChain {
 
   /** Run validating webhooks in parallel; returns their warnings. Throws a Status on denial. */
   async validate(request: AdmissionRequest): Promise<string[]> {
-    const responses = await Promise.all(this.matching(VALIDATING, request).map((w) => this.call(w, request)));
+    const webhooks = this.matching(VALIDATING, request);
+    if (webhooks.length === 0) return [];
+    // They all see the same request: encoded once.
+    const review = encodeReview(request);
+    const responses = await Promise.all(webhooks.map((w) => this.call(w, review)));
     return responses.flatMap((r) => r?.warnings ?? []);
   }
 
@@ -180,7 +185,7 @@ export class AdmissionChain {
   }
 
   /** Call one webhook; undefined when it failed and failurePolicy is Ignore. Throws a Status on denial or Fail. */
-  private async call(webhook: CompiledWebhook, request: AdmissionRequest): Promise<{ warnings: string[]; patch?: string; patchType?: string } | undefined> {
+  private async call(webhook: CompiledWebhook, review: EncodedReview): Promise<{ warnings: string[]; patch?: string; patchType?: string } | undefined> {
     const { name, failurePolicy, endpoint } = webhook;
     const uid = randomUUID();
     const failed = (why: string): undefined => {
@@ -193,7 +198,7 @@ export class AdmissionChain {
     if (typeof endpoint === 'string') return failed(endpoint);
     let reply: unknown;
     try {
-      reply = await postAdmissionReview(endpoint, JSON.stringify(admissionReview(uid, request)), this.clients.connectionFor(endpoint));
+      reply = await postAdmissionReview(endpoint, review.body(uid), this.clients.connectionFor(endpoint));
     } catch (err) {
       return failed(err instanceof WebhookCallError ? err.message : `failed to call webhook: ${String(err)}`);
     }
@@ -237,13 +242,23 @@ function applyWebhookPatch(name: string, object: KubeObject, patchBase64: string
   }
 }
 
-function admissionReview(uid: string, r: AdmissionRequest): KubeObject {
+/** An AdmissionReview serialized once for every webhook call it goes out on; each call has a uid of its own, as in kube-apiserver. */
+interface EncodedReview {
+  /** The object it carries, to tell whether a patch since then calls for a new encoding. */
+  object: KubeObject | undefined;
+  body(uid: string): string;
+}
+
+const REVIEW_HEAD = '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":';
+
+function encodeReview(r: AdmissionRequest): EncodedReview {
+  const kind = { group: r.group, version: r.version, kind: r.kind };
+  const resource = { group: r.group, version: r.version, resource: r.resource };
   const request: Record<string, unknown> = {
-    uid,
-    kind: { group: r.group, version: r.version, kind: r.kind },
-    resource: { group: r.group, version: r.version, resource: r.resource },
-    requestKind: { group: r.group, version: r.version, kind: r.kind },
-    requestResource: { group: r.group, version: r.version, resource: r.resource },
+    kind,
+    resource,
+    requestKind: kind,
+    requestResource: resource,
     name: r.name,
     operation: r.operation,
     userInfo: r.user,
@@ -257,5 +272,7 @@ function admissionReview(uid: string, r: AdmissionRequest): KubeObject {
     request['subResource'] = r.subresource;
     request['requestSubResource'] = r.subresource;
   }
-  return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request };
+  // The request's fields after its uid: `"kind":...}`, closed by the review's own brace.
+  const rest = JSON.stringify(request).slice(1);
+  return { object: r.object, body: (uid) => `${REVIEW_HEAD}${JSON.stringify(uid)},${rest}}` };
 }

@@ -175,7 +175,7 @@ function postHttp2(session: http2.ClientHttp2Session, path: string, body: string
   };
   stream.on('response', (headers) => (status = Number(headers[':status'] ?? 0)));
   stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-  stream.on('end', () => finish(undefined, { status, text: Buffer.concat(chunks).toString('utf8') }));
+  stream.on('end', () => finish(undefined, { status, text: textOf(chunks) }));
   stream.on('error', (error: Error & { code?: string }) => {
     const refused = stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM;
     if (status === 0 && (refused || (reused && RETRYABLE_H2.has(error.code ?? '')))) {
@@ -229,7 +229,7 @@ function postHttp1(target: ConnectionTarget, agent: https.Agent, path: string, b
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', (error) => finish(error));
-      res.on('end', () => finish(undefined, { status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => finish(undefined, { status: res.statusCode ?? 0, text: textOf(chunks) }));
     },
   );
   req.on('error', (error: Error & { code?: string }) => {
@@ -241,4 +241,9 @@ function postHttp1(target: ConnectionTarget, agent: https.Agent, path: string, b
     finished = true;
     req.destroy();
   };
+}
+
+/** The body's text; a review's answer is mostly one chunk, which needs no copy first. */
+function textOf(chunks: Buffer[]): string {
+  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
 }

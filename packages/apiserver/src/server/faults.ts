@@ -1,7 +1,7 @@
 /**
  * Fault injection for tests of clients: a seeded share of the requests of chosen users is answered
- * the way a troubled kube-apiserver answers, with its own Status bodies, before the request does
- * anything (a faulted write stores nothing):
+ * the way a troubled kube-apiserver answers, with its own Status bodies. Most faults come before the
+ * request does anything (a faulted write stores nothing):
  *
  * - `conflict`  409 Conflict on update and patch ("the object has been modified"), as after a
  *               concurrent write;
@@ -12,13 +12,22 @@
  * - `dropWatch` a watch that opens normally and is cut without a word a little later (a load
  *               balancer or apiserver restart).
  *
+ * Two come after the write is stored, as when etcd commits a write but the apiserver's wait for it
+ * times out, or the connection breaks before the answer: the client cannot tell the write happened.
+ *
+ * - `internalAfterWrite` a create, update, patch or delete is applied (watchers see it), then answered
+ *               500 InternalError ("etcdserver: request timed out") in place of its own answer;
+ * - `cutAfterWrite`      the same write applied, then the connection cut without an answer.
+ *
  * The injector is switched on and off at run time (`enable()`, `disable()`, `configure()`), counts
  * what it injected, and draws every choice from its seed, so a run replays.
  */
 import type { ApiFaultKind, ApiFaultOptions, ApiFaults, RequestVerb } from '../types.js';
 import { ApiError, conflict, gone, qualifiedResource } from '../status.js';
 
-export const API_FAULT_KINDS: readonly ApiFaultKind[] = ['conflict', 'throttle', 'internal', 'gone', 'dropWatch'];
+export const API_FAULT_KINDS: readonly ApiFaultKind[] = ['conflict', 'throttle', 'internal', 'gone', 'dropWatch', 'internalAfterWrite', 'cutAfterWrite'];
+
+const WRITES: ReadonlySet<RequestVerb> = new Set(['create', 'update', 'patch', 'delete']);
 
 /** What the injector needs to know of a request. */
 export interface FaultableRequest {
@@ -31,8 +40,16 @@ export interface FaultableRequest {
   resumes: boolean;
 }
 
-/** A fault to answer with: an error Status, or a watch to cut after `afterMs`. */
-export type FaultDecision = { kind: Exclude<ApiFaultKind, 'dropWatch'>; error: ApiError; watchEvent: boolean } | { kind: 'dropWatch'; afterMs: number };
+/**
+ * A fault to answer with: an error Status in place of serving the request; a watch to cut after
+ * `afterMs`; or, after the write is served and stored, its answer replaced by `error` (or by a cut
+ * connection, when `error` is undefined).
+ */
+export type FaultDecision =
+  | { kind: 'conflict' | 'throttle' | 'internal' | 'gone'; error: ApiError; watchEvent: boolean }
+  | { kind: 'dropWatch'; afterMs: number }
+  | { kind: 'internalAfterWrite'; afterWrite: true; error: ApiError }
+  | { kind: 'cutAfterWrite'; afterWrite: true; error: undefined };
 
 /** The seconds a 429 asks the client to wait, as APF's default. */
 const RETRY_AFTER_SECONDS = 1;
@@ -43,6 +60,7 @@ const ADMIN = 'k8or-sandbox-admin';
 function kindsApplicable(request: FaultableRequest): ApiFaultKind[] {
   const kinds: ApiFaultKind[] = ['throttle', 'internal'];
   if (request.verb === 'update' || request.verb === 'patch') kinds.push('conflict');
+  if (WRITES.has(request.verb)) kinds.push('internalAfterWrite', 'cutAfterWrite');
   if (request.verb === 'watch') kinds.push('dropWatch');
   if ((request.verb === 'watch' || request.verb === 'list') && request.resumes) kinds.push('gone');
   return kinds;
@@ -71,7 +89,7 @@ export class FaultInjector implements ApiFaults {
   #options: ApiFaultOptions;
   #random: () => number;
   #enabled: boolean;
-  readonly injected: Record<ApiFaultKind, number> = { conflict: 0, throttle: 0, internal: 0, gone: 0, dropWatch: 0 };
+  readonly injected: Record<ApiFaultKind, number> = { conflict: 0, throttle: 0, internal: 0, gone: 0, dropWatch: 0, internalAfterWrite: 0, cutAfterWrite: 0 };
 
   constructor(options: ApiFaultOptions = { rate: 0 }) {
     checkOptions(options);
@@ -129,6 +147,11 @@ export class FaultInjector implements ApiFaults {
         return { kind, error: new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: RETRY_AFTER_SECONDS }), watchEvent: false };
       case 'internal':
         return { kind, error: new ApiError(500, 'InternalError', `Internal error occurred: injected fault serving ${what}`, { causes: [{ message: 'injected fault' }] }), watchEvent: false };
+      case 'internalAfterWrite':
+        // kube-apiserver's answer when etcd took the write but did not confirm it in time
+        return { kind, afterWrite: true, error: new ApiError(500, 'InternalError', `Internal error occurred: etcdserver: request timed out (injected fault after storing ${what})`, { causes: [{ message: 'etcdserver: request timed out' }] }) };
+      case 'cutAfterWrite':
+        return { kind, afterWrite: true, error: undefined };
       case 'gone':
         return request.verb === 'watch'
           ? { kind, error: gone('too old resource version: injected fault (the history was compacted)'), watchEvent: true }

@@ -117,8 +117,9 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
 }
 
 /**
- * Answers the request with an injected fault when the injector picks one (true), or arms a cut of
- * the watch it is about to serve (false: serve it as usual).
+ * Answers the request with an injected fault when the injector picks one (true), or arms a fault
+ * that comes while or after it is served (false: serve it as usual): a watch's cut, or a write's
+ * answer lost after the write was stored.
  */
 function injectFault(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL, username: string): boolean {
   const query = url.searchParams;
@@ -132,6 +133,10 @@ function injectFault(ctx: ServerContext, req: IncomingMessage, res: ServerRespon
     res.on('close', () => clearTimeout(timer));
     return false;
   }
+  if ('afterWrite' in decision) {
+    loseSuccessfulAnswer(res, decision.error);
+    return false;
+  }
   req.resume();
   if (decision.watchEvent) {
     // as the real server: the watch opens, then its one event is the 410 Status
@@ -142,6 +147,40 @@ function injectFault(ctx: ServerContext, req: IncomingMessage, res: ServerRespon
   for (const [name, value] of Object.entries(retryAfterHeader(decision))) res.setHeader(name, value);
   sendStatus(res, decision.error.status);
   return true;
+}
+
+/**
+ * Lets the request be served as usual and, if it succeeds (the write is stored and its watchers told),
+ * replaces its answer with `error`, or cuts the connection when there is none. An answer that is
+ * already a failure goes out as it is: then nothing was stored. Every handler answers through one
+ * writeHead and one end, so those two are what is taken over, on this one response only.
+ */
+function loseSuccessfulAnswer(res: ServerResponse, error: ApiError | undefined): void {
+  const writeHead = res.writeHead.bind(res) as (status: number, headers?: Record<string, string | string[]>) => ServerResponse;
+  const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
+  let lost = false;
+  const restore = (): void => {
+    res.writeHead = writeHead as ServerResponse['writeHead'];
+    res.end = end as ServerResponse['end'];
+  };
+  res.writeHead = ((status: number, headers?: Record<string, string | string[]>) => {
+    if (status < 200 || status >= 300) {
+      restore();
+      return writeHead(status, headers);
+    }
+    lost = true;
+    return res;
+  }) as ServerResponse['writeHead'];
+  res.end = ((chunk?: unknown) => {
+    restore();
+    if (!lost) return end(chunk);
+    if (!error) {
+      res.destroy();
+      return res;
+    }
+    sendStatus(res, error.status);
+    return res;
+  }) as ServerResponse['end'];
 }
 
 /** authorizer.Attributes of a request: resource requests by their verb, others by their path and lowercased method. */

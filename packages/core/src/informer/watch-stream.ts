@@ -52,9 +52,17 @@ export function openWatchStream(access: KubeAccess, path: string, options: Watch
       request?.destroy();
       resolve(end);
     };
+    // One timer for the stream, not one per chunk: each chunk only notes the time, and the
+    // timer, when it fires, sleeps again for whatever is left of the window.
+    let lastByteAt = 0;
+    const watchInactivity = (): void => {
+      const quiet = performance.now() - lastByteAt;
+      if (quiet >= options.inactivityMs) finish({ reason: 'inactive' });
+      else inactivity = setTimeout(watchInactivity, options.inactivityMs - quiet);
+    };
     const touch = (): void => {
-      clearTimeout(inactivity);
-      inactivity = setTimeout(() => finish({ reason: 'inactive' }), options.inactivityMs);
+      lastByteAt = performance.now();
+      if (inactivity === undefined) inactivity = setTimeout(watchInactivity, options.inactivityMs);
     };
     void (async () => {
       const cluster = access.getCurrentCluster();
@@ -81,10 +89,11 @@ export function openWatchStream(access: KubeAccess, path: string, options: Watch
         response.on('data', (chunk: string) => {
           touch();
           buffered += chunk;
-          for (let newline = buffered.indexOf('\n'); newline >= 0 && !done; newline = buffered.indexOf('\n')) {
-            const line = buffered.slice(0, newline).trim();
-            buffered = buffered.slice(newline + 1);
-            if (!line) continue;
+          let start = 0;
+          for (let newline = buffered.indexOf('\n'); newline >= 0 && !done; newline = buffered.indexOf('\n', start)) {
+            const line = buffered.slice(start, newline);
+            start = newline + 1;
+            if (line.trim() === '') continue;
             let event: { type?: unknown; object?: unknown };
             try {
               event = JSON.parse(line) as { type?: unknown; object?: unknown };
@@ -94,6 +103,7 @@ export function openWatchStream(access: KubeAccess, path: string, options: Watch
             }
             options.onEvent(typeof event.type === 'string' ? event.type : '', event.object);
           }
+          buffered = buffered.slice(start);
         });
         response.on('end', () => finish({ reason: 'closed' }));
         response.on('error', (error) => finish({ reason: 'error', error }));

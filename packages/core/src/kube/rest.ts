@@ -6,7 +6,7 @@ import type { KubeAccess } from './access.js';
  * The one Kubernetes HTTP client of core: the engine's object reads and
  * writes, the informer's lists and the leader elector's Lease all go through
  * `sendRequest`, with the same timeout, abort signal and error type.
- * (Watches stream through client-node's `Watch`.)
+ * (Watches stream through `openWatchStream`, with the same server and credentials.)
  */
 
 /** The HTTP status and decoded body of one API request. */
@@ -77,6 +77,7 @@ export interface SendOptions {
  * on timeout or abort.
  */
 export async function sendRequest(server: URL, base: https.RequestOptions, method: string, path: string, options: SendOptions = {}): Promise<RestResponse> {
+  options.signal?.throwIfAborted();
   const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
   const headers: http.OutgoingHttpHeaders = {
     ...(base.headers as http.OutgoingHttpHeaders | undefined),
@@ -87,36 +88,62 @@ export async function sendRequest(server: URL, base: https.RequestOptions, metho
     headers['content-type'] = options.contentType ?? 'application/json';
     headers['content-length'] = payload.length;
   }
-  const url = new URL(server.href.replace(/\/$/, '') + path);
-  for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, value);
-  const transport = url.protocol === 'http:' ? http : https;
+  const transport = server.protocol === 'http:' ? http : https;
   const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  signal.throwIfAborted();
   return await new Promise<RestResponse>((resolve, reject) => {
-    const request = transport.request(url, { ...base, method, headers, signal, ...(options.agent ? { agent: options.agent } : {}) }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let decoded: unknown = text;
-        try {
-          decoded = text ? JSON.parse(text) : undefined;
-        } catch {
-          // keep the raw text for the error message
-        }
-        const status = response.statusCode ?? 0;
-        if (status >= 200 && status < 300) resolve({ status, body: decoded });
-        else reject(KubeApiError.fromResponse(method, path, status, decoded));
-      });
-    });
+    // One plain timer per request: AbortSignal.timeout and AbortSignal.any cost
+    // more CPU than the rest of a keep-alive request's client side.
+    const request = transport.request(
+      {
+        ...base,
+        protocol: server.protocol,
+        // urlToHttpOptions' rule: an IPv6 literal goes without its brackets.
+        hostname: server.hostname.startsWith('[') ? server.hostname.slice(1, -1) : server.hostname,
+        port: server.port,
+        path: requestPath(server, path, options.query),
+        method,
+        headers,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.agent ? { agent: options.agent } : {}),
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          clearTimeout(timer);
+          const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+          let decoded: unknown = text;
+          try {
+            decoded = text ? JSON.parse(text) : undefined;
+          } catch {
+            // keep the raw text for the error message
+          }
+          const status = response.statusCode ?? 0;
+          if (status >= 200 && status < 300) resolve({ status, body: decoded });
+          else reject(KubeApiError.fromResponse(method, path, status, decoded));
+        });
+      },
+    );
+    const timer = setTimeout(() => {
+      request.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
     request.on('error', (error) => {
-      reject(timeout.aborted && !options.signal?.aborted ? new Error(`${method} ${path}: no answer within ${timeoutMs} ms`, { cause: error }) : error);
+      clearTimeout(timer);
+      reject(error);
     });
     request.end(payload);
   });
+}
+
+/** The request path: the server URL's own path prefix, the API path and the query. */
+function requestPath(server: URL, path: string, query: Record<string, string | undefined> | undefined): string {
+  const prefix = server.pathname === '/' ? '' : server.pathname.replace(/\/$/, '');
+  if (!query) return prefix + path;
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, value);
+  const search = params.toString();
+  return search ? `${prefix}${path}${path.includes('?') ? '&' : '?'}${search}` : prefix + path;
 }
 
 export type PatchType = 'merge' | 'json';
@@ -137,9 +164,10 @@ export class KubeRest {
   readonly #server: URL;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
-  #options: https.RequestOptions | undefined;
+  #perRequest: https.RequestOptions = {};
+  #tls: https.AgentOptions | undefined;
   #optionsAt = 0;
-  readonly #agent: http.Agent | https.Agent;
+  #agent: http.Agent | https.Agent;
 
   constructor(kubeConfig: KubeAccess, options: { userAgent?: string; timeoutMs?: number } = {}) {
     const cluster = kubeConfig.getCurrentCluster();
@@ -148,19 +176,37 @@ export class KubeRest {
     this.#server = new URL(cluster.server);
     this.#userAgent = options.userAgent ?? 'k8or-engine';
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.#agent = this.#server.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, maxSockets: 64 });
+    this.#agent = this.#newAgent({});
   }
 
-  /** TLS and auth options from the kubeconfig, re-read every minute so rotated tokens are picked up. */
+  #newAgent(tls: https.AgentOptions): http.Agent | https.Agent {
+    return this.#server.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, maxSockets: 64, ...tls });
+  }
+
+  /**
+   * Auth headers (and basic auth) from the kubeconfig, re-read every minute so rotated tokens
+   * are picked up. The TLS options (CA, client certificate and key) live on
+   * the agent, not on each request: the agent would otherwise rebuild its
+   * pool key from every PEM on every request. Rotated TLS material gets a new
+   * agent; the old one is closed once its requests can have finished.
+   */
   async #requestOptions(): Promise<https.RequestOptions> {
     const now = Date.now();
-    if (!this.#options || now - this.#optionsAt > 60_000) {
+    if (!this.#tls || now - this.#optionsAt > 60_000) {
       const options: https.RequestOptions = {};
       await this.#kubeConfig.applyToHTTPSOptions(options);
-      this.#options = options;
+      const { headers, auth } = options;
+      const tls = tlsOptionsOf(options);
+      if (!this.#tls || !sameTlsOptions(this.#tls, tls)) {
+        const previous = this.#agent;
+        this.#agent = this.#newAgent(tls);
+        if (this.#tls) setTimeout(() => previous.destroy(), this.#timeoutMs).unref();
+        this.#tls = tls;
+      }
+      this.#perRequest = { ...(headers ? { headers } : {}), ...(auth ? { auth } : {}) };
       this.#optionsAt = now;
     }
-    return this.#options;
+    return this.#perRequest;
   }
 
   /** Sends one request; resolves for 2xx, throws KubeApiError otherwise. */
@@ -208,4 +254,29 @@ export class KubeRest {
   close(): void {
     this.#agent.destroy();
   }
+}
+
+/** Whether two sets of TLS options hold the same values (PEM buffers compared by content). */
+function sameTlsOptions(a: https.AgentOptions, b: https.AgentOptions): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof https.AgentOptions>;
+  for (const key of keys) if (!sameOptionValue(a[key], b[key])) return false;
+  return true;
+}
+
+function sameOptionValue(a: unknown, b: unknown): boolean {
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameOptionValue(item, b[i]));
+  return a === b;
+}
+
+/**
+ * The connection-level options a kubeconfig sets. Anything else it hands back
+ * (client-node adds an agent of its own) is not used: ours is keep-alive and pooled.
+ */
+const TLS_OPTION_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername', 'ciphers', 'crl', 'minVersion', 'maxVersion', 'secureOptions', 'secureProtocol', 'checkServerIdentity'] as const;
+
+function tlsOptionsOf(options: https.RequestOptions): https.AgentOptions {
+  const tls: Record<string, unknown> = {};
+  for (const key of TLS_OPTION_KEYS) if (options[key] !== undefined) tls[key] = options[key];
+  return tls as https.AgentOptions;
 }

@@ -69,9 +69,15 @@ const s3: CloudDialect = {
   ],
   // Path-style addressing: the bucket is the first segment.
   resourceOf: (request) => segments(request.url)[0] ?? '',
+  // `PUT /bucket` (CreateBucket), `PUT /bucket?versioning`, `PUT /bucket/object` (PutObject): the
+  // SDK's own `x-id` parameter names no subresource
   operationOf: (request) => {
-    const query = request.url.split('?')[1]?.split('&')[0]?.split('=')[0];
-    return `${request.method} ${segments(request.url).length === 0 ? '/' : '/bucket'}${query ? `?${query}` : ''}`;
+    const query = (request.url.split('?')[1] ?? '')
+      .split('&')
+      .map((parameter) => parameter.split('=')[0])
+      .find((name) => name && name !== 'x-id');
+    const depth = segments(request.url).length;
+    return `${request.method} ${depth === 0 ? '/' : depth === 1 ? '/bucket' : '/bucket/object'}${query ? `?${query}` : ''}`;
   },
 };
 
@@ -171,9 +177,11 @@ const azureBlob: CloudDialect = {
   throttles: [azureBlobError(503, 'ServerBusy', SERVER_BUSY)],
   serverErrors: [azureBlobError(500, 'InternalError', AZURE_INTERNAL), azureBlobError(500, 'OperationTimedOut', 'The operation could not be completed within the permitted time.')],
   resourceOf: (request) => segments(request.url)[1] ?? '',
+  // `PUT /container` (Create Container), `PUT /container?comp=metadata`, `PUT /container/blob` (Put Blob)
   operationOf: (request) => {
     const comp = /[?&]comp=([^&]+)/.exec(request.url)?.[1];
-    return `${request.method} ${segments(request.url).length > 1 ? '/container' : '/'}${comp ? `?comp=${comp}` : ''}`;
+    const depth = segments(request.url).length;
+    return `${request.method} ${depth > 2 ? '/container/blob' : depth > 1 ? '/container' : '/'}${comp ? `?comp=${comp}` : ''}`;
   },
 };
 

@@ -7,6 +7,8 @@ import { admissionResponseSchema, admissionReviewSchema, errorSchema } from './s
 export interface AdmissionRoutesOptions {
   context: AdmissionContext;
   metrics: WebhookMetrics;
+  /** True once the context's caches are synced. */
+  isReady(): boolean;
   /** Resolves true once the context's caches are synced, false if that takes longer than `waitMs`. */
   waitUntilReady(waitMs: number): Promise<boolean>;
   /** How long a review may wait for the first cache sync before it is denied as unavailable. */
@@ -31,7 +33,8 @@ export const admissionRoutes: FastifyPluginAsync<AdmissionRoutesOptions> = async
         const fields = (): Record<string, unknown> => ({ webhook, uid, kind: kind.kind, operation, namespace, name, dryRun: dryRun === true });
         let answer: AdmissionReview;
         let result: ReviewResult;
-        if (!(await options.waitUntilReady(options.syncWaitMs))) {
+        // Once synced (every review but the first few), no promise to wait on.
+        if (!options.isReady() && !(await options.waitUntilReady(options.syncWaitMs))) {
           answer = unavailable(uid, 'the webhook has not finished loading ProviderConfigs and Namespaces from the API server yet; retry shortly');
           result = 'error';
         } else {

@@ -1,9 +1,11 @@
 import { STATUS_CODES } from 'node:http';
+import type { Http2ServerResponse } from 'node:http2';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifySchemaValidationError } from 'fastify';
 import type { Logger } from 'pino';
 import secureJson from 'secure-json-parse';
 import type { AdmissionContext } from '../admission/types.js';
 import { admissionRoutes } from './admission-routes.js';
+import { Http2ResponseWithoutTrailers } from './h2-response.js';
 import type { WebhookMetrics } from './metrics.js';
 import { probeRoutes } from './probe-routes.js';
 
@@ -32,10 +34,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // HTTP/2 for clients that offer it (kube-apiserver's Go client does: every admission call a stream on
     // one connection), HTTP/1.1 for the rest.
     http2: true,
-    https: { ...options.https, allowHTTP1: true },
+    https: { ...options.https, allowHTTP1: true, Http2ServerResponse: Http2ResponseWithoutTrailers as typeof Http2ServerResponse },
     loggerInstance: options.logger,
     // Every request would be two log lines; bad requests are logged once by the error handler instead.
     logController: new LogController({ disableRequestLogging: true }),
+    // A child logger per request (for its reqId) costs a review more than its metrics do; at info and
+    // above a review logs at most one line, which names its uid and webhook, so the server's logger serves.
+    childLoggerFactory: (logger, bindings, childOptions) => (options.logger.isLevelEnabled('debug') ? logger.child(bindings, childOptions) : logger),
     bodyLimit: options.bodyLimit,
     requestTimeout: options.requestTimeoutMs,
     return503OnClosing: true,
@@ -68,7 +73,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `${request.method} ${request.url.slice(0, 200)} is not served here; use POST /validate or POST /mutate` });
   });
 
-  void app.register(admissionRoutes, { context: options.context, metrics: options.metrics, waitUntilReady: options.waitUntilReady, syncWaitMs: Math.max(0, options.requestTimeoutMs - 1000) });
+  void app.register(admissionRoutes, { context: options.context, metrics: options.metrics, isReady: options.isReady, waitUntilReady: options.waitUntilReady, syncWaitMs: Math.max(0, options.requestTimeoutMs - 1000) });
   void app.register(probeRoutes, { metrics: options.metrics, isReady: options.isReady });
   return app;
 }

@@ -37,7 +37,8 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
   const { kubeConfig, providers, logger: given, logLevel, ...server } = options;
   const logger: Logger = given ?? pino({ name: 'k8or-webhook', level: logLevel ?? 'info' });
   const start: WorkerStart = { server, kubeConfig: kubeConfig.exportConfig(), providers: [...providers], logLevel: logger.level };
-  const worker = new Worker(new URL('./worker-main.js', import.meta.url), { workerData: start });
+  // Named, so the thread shows as k8or-webhook in top -H and /proc/PID/task/*/comm.
+  const worker = new Worker(new URL('./worker-main.js', import.meta.url), { workerData: start, name: 'k8or-webhook' });
 
   let ready = false;
   let closing = false;

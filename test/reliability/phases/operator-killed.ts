@@ -1,0 +1,88 @@
+// Operator killed: SIGKILL at random points of a run of creates, updates and deletes across the
+// clouds (while a cloud write is in flight: the cloud acted, the operator never hears; or at a random
+// moment), a restart each time, as a Pod's container is killed and restarted. Afterwards every
+// resource has converged, no cloud resource leaked, none was created twice, no finalizer is stuck,
+// and the data written before the faults into the resources that keep it is all there.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { applyProviderConfigs, missingOperator } from '../support/cluster.ts';
+import type { CloudCall } from '../support/cloud-proxy.ts';
+import { assertNothingDoneTwiceOrLost, itHoldsDataBeforeTheFaults, type FaultRun } from '../support/fault-run.ts';
+import { cloudWriteCounts, waitConverged } from '../support/invariants.ts';
+import type { Ledger } from '../support/resources.ts';
+import { sized } from '../support/scale.ts';
+import { suiteSeed, type Random } from '../support/seed.ts';
+import { supervise, type Supervisor } from '../support/supervisor.ts';
+import { fates, runOperations } from '../support/workload.ts';
+
+const SIZE = sized({
+  ci: { perCloud: { buckets: 2, tables: 1 }, operations: 16, kills: 4 },
+  large: { perCloud: { buckets: 10, tables: 5 }, operations: 120, kills: 25 },
+});
+
+export function operatorKilled(run: FaultRun): void {
+  describe('operator killed: SIGKILL at random points, then a restart', { skip: missingOperator() ?? false, timeout: 900_000 }, () => {
+    let ledger: Ledger;
+    let operator: Supervisor;
+    let random: Random;
+    const killLog: string[] = [];
+
+    before(async () => {
+      random = suiteSeed('operator killed');
+      ledger = await run.ledger('killed');
+      // one replica without leader election, so a restart need not wait out the dead one's Lease
+      operator = await supervise(run.cluster, { env: { K8OR_LEADER_ELECT: 'false' } });
+      await run.cluster.waitReady(operator.current());
+      await applyProviderConfigs(run.cluster);
+    });
+
+    after(async () => {
+      operator?.stop();
+      for (const proxy of Object.values(run.cluster.proxies)) proxy.onAnswered = undefined;
+      await run.cluster.stopReplicas();
+    });
+
+    itHoldsDataBeforeTheFaults(run, () => ledger);
+
+    it('converges with no leak, no duplicate, no stuck finalizer and no data lost after random kills', async () => {
+      const { cluster } = run;
+      // the cloud writes of every store, as its proxy names them
+      const cloudWrites = new Set(cluster.stores.all().flatMap((s) => (s.writes ? [s.writes.create, s.writes.delete, ...s.writes.settings] : [])));
+      // kill points: half while a cloud write is in flight, half at a random moment after an operation
+      const killAfterOperation = new Set<number>();
+      while (killAfterOperation.size < Math.ceil(SIZE.kills / 2)) killAfterOperation.add(random.int(0, SIZE.operations - 1));
+      let inFlightKills = SIZE.kills - killAfterOperation.size;
+      let writesUntilKill = random.int(1, 4);
+      const inFlightKill = (call: CloudCall): void | Promise<void> => {
+        if (inFlightKills === 0 || !cloudWrites.has(call.operation) || --writesUntilKill > 0) return;
+        inFlightKills--;
+        writesUntilKill = random.int(1, 6);
+        killLog.push(`in flight: ${call.operation} ${call.resource} (${call.status})`);
+        return operator.kill();
+      };
+      for (const proxy of Object.values(cluster.proxies)) proxy.onAnswered = inFlightKill;
+
+      await runOperations(ledger, cluster.stores, random, {
+        ...SIZE,
+        diagnostics: () => cluster.operatorOutput(),
+        after: async (i) => {
+          if (!killAfterOperation.has(i)) return;
+          // a random moment within the reconciles this operation started
+          const delayMs = random.int(0, 1500);
+          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          killLog.push(`after operation ${i} + ${delayMs} ms`);
+          await operator.kill();
+        },
+      });
+
+      await waitConverged(cluster, ledger, run.ledgers);
+      for (const proxy of Object.values(cluster.proxies)) proxy.onAnswered = undefined;
+
+      console.log(`# seed ${random.seed}: ${ledger.entries.size} resources ${JSON.stringify(fates(ledger))}, ${SIZE.operations} operations, ${killLog.length} kills, ${operator.restarts} restarts; cloud writes ${JSON.stringify(cloudWriteCounts(cluster, ledger))}`);
+      for (const kill of killLog) console.log(`#   kill ${kill}`);
+      // the in-flight kills wait for cloud writes; a short run may have had fewer than asked
+      assert.ok(killLog.length >= Math.ceil(SIZE.kills / 2), `kills done: ${killLog.join('; ')}`);
+      await assertNothingDoneTwiceOrLost(run, ledger);
+    });
+  });
+}

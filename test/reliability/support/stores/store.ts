@@ -1,0 +1,41 @@
+// The suite's own view of one kind of cloud resource (S3 buckets, DynamoDB tables, GCS buckets, Azure
+// containers and tables), straight at its backend with the real SDK, never through the operator's
+// proxies: whether a resource exists, whether it is as the suite last asked, the data written into it
+// before the faults, and which of the operator's calls at the proxy create or delete it.
+import type { CloudDialectName } from '@k8or/local-clouds';
+import type { Entry } from '../resources.ts';
+
+export type CloudName = 'aws' | 'gcp' | 'azure';
+export type Kind = 'Bucket' | 'Table';
+
+export interface Store {
+  readonly cloud: CloudName;
+  readonly kind: Kind;
+  /** The recording proxy the operator's calls to this backend pass through (none for Bigtable's gRPC). */
+  readonly dialect: CloudDialectName | undefined;
+  /** The operator's writes, as the dialect names them at the proxy (`CLOUD_DIALECTS[dialect].operationOf`). */
+  readonly writes: { create: string; delete: string; settings: readonly string[] } | undefined;
+  /** Whether the suite edits this kind here (a spec field the cloud applies and the suite can read back). */
+  readonly editable: boolean;
+  exists(name: string): Promise<boolean>;
+  /** Every resource of this kind in the backend (for the leak check). */
+  names(): Promise<string[]>;
+  /** How the cloud resource differs from the settings the suite last asked for (empty: as asked). */
+  settingsProblems(entry: Entry): Promise<string[]>;
+  /** Writes the data of one resource (objects, blobs or items) before the faults. */
+  writeData(entry: Entry): Promise<void>;
+  /** Reads it back: what is missing or changed (empty: nothing lost). */
+  lostData(entry: Entry): Promise<string[]>;
+}
+
+/** Objects or items written per data holder. */
+export const DATA_PER_HOLDER = 3;
+
+/** The body of object `i` of a bucket or container. */
+export const objectBody = (container: string, i: number): string => `object ${i} of ${container}: ${'x'.repeat(100 + i)}`;
+
+/** The SDKs' "not found", whatever their shape. */
+export function isNotFound(error: unknown): boolean {
+  const e = error as { name?: string; code?: number | string; statusCode?: number; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NotFound' || e.name === 'NoSuchBucket' || e.name === 'ResourceNotFoundException' || e.statusCode === 404 || e.code === 404 || e.$metadata?.httpStatusCode === 404;
+}
