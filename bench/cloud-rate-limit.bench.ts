@@ -13,13 +13,13 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION, type ManagedResource } from '@k8or/api';
-import { CloudRateLimits, CoreMetrics, Engine, KubeRest, corePath, installCrds, k8orPath } from '@k8or/core';
+import { API_VERSION } from '@k8or/api';
+import { CoreMetrics, Engine, corePath, k8orPath } from '@k8or/core';
 import { callRateReport, type CallRateReport } from '@k8or/core/testing';
 import { awsProvider, destroyDynamoDbClients, destroyS3Clients } from '@k8or/provider-aws';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
+import { benchCluster, createMany, readyCount, recordingRateLimits, until, type ManagedKind } from './support/rate-limit-run.ts';
 
 const { values } = parseArgs({
   options: {
@@ -42,15 +42,6 @@ const LIMITS = {
 const WORKERS = Number(values.workers);
 const BASELINE = Number(values.baseline);
 const NAMESPACE = 'bench';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 1_800_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`benchmark timed out waiting for ${what}`);
-    await sleep(250);
-  }
-}
 
 /** A plain HTTP proxy in front of DynamoDB Local that records when each request arrived. */
 async function countingProxy(target: string): Promise<{ endpoint: string; arrivals: { at: number; operation: string }[]; close(): Promise<void> }> {
@@ -77,12 +68,7 @@ async function countingProxy(target: string): Promise<{ endpoint: string; arriva
 const sandbox = await startSandbox({ logLevel: 'error' });
 const [s3, dynamodbLocal] = await Promise.all([startS3Fake(), startDynamoDbLocal()]);
 const dynamodb = await countingProxy(dynamodbLocal.endpoint);
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromString(sandbox.kubeconfig);
-const user = new KubeRest(kubeConfig, { userAgent: 'k8or-bench-user' });
-await installCrds(kubeConfig);
-await until('CRDs', async () => (await user.get(k8orPath('ProviderConfig', undefined))) !== undefined);
-for (const name of [NAMESPACE, 'k8or-system']) await user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+const { kubeConfig, user } = await benchCluster(sandbox.kubeconfig, [NAMESPACE, 'k8or-system']);
 const base64 = (text: string) => Buffer.from(text).toString('base64');
 await user.create(corePath('secrets', 'k8or-system'), {
   apiVersion: 'v1',
@@ -111,48 +97,20 @@ await providerConfig('paced', LIMITS);
 const metrics = new CoreMetrics();
 // When the limiter let each call go, beside the backends' arrival times: the difference is time in transit
 // (signing, sockets, an event loop shared with the API server and the fakes on a loaded machine).
-const released = new Map<string, number[]>();
-const reported = metrics.cloudRateLimitMetrics();
-const cloudRateLimits = new CloudRateLimits({
-  metrics: {
-    ...reported,
-    admitted: (labels, seconds) => {
-      reported.admitted(labels, seconds);
-      if (labels.providerConfig !== 'paced') return;
-      const times = released.get(labels.service) ?? [];
-      times.push(performance.now());
-      released.set(labels.service, times);
-    },
-  },
-});
+const { cloudRateLimits, released } = recordingRateLimits(metrics, (labels) => labels.providerConfig === 'paced');
 const engine = new Engine({ kubeConfig, providers: new Map([['aws', awsProvider]]), clusterId: 'bench', workers: WORKERS, metrics, cloudRateLimits, operatorNamespace: 'k8or-system' });
 await engine.start();
 
-const isReady = (r: ManagedResource) =>
-  r.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') &&
-  r.status?.conditions?.some((c) => c.type === 'Synced' && c.status === 'True') &&
-  r.status?.observedGeneration === r.metadata.generation;
-async function readyCount(kind: 'Bucket' | 'Table', prefix: string): Promise<number> {
-  const items = (await user.get<{ items: ManagedResource[] }>(k8orPath(kind, NAMESPACE)))?.items ?? [];
-  return items.filter((r) => r.metadata.name?.startsWith(prefix) && isReady(r)).length;
-}
-async function create(kind: 'Bucket' | 'Table', prefix: string, count: number, providerConfigName: string): Promise<void> {
-  for (let i = 0; i < count; i += 50) {
-    await Promise.all(
-      Array.from({ length: Math.min(50, count - i) }, (_, k) => {
-        const name = `${prefix}${i + k}`;
-        const spec = { name: `k8or-${name}`, providerConfigRef: { name: providerConfigName }, ...(kind === 'Table' ? { partitionKey: { name: 'id', type: 'string' } } : {}) };
-        return user.create(k8orPath(kind, NAMESPACE), { apiVersion: API_VERSION, kind, metadata: { name, namespace: NAMESPACE }, spec });
-      }),
-    );
-  }
+const readyOf = (kind: ManagedKind, prefix: string) => readyCount(user, kind, NAMESPACE, prefix);
+function create(kind: ManagedKind, prefix: string, count: number, providerConfigName: string): Promise<void> {
+  return createMany(user, kind, NAMESPACE, prefix, count, (name) => ({ name: `k8or-${name}`, providerConfigRef: { name: providerConfigName }, ...(kind === 'Table' ? { partitionKey: { name: 'id', type: 'string' } } : {}) }));
 }
 /** Creates the Buckets and Tables at once and waits until all are Ready; the requests that reached each backend for them. */
 async function phase(prefix: string, buckets: number, tables: number, providerConfigName: string) {
   const since = performance.now();
   const started = Date.now();
   await Promise.all([create('Bucket', `${prefix}-b-`, buckets, providerConfigName), create('Table', `${prefix}-t-`, tables, providerConfigName)]);
-  await until(`${prefix}: ${buckets} Buckets and ${tables} Tables Ready`, async () => (await readyCount('Bucket', `${prefix}-b-`)) >= buckets && (await readyCount('Table', `${prefix}-t-`)) >= tables);
+  await until(`${prefix}: ${buckets} Buckets and ${tables} Tables Ready`, async () => (await readyOf('Bucket', `${prefix}-b-`)) >= buckets && (await readyOf('Table', `${prefix}-t-`)) >= tables);
   const seconds = (Date.now() - started) / 1000;
   const s3Arrivals = s3.requests.filter((r) => r.receivedAt >= since && r.bucket?.startsWith(`k8or-${prefix}-`)).map((r) => r.receivedAt);
   const dynamodbArrivals = dynamodb.arrivals.filter((a) => a.at >= since).map((a) => a.at);

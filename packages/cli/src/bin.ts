@@ -92,7 +92,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   providerOptions(
     program
       .command('plan')
-      .description('show what the operator would do in the cloud for each Bucket and Table of the manifests (create, update with each field, no change, blocked), without writing anything to the cloud or the cluster')
+      .description('show what the operator would do in the cloud for each Bucket and Table of the manifests (create, update with each field, no change, blocked), without writing anything to the cloud or the cluster; its cloud calls keep to each ProviderConfig\'s rate limits (spec.rateLimits, else the provider defaults), as the operator\'s do')
       .requiredOption('-f, --filename <FILE|DIR|->', 'manifests to plan; repeat for more', collect)
       .option('--provider-config <FILE>', 'use the ProviderConfig in FILE instead of the cluster\'s (credentials Secrets are read from the files given with -f, then the cluster)')
       .option('--kubeconfig <FILE>', 'the cluster to read ProviderConfigs, Secrets and stored objects from (default: KUBECONFIG, in-cluster, ~/.kube/config)')
@@ -114,7 +114,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   providerOptions(
     program
       .command('import')
-      .description('list the buckets and tables in the cloud account of a ProviderConfig and print Bucket and Table manifests for them (ObserveOnly, k8or.io/adopt), ready for kubectl apply')
+      .description('list the buckets and tables in the cloud account of a ProviderConfig and print Bucket and Table manifests for them (ObserveOnly, k8or.io/adopt), ready for kubectl apply; its cloud calls keep to the ProviderConfig\'s rate limits (spec.rateLimits, else the provider defaults), as the operator\'s do')
       .requiredOption('--provider-config <NAME>', 'the ProviderConfig (in the cluster) whose account to list')
       .option('--kubeconfig <FILE>', 'the cluster to read the ProviderConfig and its credentials from (default: KUBECONFIG, in-cluster, ~/.kube/config)')
       .option('-n, --namespace <NS>', 'namespace of the manifests', 'default')

@@ -297,6 +297,17 @@ describe('CloudRateLimits', () => {
     await assert.rejects(limits.acquire('aws', 'p', 'ec2', noSignal(), 'RunInstances'), (error: unknown) => error instanceof TerminalError && /RunInstances under rate-limit service "ec2"/.test(error.message));
   });
 
+  it('refuses to pace by an invalid spec.rateLimits, naming the field and the rule, and keeps the limits it had', () => {
+    const limits = new CloudRateLimits(fakeTime().options);
+    limits.configure(plugin, providerConfig('p', { 's3-buckets': { requestsPerSecond: 5, burst: 2 } }));
+    const invalid = providerConfig('p', { 's3-buckets': { requestsPerSecond: 0, burst: 2 } });
+    assert.throws(
+      () => limits.recorder(plugin, invalid, async (_operation, call) => await call()),
+      (error: unknown) => error instanceof TerminalError && error.code === 'InvalidRateLimits' && /spec\.rateLimits\.s3-buckets\.requestsPerSecond: .*rule rateLimits\.requestsPerSecond\.positive/.test(error.message),
+    );
+    assert.equal(limits.state('p', 's3-buckets')?.requestsPerSecond, 5);
+  });
+
   it('the recorder takes the token before the call and the metrics around it; a changed ProviderConfig applies at once', async () => {
     const time = fakeTime();
     const limits = new CloudRateLimits(time.options);

@@ -435,11 +435,22 @@ export const bucketConnector: Connector<Bucket> = {
     return Promise.resolve(new GcsBucketClient(clients.get(settings), context, settings));
   },
 
-  /** Every bucket of the ProviderConfig's project (buckets.list, every page), with its location and versioning. */
+  /**
+   * Every bucket of the ProviderConfig's project (buckets.list, every page), with its location and
+   * versioning. One call per page, so each page takes its rate-limit token (the client's own paging
+   * would send the later pages unpaced).
+   */
   async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Bucket>[]> {
     const settings = gcpSettings(context.providerConfig, context.credentials, 'Bucket');
     const storage = clients.get(settings);
-    const [buckets] = await callGoogle(context, { service: GcpServices.gcsBucketMetadata, signal: call.signal }, 'buckets.list', () => storage.getBuckets({ autoPaginate: true }));
+    const buckets: GcsBucket[] = [];
+    let pageToken: string | undefined;
+    do {
+      const query = { autoPaginate: false, ...(pageToken ? { pageToken } : {}) };
+      const [page, next] = await callGoogle(context, { service: GcpServices.gcsBucketMetadata, signal: call.signal }, 'buckets.list', () => storage.getBuckets(query));
+      buckets.push(...page);
+      pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken;
+    } while (pageToken);
     return buckets.map((listed) => ({
       externalName: listed.name,
       spec: { location: String(listed.metadata.location ?? '').toLowerCase(), versioning: listed.metadata.versioning?.enabled === true },

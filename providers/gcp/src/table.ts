@@ -329,7 +329,17 @@ export const tableConnector: Connector<Table> = {
     const settings = gcpSettings(context.providerConfig, context.credentials, 'Table');
     const { admin } = clients.get(settings);
     const parent = `projects/${settings.project}/instances/${settings.bigtableInstance ?? ''}`;
-    const [tables] = await callGoogle(context, { service: GcpServices.bigtableTableReads, signal: call.signal }, 'ListTables', () => admin.listTables({ parent, view: 'NAME_ONLY' }, ONE_ATTEMPT));
+    // One call per page, so each page takes its rate-limit token (the client's own paging would send the later pages unpaced).
+    const tables: { name?: string | null }[] = [];
+    let pageToken: string | undefined;
+    do {
+      const request = { parent, view: 'NAME_ONLY' as const, ...(pageToken ? { pageToken } : {}) };
+      const [page, next] = await callGoogle(context, { service: GcpServices.bigtableTableReads, signal: call.signal }, 'ListTables', () =>
+        admin.listTables(request, { ...ONE_ATTEMPT, autoPaginate: false }),
+      );
+      tables.push(...page);
+      pageToken = next?.pageToken ?? undefined;
+    } while (pageToken);
     return tables.flatMap((listed): InventoryItem<Table>[] => {
       const id = listed.name?.slice(`${parent}/tables/`.length);
       return id ? [{ externalName: id, spec: { partitionKey: { ...BIGTABLE_ROW_KEY } } }] : [];

@@ -1,6 +1,7 @@
 import { API_VERSION, Annotations, MANAGED_KINDS, OwnerTags, shortHash, type ManagedKindName, type ManagedResource } from '@k8or/api';
-import type { Connector, InventoryItem, ProviderPlugin } from '@k8or/core';
+import type { CloudCallRecorder, Connector, InventoryItem, ProviderPlugin } from '@k8or/core';
 import { ProviderLoader } from '@k8or/operator';
+import { CloudPacing } from '../cloud-pacing.js';
 import { stringify } from 'yaml';
 import { ClusterReader } from '../cluster/reads.js';
 
@@ -24,7 +25,8 @@ export class ImportError extends Error {}
  * `k8or.io/adopt: "true"` and deletionPolicy Retain, so applying them brings
  * an existing estate under k8or without a single cloud write. Settings the
  * cloud reports (an observe per resource) go into the spec, so the manifests
- * start without drift. Reads the cluster and the cloud only.
+ * start without drift. Reads the cluster and the cloud only, keeping to the
+ * ProviderConfig's rate limits as the operator does (CloudPacing).
  */
 export async function importCommand(options: ImportOptions): Promise<number> {
   const cluster = ClusterReader.from(options.kubeconfig);
@@ -40,7 +42,13 @@ export async function importCommand(options: ImportOptions): Promise<number> {
     if (!credentials) throw new ImportError(`the credentials Secret ${ref?.namespace ?? '?'}/${ref?.name ?? '?'} of ProviderConfig "${options.providerConfig}" not found`);
   }
   const clusterId = process.env.K8OR_CLUSTER_ID ?? (await cluster.kubeSystemUid()) ?? 'unknown';
-  const context = { providerConfig, credentials, recordCall: <T>(_operation: string, call: () => Promise<T>) => call() };
+  let recordCall: CloudCallRecorder;
+  try {
+    recordCall = new CloudPacing().recorder(plugin, providerConfig);
+  } catch (error) {
+    throw new ImportError(error instanceof Error ? error.message : String(error));
+  }
+  const context = { providerConfig, credentials, recordCall };
   const call = () => ({ signal: AbortSignal.timeout(options.timeoutMs) });
 
   const manifests: ManagedResource[] = [];
@@ -56,7 +64,7 @@ export async function importCommand(options: ImportOptions): Promise<number> {
     const names = new Set<string>();
     for (const item of await connector.list(context, call())) {
       const manifest = manifestFor(kind, item, options, names);
-      const client = await connector.connect(manifest, { ...context, externalName: item.externalName, ownerTags: {}, recordCall: context.recordCall });
+      const client = await connector.connect(manifest, { ...context, externalName: item.externalName, ownerTags: {} });
       const observation = await client.observe(manifest, call());
       if (!observation.exists) continue;
       const managedBy = observation.ownerTags?.[OwnerTags.managedBy];

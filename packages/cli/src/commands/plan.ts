@@ -1,6 +1,7 @@
 import { Annotations, KINDS, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
-import { externalNameFor, namingRulesFor, ownerTagsFor, ownershipOf, providerConfigFor, type Connector, type FieldDiff, type Observation, type ProviderPlugin } from '@k8or/core';
+import { externalNameFor, namingRulesFor, ownerTagsFor, ownershipOf, providerConfigFor, type CloudCallRecorder, type Connector, type FieldDiff, type Observation, type ProviderPlugin } from '@k8or/core';
 import { ProviderLoader } from '@k8or/operator';
+import { CloudPacing } from '../cloud-pacing.js';
 import { ClusterReader } from '../cluster/reads.js';
 import { readManifests } from '../manifests/read.js';
 import { describeObject, identityOf } from '../manifests/objects.js';
@@ -23,7 +24,15 @@ export type PlannedAction =
   | { action: 'no change'; externalName: string; note?: string }
   | { action: 'blocked'; externalName?: string; reason: BlockReason; message: string };
 
-export type BlockReason = 'not owned' | 'immutable change' | 'missing credentials' | 'no ProviderConfig' | 'provider not installed' | 'kind not supported' | 'cannot observe';
+export type BlockReason =
+  | 'not owned'
+  | 'immutable change'
+  | 'missing credentials'
+  | 'no ProviderConfig'
+  | 'invalid ProviderConfig'
+  | 'provider not installed'
+  | 'kind not supported'
+  | 'cannot observe';
 
 export interface Change {
   field: string;
@@ -39,7 +48,10 @@ export interface PlanEntry {
   plan: PlannedAction;
 }
 
-/** `k8or plan`: observes the cloud for each Bucket and Table of the files and says what the operator would do. Writes nothing anywhere. */
+/**
+ * `k8or plan`: observes the cloud for each Bucket and Table of the files and says what the operator would do. Writes nothing anywhere.
+ * Its cloud calls keep to each ProviderConfig's rate limits, as the operator's do (CloudPacing).
+ */
 export async function planCommand(options: PlanOptions): Promise<number> {
   const documents = readManifests(options.filename);
   const objects = documents.flatMap((d) => (d.object === undefined ? [] : [d.object]));
@@ -51,14 +63,14 @@ export async function planCommand(options: PlanOptions): Promise<number> {
   const fileConfig = options.providerConfig ? providerConfigFromFile(options.providerConfig) : undefined;
   const cluster = fileConfig && !options.kubeconfig && !process.env.KUBECONFIG ? undefined : ClusterReader.from(options.kubeconfig);
   const clusterId = options.clusterId ?? process.env.K8OR_CLUSTER_ID ?? (await cluster?.kubeSystemUid()) ?? 'unknown';
-  const planner = new Planner({ providers, fileConfig, cluster, clusterId, manifests: objects, timeoutMs: options.timeoutMs });
+  const planner = new Planner({ providers, fileConfig, cluster, clusterId, manifests: objects, timeoutMs: options.timeoutMs, pacing: new CloudPacing() });
 
   const entries: PlanEntry[] = [];
   for (const resource of managed) entries.push(await planner.plan(resource));
 
   if (options.output === 'json') process.stdout.write(`${JSON.stringify({ clusterId, resources: entries }, null, 2)}\n`);
   else process.stdout.write(humanPlan(entries));
-  return entries.some((e) => e.plan.action === 'blocked' && e.plan.reason === 'cannot observe') ? 1 : 0;
+  return entries.some((e) => e.plan.action === 'blocked' && (e.plan.reason === 'cannot observe' || e.plan.reason === 'invalid ProviderConfig')) ? 1 : 0;
 }
 
 interface PlannerDeps {
@@ -69,6 +81,8 @@ interface PlannerDeps {
   /** Every object of the files: Secrets and Namespaces there count before the cluster's. */
   manifests: readonly unknown[];
   timeoutMs: number;
+  /** The ProviderConfigs' rate limits, kept across every resource of the run. */
+  pacing: CloudPacing;
 }
 
 /** The engine's decisions, made from the same policy functions, with every write left out. */
@@ -106,15 +120,15 @@ class Planner {
       }
     }
 
+    let recordCall: CloudCallRecorder;
+    try {
+      recordCall = this.deps.pacing.recorder(plugin, providerConfig);
+    } catch (error) {
+      return entry({ action: 'blocked', externalName, reason: 'invalid ProviderConfig', message: error instanceof Error ? error.message : String(error) }, configLabel);
+    }
     let observation: Observation;
     try {
-      const client = await connector.connect(resource, {
-        providerConfig,
-        credentials,
-        externalName,
-        ownerTags: ownerTagsFor(resource, this.deps.clusterId),
-        recordCall: (_operation, call) => call(),
-      });
+      const client = await connector.connect(resource, { providerConfig, credentials, externalName, ownerTags: ownerTagsFor(resource, this.deps.clusterId), recordCall });
       observation = await client.observe(resource, { signal: AbortSignal.timeout(this.deps.timeoutMs) });
     } catch (error) {
       return entry({ action: 'blocked', externalName, reason: 'cannot observe', message: error instanceof Error ? error.message : String(error) }, configLabel);

@@ -1,5 +1,5 @@
-import type { ProviderConfig } from '@k8or/api';
-import { effectiveRateLimits, type EffectiveRateLimit } from '../policy/rate-limits.js';
+import { formatViolations, type ProviderConfig } from '@k8or/api';
+import { effectiveRateLimits, rateLimitViolations, type EffectiveRateLimit } from '../policy/rate-limits.js';
 import type { CloudCallOptions, CloudCallRecorder, ProviderPlugin } from '../provider/contract.js';
 import { RetryableError, TerminalError } from '../provider/errors.js';
 import { TokenBucket } from '../util/token-bucket.js';
@@ -99,9 +99,13 @@ export class CloudRateLimits {
    * `inner` (metrics), so the call's own duration excludes the wait. The SDK's
    * retries inside the call take further tokens of the same bucket
    * (`beforeCloudAttempt`). The
-   * limits in force are brought up to date with the ProviderConfig here.
+   * limits in force are brought up to date with the ProviderConfig here
+   * (see `configure`: an invalid `spec.rateLimits` throws).
    * `onWait`, when given, is called as a call starts waiting for its token,
    * and what it returns as the wait ends (the reconcile's deadline stops).
+   *
+   * Every path that calls a cloud for a ProviderConfig goes through here: the
+   * engine's reconciles, and `k8or plan` and `k8or import` in their process.
    */
   recorder(plugin: RateLimitPlugin, providerConfig: ProviderConfig, inner: CloudCallRecorder, onWait?: () => () => void): CloudCallRecorder {
     if (!plugin.rateLimits) return inner;
@@ -115,9 +119,18 @@ export class CloudRateLimits {
     };
   }
 
-  /** Sets the buckets of `providerConfig` to its effective limits (a changed limit applies from the next call). */
+  /**
+   * Sets the buckets of `providerConfig` to its effective limits (a changed
+   * limit applies from the next call). A `spec.rateLimits` that breaks the
+   * rules (`rateLimitViolations`) throws a TerminalError naming each field and
+   * rule, and changes nothing: no call may go out under a limit nobody set.
+   */
   configure(plugin: RateLimitPlugin, providerConfig: ProviderConfig): void {
     const configName = providerConfig.metadata.name ?? '';
+    const violations = rateLimitViolations(plugin, providerConfig);
+    if (violations.length > 0) {
+      throw new TerminalError(`ProviderConfig "${configName}" has invalid rate limits: ${formatViolations(violations).replace(/\n/g, '; ')}`, { code: 'InvalidRateLimits' });
+    }
     for (const [service, limit] of effectiveRateLimits(plugin, providerConfig)) {
       const key = bucketKey(configName, service);
       const bucket = this.#buckets.get(key);

@@ -1,3 +1,4 @@
 export { startFaultProxy, type FaultPlan, type FaultProxy, type FaultProxyOptions, type ProxiedCall, type ProxiedOutcome } from './fault-proxy.js';
 export { CLOUD_DIALECTS, type CloudDialect, type CloudDialectName, type FaultAnswer, type ProxiedRequest } from './dialects.js';
 export { seededRandom } from './prng.js';
+export { startGrpcCountingProxy, type GrpcArrival, type GrpcCountingProxy } from './grpc-counting-proxy.js';

@@ -123,6 +123,25 @@ describe('GCS fake, driven by the real @google-cloud/storage', () => {
     assert.equal(all.length, 5);
   });
 
+  it('pages bucket listings: maxResults, and at most bucketsPageSize per page', async () => {
+    const paged = await startGcsFake({ bucketsPageSize: 2 });
+    try {
+      const client = new Storage({ apiEndpoint: paged.endpoint, projectId: PROJECT });
+      for (const name of ['paged-c', 'paged-a', 'paged-b']) await client.createBucket(name);
+      const [first, next] = await client.getBuckets({ autoPaginate: false });
+      assert.deepEqual(first.map((b) => b.name), ['paged-a', 'paged-b']);
+      const pageToken = (next as { pageToken?: string } | null)?.pageToken;
+      assert.ok(pageToken);
+      const [rest, last] = await client.getBuckets({ pageToken, autoPaginate: false });
+      assert.deepEqual(rest.map((b) => b.name), ['paged-c']);
+      assert.equal(last, null);
+      const [one] = await client.getBuckets({ maxResults: 1, autoPaginate: false });
+      assert.deepEqual(one.map((b) => b.name), ['paged-a']);
+    } finally {
+      await paged.stop();
+    }
+  });
+
   it('authenticates self-signed service-account JWTs: another project\'s bucket is 403, and its name is taken', async () => {
     const someoneElse = asServiceAccount(theirs.key);
     await someoneElse.createBucket('their-bucket');

@@ -26,6 +26,8 @@ export interface GcsFakeOptions {
    * may do anything, as an emulator allows.
    */
   serviceAccounts?: Record<string, GcsServiceAccount>;
+  /** The most buckets one buckets.list page holds: GCS's 1,000 by default; lower, to test paging. */
+  bucketsPageSize?: number;
 }
 
 /** One request the fake answered, for tests to look at. */
@@ -121,6 +123,7 @@ export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFak
   const requests: GcsRequestRecord[] = [];
   let failures: { remaining: number; status: 429 | 503; method?: string | undefined } = { remaining: 0, status: 503 };
   let endpoint = '';
+  const bucketsPageSize = options.bucketsPageSize ?? 1000;
 
   function bucketFor(name: string, principal: Principal, permission: string): StoredBucket {
     const bucket = state.buckets.get(name);
@@ -141,9 +144,23 @@ export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFak
         return { status: 200, json: bucketResource(name, bucket, endpoint) };
       }
       if (method === 'GET') {
+        // Pages of maxResults (at most the page size), by name; the page token is the last name given.
         const project = query.get('project');
-        const items = [...state.buckets.entries()].filter(([, b]) => b.project === project).sort(([a], [b]) => (a < b ? -1 : 1));
-        return { status: 200, json: { kind: 'storage#buckets', items: items.map(([name, b]) => bucketResource(name, b, endpoint)) } };
+        const pageSize = Math.min(Number(query.get('maxResults') ?? bucketsPageSize) || bucketsPageSize, bucketsPageSize);
+        const after = query.get('pageToken') ? Buffer.from(query.get('pageToken') ?? '', 'base64url').toString('utf8') : undefined;
+        const items = [...state.buckets.entries()]
+          .filter(([name, b]) => b.project === project && (after === undefined || name > after))
+          .sort(([a], [b]) => (a < b ? -1 : 1));
+        const page = items.slice(0, pageSize);
+        const last = page.at(-1)?.[0];
+        return {
+          status: 200,
+          json: {
+            kind: 'storage#buckets',
+            items: page.map(([name, b]) => bucketResource(name, b, endpoint)),
+            ...(items.length > pageSize && last ? { nextPageToken: Buffer.from(last, 'utf8').toString('base64url') } : {}),
+          },
+        };
       }
       throw GcsErrors.notImplemented(`${method} /b`);
     }
