@@ -6,6 +6,7 @@
 // credential shows in the logs, Events or statuses of the run.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { appendFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -169,6 +170,35 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
   };
   const faultsOf = (externalName: string): number => clouds.calls().filter((c) => c.resource === externalName && c.outcome !== 'forwarded').length;
   const diagnostics = (): string => `seed ${random.seed}\noperator:\n${operator?.output().slice(-4000) ?? ''}`;
+  /** What the operator says of its queues, workers and cloud rate limits now (the non-zero samples). */
+  const operatorState = async (): Promise<string> => {
+    const text = await (await fetch(`${operator?.metrics ?? ''}/metrics`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined))?.text().catch(() => '');
+    const wanted = /^(workqueue_depth|workqueue_longest_running_processor_seconds|controller_runtime_active_workers|k8or_cloud_rate_limit_aborted_total|k8or_cloud_rate_limit_delayed_total)\{/;
+    return (text ?? 'metrics unreachable').split('\n').filter((line) => wanted.test(line) && !line.endsWith(' 0')).join('; ');
+  };
+  /**
+   * Every minute of a long wait, one line: how many resources are not there yet and why (their Synced
+   * reasons), and the operator's queues and limiters, so a run that stops moving shows where.
+   */
+  function reportProgress(what: string, pending: () => Promise<Managed[]>): () => void {
+    const started = Date.now();
+    const timer = setInterval(() => {
+      void (async () => {
+        const unanswered = new Promise<undefined>((resolve) => setTimeout(resolve, 10_000, undefined));
+        const left = await Promise.race([pending().catch(() => undefined), unanswered]);
+        if (!left) {
+          console.log(`# ${what}: the API server did not answer a list within 10 s; operator: ${await operatorState()}`);
+          return;
+        }
+        const reasons = left.reduce<Record<string, number>>((counts, o) => {
+          const reason = `${o.metadata.deletionTimestamp ? 'deleting ' : ''}${o.status?.conditions?.find((c) => c.type === 'Synced')?.reason ?? 'no status'}`;
+          return { ...counts, [reason]: (counts[reason] ?? 0) + 1 };
+        }, {});
+        console.log(`# ${what}, ${Math.round((Date.now() - started) / 1000)} s: ${left.length} left ${JSON.stringify(reasons)} ${left.slice(0, 5).map((o) => `${o.kind}/${o.metadata.name}`).join(' ')}; operator: ${await operatorState()}`);
+      })();
+    }, 60_000);
+    return () => clearInterval(timer);
+  }
 
   /**
    * Watches the statuses while the run goes on: a resource that says Ready and Synced for its current
@@ -206,6 +236,7 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
 
   async function waitSettled(what: string, names: readonly Target[]): Promise<Managed[]> {
     let last: Managed[] = [];
+    const stopReporting = reportProgress(what, async () => last.filter((o) => !settled(o)));
     try {
       await waitFor(
         what,
@@ -218,6 +249,8 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
     } catch (error) {
       const pending = last.filter((o) => !settled(o)).map((o) => `${o.kind}/${o.metadata.name}: ${JSON.stringify(o.status?.conditions?.map((c) => [c.type, c.status, c.reason, c.message]))}`);
       throw new Error(`${String(error)}\nnot settled:\n${pending.join('\n')}\n${diagnostics()}`);
+    } finally {
+      stopReporting();
     }
     return last;
   }
@@ -250,8 +283,13 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
       env: { ...env, K8OR_RECONCILE_TIMEOUT: RECONCILE_TIMEOUT, K8OR_LOG_LEVEL: 'debug' },
       webhookPort,
     });
+    // K8OR_RELIABILITY_LOG_DIR: the operator's whole log also goes to a file there as it comes, to read while a long run goes on
+    const logDir = process.env['K8OR_RELIABILITY_LOG_DIR'];
+    const logFile = logDir ? join(logDir, `cloud-faults-${random.seed}-operator.log`) : undefined;
+    if (logFile) console.log(`# operator log: ${logFile}; admin kubeconfig: ${join(home, 'admin.kubeconfig')}`);
     const keep = (chunk: Buffer): void => {
       operatorLog += chunk.toString('utf8');
+      if (logFile) appendFileSync(logFile, chunk);
     };
     operator.child.stdout?.on('data', keep);
     operator.child.stderr?.on('data', keep);
@@ -377,6 +415,7 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     })();
+    const stopReporting = reportProgress('deleting', listManaged);
     try {
       await runOk(t.kubectl, ['delete', 'buckets,tables', '--all', '-n', APPS, '--wait=false']);
       await waitFor('every resource deleted under faults', async () => (await listManaged()).length === 0, CONVERGE_MS).catch(async (error: unknown) => {
@@ -384,6 +423,7 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
         throw new Error(`${String(error)}\nleft:\n${left.join('\n')}\n${diagnostics()}`);
       });
     } finally {
+      stopReporting();
       running = false;
       await watch;
     }

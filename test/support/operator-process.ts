@@ -39,6 +39,8 @@ export interface OperatorProcess {
   child: OwnedChild;
   output(): string;
   probes: string;
+  /** The Prometheus endpoint's base URL (`${metrics}/metrics`), for diagnostics. */
+  metrics: string;
   stop(): Promise<void>;
 }
 
@@ -75,5 +77,5 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   await child.pid;
-  return { child, output: () => output, probes: `http://127.0.0.1:${probePort}`, stop: () => child.stop() };
+  return { child, output: () => output, probes: `http://127.0.0.1:${probePort}`, metrics: `http://127.0.0.1:${metricsPort}`, stop: () => child.stop() };
 }

@@ -260,6 +260,27 @@ describe('CloudRateLimits', () => {
     // The bucket's timer for the aborted waiter is gone: nothing keeps the process alive.
   });
 
+  it('tells onWait when a call has to queue and when its wait ends, aborted or not; nothing when a token is there', async () => {
+    const time = fakeTime();
+    const limits = new CloudRateLimits(time.options);
+    limits.configure(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: 1, burst: 1 } }));
+    const seen: string[] = [];
+    const onWait = (name: string) => () => {
+      seen.push(`${name} waits at ${time.clock.now}`);
+      return () => void seen.push(`${name} done at ${time.clock.now}`);
+    };
+    await limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal(), 'DescribeTable', onWait('first'));
+    const aborted = new AbortController();
+    const second = limits.acquire('aws', 'p', 'dynamodb-control-plane', aborted.signal, 'DescribeTable', onWait('second'));
+    const third = limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal(), 'DescribeTable', onWait('third'));
+    await time.advance(500);
+    aborted.abort(new Error('stopped'));
+    await assert.rejects(second, RetryableError);
+    await time.advance(500);
+    await third;
+    assert.deepEqual(seen, ['second waits at 0', 'third waits at 0', 'second done at 500', 'third done at 1000']);
+  });
+
   it('a call whose signal is already aborted takes no token', async () => {
     const time = fakeTime();
     const limits = new CloudRateLimits(time.options);

@@ -2,9 +2,13 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import {
   BucketRateLimiter,
+  Controller,
   ItemExponentialFailureRateLimiter,
   MaxOfRateLimiter,
   defaultControllerRateLimiter,
+  managedResourceRateLimiter,
+  type KubeAccess,
+  type Reconciler,
 } from '@k8or/core';
 
 describe('ItemExponentialFailureRateLimiter', () => {
@@ -90,5 +94,28 @@ describe('MaxOfRateLimiter and the default controller limiter', () => {
     for (let i = 0; i < 99; i++) limiter.when(`default/other-${i}`);
     // 100 tokens spent; the 101st retry waits for the bucket (about 100 ms at 10 qps).
     assert.ok(limiter.when('default/b') > 0);
+  });
+});
+
+describe('the managed-resource controllers: retry pace after failures', () => {
+  it('retries a resource within a minute however long its streak of failures, from 5 ms up', () => {
+    const limiter = managedResourceRateLimiter<string>();
+    const first = limiter.when('apps/photos');
+    assert.ok(first >= 4.5 && first <= 5.5, `first retry after ${first} ms`);
+    let delay = first;
+    for (let i = 0; i < 40; i++) delay = limiter.when('apps/photos');
+    assert.ok(delay >= 54_000 && delay <= 60_000, `after 41 failures the next retry comes in ${delay} ms`);
+  });
+
+  it('is what a Bucket or Table controller retries with, unless given another', () => {
+    // A streak of failures (a throttling storm, a cloud outage, an SDK out of retry quota) must not
+    // leave a resource idle for up to 1000 s, client-go's cap, once the cloud is healthy again.
+    const kubeConfig: KubeAccess = { getCurrentCluster: () => ({ server: 'https://127.0.0.1:1' }), applyToHTTPSOptions: async () => {} };
+    const reconciler: Reconciler = { reconcile: async () => ({}) };
+    const controller = new Controller({ kind: 'Bucket', kubeConfig, reconciler });
+    let delay = 0;
+    for (let i = 0; i < 30; i++) delay = controller.queue.rateLimiter.when('apps/photos');
+    assert.ok(delay <= 60_000, `after 30 failures the next retry comes in ${Math.round(delay / 1000)} s`);
+    controller.kill();
   });
 });

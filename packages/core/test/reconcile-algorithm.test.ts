@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, FINALIZER, type Bucket, type ManagedKindName, type ManagedResource, type ManagedStatus, type ProviderConfig } from '@k8or/api';
-import { KubeApiError, ManagedReconciler, NotOwnedError, Reasons, RetryableError, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
+import { CloudRateLimits, KubeApiError, ManagedReconciler, NotOwnedError, Reasons, RetryableError, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 
 /** An API server holding one object, logging every write to the shared timeline. */
@@ -294,6 +294,50 @@ describe('the reconcile algorithm, effect by effect', () => {
     assert.equal(synced?.reason, Reasons.CannotCreateExternalResource);
     assert.match(synced?.message ?? '', /timeout|aborted/i);
     assert.equal(cloud.buckets.size, 0, 'the aborted create wrote nothing');
+  });
+
+  it('lets every reconcile that shares a rate limit finish: the wait for a token does not count against the deadline', async () => {
+    // Eight reconciles at once, each with twenty paced reads (two observes of ten), through one
+    // bucket of 40 calls per second: 160 calls, 4 s of the limit, where a reconcile has 3 s. Taken
+    // in turn they all finish; a deadline that ran while they queued would abort every one of them
+    // short of its last reads, again at each retry, and the tokens they took would be spent for nothing.
+    const READS = 10;
+    const inner = inMemoryProviderPlugin(new InMemoryCloud());
+    const connector = inner.connectors.Bucket!;
+    const plugin: ProviderPlugin = {
+      ...inner,
+      rateLimits: { reads: { requestsPerSecond: 40, burst: 1, description: 'the reads of this test' } },
+      connectors: {
+        Bucket: {
+          async connect(resource, context) {
+            const client = await connector.connect(resource, context);
+            return {
+              ...client,
+              observe: async (bucket, call) => {
+                for (let i = 0; i < READS; i++) await context.recordCall(`Read${i}`, async () => undefined, { service: 'reads', signal: call.signal });
+                return await client.observe(bucket, call);
+              },
+              create: (bucket, call) => client.create(bucket, call),
+              update: (bucket, observation, call) => client.update(bucket, observation, call),
+              delete: (bucket, call) => client.delete(bucket, call),
+            };
+          },
+        },
+      },
+    };
+    const cloudRateLimits = new CloudRateLimits();
+    const runs = Array.from({ length: 8 }, (_, i) => {
+      const objects = new FakeObjects({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: `photos-${i}`, namespace: 'media' }, spec: {} }, []);
+      const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', plugin]]), events: { record: async () => {} }, outputs }, { clusterId: 'c1', reconcileTimeoutMs: 3_000, cloudRateLimits });
+      return { objects, outcome: reconciler.reconcile({ namespace: 'media', name: `photos-${i}` }) };
+    });
+    const synced = await Promise.all(runs.map(async ({ objects, outcome }) => ({ outcome: await outcome, synced: objects.object?.status?.conditions?.find((c) => c.type === 'Synced') })));
+    assert.deepEqual(
+      synced.map(({ outcome, synced }) => [outcome.backoff ?? false, synced?.reason, synced?.reason === Reasons.ReconcileSuccess ? '' : synced?.message]),
+      synced.map(() => [false, Reasons.ReconcileSuccess, '']),
+    );
+    assert.equal(cloudRateLimits.state('default', 'reads')?.calls, 8 * 2 * READS, 'every read went once');
+    assert.equal(cloudRateLimits.state('default', 'reads')?.aborted, 0, 'no wait was cut short');
   });
 
   it('never resyncs faster than the floor, whatever k8or.io/resync-period the API server holds', async () => {

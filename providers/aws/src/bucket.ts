@@ -33,6 +33,7 @@ import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
 import { callAws, hasCode, isAccessDenied } from './errors.js';
 import { takeTokenPerAttempt } from './retry-tokens.js';
+import { retryWithoutQuota } from './retry-strategy.js';
 import { AwsServices, s3ServiceFor } from './rate-limits.js';
 import { carriesOwnerTags, desiredTags, diffTags, fromTagList, ownerTagKeys, ownerTagsIn, toTagList } from './tags.js';
 
@@ -439,7 +440,7 @@ export class S3BucketClient implements ExternalClient<Bucket> {
 
 // --- the connector ------------------------------------------------------------------------------
 
-const clients = new ClientCache((settings) => takeTokenPerAttempt(new S3Client({ ...settings, followRegionRedirects: true })));
+const clients = new ClientCache((settings) => takeTokenPerAttempt(new S3Client({ ...settings, followRegionRedirects: true, retryStrategy: retryWithoutQuota(settings.maxAttempts) })));
 
 /** Builds (or reuses) the S3 client for the bucket's region and the ProviderConfig's endpoint and credentials. */
 export const bucketConnector: Connector<Bucket> = {

@@ -11,3 +11,4 @@ export { awsValidation, validateBucket, validateTable, validateProviderConfig } 
 export { classifyAwsError, awsErrorCode, isAccessDenied } from './errors.js';
 export { clientSettings, credentialsFrom, endpointFor, type AwsClientSettings, type StaticCredentials } from './config.js';
 export { awsRateLimits, AwsServices, s3ServiceFor, type AwsService } from './rate-limits.js';
+export { retryWithoutQuota } from './retry-strategy.js';

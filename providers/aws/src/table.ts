@@ -43,6 +43,7 @@ import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION } from './config.js';
 import { callAws, hasCode } from './errors.js';
 import { takeTokenPerAttempt } from './retry-tokens.js';
+import { retryWithoutQuota } from './retry-strategy.js';
 import { AwsServices } from './rate-limits.js';
 import { carriesOwnerTags, desiredTags, diffTags, fromTagList, ownerTagKeys, ownerTagsIn, toTagList } from './tags.js';
 
@@ -422,7 +423,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
 const clients = new ClientCache((settings) => {
   // Path-style addressing is an S3 notion; DynamoDB has no such setting.
   const { forcePathStyle: _pathStyle, ...dynamoDbSettings } = settings;
-  return takeTokenPerAttempt(new DynamoDBClient(dynamoDbSettings));
+  return takeTokenPerAttempt(new DynamoDBClient({ ...dynamoDbSettings, retryStrategy: retryWithoutQuota(dynamoDbSettings.maxAttempts) }));
 });
 
 /** Builds (or reuses) the DynamoDB client for the ProviderConfig's region, endpoint and credentials. */

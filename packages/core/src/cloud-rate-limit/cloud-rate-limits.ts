@@ -76,8 +76,10 @@ const realTimer: SetTimer = (callback, ms) => {
  * ahead, so the calls released in any T seconds number at most
  * `burst + rate × T` even when the process stalls and timers fire late. A
  * wait that is aborted leaves the queue and rejects with a RetryableError, so
- * a reconcile's deadline or a lost leadership never leaves a worker stuck
- * behind the limit, and never costs another call its turn.
+ * a lost leadership never leaves a worker stuck behind the limit, and never
+ * costs another call its turn. The engine stops a reconcile's deadline while
+ * it waits (`onWait`): reconciles that share a bucket finish in turn rather
+ * than all reaching their deadlines in the queue.
  */
 export class CloudRateLimits {
   readonly #buckets = new Map<string, Bucket>();
@@ -99,17 +101,19 @@ export class CloudRateLimits {
    * (`beforeCloudAttempt`). The
    * limits in force are brought up to date with the ProviderConfig here
    * (see `configure`: an invalid `spec.rateLimits` throws).
+   * `onWait`, when given, is called as a call starts waiting for its token,
+   * and what it returns as the wait ends (the reconcile's deadline stops).
    *
    * Every path that calls a cloud for a ProviderConfig goes through here: the
    * engine's reconciles, and `k8or plan` and `k8or import` in their process.
    */
-  recorder(plugin: RateLimitPlugin, providerConfig: ProviderConfig, inner: CloudCallRecorder): CloudCallRecorder {
+  recorder(plugin: RateLimitPlugin, providerConfig: ProviderConfig, inner: CloudCallRecorder, onWait?: () => () => void): CloudCallRecorder {
     if (!plugin.rateLimits) return inner;
     this.configure(plugin, providerConfig);
     const configName = providerConfig.metadata.name ?? '';
     return async <T>(operation: string, call: () => Promise<T>, options?: CloudCallOptions): Promise<T> => {
       if (!options) return await inner(operation, call, options);
-      const takeToken = (): Promise<void> => this.acquire(plugin.provider, configName, options.service, options.signal, operation);
+      const takeToken = (): Promise<void> => this.acquire(plugin.provider, configName, options.service, options.signal, operation, onWait);
       await takeToken();
       return await inner(operation, () => runWithAttemptTokens(takeToken, call), options);
     };
@@ -152,9 +156,10 @@ export class CloudRateLimits {
    * Waits for one token of `service` in ProviderConfig `providerConfig`'s
    * bucket, behind the calls already waiting. Rejects with a RetryableError
    * once `signal` aborts (taking no token), and with a TerminalError for a
-   * service the provider never declared.
+   * service the provider never declared. `onWait` is called when the call
+   * has to queue, and what it returns when the wait ends either way.
    */
-  async acquire(provider: string, providerConfig: string, service: string, signal: AbortSignal, operation = 'a call'): Promise<void> {
+  async acquire(provider: string, providerConfig: string, service: string, signal: AbortSignal, operation = 'a call', onWait?: () => () => void): Promise<void> {
     const bucket = this.#buckets.get(bucketKey(providerConfig, service));
     if (!bucket) throw new TerminalError(`provider "${provider}" sent ${operation} under rate-limit service "${service}", which it does not declare`, { code: 'UndeclaredRateLimitService' });
     if (signal.aborted) throw aborted(bucket, signal.reason);
@@ -163,6 +168,20 @@ export class CloudRateLimits {
       return;
     }
     const started = this.#now();
+    const waited = onWait?.();
+    try {
+      await this.#wait(bucket, signal);
+    } finally {
+      waited?.();
+    }
+    const seconds = (this.#now() - started) / 1000;
+    bucket.state.delayed += 1;
+    bucket.state.waitedSeconds += seconds;
+    this.#admit(bucket, seconds);
+  }
+
+  /** Queues behind the calls already waiting until a token is there, or `signal` aborts. */
+  async #wait(bucket: Bucket, signal: AbortSignal): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
         const index = bucket.waiters.indexOf(waiter);
@@ -182,10 +201,6 @@ export class CloudRateLimits {
       bucket.waiters.push(waiter);
       this.#arm(bucket);
     });
-    const seconds = (this.#now() - started) / 1000;
-    bucket.state.delayed += 1;
-    bucket.state.waitedSeconds += seconds;
-    this.#admit(bucket, seconds);
   }
 
   /** One timer per bucket, for when the first waiter's token will be there. */

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createInformer, type Informer, type InformerMetricsProvider } from '../informer/informer.js';
 import { objectKey, splitObjectKey } from '../informer/object-key.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
+import { managedResourceRateLimiter } from '../queue/managed-resource-rate-limiter.js';
 import type { WorkQueueMetricsProvider } from '../queue/metrics.js';
 import { WorkQueue } from '../queue/work-queue.js';
 import type { ReconcileRequest, ReconcileOutcome } from '../reconcile/reconciler.js';
@@ -36,6 +37,7 @@ export interface ControllerOptions {
   workers?: number;
   /** Watch one namespace; all when omitted. */
   namespace?: string;
+  /** Retry pace after failures; default `managedResourceRateLimiter()` (5 ms .. 60 s per item, 10 qps / 100 burst overall). */
   rateLimiter?: RateLimiter<string>;
   queueMetrics?: WorkQueueMetricsProvider;
   informerMetrics?: InformerMetricsProvider;
@@ -96,7 +98,7 @@ export class Controller {
     this.#logger = options.logger?.child({ controller: this.name });
     this.queue = new WorkQueue<string>({
       name: this.name,
-      ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+      rateLimiter: options.rateLimiter ?? managedResourceRateLimiter<string>(),
       ...(options.queueMetrics ? { metrics: options.queueMetrics } : {}),
     });
     this.informer = createInformer<ManagedObject>({

@@ -65,7 +65,7 @@ export interface EngineOptions {
   secretsNamespace?: string;
   /** The operator's own namespace. Default: POD_NAMESPACE, the service account's namespace, else k8or-system. */
   operatorNamespace?: string;
-  /** Deadline of one reconcile: its cloud and API calls are aborted after this long. Default 2 min. */
+  /** Deadline of one reconcile: its cloud and API calls are aborted after it has run this long, its waits for rate-limit tokens not counted. Default 2 min. */
   reconcileTimeoutMs?: number;
   /** The shortest resync period, whatever a `k8or.io/resync-period` annotation says. Default 10 s. */
   resyncFloorMs?: number;
@@ -81,7 +81,7 @@ export interface EngineOptions {
    * may already be writing.
    */
   shutdownDeadlineMs?: number;
-  /** A rate limiter per controller; default client-go's (5 ms .. 1000 s per item, 10 qps / 100 burst overall). */
+  /** A rate limiter per controller; default `managedResourceRateLimiter()` (5 ms .. 60 s per item, 10 qps / 100 burst overall). */
   rateLimiter?: () => RateLimiter<string>;
   /** This instance's name in logs, events and the Lease. Default random. */
   identity?: string;

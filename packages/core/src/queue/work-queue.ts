@@ -33,7 +33,8 @@ export interface WorkQueueOptions<T> {
  */
 export class WorkQueue<T> {
   readonly name: string;
-  private readonly rateLimiter: RateLimiter<T>;
+  /** The pace of `addRateLimited`. */
+  readonly rateLimiter: RateLimiter<T>;
   private readonly metrics: WorkQueueMetricsProvider | undefined;
 
   private queue: T[] = [];

@@ -27,6 +27,7 @@ import { rateLimitViolations } from '../policy/rate-limits.js';
 import type { CloudRateLimits } from '../cloud-rate-limit/cloud-rate-limits.js';
 import { annotationIsTrue } from '../policy/read.js';
 import { mergeConditions, statusEqual, type DesiredCondition } from './conditions.js';
+import { ReconcileDeadline } from './deadline.js';
 import type { ConfigLookups, EventRecorder, EventType, ManagedPatch, ManagedResourceClient, NamespaceInfo, OutputsWriter, ProviderPlugins, SecretData } from './ports.js';
 import { Messages, Reasons } from './reasons.js';
 
@@ -70,7 +71,10 @@ export interface ReconcilerOptions {
   pollIntervalMs?: number;
   /** How soon to look again at a blocked deletion. Default 60 s. */
   deletionBlockedRetryMs?: number;
-  /** Deadline of one reconcile: its cloud and API calls are aborted after this long. Default 2 min. */
+  /**
+   * Deadline of one reconcile: its cloud and API calls are aborted after it has run this long, not
+   * counting its waits for rate-limit tokens. Default 2 min.
+   */
   reconcileTimeoutMs?: number;
   /** Wraps each cloud call for metrics; given the provider name. */
   cloudCallRecorder?: (provider: string) => CloudCallRecorder;
@@ -112,6 +116,8 @@ interface Blocker {
  */
 interface Run extends CallOptions {
   stop: AbortSignal;
+  /** Stops the deadline's clock while a call waits for a rate-limit token; returns what starts it again. */
+  pauseDeadline: () => () => void;
 }
 
 const passThrough: CloudCallRecorder = (_operation, call) => call();
@@ -166,19 +172,21 @@ export class ManagedReconciler {
    * nothing was decided on the stale copy.
    */
   async reconcile(request: ReconcileRequest): Promise<ReconcileOutcome> {
+    const deadline = new ReconcileDeadline(this.#reconcileTimeoutMs);
     try {
-      return await this.#reconcile(request);
+      return await this.#reconcile(request, deadline);
     } catch (error) {
       if (!isConflict(error)) throw error;
       this.#logger?.debug({ resource: `${this.kind}/${request.namespace}/${request.name}` }, 'object changed since it was read; reconciling again');
       return { backoff: true };
+    } finally {
+      deadline.clear();
     }
   }
 
-  async #reconcile(request: ReconcileRequest): Promise<ReconcileOutcome> {
+  async #reconcile(request: ReconcileRequest, deadline: ReconcileDeadline): Promise<ReconcileOutcome> {
     const stop = request.signal ?? new AbortController().signal;
-    const deadline = AbortSignal.timeout(this.#reconcileTimeoutMs);
-    const call: Run = { signal: AbortSignal.any([stop, deadline]), stop };
+    const call: Run = { signal: AbortSignal.any([stop, deadline.signal]), stop, pauseDeadline: () => deadline.pause() };
     let resource = await this.#deps.kube.get(this.kind, request.namespace, request.name, call.stop);
     if (!resource) return {};
     const log = this.#logger?.child({ resource: `${this.kind}/${request.namespace}/${request.name}` });
@@ -201,7 +209,7 @@ export class ManagedReconciler {
 
     let client: ExternalClient;
     try {
-      client = await this.#connect(resource, target, externalName);
+      client = await this.#connect(resource, target, externalName, call);
     } catch (error) {
       return await this.#fail(resource, call, Reasons.CannotConnectToProvider, error);
     }
@@ -327,7 +335,7 @@ export class ManagedReconciler {
     let client: ExternalClient;
     let observation: Observation;
     try {
-      client = await this.#connect(resource, target, name);
+      client = await this.#connect(resource, target, name, call);
     } catch (error) {
       return await this.#fail(resource, call, Reasons.CannotConnectToProvider, error);
     }
@@ -436,20 +444,23 @@ export class ManagedReconciler {
     return await this.#deps.kube.patch(resource, patch, call.stop);
   }
 
-  async #connect(resource: ManagedResource, target: Target, externalName: string): Promise<ExternalClient> {
+  async #connect(resource: ManagedResource, target: Target, externalName: string, call: Run): Promise<ExternalClient> {
     return await target.connector.connect(resource, {
       providerConfig: target.providerConfig,
       credentials: target.credentials,
       externalName,
       ownerTags: ownerTagsFor(resource, this.#clusterId),
-      recordCall: this.#recorder(target),
+      recordCall: this.#recorder(target, call),
     });
   }
 
-  /** Metrics around each call, and outside them (so a call's duration excludes its wait) the ProviderConfig's rate limit. */
-  #recorder(target: Target): CloudCallRecorder {
+  /**
+   * Metrics around each call, and outside them (so a call's duration excludes its wait) the
+   * ProviderConfig's rate limit, whose waits stop the reconcile's deadline (ReconcileDeadline).
+   */
+  #recorder(target: Target, call: Run): CloudCallRecorder {
     const record = this.#cloudCallRecorder(target.provider);
-    return this.#cloudRateLimits ? this.#cloudRateLimits.recorder(target.plugin, target.providerConfig, record) : record;
+    return this.#cloudRateLimits ? this.#cloudRateLimits.recorder(target.plugin, target.providerConfig, record, call.pauseDeadline) : record;
   }
 
   /**
