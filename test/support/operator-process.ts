@@ -7,14 +7,29 @@ import { dirname, join } from 'node:path';
 import { spawnOwnedChild, type OwnedChild } from '@k8or/local-clouds';
 
 /** A port free on 127.0.0.1 right now. */
+/**
+ * A port for a process to bind later. Chosen below the kernel's ephemeral range (32768 and up on
+ * Linux), where a port the OS hands out for `listen(0)` can be taken again by the source port of
+ * any outgoing connection before the operator binds it (seen as EADDRINUSE in a restarted
+ * replica); no outgoing connection takes a port down here, and nothing else in the suites binds one.
+ */
+const handedOut = new Set<number>();
+
 export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port) || !(await canBind(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error('no free port found between 20000 and 32000');
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
