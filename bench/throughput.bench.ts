@@ -60,6 +60,7 @@ async function serve(): Promise<void> {
   let from = 0;
   let cpuFrom = process.cpuUsage();
   process.on('message', (message: ToServer) => {
+    if (process.execArgv.includes('--cpu-prof')) console.error(`server: ${message.type} at ${process.hrtime.bigint() / 1000n} us (profile clock)`);
     if (message.type === 'mark') {
       from = sandbox.requestLog.length;
       cpuFrom = process.cpuUsage();
