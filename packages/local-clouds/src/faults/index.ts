@@ -2,3 +2,4 @@ export { startFaultProxy, type FaultPlan, type FaultProxy, type FaultProxyOption
 export { CLOUD_DIALECTS, type CloudDialect, type CloudDialectName, type FaultAnswer, type ProxiedRequest } from './dialects.js';
 export { seededRandom } from './prng.js';
 export { startGrpcCountingProxy, type GrpcArrival, type GrpcCountingProxy } from './grpc-counting-proxy.js';
+export { GrpcStatus, startGrpcFaultProxy, tableOfRequest, type GrpcFaultProxy, type GrpcFaultProxyOptions, type GrpcProxiedCall } from './grpc-fault-proxy.js';
