@@ -1,15 +1,20 @@
-// Every HTTP cloud backend with a fault proxy in front of it: the S3 fake, DynamoDB Local, the GCS fake
-// and Azurite (Blob and Table), the ProviderConfigs that send the operator through the proxies, and the
-// suite's own view of each backend, straight, never faulted, to check what the statuses claim.
+// Every cloud backend with a fault proxy in front of it: the S3 fake, DynamoDB Local, the GCS fake and
+// Azurite (Blob and Table) behind HTTP fault proxies, and Google's Bigtable emulator behind the gRPC
+// fault proxy where it is installed; the ProviderConfigs that send the operator through the proxies,
+// and the suite's own view of each backend, straight, never faulted, to check what the statuses claim.
 import { HeadBucketCommand, GetBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
+import { Bigtable } from '@google-cloud/bigtable';
 import { AccountSASPermissions, AccountSASResourceTypes, AccountSASServices, BlobServiceClient, generateAccountSASQueryParameters, SASProtocol, StorageSharedKeyCredential } from '@azure/storage-blob';
 import {
+  findCbtemulator,
   startAzurite,
+  startBigtableEmulator,
   startDynamoDbLocal,
   startFaultProxy,
   startGcsFake,
+  startGrpcFaultProxy,
   startS3Fake,
   type Azurite,
   type CloudDialectName,
@@ -31,6 +36,7 @@ export const PROVIDER_CONFIGS = { aws: 'faulty-aws', gcp: 'faulty-gcp', azure: '
 /** Azure again, with an account SAS token (a credential that travels in every request URL) in place of the key. */
 export const AZURE_SAS_PROVIDER_CONFIG = 'faulty-azure-sas';
 export type CloudName = keyof typeof PROVIDER_CONFIGS;
+const GCP_PROJECT = 'k8or-faults';
 
 /** A service's pace, as `ProviderConfig.spec.rateLimits.<service>` declares it. */
 export interface RateLimit {
@@ -39,13 +45,28 @@ export interface RateLimit {
 }
 export type DeclaredLimits = Partial<Record<CloudName, Record<string, RateLimit>>>;
 
+/** Every API a proxy stands in front of: the HTTP dialects, and Bigtable's gRPC. */
+export type ProxiedApi = CloudDialectName | 'bigtable';
+/** The Bigtable instance of the run's tables (the emulator takes any). */
+export const BIGTABLE_INSTANCE = 'k8or-faults';
+
+/**
+ * Why Bigtable sits out the run (its emulator, cbtemulator, is not installed), or undefined when it
+ * takes part.
+ */
+export function bigtableLeftOut(): string | undefined {
+  const located = findCbtemulator();
+  return 'missing' in located ? located.missing : undefined;
+}
+
 export interface FaultyClouds {
-  proxies: Record<CloudDialectName, FaultProxy>;
+  /** Bigtable's only where its emulator is installed (see `bigtableLeftOut`). */
+  proxies: Record<CloudDialectName, FaultProxy> & { bigtable?: FaultProxy };
   azurite: Azurite;
   /** The fault plan of every proxy at once. */
   setFaults(plan: FaultPlan): void;
   /** Every call every proxy saw, with the dialect it went through. */
-  calls(): Array<ProxiedCall & { dialect: CloudDialectName }>;
+  calls(): Array<ProxiedCall & { dialect: ProxiedApi }>;
   /** The admin's Secrets and ProviderConfigs pointing the operator at the proxies, with `spec.rateLimits` per cloud when given. */
   manifests(secretNamespace: string, rateLimits?: DeclaredLimits): object[];
   /** Straight to the backend: does the resource exist, and with versioning on where the kind has it? */
@@ -55,17 +76,21 @@ export interface FaultyClouds {
   stop(): Promise<void>;
 }
 
-/** Starts the backends and one fault proxy each, seeded from `seed` (faults off until setFaults). */
-export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
+/**
+ * Starts the backends and one fault proxy each, seeded from `seed` (faults off until setFaults);
+ * Bigtable's emulator and proxy only when `withBigtable`.
+ */
+export async function startFaultyClouds(seed: number, withBigtable: boolean): Promise<FaultyClouds> {
   const stops: Array<() => Promise<unknown>> = [];
   try {
-    const [s3, dynamodb, gcs, azurite] = await Promise.all([
+    const [s3, dynamodb, gcs, azurite, bigtableEmulator] = await Promise.all([
       startS3Fake({ credentials: { [FAULT_RUN_AWS_CREDENTIALS.accessKeyId]: FAULT_RUN_AWS_CREDENTIALS.secretAccessKey } }),
       startDynamoDbLocal(),
       startGcsFake(),
       startAzurite(),
+      withBigtable ? startBigtableEmulator() : Promise.resolve(undefined),
     ]);
-    stops.push(() => s3.stop(), () => dynamodb.stop(), () => gcs.stop(), () => azurite.stop());
+    stops.push(() => s3.stop(), () => dynamodb.stop(), () => gcs.stop(), () => azurite.stop(), async () => await bigtableEmulator?.stop());
     const targets: Record<CloudDialectName, string> = {
       s3: s3.endpoint,
       dynamodb: dynamodb.endpoint,
@@ -73,12 +98,21 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
       'azure-blob': azurite.blobEndpoint,
       'azure-table': azurite.tableEndpoint,
     };
-    const proxies = {} as Record<CloudDialectName, FaultProxy>;
+    const proxies = {} as FaultyClouds['proxies'];
     let offset = 0;
     for (const [dialect, target] of Object.entries(targets) as Array<[CloudDialectName, string]>) {
       const proxy = await startFaultProxy({ target, dialect, seed: (seed + offset++) >>> 0 });
       proxies[dialect] = proxy;
       stops.push(() => proxy.stop());
+    }
+    let bigtable: Bigtable | undefined;
+    if (bigtableEmulator) {
+      const proxy = await startGrpcFaultProxy({ target: bigtableEmulator.host, seed: (seed + offset++) >>> 0 });
+      proxies.bigtable = proxy;
+      stops.push(() => proxy.stop());
+      const client = new Bigtable({ projectId: GCP_PROJECT, apiEndpoint: bigtableEmulator.host, universeDomain: 'googleapis.com', metricsEnabled: false });
+      bigtable = client;
+      stops.push(() => client.close());
     }
 
     const s3Client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: FAULT_RUN_AWS_CREDENTIALS });
@@ -96,7 +130,9 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
       new StorageSharedKeyCredential(azurite.accountName, azurite.accountKey),
     ).toString();
     const notFound = (error: unknown): boolean => {
-      const e = error as { name?: string; statusCode?: number; $metadata?: { httpStatusCode?: number } };
+      const e = error as { name?: string; statusCode?: number; $metadata?: { httpStatusCode?: number }; code?: unknown; metadata?: unknown };
+      // gRPC NOT_FOUND (5) as the Bigtable client reports it: a code and the call's metadata
+      if (e.code === 5 && e.metadata !== undefined) return true;
       return e.name === 'NotFound' || e.name === 'NoSuchBucket' || e.name === 'ResourceNotFoundException' || e.statusCode === 404 || e.$metadata?.httpStatusCode === 404;
     };
 
@@ -107,6 +143,11 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
           return { exists: true, versioning: (await s3Client.send(new GetBucketVersioningCommand({ Bucket: name }))).Status === 'Enabled' };
         }
         if (cloud === 'aws') return { exists: (await dynamodbClient.send(new DescribeTableCommand({ TableName: name }))).Table !== undefined };
+        if (cloud === 'gcp' && kind === 'Table') {
+          if (!bigtable) throw new Error('Bigtable is not part of this run (its emulator is not installed)');
+          const [table] = await bigtable.admin.getTableAdminClient().getTable({ name: `projects/${GCP_PROJECT}/instances/${BIGTABLE_INSTANCE}/tables/${name}` }, { retry: null });
+          return { exists: table.name !== undefined };
+        }
         if (cloud === 'gcp') {
           const response = await fetch(`${gcs.endpoint}/storage/v1/b/${encodeURIComponent(name)}`);
           if (response.status === 404) return { exists: false };
@@ -126,7 +167,7 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
       proxies,
       azurite,
       setFaults: (plan) => Object.values(proxies).forEach((proxy) => proxy.setFaults(plan)),
-      calls: () => (Object.entries(proxies) as Array<[CloudDialectName, FaultProxy]>).flatMap(([dialect, proxy]) => proxy.calls.map((call) => ({ ...call, dialect }))),
+      calls: () => (Object.entries(proxies) as Array<[ProxiedApi, FaultProxy]>).flatMap(([dialect, proxy]) => proxy.calls.map((call) => ({ ...call, dialect }))),
       manifests: (namespace, rateLimits = {}) => [
         { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'faulty-aws-credentials', namespace }, type: 'Opaque', stringData: FAULT_RUN_AWS_CREDENTIALS },
         { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'faulty-azure-credentials', namespace }, type: 'Opaque', stringData: { accountKey: azurite.accountKey } },
@@ -148,9 +189,10 @@ export async function startFaultyClouds(seed: number): Promise<FaultyClouds> {
           metadata: { name: PROVIDER_CONFIGS.gcp },
           spec: {
             provider: 'gcp',
-            project: 'k8or-faults',
+            project: GCP_PROJECT,
             region: 'us-central1',
-            endpoints: { bucket: proxies.gcs.endpoint },
+            ...(proxies.bigtable ? { bigtableInstance: BIGTABLE_INSTANCE } : {}),
+            endpoints: { bucket: proxies.gcs.endpoint, ...(proxies.bigtable ? { table: proxies.bigtable.endpoint } : {}) },
             credentials: { source: 'Environment' },
             ...(rateLimits.gcp ? { rateLimits: rateLimits.gcp } : {}),
           },
