@@ -1,4 +1,4 @@
-import { connect, constants, createServer, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
+import { connect, constants, createServer, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultPlan, FaultProxy, ProxiedCall } from './fault-proxy.js';
@@ -163,13 +163,20 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
   let script = [...(options.script ?? [])];
   let calls: GrpcProxiedCall[] = [];
   const stopping = new AbortController();
-  const upstream = connect(`http://${options.target}`);
-  upstream.on('error', () => undefined);
+  let upstream: ClientHttp2Session | undefined;
+  /** The session to the backend, opened again if the backend ended the last one (GOAWAY, a restart). */
+  const backend = (): ClientHttp2Session => {
+    if (!upstream || upstream.closed || upstream.destroyed) {
+      upstream = connect(`http://${options.target}`);
+      upstream.on('error', () => undefined);
+    }
+    return upstream;
+  };
   const pick = <T>(choices: ReadonlyArray<T>): T => choices[Math.floor(random() * choices.length)] as T;
 
   const forward = (headers: IncomingHttpHeaders, body: Buffer, client: ServerHttp2Stream): Promise<Answer> =>
     new Promise((resolve, reject) => {
-      const request = upstream.request({ ...forwardable(headers), ':method': String(headers[':method'] ?? 'POST'), ':path': String(headers[':path'] ?? '') });
+      const request = backend().request({ ...forwardable(headers), ':method': String(headers[':method'] ?? 'POST'), ':path': String(headers[':path'] ?? '') });
       const cancel = (): void => {
         if (!request.closed) request.close(constants.NGHTTP2_CANCEL);
       };
@@ -314,7 +321,7 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
     stop: () =>
       new Promise<void>((resolve) => {
         stopping.abort();
-        upstream.close();
+        upstream?.close();
         server.close(() => resolve());
         for (const session of sessions) session.destroy();
       }),
