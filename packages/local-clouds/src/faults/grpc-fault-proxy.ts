@@ -17,6 +17,8 @@ export interface GrpcFaultProxyOptions extends FaultPlan {
 export interface GrpcProxiedCall extends ProxiedCall {
   /** The `grpc-status` sent to the client (0 OK); undefined while a stall holds it, or when the client gave up first. */
   grpcStatus?: number;
+  /** The client ended the RPC (its deadline, a cancel) while a stall held it. */
+  clientLeft?: boolean;
 }
 
 export interface GrpcFaultProxy extends FaultProxy {
@@ -217,9 +219,12 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
     stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(fault.code), 'grpc-message': grpcMessage(fault.message) }, { endStream: true });
   };
 
-  /** Resolves true when the stall ran out with the client still waiting, false when it left (or the proxy stops). */
-  const hold = async (stream: ServerHttp2Stream, ms: number): Promise<boolean> => {
-    if (stream.closed) return false;
+  /** Resolves true when the stall ran out with the client still waiting, false when it left (recorded) or the proxy stops. */
+  const hold = async (stream: ServerHttp2Stream, ms: number, record: GrpcProxiedCall): Promise<boolean> => {
+    if (stream.closed) {
+      record.clientLeft = true;
+      return false;
+    }
     const left = new AbortController();
     const onClose = (): void => left.abort();
     stream.once('close', onClose);
@@ -227,6 +232,7 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
       await sleep(ms, undefined, { signal: AbortSignal.any([left.signal, stopping.signal]) });
       return true;
     } catch {
+      if (left.signal.aborted) record.clientLeft = true;
       return false;
     } finally {
       stream.off('close', onClose);
@@ -263,9 +269,9 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
         if (random() < (plan.stallAfterForward ?? 0.5)) {
           answer = await forward(headers, body, stream);
           record.reachedBackend = true;
-          if (!(await hold(stream, stallMs))) return;
+          if (!(await hold(stream, stallMs, record))) return;
         } else {
-          if (!(await hold(stream, stallMs))) return;
+          if (!(await hold(stream, stallMs, record))) return;
           answer = await forward(headers, body, stream);
           record.reachedBackend = true;
         }

@@ -135,12 +135,14 @@ describe('gRPC fault proxy in front of the Bigtable emulator, driven by the real
     const late = await failure(forwardedFirst.admin.createTable({ parent: PARENT, tableId: 'stalled-made', table: {} }, { ...ONE_ATTEMPT, timeout: 1_500 }));
     assert.equal(late.code, GrpcStatus.DEADLINE_EXCEEDED);
     assert.equal(await exists('stalled-made'), true, 'the write was done; only its answer never came');
+    await waitFor('the proxy saw the client leave', () => forwardedFirst.proxy.calls[0]?.clientLeft === true);
     assert.deepEqual(forwardedFirst.proxy.calls.map((c) => [c.operation, c.resource, c.outcome, c.reachedBackend, c.grpcStatus]), [['CreateTable', 'stalled-made', 'stalled', true, undefined]]);
 
     const heldFirst = await through({ script: ['stall'], stallMs: 120_000, stallAfterForward: 0 });
     const lost = await failure(heldFirst.admin.createTable({ parent: PARENT, tableId: 'stalled-lost', table: {} }, { ...ONE_ATTEMPT, timeout: 1_500 }));
     assert.equal(lost.code, GrpcStatus.DEADLINE_EXCEEDED);
     assert.equal(await exists('stalled-lost'), false, 'the client gave up before the stall ended');
+    await waitFor('the proxy saw the client leave', () => heldFirst.proxy.calls[0]?.clientLeft === true);
     assert.deepEqual(heldFirst.proxy.calls.map((c) => [c.outcome, c.reachedBackend]), [['stalled', undefined]]);
   });
 
@@ -149,7 +151,7 @@ describe('gRPC fault proxy in front of the Bigtable emulator, driven by the real
     await admin.createTable({ parent: PARENT, tableId: 'stalled-then-made', table: {} }, { ...ONE_ATTEMPT, timeout: 60_000 });
     assert.equal(await exists('stalled-then-made'), true);
     await waitFor('the stalled call recorded as answered', () => proxy.calls[0]?.grpcStatus === 0);
-    assert.deepEqual(proxy.calls.map((c) => [c.outcome, c.reachedBackend]), [['stalled', true]]);
+    assert.deepEqual(proxy.calls.map((c) => [c.outcome, c.reachedBackend, c.clientLeft]), [['stalled', true, undefined]]);
   });
 
   it('faults a seeded share of calls, the same calls for the same seed, and passes the rest unchanged', async () => {
