@@ -1,10 +1,11 @@
+import { InterceptingCall, status, type Interceptor } from '@grpc/grpc-js';
 import { RetryableError } from '@k8or/core';
 
 /**
  * Runs one SDK call under the reconcile's signal. Nothing starts once the signal is aborted, and the
  * call rejects (retryable) as soon as it aborts. The Google clients take no AbortSignal for these
- * calls, so an HTTP request or RPC already sent may still finish: every call made here is idempotent,
- * and the engine observes again before it acts.
+ * calls, so an HTTP request already sent may still finish: every call made here is idempotent, and
+ * the engine observes again before it acts. A Bigtable RPC is cancelled too (`cancelOnAbort`).
  */
 export async function underSignal<T>(signal: AbortSignal | undefined, operation: string, call: () => Promise<T>): Promise<T> {
   if (!signal) return await call();
@@ -20,4 +21,32 @@ export async function underSignal<T>(signal: AbortSignal | undefined, operation:
   } finally {
     if (onAbort) signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * A gRPC interceptor that cancels the RPC when `signal` aborts. The Bigtable admin methods take no
+ * AbortSignal and return a promise without gax's `cancel`, so without it an RPC the reconcile gave up
+ * on stays open until gax's own timeout for the method, and a CreateTable held by a slow Bigtable may
+ * land after the engine has observed the name free again (its next CreateTable then meets
+ * ALREADY_EXISTS from our own table). Cancelled, the RPC ends on the wire with the reconcile.
+ */
+export function cancelOnAbort(signal: AbortSignal): Interceptor {
+  return (options, nextCall) => {
+    let onAbort: (() => void) | undefined;
+    const call: InterceptingCall = new InterceptingCall(nextCall(options), {
+      start(metadata, _listener, next) {
+        onAbort = () => call.cancelWithStatus(status.CANCELLED, `aborted: ${String(signal.reason ?? 'the reconcile was cancelled')}`);
+        if (signal.aborted) queueMicrotask(onAbort);
+        else signal.addEventListener('abort', onAbort, { once: true });
+        // a partial listener: what it leaves out passes through unchanged
+        next(metadata, {
+          onReceiveStatus(received, nextStatus) {
+            if (onAbort) signal.removeEventListener('abort', onAbort);
+            nextStatus(received);
+          },
+        });
+      },
+    });
+    return call;
+  };
 }

@@ -13,6 +13,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { Bigtable, type protos } from '@google-cloud/bigtable';
+import type { Interceptor } from '@grpc/grpc-js';
 import type { Table } from '@k8or/api';
 import {
   DeletionBlockedError,
@@ -27,6 +28,7 @@ import {
   type InventoryItem,
   type Observation,
 } from '@k8or/core';
+import { cancelOnAbort } from './abort.js';
 import { ClientCache } from './client-cache.js';
 import { answerOf, callGoogle, isNotFound } from './errors.js';
 import { GcpServices, bigtableServiceFor } from './rate-limits.js';
@@ -133,8 +135,13 @@ interface AdminTable {
   deletionProtection?: boolean | null;
 }
 
-/** One attempt per call: the engine retries with its own backoff and deadline (an unreachable instance fails fast, not after a minute). */
-const ONE_ATTEMPT = { retry: null };
+/**
+ * One attempt per call: the engine retries with its own backoff and deadline (an unreachable instance
+ * fails fast, not after a minute); and the RPC is cancelled when the call's signal aborts.
+ */
+function oneAttempt(signal: AbortSignal): { retry: null; otherArgs: { options: { interceptors: Interceptor[] } } } {
+  return { retry: null, otherArgs: { options: { interceptors: [cancelOnAbort(signal)] } } };
+}
 
 /** One Bigtable table's client. Fresh per reconcile. */
 export class BigtableTableClient implements ExternalClient<Table> {
@@ -156,8 +163,8 @@ export class BigtableTableClient implements ExternalClient<Table> {
     return `${this.#instancePath}/tables/${this.#context.externalName}`;
   }
 
-  #call<T>(call: CallOptions, operation: string, run: (admin: TableAdminClient, options: typeof ONE_ATTEMPT) => Promise<T>): Promise<T> {
-    return callGoogle(this.#context, { service: bigtableServiceFor(operation), signal: call.signal }, operation, () => run(this.#admin, ONE_ATTEMPT));
+  #call<T>(call: CallOptions, operation: string, run: (admin: TableAdminClient, options: ReturnType<typeof oneAttempt>) => Promise<T>): Promise<T> {
+    return callGoogle(this.#context, { service: bigtableServiceFor(operation), signal: call.signal }, operation, () => run(this.#admin, oneAttempt(call.signal)));
   }
 
   /** The table, or undefined on a definite NOT_FOUND. PERMISSION_DENIED or a timeout is an error, never absence. */
@@ -311,7 +318,7 @@ export const tableConnector: Connector<Table> = {
     do {
       const request = { parent, view: 'NAME_ONLY' as const, ...(pageToken ? { pageToken } : {}) };
       const [page, next] = await callGoogle(context, { service: GcpServices.bigtableTableReads, signal: call.signal }, 'ListTables', () =>
-        admin.listTables(request, { ...ONE_ATTEMPT, autoPaginate: false }),
+        admin.listTables(request, { ...oneAttempt(call.signal), autoPaginate: false }),
       );
       tables.push(...page);
       pageToken = next?.pageToken ?? undefined;

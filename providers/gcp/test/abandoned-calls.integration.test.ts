@@ -1,11 +1,12 @@
 // A Bigtable admin call the reconcile gave up on (its signal aborted at the deadline) must not land
 // at Bigtable later. Found with the gRPC fault proxy of the cloud-faults suite: the Google clients
 // take no AbortSignal, and the generated admin methods return a plain promise (their `.then` drops
-// gax's `cancel`), so `underSignal` rejects at once while the RPC stays open until gax's own timeout
-// for the method (CreateTable: none shorter than the stall here). A stall that ends with the client
-// still waiting forwards it then: the table appears after the operator decided it had not made it,
-// and if it lands between the next reconcile's GetTable and CreateTable, that CreateTable is answered
-// ALREADY_EXISTS and the provider calls the table someone else's (NotOwned, terminal until the resync).
+// gax's `cancel`), so `underSignal` rejected at once while the RPC stayed open until gax's own timeout
+// for the method (CreateTable: none shorter than the stall here). A stall that ended with the client
+// still waiting forwarded it then: the table appeared after the operator decided it had not made it,
+// and had it landed between the next reconcile's GetTable and CreateTable, that CreateTable would meet
+// ALREADY_EXISTS and the provider would call the table someone else's (NotOwned, terminal until the
+// resync). The RPC is now cancelled with the signal (`cancelOnAbort`, a gRPC interceptor).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Bigtable } from '@google-cloud/bigtable';
@@ -37,7 +38,6 @@ describe('Bigtable calls cut short by the reconcile deadline, through the gRPC f
 
   it(
     'a CreateTable the reconcile gave up on never reaches Bigtable afterwards',
-    { todo: 'open defect: the provider cannot cancel a Bigtable RPC when its signal aborts (docs/reliability.md, cloud faults)' },
     async () => {
       proxy.setFaults({ script: ['stall'], stallMs: 2_000, stallAfterForward: 0 });
       const resource = table('late-create');
