@@ -1,31 +1,9 @@
 import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CLOUD_DIALECTS, type CloudDialect, type CloudDialectName, type FaultAnswer, type ProxiedRequest } from './dialects.js';
-import { seededRandom } from './prng.js';
+import { faultDraws, holdWhileOpen, type FaultPlan } from './fault-draws.js';
 
-/** Which calls fail, and how. Shares are of all calls, 0 to 1, drawn independently per call. */
-export interface FaultPlan {
-  /** Share answered with the cloud's own throttling error (S3 SlowDown 503, DynamoDB ThrottlingException 400, GCS 429, Azure ServerBusy 503). */
-  throttle?: number;
-  /** Share answered with one of the cloud's own 5xx errors. */
-  serverError?: number;
-  /** Share held without an answer for `stallMs`, or until the client gives up. */
-  stall?: number;
-  /** How long a stalled call is held. Default 60 s: longer than any reconcile deadline a test sets. */
-  stallMs?: number;
-  /**
-   * Of the stalled calls, the share that reaches the backend before the stall: the write is done and
-   * only its answer is late (or never comes, when the client gives up). The rest reach the backend only
-   * if the client still waits when the stall ends. Default 0.5.
-   */
-  stallAfterForward?: number;
-  /**
-   * Faults for the next calls, in order, before the shares take over: `['stall']` makes sure the
-   * first call after `setFaults` stalls, whatever the draws. `'pass'` forwards one call.
-   */
-  script?: ReadonlyArray<'throttle' | 'serverError' | 'stall' | 'pass'>;
-}
+export type { FaultPlan } from './fault-draws.js';
 
 export interface FaultProxyOptions extends FaultPlan {
   /** The backend's endpoint (`http://127.0.0.1:PORT`, or with a path such as Azurite's `/devstoreaccount1`). */
@@ -88,15 +66,10 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'up
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const dialect: CloudDialect = CLOUD_DIALECTS[options.dialect];
   const target = new URL(options.target);
-  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
-  const random = seededRandom(seed);
-  let plan: FaultPlan = options;
-  let script = [...(options.script ?? [])];
+  const draws = faultDraws(options, options.seed);
   let calls: ProxiedCall[] = [];
   const agent = new Agent({ keepAlive: true });
   const stopping = new AbortController();
-
-  const pick = <T>(choices: ReadonlyArray<T>): T => choices[Math.floor(random() * choices.length)] as T;
 
   /** The backend's whole answer, read before anything goes back to the client. */
   const forward = (request: ProxiedRequest): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> =>
@@ -122,20 +95,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     response.end(body);
   };
 
-  /** Resolves true when the stall ran out with the client still waiting, false when the client left (or the proxy stops). */
-  const hold = async (response: ServerResponse, ms: number): Promise<boolean> => {
-    const left = new AbortController();
-    const onClose = (): void => left.abort();
-    response.once('close', onClose);
-    try {
-      await sleep(ms, undefined, { signal: AbortSignal.any([left.signal, stopping.signal]) });
-      return true;
-    } catch {
-      return false;
-    } finally {
-      response.off('close', onClose);
-    }
-  };
+  /** True when the stall ran out with the client still waiting, false when the client left (or the proxy stops). */
+  const hold = async (response: ServerResponse, ms: number): Promise<boolean> => (await holdWhileOpen(response, ms, stopping.signal)) === 'elapsed';
 
   const handle = async (incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
     const chunks: Buffer[] = [];
@@ -152,19 +113,14 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     if (typeof operationId === 'string') record.operationId = operationId;
     calls.push(record);
 
-    const scripted = script.shift();
-    const draw = scripted === undefined ? random() : 0;
-    // A scripted fault is a share of 1 for that one call.
-    const throttle = scripted === undefined ? (plan.throttle ?? 0) : scripted === 'throttle' ? 1 : 0;
-    const serverError = scripted === undefined ? (plan.serverError ?? 0) : scripted === 'serverError' ? 1 : 0;
-    const stall = scripted === undefined ? (plan.stall ?? 0) : scripted === 'stall' ? 1 : 0;
+    const draw = draws.next();
     let fault: FaultAnswer | undefined;
-    if (draw < throttle) {
+    if (draw.fault === 'throttle') {
       record.outcome = 'throttled';
-      fault = pick(dialect.throttles)();
-    } else if (draw < throttle + serverError) {
+      fault = draws.pick(dialect.throttles)();
+    } else if (draw.fault === 'serverError') {
       record.outcome = 'server-error';
-      fault = pick(dialect.serverErrors)();
+      fault = draws.pick(dialect.serverErrors)();
     }
     if (fault) {
       record.status = fault.status;
@@ -172,17 +128,16 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       return;
     }
     try {
-      if (draw < throttle + serverError + stall) {
+      if (draw.fault === 'stall') {
         record.outcome = 'stalled';
-        const stallMs = plan.stallMs ?? 60_000;
-        if (random() < (plan.stallAfterForward ?? 0.5)) {
+        if (draw.forwardFirst) {
           const answer = await forward(request);
           record.reachedBackend = true;
-          if (!(await hold(response, stallMs))) return;
+          if (!(await hold(response, draw.stallMs))) return;
           record.status = answer.status;
           send(response, request.method, answer);
         } else {
-          if (!(await hold(response, stallMs))) return;
+          if (!(await hold(response, draw.stallMs))) return;
           const answer = await forward(request);
           record.reachedBackend = true;
           record.status = answer.status;
@@ -212,15 +167,12 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
 
   return {
     endpoint: `http://${address.address}:${address.port}${path}`,
-    seed,
+    seed: draws.seed,
     get calls() {
       return calls;
     },
     callsFor: (resource) => calls.filter((call) => call.resource === resource),
-    setFaults: (next) => {
-      plan = next;
-      script = [...(next.script ?? [])];
-    },
+    setFaults: draws.setFaults,
     clearCalls: () => {
       calls = [];
     },

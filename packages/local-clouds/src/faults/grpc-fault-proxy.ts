@@ -1,8 +1,7 @@
 import { connect, constants, createServer, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { FaultPlan, FaultProxy, ProxiedCall } from './fault-proxy.js';
-import { seededRandom } from './prng.js';
+import { faultDraws, holdWhileOpen, type FaultPlan } from './fault-draws.js';
+import type { FaultProxy, ProxiedCall } from './fault-proxy.js';
 
 export interface GrpcFaultProxyOptions extends FaultPlan {
   /** The gRPC backend, `host:port` (such as the Bigtable emulator's). */
@@ -159,10 +158,7 @@ const grpcStatusOf = (answer: Answer): number | undefined => {
  * of Bigtable's table admin and the data calls k8or and its tests make), not for bidirectional ones.
  */
 export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promise<GrpcFaultProxy> {
-  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
-  const random = seededRandom(seed);
-  let plan: FaultPlan = options;
-  let script = [...(options.script ?? [])];
+  const draws = faultDraws(options, options.seed);
   let calls: GrpcProxiedCall[] = [];
   const stopping = new AbortController();
   let upstream: ClientHttp2Session | undefined;
@@ -174,7 +170,6 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
     }
     return upstream;
   };
-  const pick = <T>(choices: ReadonlyArray<T>): T => choices[Math.floor(random() * choices.length)] as T;
 
   const forward = (headers: IncomingHttpHeaders, body: Buffer, client: ServerHttp2Stream): Promise<Answer> =>
     new Promise((resolve, reject) => {
@@ -219,24 +214,11 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
     stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(fault.code), 'grpc-message': grpcMessage(fault.message) }, { endStream: true });
   };
 
-  /** Resolves true when the stall ran out with the client still waiting, false when it left (recorded) or the proxy stops. */
+  /** True when the stall ran out with the client still waiting; false when it left (recorded) or the proxy stops. */
   const hold = async (stream: ServerHttp2Stream, ms: number, record: GrpcProxiedCall): Promise<boolean> => {
-    if (stream.closed) {
-      record.clientLeft = true;
-      return false;
-    }
-    const left = new AbortController();
-    const onClose = (): void => left.abort();
-    stream.once('close', onClose);
-    try {
-      await sleep(ms, undefined, { signal: AbortSignal.any([left.signal, stopping.signal]) });
-      return true;
-    } catch {
-      if (left.signal.aborted) record.clientLeft = true;
-      return false;
-    } finally {
-      stream.off('close', onClose);
-    }
+    const ended = await holdWhileOpen(stream, ms, stopping.signal);
+    if (ended === 'left') record.clientLeft = true;
+    return ended === 'elapsed';
   };
 
   const handle = async (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Promise<void> => {
@@ -248,13 +230,8 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
     const record: GrpcProxiedCall = { at: Date.now(), method: String(headers[':method'] ?? 'POST'), operation: method, resource: tableOfRequest(method, body), outcome: 'forwarded' };
     calls.push(record);
 
-    const scripted = script.shift();
-    const draw = scripted === undefined ? random() : 0;
-    // A scripted fault is a share of 1 for that one call.
-    const throttle = scripted === undefined ? (plan.throttle ?? 0) : scripted === 'throttle' ? 1 : 0;
-    const serverError = scripted === undefined ? (plan.serverError ?? 0) : scripted === 'serverError' ? 1 : 0;
-    const stall = scripted === undefined ? (plan.stall ?? 0) : scripted === 'stall' ? 1 : 0;
-    const fault = draw < throttle ? quotaExceeded(path) : draw < throttle + serverError ? pick(SERVER_ERRORS) : undefined;
+    const draw = draws.next();
+    const fault = draw.fault === 'throttle' ? quotaExceeded(path) : draw.fault === 'serverError' ? draws.pick(SERVER_ERRORS) : undefined;
     if (fault) {
       record.outcome = fault.code === GrpcStatus.RESOURCE_EXHAUSTED ? 'throttled' : 'server-error';
       record.grpcStatus = fault.code;
@@ -263,15 +240,14 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
     }
     try {
       let answer: Answer;
-      if (draw < throttle + serverError + stall) {
+      if (draw.fault === 'stall') {
         record.outcome = 'stalled';
-        const stallMs = plan.stallMs ?? 60_000;
-        if (random() < (plan.stallAfterForward ?? 0.5)) {
+        if (draw.forwardFirst) {
           answer = await forward(headers, body, stream);
           record.reachedBackend = true;
-          if (!(await hold(stream, stallMs, record))) return;
+          if (!(await hold(stream, draw.stallMs, record))) return;
         } else {
-          if (!(await hold(stream, stallMs, record))) return;
+          if (!(await hold(stream, draw.stallMs, record))) return;
           answer = await forward(headers, body, stream);
           record.reachedBackend = true;
         }
@@ -312,15 +288,12 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
   return {
     host,
     endpoint: `http://${host}`,
-    seed,
+    seed: draws.seed,
     get calls() {
       return calls;
     },
     callsFor: (resource) => calls.filter((call) => call.resource === resource),
-    setFaults: (next) => {
-      plan = next;
-      script = [...(next.script ?? [])];
-    },
+    setFaults: draws.setFaults,
     clearCalls: () => {
       calls = [];
     },
