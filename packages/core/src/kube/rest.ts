@@ -1,12 +1,17 @@
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
+import type https from 'node:https';
+import { Pool, type buildConnector, type Dispatcher } from 'undici';
 import type { KubeAccess } from './access.js';
+import { exchangeJson } from './json-exchange.js';
 
 /**
  * The one Kubernetes HTTP client of core: the engine's object reads and
  * writes, the informer's lists and the leader elector's Lease all go through
- * `sendRequest`, with the same timeout, abort signal and error type.
- * (Watches stream through `openWatchStream`, with the same server and credentials.)
+ * `sendRequest`, with the same timeout, abort signal and error type, over
+ * undici's keep-alive connection pools (the Node.js project's HTTP client:
+ * measured at about two thirds of node:https's client CPU per request,
+ * docs/benchmarks.md). (Watches stream through `openWatchStream`, with the
+ * same server and credentials.)
  */
 
 /** The HTTP status and decoded body of one API request. */
@@ -67,73 +72,68 @@ export interface SendOptions {
   /** Abort when the server has not answered in this long. Default 30 s. */
   timeoutMs?: number;
   userAgent?: string;
-  agent?: http.Agent | https.Agent;
+  /** The connections to the server; default a pool shared by every call to the same server with the same TLS options. */
+  dispatcher?: Dispatcher;
 }
 
 /**
  * Sends one request to the API server named by `server` with the TLS and auth
  * options `base` (from `KubeConfig.applyToHTTPSOptions`). Resolves for 2xx;
- * rejects with KubeApiError for any other answer, and with the abort reason
- * on timeout or abort.
+ * rejects with KubeApiError for any other answer, with the abort reason on
+ * timeout or abort, and with the connection's error when it breaks before the
+ * whole answer has arrived (the server may have acted on the request).
  */
 export async function sendRequest(server: URL, base: https.RequestOptions, method: string, path: string, options: SendOptions = {}): Promise<RestResponse> {
-  options.signal?.throwIfAborted();
-  const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
-  const headers: http.OutgoingHttpHeaders = {
-    ...(base.headers as http.OutgoingHttpHeaders | undefined),
-    accept: 'application/json',
-    'user-agent': options.userAgent ?? 'k8or',
-  };
-  if (payload) {
-    headers['content-type'] = options.contentType ?? 'application/json';
-    headers['content-length'] = payload.length;
-  }
-  const transport = server.protocol === 'http:' ? http : https;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  return await new Promise<RestResponse>((resolve, reject) => {
-    // One plain timer per request: AbortSignal.timeout and AbortSignal.any cost
-    // more CPU than the rest of a keep-alive request's client side.
-    const request = transport.request(
-      {
-        ...base,
-        protocol: server.protocol,
-        // urlToHttpOptions' rule: an IPv6 literal goes without its brackets.
-        hostname: server.hostname.startsWith('[') ? server.hostname.slice(1, -1) : server.hostname,
-        port: server.port,
-        path: requestPath(server, path, options.query),
-        method,
-        headers,
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.agent ? { agent: options.agent } : {}),
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', reject);
-        response.on('end', () => {
-          clearTimeout(timer);
-          const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-          let decoded: unknown = text;
-          try {
-            decoded = text ? JSON.parse(text) : undefined;
-          } catch {
-            // keep the raw text for the error message
-          }
-          const status = response.statusCode ?? 0;
-          if (status >= 200 && status < 300) resolve({ status, body: decoded });
-          else reject(KubeApiError.fromResponse(method, path, status, decoded));
-        });
-      },
-    );
-    const timer = setTimeout(() => {
-      request.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-    request.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    request.end(payload);
+  return await send(options.dispatcher ?? sharedPool(server, tlsOptionsOf(base)), server, requestHeaders(base, options.userAgent ?? 'k8or'), method, path, options);
+}
+
+async function send(dispatcher: Dispatcher, server: URL, headers: string[], method: string, path: string, options: SendOptions): Promise<RestResponse> {
+  const { status, body } = await exchangeJson(dispatcher, {
+    origin: server.origin,
+    method,
+    path,
+    requestPath: requestPath(server, path, options.query),
+    headers,
+    body: options.body,
+    contentType: options.contentType,
+    timeoutMs: options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    signal: options.signal,
   });
+  if (status >= 200 && status < 300) return { status, body };
+  throw KubeApiError.fromResponse(method, path, status, body);
+}
+
+/** The kubeconfig's headers (bearer token, impersonation) and basic auth, then accept and user-agent, as a flat name, value list. */
+function requestHeaders(base: https.RequestOptions, userAgent: string): string[] {
+  const headers: string[] = [];
+  for (const [name, value] of Object.entries((base.headers as http.OutgoingHttpHeaders | undefined) ?? {})) {
+    if (value === undefined) continue;
+    for (const each of Array.isArray(value) ? value : [value]) headers.push(name, String(each));
+  }
+  if (base.auth) headers.push('authorization', `Basic ${Buffer.from(base.auth).toString('base64')}`);
+  headers.push('accept', 'application/json', 'user-agent', userAgent);
+  return headers;
+}
+
+/** Pools shared by `sendRequest` calls without a dispatcher (informer lists, Lease calls), one per server origin. */
+const sharedPools = new Map<string, { tls: https.AgentOptions; pool: Pool }>();
+
+/** The shared pool to `server` with these TLS options; a pool with other TLS options (rotated material) is closed once its requests end. */
+function sharedPool(server: URL, tls: https.AgentOptions): Pool {
+  const shared = sharedPools.get(server.origin);
+  if (shared && sameTlsOptions(shared.tls, tls)) return shared.pool;
+  shared?.pool.close().catch(() => undefined);
+  const pool = newPool(server, tls);
+  sharedPools.set(server.origin, { tls, pool });
+  return pool;
+}
+
+/**
+ * Keep-alive connections to the API server with the kubeconfig's TLS options.
+ * undici's own timeouts are off: each request has its deadline (`timeoutMs`).
+ */
+function newPool(server: URL, tls: https.AgentOptions): Pool {
+  return new Pool(server.origin, { connections: 64, headersTimeout: 0, bodyTimeout: 0, connect: tls as buildConnector.BuildOptions });
 }
 
 /** The request path: the server URL's own path prefix, the API path and the query. */
@@ -164,10 +164,14 @@ export class KubeRest {
   readonly #server: URL;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
-  #perRequest: https.RequestOptions = {};
+  /** The kubeconfig's headers with accept and user-agent, as sent on every request. */
+  #headers: string[] = [];
   #tls: https.AgentOptions | undefined;
   #optionsAt = 0;
-  #agent: http.Agent | https.Agent;
+  #pool: Pool | undefined;
+  /** The kubeconfig being re-read, for every request that needs it meanwhile. */
+  #refreshing: Promise<Pool> | undefined;
+  #closed = false;
 
   constructor(kubeConfig: KubeAccess, options: { userAgent?: string; timeoutMs?: number } = {}) {
     const cluster = kubeConfig.getCurrentCluster();
@@ -176,49 +180,39 @@ export class KubeRest {
     this.#server = new URL(cluster.server);
     this.#userAgent = options.userAgent ?? 'k8or-engine';
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.#agent = this.#newAgent({});
-  }
-
-  #newAgent(tls: https.AgentOptions): http.Agent | https.Agent {
-    return this.#server.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, maxSockets: 64, ...tls });
   }
 
   /**
    * Auth headers (and basic auth) from the kubeconfig, re-read every minute so rotated tokens
-   * are picked up. The TLS options (CA, client certificate and key) live on
-   * the agent, not on each request: the agent would otherwise rebuild its
-   * pool key from every PEM on every request. Rotated TLS material gets a new
-   * agent; the old one is closed once its requests can have finished.
+   * are picked up. The TLS options (CA, client certificate and key) belong to
+   * the pool's connections; rotated TLS material gets a new pool, and the old
+   * one closes once its requests have ended.
    */
-  async #requestOptions(): Promise<https.RequestOptions> {
-    const now = Date.now();
-    if (!this.#tls || now - this.#optionsAt > 60_000) {
-      const options: https.RequestOptions = {};
-      await this.#kubeConfig.applyToHTTPSOptions(options);
-      const { headers, auth } = options;
-      const tls = tlsOptionsOf(options);
-      if (!this.#tls || !sameTlsOptions(this.#tls, tls)) {
-        const previous = this.#agent;
-        this.#agent = this.#newAgent(tls);
-        if (this.#tls) setTimeout(() => previous.destroy(), this.#timeoutMs).unref();
-        this.#tls = tls;
-      }
-      this.#perRequest = { ...(headers ? { headers } : {}), ...(auth ? { auth } : {}) };
-      this.#optionsAt = now;
+  #refreshOptions(): Promise<Pool> {
+    this.#refreshing ??= this.#readOptions().finally(() => (this.#refreshing = undefined));
+    return this.#refreshing;
+  }
+
+  async #readOptions(): Promise<Pool> {
+    const options: https.RequestOptions = {};
+    await this.#kubeConfig.applyToHTTPSOptions(options);
+    if (this.#closed) throw new Error(`KubeRest to ${this.#server.origin} is closed`);
+    const tls = tlsOptionsOf(options);
+    if (!this.#pool || !this.#tls || !sameTlsOptions(this.#tls, tls)) {
+      const previous = this.#pool;
+      this.#pool = newPool(this.#server, tls);
+      previous?.close().catch(() => undefined);
+      this.#tls = tls;
     }
-    return this.#perRequest;
+    this.#headers = requestHeaders(options, this.#userAgent);
+    this.#optionsAt = Date.now();
+    return this.#pool;
   }
 
   /** Sends one request; resolves for 2xx, throws KubeApiError otherwise. */
   async request(method: string, path: string, body?: unknown, contentType = 'application/json', signal?: AbortSignal): Promise<RestResponse> {
-    return await sendRequest(this.#server, await this.#requestOptions(), method, path, {
-      body,
-      contentType,
-      signal,
-      timeoutMs: this.#timeoutMs,
-      userAgent: this.#userAgent,
-      agent: this.#agent,
-    });
+    const pool = this.#pool && Date.now() - this.#optionsAt <= 60_000 ? this.#pool : await this.#refreshOptions();
+    return await send(pool, this.#server, this.#headers, method, path, { body, contentType, signal, timeoutMs: this.#timeoutMs });
   }
 
   async get<T>(path: string, signal?: AbortSignal): Promise<T | undefined> {
@@ -251,8 +245,10 @@ export class KubeRest {
     }
   }
 
+  /** Ends every connection at once: requests in flight fail, and so does every later one. */
   close(): void {
-    this.#agent.destroy();
+    this.#closed = true;
+    this.#pool?.destroy().catch(() => undefined);
   }
 }
 
@@ -270,8 +266,9 @@ function sameOptionValue(a: unknown, b: unknown): boolean {
 }
 
 /**
- * The connection-level options a kubeconfig sets. Anything else it hands back
- * (client-node adds an agent of its own) is not used: ours is keep-alive and pooled.
+ * The connection-level options a kubeconfig sets, for the pool's TLS
+ * connections. Anything else it hands back (client-node adds an agent of its
+ * own) is not used: the pool is keep-alive.
  */
 const TLS_OPTION_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername', 'ciphers', 'crl', 'minVersion', 'maxVersion', 'secureOptions', 'secureProtocol', 'checkServerIdentity'] as const;
 
