@@ -1,7 +1,7 @@
-import type http from 'node:http';
 import type https from 'node:https';
-import { Pool, type buildConnector, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import type { KubeAccess } from './access.js';
+import { newPool, requestHeaders, requestPath, sameTlsOptions, sharedPool, tlsOptionsOf } from './connections.js';
 import { exchangeJson } from './json-exchange.js';
 
 /**
@@ -101,49 +101,6 @@ async function send(dispatcher: Dispatcher, server: URL, headers: string[], meth
   });
   if (status >= 200 && status < 300) return { status, body };
   throw KubeApiError.fromResponse(method, path, status, body);
-}
-
-/** The kubeconfig's headers (bearer token, impersonation) and basic auth, then accept and user-agent, as a flat name, value list. */
-function requestHeaders(base: https.RequestOptions, userAgent: string): string[] {
-  const headers: string[] = [];
-  for (const [name, value] of Object.entries((base.headers as http.OutgoingHttpHeaders | undefined) ?? {})) {
-    if (value === undefined) continue;
-    for (const each of Array.isArray(value) ? value : [value]) headers.push(name, String(each));
-  }
-  if (base.auth) headers.push('authorization', `Basic ${Buffer.from(base.auth).toString('base64')}`);
-  headers.push('accept', 'application/json', 'user-agent', userAgent);
-  return headers;
-}
-
-/** Pools shared by `sendRequest` calls without a dispatcher (informer lists, Lease calls), one per server origin. */
-const sharedPools = new Map<string, { tls: https.AgentOptions; pool: Pool }>();
-
-/** The shared pool to `server` with these TLS options; a pool with other TLS options (rotated material) is closed once its requests end. */
-function sharedPool(server: URL, tls: https.AgentOptions): Pool {
-  const shared = sharedPools.get(server.origin);
-  if (shared && sameTlsOptions(shared.tls, tls)) return shared.pool;
-  shared?.pool.close().catch(() => undefined);
-  const pool = newPool(server, tls);
-  sharedPools.set(server.origin, { tls, pool });
-  return pool;
-}
-
-/**
- * Keep-alive connections to the API server with the kubeconfig's TLS options.
- * undici's own timeouts are off: each request has its deadline (`timeoutMs`).
- */
-function newPool(server: URL, tls: https.AgentOptions): Pool {
-  return new Pool(server.origin, { connections: 64, headersTimeout: 0, bodyTimeout: 0, connect: tls as buildConnector.BuildOptions });
-}
-
-/** The request path: the server URL's own path prefix, the API path and the query. */
-function requestPath(server: URL, path: string, query: Record<string, string | undefined> | undefined): string {
-  const prefix = server.pathname === '/' ? '' : server.pathname.replace(/\/$/, '');
-  if (!query) return prefix + path;
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, value);
-  const search = params.toString();
-  return search ? `${prefix}${path}${path.includes('?') ? '&' : '?'}${search}` : prefix + path;
 }
 
 export type PatchType = 'merge' | 'json';
@@ -250,30 +207,4 @@ export class KubeRest {
     this.#closed = true;
     this.#pool?.destroy().catch(() => undefined);
   }
-}
-
-/** Whether two sets of TLS options hold the same values (PEM buffers compared by content). */
-function sameTlsOptions(a: https.AgentOptions, b: https.AgentOptions): boolean {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof https.AgentOptions>;
-  for (const key of keys) if (!sameOptionValue(a[key], b[key])) return false;
-  return true;
-}
-
-function sameOptionValue(a: unknown, b: unknown): boolean {
-  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameOptionValue(item, b[i]));
-  return a === b;
-}
-
-/**
- * The connection-level options a kubeconfig sets, for the pool's TLS
- * connections. Anything else it hands back (client-node adds an agent of its
- * own) is not used: the pool is keep-alive.
- */
-const TLS_OPTION_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername', 'ciphers', 'crl', 'minVersion', 'maxVersion', 'secureOptions', 'secureProtocol', 'checkServerIdentity'] as const;
-
-function tlsOptionsOf(options: https.RequestOptions): https.AgentOptions {
-  const tls: Record<string, unknown> = {};
-  for (const key of TLS_OPTION_KEYS) if (options[key] !== undefined) tls[key] = options[key];
-  return tls as https.AgentOptions;
 }
