@@ -32,7 +32,7 @@ describe('desiredStateChanged: which updates are worth a reconcile', () => {
     const before = bucket({ annotations: { team: 'a' }, labels: { env: 'prod' } });
     assert.equal(desiredStateChanged(undefined, before), true);
     assert.equal(desiredStateChanged(before, bucket({ annotations: { team: 'a' }, labels: { env: 'prod' }, generation: 2 })), true);
-    assert.equal(desiredStateChanged(before, bucket({ annotations: { team: 'a' }, labels: { env: 'prod' }, deletionTimestamp: '2026-11-23T12:00:00Z' })), true);
+    assert.equal(desiredStateChanged(before, bucket({ annotations: { team: 'a' }, labels: { env: 'prod' }, deletionTimestamp: '2026-11-23T12:00:00Z' as ManagedObject['metadata']['deletionTimestamp'] })), true);
     assert.equal(desiredStateChanged(before, bucket({ annotations: { team: 'b' }, labels: { env: 'prod' } })), true);
     assert.equal(desiredStateChanged(before, bucket({ annotations: { team: 'a', [Annotations.paused]: 'true' }, labels: { env: 'prod' } })), true);
     assert.equal(desiredStateChanged(before, bucket({ labels: { env: 'prod' } })), true);
