@@ -41,6 +41,15 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
+let isoSecond = NaN;
+let isoText = '';
+
+/** The time now, to the second, as Kubernetes writes timestamps (every write stamps one or more). */
 export function nowIso(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoText = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
+  }
+  return isoText;
 }

@@ -31,9 +31,7 @@ function tracked(top: string, options: TrackOptions): boolean {
 }
 
 function itemKey(item: Record<string, unknown>, keys: string[]): string {
-  const key: Record<string, unknown> = {};
-  for (const k of keys) key[k] = item[k];
-  return `k:${JSON.stringify(key)}`;
+  return `k:${JSON.stringify(keyOf(item, keys))}`;
 }
 
 /** Leaf paths of a JSON object (objects and map-list items recursed into; atomic lists and scalars are leaves). */
@@ -74,29 +72,61 @@ export function leafPaths(obj: unknown, options: TrackOptions): Path[] {
   return out;
 }
 
-function matchesKey(item: unknown, element: string): boolean {
+/** A FieldsV1 tree: keys are `f:`, `k:`, `v:` and `.` segments; a key with no children is an owned leaf. */
+type Fields = Record<string, unknown>;
+
+const hasKeys = (node: Record<string, unknown>): boolean => {
+  for (const _ in node) return true;
+  return false;
+};
+
+/** Parsed `k:` and `v:` segments: the same few (a condition type, a finalizer) come back on every write. */
+const parsedSegments = new Map<string, unknown>();
+function parsedSegment(segment: string): unknown {
+  let parsed = parsedSegments.get(segment);
+  if (parsed === undefined) {
+    if (parsedSegments.size >= 4096) parsedSegments.clear();
+    parsed = JSON.parse(segment.slice(2)) as unknown;
+    parsedSegments.set(segment, parsed);
+  }
+  return parsed;
+}
+
+function matchesKey(item: unknown, key: Record<string, unknown>): boolean {
   if (!isObject(item)) return false;
-  const key = JSON.parse(element.slice(2)) as Record<string, unknown>;
-  return Object.entries(key).every(([k, v]) => jsonEqual(item[k], v));
+  for (const k in key) if (!jsonEqual(item[k], key[k])) return false;
+  return true;
+}
+
+/** The value a map-list item key selects: the keys' values, as JSON would carry them. */
+function keyOf(item: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  const key: Record<string, unknown> = {};
+  for (const k of keys) if (item[k] !== undefined) key[k] = item[k];
+  return key;
+}
+
+/** The child of `value` that one segment names, undefined when absent (`.` is the value itself). */
+function childAt(value: unknown, segment: string): unknown {
+  if (segment === '.') return value;
+  if (segment.startsWith('f:')) return isObject(value) ? value[segment.slice(2)] : undefined;
+  if (!Array.isArray(value)) return undefined;
+  if (segment.startsWith('k:')) {
+    const key = parsedSegment(segment) as Record<string, unknown>;
+    return value.find((item) => matchesKey(item, key));
+  }
+  if (segment.startsWith('v:')) {
+    const wanted = parsedSegment(segment);
+    return value.find((item) => jsonEqual(item, wanted));
+  }
+  return undefined;
 }
 
 /** The value a path points at, undefined when absent. */
 function valueAt(obj: unknown, path: Path): unknown {
   let cur = obj;
   for (const segment of path) {
-    if (segment === '.') return cur;
-    if (segment.startsWith('f:')) {
-      if (!isObject(cur)) return undefined;
-      cur = cur[segment.slice(2)];
-    } else if (segment.startsWith('k:')) {
-      if (!Array.isArray(cur)) return undefined;
-      cur = cur.find((item) => matchesKey(item, segment));
-    } else if (segment.startsWith('v:')) {
-      if (!Array.isArray(cur)) return undefined;
-      const wanted: unknown = JSON.parse(segment.slice(2));
-      cur = cur.find((item) => jsonEqual(item, wanted));
-    } else return undefined;
-    if (cur === undefined) return undefined;
+    cur = childAt(cur, segment);
+    if (cur === undefined || segment === '.') return cur;
   }
   return cur;
 }
@@ -109,25 +139,18 @@ function removeAt(obj: KubeObject, path: Path): void {
   if (last === undefined) return;
   if (last.startsWith('f:') && isObject(parent)) delete parent[last.slice(2)];
   else if (last.startsWith('k:') && Array.isArray(parent)) {
-    const i = parent.findIndex((item) => matchesKey(item, last));
+    const key = parsedSegment(last) as Record<string, unknown>;
+    const i = parent.findIndex((item) => matchesKey(item, key));
     if (i >= 0) parent.splice(i, 1);
   } else if (last.startsWith('v:') && Array.isArray(parent)) {
-    const wanted: unknown = JSON.parse(last.slice(2));
+    const wanted = parsedSegment(last);
     const i = parent.findIndex((item) => jsonEqual(item, wanted));
     if (i >= 0) parent.splice(i, 1);
   }
 }
 
-function toFieldsV1(paths: Path[]): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
-  for (const path of paths) {
-    let node = root;
-    for (const part of path) {
-      if (!isObject(node[part])) node[part] = {};
-      node = node[part] as Record<string, unknown>;
-    }
-  }
-  return root;
+function toFieldsV1(paths: Path[]): Fields {
+  return withLeaves({}, paths);
 }
 
 function fromFieldsV1(fields: unknown): Path[] {
@@ -144,13 +167,152 @@ function fromFieldsV1(fields: unknown): Path[] {
   return out;
 }
 
+// FieldsV1 trees are never changed in place (a stored entry's tree is shared with the stored
+// object): these return a new tree along the changed path, or the same tree when nothing changed.
+
+/** `fields` with every path of `paths` owned: each node on the way is copied once, then changed. */
+function withLeaves(fields: Fields, paths: Path[]): Fields {
+  if (paths.length === 0) return fields;
+  const copies = new Set<Fields>();
+  const writable = (node: Fields): Fields => {
+    if (copies.has(node)) return node;
+    const copy = { ...node };
+    copies.add(copy);
+    return copy;
+  };
+  const root = writable(fields);
+  for (const path of paths) {
+    let node = root;
+    for (let at = 0; at < path.length; at++) {
+      const segment = path[at]!;
+      const child = node[segment];
+      if (at === path.length - 1) {
+        if (child === undefined) node[segment] = {};
+        break;
+      }
+      const below = writable(isObject(child) ? child : {});
+      node[segment] = below;
+      node = below;
+    }
+  }
+  return root;
+}
+
+/** `fields` without the leaf `path` (and without the parents it leaves empty); a path that is not a leaf stays. */
+function withoutLeaf(fields: Fields, path: Path, at = 0): Fields {
+  const segment = path[at];
+  if (segment === undefined || !(segment in fields)) return fields;
+  const child = fields[segment];
+  let keep: Fields | undefined;
+  if (at === path.length - 1) {
+    if (isObject(child) && hasKeys(child)) return fields;
+  } else {
+    if (!isObject(child)) return fields;
+    const next = withoutLeaf(child, path, at + 1);
+    if (next === child) return fields;
+    if (hasKeys(next)) keep = next;
+  }
+  const out = { ...fields };
+  if (keep) out[segment] = keep;
+  else delete out[segment];
+  return out;
+}
+
+/** `fields` without the leaves that point at nothing in `value`. */
+function withoutMissing(fields: Fields, value: unknown): Fields {
+  let out: Fields | undefined;
+  for (const segment in fields) {
+    const child = fields[segment];
+    let keep: unknown = child;
+    if (segment !== '.') {
+      const below = childAt(value, segment);
+      if (below === undefined) keep = undefined;
+      else if (isObject(child) && hasKeys(child)) {
+        const pruned = withoutMissing(child, below);
+        keep = hasKeys(pruned) ? pruned : undefined;
+      }
+    }
+    if (keep === child) continue;
+    out ??= { ...fields };
+    if (keep === undefined) delete out[segment];
+    else out[segment] = keep;
+  }
+  return out ?? fields;
+}
+
+/**
+ * The leaf paths of `next` (within what `options` tracks) whose value differs from `old`'s, in
+ * `next`'s order; every leaf when there is no `old`. Subtrees `next` shares with `old` are skipped.
+ */
+function changedLeaves(next: KubeObject, old: KubeObject | undefined, options: TrackOptions): Path[] {
+  const out: Path[] = [];
+  const path: Path = [];
+  const schemaPath: string[] = [];
+  const enter = (segment: string, schemaSegment: string | undefined, value: unknown, before: unknown): void => {
+    path.push(segment);
+    if (schemaSegment !== undefined) schemaPath.push(schemaSegment);
+    walk(value, before);
+    path.pop();
+    if (schemaSegment !== undefined) schemaPath.pop();
+  };
+  const walk = (value: unknown, before: unknown): void => {
+    if (value === before) return;
+    if (isObject(value) && hasKeys(value)) {
+      const beforeObject = isObject(before) ? before : undefined;
+      for (const k in value) enter(`f:${k}`, k, value[k], beforeObject?.[k]);
+      return;
+    }
+    if (Array.isArray(value) && value.length > 0) {
+      const listType = options.listTypeOf(schemaPath);
+      const beforeList = Array.isArray(before) ? before : [];
+      if (listType?.kind === 'map') {
+        schemaPath.push('[]');
+        for (const item of value) {
+          if (!isObject(item)) continue;
+          const key = keyOf(item, listType.keys);
+          const element = `k:${JSON.stringify(key)}`;
+          const beforeItem = beforeList.find((b) => matchesKey(b, key));
+          path.push(element);
+          if (!jsonEqual(item, beforeItem)) out.push([...path, '.']);
+          const beforeObject = isObject(beforeItem) ? beforeItem : undefined;
+          if (item !== beforeItem) for (const k in item) enter(`f:${k}`, k, item[k], beforeObject?.[k]);
+          path.pop();
+        }
+        schemaPath.pop();
+        return;
+      }
+      if (listType?.kind === 'set') {
+        for (const item of value) if (!beforeList.some((b) => jsonEqual(b, item))) out.push([...path, `v:${JSON.stringify(item)}`]);
+        return;
+      }
+    }
+    if (!jsonEqual(value, before)) out.push([...path]);
+  };
+  const oldMeta = old && isObject(old['metadata']) ? old['metadata'] : undefined;
+  for (const k in next) {
+    if (!tracked(k, options)) continue;
+    const value = next[k];
+    if (k === 'metadata') {
+      if (!isObject(value)) continue;
+      path.push('f:metadata');
+      schemaPath.push('metadata');
+      for (const mk in value) if (TRACKED_METADATA.has(mk)) enter(`f:${mk}`, mk, value[mk], oldMeta?.[mk]);
+      path.pop();
+      schemaPath.pop();
+      continue;
+    }
+    enter(`f:${k}`, k, value, old?.[k]);
+  }
+  return out;
+}
+
 interface Entry {
   manager: string;
   operation: 'Apply' | 'Update';
   apiVersion: string;
   time: string;
   subresource: string;
-  paths: Set<string>;
+  fields: Fields;
   /** The stored entry this was read from, written back as it is while nothing about it changes. */
   stored?: Record<string, unknown>;
 }
@@ -164,9 +326,16 @@ function readEntries(obj: KubeObject): Entry[] {
     apiVersion: String(e['apiVersion'] ?? ''),
     time: String(e['time'] ?? ''),
     subresource: String(e['subresource'] ?? ''),
-    paths: new Set(fromFieldsV1(e['fieldsV1']).map((p) => p.join(SEP))),
+    fields: isObject(e['fieldsV1']) ? e['fieldsV1'] : {},
     stored: e,
   }));
+}
+
+/** The entry's fields, changed or not: an entry whose fields changed is written anew. */
+function setFields(entry: Entry, fields: Fields): void {
+  if (fields === entry.fields) return;
+  entry.fields = fields;
+  touch(entry);
 }
 
 /** The entry changed: it is written anew. */
@@ -175,7 +344,7 @@ function touch(entry: Entry): void {
 }
 
 function writeEntries(obj: KubeObject, entries: Entry[]): void {
-  const live = entries.filter((e) => e.paths.size > 0);
+  const live = entries.filter((e) => hasKeys(e.fields));
   const meta = metadataOf(obj);
   if (live.length === 0) {
     delete meta['managedFields'];
@@ -190,7 +359,7 @@ function writeEntries(obj: KubeObject, entries: Entry[]): void {
       apiVersion: e.apiVersion,
       time: e.time,
       fieldsType: 'FieldsV1',
-      fieldsV1: toFieldsV1([...e.paths].map((p) => p.split(SEP))),
+      fieldsV1: e.fields,
     };
     if (e.subresource) out['subresource'] = e.subresource;
     return out;
@@ -200,7 +369,7 @@ function writeEntries(obj: KubeObject, entries: Entry[]): void {
 function entryFor(entries: Entry[], manager: string, operation: Entry['operation'], subresource: string, apiVersion: string): Entry {
   let entry = entries.find((e) => e.manager === manager && e.operation === operation && e.subresource === subresource);
   if (!entry) {
-    entry = { manager, operation, apiVersion, time: nowIso(), subresource, paths: new Set() };
+    entry = { manager, operation, apiVersion, time: nowIso(), subresource, fields: {} };
     entries.push(entry);
   }
   if (entry.apiVersion !== apiVersion) touch(entry);
@@ -210,13 +379,7 @@ function entryFor(entries: Entry[], manager: string, operation: Entry['operation
 
 /** Drop ownership of fields that no longer exist in `obj`. */
 function pruneMissing(entries: Entry[], obj: KubeObject): void {
-  for (const e of entries) {
-    for (const p of [...e.paths]) {
-      if (valueAt(obj, p.split(SEP)) !== undefined) continue;
-      e.paths.delete(p);
-      touch(e);
-    }
-  }
+  for (const e of entries) setFields(e, withoutMissing(e.fields, obj));
 }
 
 /**
@@ -225,17 +388,16 @@ function pruneMissing(entries: Entry[], obj: KubeObject): void {
  */
 export function recordUpdate(next: KubeObject, old: KubeObject | undefined, manager: string, apiVersion: string, options: TrackOptions): void {
   const entries = old ? readEntries(old) : [];
-  const changed = leafPaths(next, options)
-    .filter((p) => !old || !jsonEqual(valueAt(next, p), valueAt(old, p)))
-    .map((p) => p.join(SEP));
+  const changed = changedLeaves(next, old, options);
+  for (const e of entries) for (const p of changed) setFields(e, withoutLeaf(e.fields, p));
+  pruneMissing(entries, next);
+  // after the pruning: a changed leaf (a list set to []) may be where another entry's items were
   if (changed.length > 0) {
-    for (const e of entries) for (const p of changed) if (e.paths.delete(p)) touch(e);
     const entry = entryFor(entries, manager, 'Update', options.subresource, apiVersion);
-    for (const p of changed) entry.paths.add(p);
+    entry.fields = withLeaves(entry.fields, changed);
     entry.time = nowIso();
     touch(entry);
   }
-  pruneMissing(entries, next);
   // nothing changed hands and nothing went missing: the managedFields stay as they were
   if (old && entries.every((e) => e.stored) && metadataOf(next)['managedFields'] === metadataOf(old)['managedFields']) return;
   writeEntries(next, entries);
@@ -243,7 +405,7 @@ export function recordUpdate(next: KubeObject, old: KubeObject | undefined, mana
 
 /** Record a create by server-side apply: `manager` owns exactly the fields of the applied configuration. */
 export function recordApplyCreate(next: KubeObject, applied: KubeObject, manager: string, apiVersion: string, options: TrackOptions): void {
-  const entry: Entry = { manager, operation: 'Apply', apiVersion, time: nowIso(), subresource: options.subresource, paths: new Set(leafPaths(applied, options).map((p) => p.join(SEP))) };
+  const entry: Entry = { manager, operation: 'Apply', apiVersion, time: nowIso(), subresource: options.subresource, fields: toFieldsV1(leafPaths(applied, options)) };
   const entries = [entry];
   pruneMissing(entries, next);
   writeEntries(next, entries);
@@ -258,8 +420,8 @@ function mergeApplied(live: unknown, applied: unknown, schemaPath: string[], lis
       const out = [...live];
       for (const item of applied) {
         if (!isObject(item)) continue;
-        const element = itemKey(item, listType.keys);
-        const i = out.findIndex((l) => matchesKey(l, element));
+        const key = keyOf(item, listType.keys);
+        const i = out.findIndex((l) => matchesKey(l, key));
         if (i >= 0) out[i] = mergeApplied(out[i], item, [...schemaPath, '[]'], listTypeOf);
         else out.push(structuredClone(item));
       }
@@ -293,12 +455,15 @@ export function serverSideApply(
   options: TrackOptions,
 ): KubeObject {
   const entries = readEntries(live);
+  // apply reasons about leaf paths across entries, so it works on sets of joined paths
+  const paths = new Map(entries.map((e) => [e, new Set(fromFieldsV1(e.fields).map((p) => p.join(SEP)))]));
+  const pathsOf = (e: Entry): Set<string> => paths.get(e) ?? new Set();
   const appliedPaths = leafPaths(applied, options).map((p) => p.join(SEP));
   const appliedSet = new Set(appliedPaths);
   const conflicts: Array<{ manager: string; apiVersion: string; path: string }> = [];
   for (const e of entries) {
     if (e.manager === manager && e.operation === 'Apply' && e.subresource === options.subresource) continue;
-    for (const p of e.paths) {
+    for (const p of pathsOf(e)) {
       if (!appliedSet.has(p)) continue;
       const path = p.split(SEP);
       if (path[path.length - 1] === '.') continue;
@@ -313,11 +478,11 @@ export function serverSideApply(
   for (const [k, v] of Object.entries(metadataOf(live))) if (!TRACKED_METADATA.has(k)) meta[k] = v;
   const mine = entryFor(entries, manager, 'Apply', options.subresource, apiVersion);
   const others = entries.filter((e) => e !== mine);
-  for (const e of others) for (const p of appliedPaths) e.paths.delete(p);
-  const keptElsewhere = (prefix: string): boolean => appliedPaths.some((p) => p.startsWith(prefix)) || others.some((e) => [...e.paths].some((p) => p.startsWith(prefix)));
+  for (const e of others) for (const p of appliedPaths) pathsOf(e).delete(p);
+  const keptElsewhere = (prefix: string): boolean => appliedPaths.some((p) => p.startsWith(prefix)) || others.some((e) => [...pathsOf(e)].some((p) => p.startsWith(prefix)));
   const removed = new Set<string>();
-  for (const p of mine.paths) {
-    if (appliedSet.has(p) || others.some((e) => e.paths.has(p))) continue;
+  for (const p of pathsOf(mine)) {
+    if (appliedSet.has(p) || others.some((e) => pathsOf(e).has(p))) continue;
     const path = p.split(SEP);
     const item = itemPrefix(path);
     const target = item && !keptElsewhere(item.join(SEP) + SEP) ? item : path;
@@ -326,10 +491,13 @@ export function serverSideApply(
     removed.add(key);
     removeAt(next, target);
   }
-  mine.paths = appliedSet;
+  paths.set(mine, appliedSet);
   mine.time = nowIso();
   // apply changes ownership in several places at once: every entry is written anew
-  for (const e of entries) touch(e);
+  for (const e of entries) {
+    e.fields = toFieldsV1([...pathsOf(e)].map((p) => p.split(SEP)));
+    touch(e);
+  }
   pruneMissing(entries, next);
   writeEntries(next, entries);
   return next;

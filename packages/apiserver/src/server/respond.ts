@@ -7,7 +7,15 @@ export function sendJson(res: ServerResponse, code: number, body: unknown, warni
     res.end();
     return;
   }
-  const data = JSON.stringify(body);
+  sendJsonText(res, code, JSON.stringify(body), warnings);
+}
+
+/** Write a response whose body is already JSON text. */
+export function sendJsonText(res: ServerResponse, code: number, data: string, warnings: string[] = []): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
   const headers: Record<string, string | string[]> = {
     'Content-Type': 'application/json',
     'Cache-Control': 'no-cache, private',

@@ -7,7 +7,8 @@ import { apiVersionOf, type ResourceType, type ResourceVersion } from '../resour
 import { tableRequested, toTable, type TableRequest } from '../table/table.js';
 import type { ServerContext, UserInfo } from './context.js';
 import type { RequestInfo } from './request-info.js';
-import { sendJson } from './respond.js';
+import { sendJson, sendJsonText } from './respond.js';
+import type { CompiledSchema } from '../schema/index.js';
 
 export interface Scope {
   ctx: ServerContext;
@@ -46,23 +47,47 @@ export function makeScope(ctx: ServerContext, req: IncomingMessage, res: ServerR
 }
 
 /** The stored object as the request's version shows it (CRs are stored once and served in every version). */
-export function present(scope: Scope, obj: KubeObject): KubeObject {
+export function present(scope: Scope, obj: KubeObject, schema: CompiledSchema | undefined = schemaOfVersion(scope)): KubeObject {
   const served = scope.type.conversion ? scope.type.conversion.fromStorage(obj) : obj;
   let out: KubeObject = { ...served, apiVersion: scope.apiVersion, kind: scope.type.kind };
-  if (!scope.type.builtin && scope.version.schema !== undefined) out = schemaFor(scope).applyDefaults(out);
+  if (schema) out = schema.applyDefaults(out);
   // keep the usual key order: apiVersion, kind, metadata first
   const { apiVersion, kind, metadata, ...rest } = out;
   return { apiVersion, kind, metadata, ...rest };
 }
 
+/**
+ * Stored objects are never changed in place, so the JSON a version shows of one is worked out once:
+ * a write's response and the watch events it causes send the same bytes. Keyed by the compiled
+ * schema too, since a CRD's new defaults change what is shown.
+ */
+const shownJson = new WeakMap<KubeObject, Map<string, { schema: CompiledSchema | undefined; json: string }>>();
+
+/** `present(scope, obj)` as JSON. */
+export function presentJson(scope: Scope, obj: KubeObject): string {
+  const schema = schemaOfVersion(scope);
+  let byVersion = shownJson.get(obj);
+  if (!byVersion) shownJson.set(obj, (byVersion = new Map()));
+  const cached = byVersion.get(scope.apiVersion);
+  if (cached && cached.schema === schema) return cached.json;
+  const json = JSON.stringify(present(scope, obj, schema));
+  byVersion.set(scope.apiVersion, { schema, json });
+  return json;
+}
+
+/** The schema a CR version defaults with; none for built-ins and schemaless versions. */
+function schemaOfVersion(scope: Scope): CompiledSchema | undefined {
+  return !scope.type.builtin && scope.version.schema !== undefined ? schemaFor(scope) : undefined;
+}
+
 /** Answer one object, as JSON or as a one-row Table. */
 export function sendObject(scope: Scope, code: number, obj: KubeObject): void {
-  const shown = present(scope, obj);
   if (scope.table) {
+    const shown = present(scope, obj);
     sendJson(scope.res, code, toTable([shown], scope.type, scope.version, scope.table, { resourceVersion: metadataOf(shown)['resourceVersion'] }), scope.warnings);
     return;
   }
-  sendJson(scope.res, code, shown, scope.warnings);
+  sendJsonText(scope.res, code, presentJson(scope, obj), scope.warnings);
 }
 
 /** The compiled schema for this CR version (pass-through for built-ins). */

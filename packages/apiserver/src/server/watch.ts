@@ -7,7 +7,7 @@ import { metadataOf } from '../util.js';
 import type { StoreEvent } from '../store/store.js';
 import { selectedName } from '../selectors/fields.js';
 import { selectorFor } from './read.js';
-import { present, type Scope } from './scope.js';
+import { present, presentJson, type Scope } from './scope.js';
 import { warningHeader } from './respond.js';
 import { badRequest, gone } from '../status.js';
 import { queryFlag } from './query.js';
@@ -17,6 +17,8 @@ type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 /** Unsent bytes a watch may pile up before it is closed. */
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+/** Events gathered in one turn of the event loop beyond this many characters are sent at once. */
+const MAX_BATCH_CHARS = 256 * 1024;
 
 export function handleWatch(scope: Scope): void {
   const { ctx, info, type, query, res, req } = scope;
@@ -43,21 +45,43 @@ export function handleWatch(scope: Scope): void {
   // clients wait for the headers before they consider the watch open
   res.flushHeaders();
   let open = true;
+  // Events are sent once per turn of the event loop, not one by one: under load one turn admits many
+  // writes, and each socket write costs a TLS record and a system call whatever its size.
+  let pending: string[] = [];
+  let pendingLength = 0;
+  let flushScheduled = false;
+  const flush = (): void => {
+    flushScheduled = false;
+    if (pending.length === 0 || res.destroyed) return;
+    const lines = pending.length === 1 ? pending[0]! : pending.join('');
+    pending = [];
+    pendingLength = 0;
+    res.write(lines);
+    // a watcher that stops reading is cut off (as kube-apiserver drops watchers that fall behind)
+    if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
+  };
+  const send = (line: string): void => {
+    pending.push(line);
+    pendingLength += line.length;
+    // a long replay or initial list goes out in pieces, not as one string
+    if (pendingLength >= MAX_BATCH_CHARS) flush();
+    if (flushScheduled || pending.length === 0) return;
+    flushScheduled = true;
+    setImmediate(flush);
+  };
   const write = (eventType: EventType, object: unknown): void => {
     if (!open) return;
     if (eventType === 'ERROR' || eventType === 'BOOKMARK') {
-      res.write(`${JSON.stringify({ type: eventType, object })}\n`);
+      send(`${JSON.stringify({ type: eventType, object })}\n`);
       return;
     }
     if (scope.table) {
       const shown = present(scope, object as KubeObject);
       const table = toTable([shown], type, scope.version, scope.table, { resourceVersion: metadataOf(shown)['resourceVersion'] });
-      res.write(`${JSON.stringify({ type: eventType, object: table })}\n`);
+      send(`${JSON.stringify({ type: eventType, object: table })}\n`);
       return;
     }
-    res.write(encodedEvent(scope, eventType, object as KubeObject));
-    // a watcher that stops reading is cut off (as kube-apiserver drops watchers that fall behind)
-    if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
+    send(encodedEvent(scope, eventType, object as KubeObject));
   };
   const bookmark = (annotations?: Record<string, string>): void => {
     const metadata: Record<string, unknown> = { resourceVersion: String(ctx.store.resourceVersion) };
@@ -91,6 +115,7 @@ export function handleWatch(scope: Scope): void {
       const status = gone(`too old resource version: ${startRv} (${ctx.history.oldestResumable})`).status;
       write('ERROR', status);
       open = false;
+      flush();
       res.end();
       return;
     }
@@ -103,6 +128,7 @@ export function handleWatch(scope: Scope): void {
     open = false;
     unsubscribe();
     for (const t of timers) clearTimeout(t);
+    flush();
     res.end();
   };
   const unsubscribe = ctx.hub.subscribe({
@@ -154,7 +180,7 @@ function encodedEvent(scope: Scope, eventType: EventType, object: KubeObject): s
   const key = `${eventType} ${scope.apiVersion}`;
   let line = byVersion.get(key);
   if (line === undefined) {
-    line = `${JSON.stringify({ type: eventType, object: present(scope, object) })}\n`;
+    line = `{"type":"${eventType}","object":${presentJson(scope, object)}}\n`;
     byVersion.set(key, line);
   }
   return line;
