@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type https from 'node:https';
-import { Pool, type buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
+import { Pool } from './undici-pool.js';
 
 /**
  * Where core's requests to the API server go: the connection pools (with the

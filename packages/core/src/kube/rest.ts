@@ -1,5 +1,6 @@
 import type https from 'node:https';
-import type { Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { Pool } from './undici-pool.js';
 import type { KubeAccess } from './access.js';
 import { newPool, requestHeaders, requestPath, sameTlsOptions, sharedPool, tlsOptionsOf } from './connections.js';
 import { exchangeJson } from './json-exchange.js';
