@@ -9,8 +9,6 @@ import { after, before, describe, it } from 'node:test';
 import { createCertificateAuthority, createServingCertificate } from '@k8or/apiserver';
 import { KubeApiError, KubeRest, type KubeAccess } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
-import { Pool as UndiciIndexPool } from 'undici';
-import { Pool } from '../dist/kube/undici-pool.js';
 
 /** A plain HTTP server that records each request and answers as `answer` says (or never). */
 function startRecordingServer(answer: (request: http.IncomingMessage, response: http.ServerResponse) => void) {
@@ -252,12 +250,5 @@ describe('KubeRest: abort signals', () => {
       rest.close();
       stop(server);
     }
-  });
-});
-
-describe("KubeRest's connection pool", () => {
-  it("is the class undici's index exports as Pool, loaded without the rest of undici", () => {
-    // Fails if undici moves the file that kube/undici-pool.ts loads on its own.
-    assert.equal(Pool, UndiciIndexPool);
   });
 });

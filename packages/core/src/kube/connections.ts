@@ -1,53 +1,31 @@
-import type http from 'node:http';
-import type https from 'node:https';
-import type { buildConnector } from 'undici';
-import { Pool } from './undici-pool.js';
+import http from 'node:http';
+import https from 'node:https';
 
 /**
- * Where core's requests to the API server go: the connection pools (with the
- * kubeconfig's TLS options), the headers and the request paths. Shared by
- * KubeRest, `sendRequest` and the watch streams; not part of core's API.
+ * Where KubeRest's requests go: its agent (with the kubeconfig's TLS
+ * options), the headers and the request paths. Not part of core's API.
  */
 
-/** The kubeconfig's headers (bearer token, impersonation) and basic auth, then accept and user-agent, as a flat name, value list. */
-export function requestHeaders(base: https.RequestOptions, userAgent: string): string[] {
-  const headers: string[] = [];
-  for (const [name, value] of Object.entries((base.headers as http.OutgoingHttpHeaders | undefined) ?? {})) {
-    if (value === undefined) continue;
-    for (const each of Array.isArray(value) ? value : [value]) headers.push(name, String(each));
+/** The kubeconfig's headers (bearer token, impersonation), then accept and user-agent. */
+export function requestHeaders(fromKubeconfig: http.OutgoingHttpHeaders | undefined, userAgent: string): http.OutgoingHttpHeaders {
+  return { ...fromKubeconfig, accept: 'application/json', 'user-agent': userAgent };
+}
+
+/** Keep-alive connections to one API server with the kubeconfig's TLS options. */
+export function newAgent(server: URL, tls: https.AgentOptions): http.Agent | https.Agent {
+  return server.protocol === 'http:' ? new http.Agent({ keepAlive: true, maxSockets: 64 }) : new OneServerAgent({ keepAlive: true, maxSockets: 64, ...tls });
+}
+
+/**
+ * An https agent for one server and one set of TLS options. node's https
+ * agent names its connection pool per request from the request's options and
+ * its own, every PEM (CA, certificate, key) turned into text and joined in,
+ * on every request; this agent's connections all share one name.
+ */
+class OneServerAgent extends https.Agent {
+  override getName(): string {
+    return 'api-server';
   }
-  if (base.auth) headers.push('authorization', `Basic ${Buffer.from(base.auth).toString('base64')}`);
-  headers.push('accept', 'application/json', 'user-agent', userAgent);
-  return headers;
-}
-
-/**
- * Pools shared by the requests that do not bring their own (informer lists and
- * watches, Lease calls): per server origin, one per set of TLS options (two
- * identities to one server keep their own connections), the newest first.
- */
-const sharedPools = new Map<string, { tls: https.AgentOptions; pool: Pool }[]>();
-/** TLS identities kept per server; beyond that the oldest pool (rotated material, most likely) closes once its requests end. */
-const SHARED_POOLS_PER_SERVER = 4;
-
-/** The shared pool to `server` with these TLS options. */
-export function sharedPool(server: URL, tls: https.AgentOptions): Pool {
-  const pools = sharedPools.get(server.origin) ?? [];
-  const found = pools.find((shared) => sameTlsOptions(shared.tls, tls));
-  if (found) return found.pool;
-  const pool = newPool(server, tls);
-  pools.unshift({ tls, pool });
-  for (const old of pools.splice(SHARED_POOLS_PER_SERVER)) old.pool.close().catch(() => undefined);
-  sharedPools.set(server.origin, pools);
-  return pool;
-}
-
-/**
- * Keep-alive connections to the API server with the kubeconfig's TLS options.
- * undici's own timeouts are off: each request has its deadline (`timeoutMs`).
- */
-export function newPool(server: URL, tls: https.AgentOptions): Pool {
-  return new Pool(server.origin, { connections: 64, headersTimeout: 0, bodyTimeout: 0, connect: tls as buildConnector.BuildOptions });
 }
 
 /** The request path: the server URL's own path prefix, the API path and the query. */
@@ -74,9 +52,8 @@ function sameOptionValue(a: unknown, b: unknown): boolean {
 }
 
 /**
- * The connection-level options a kubeconfig sets, for the pool's TLS
- * connections. Anything else it hands back (client-node adds an agent of its
- * own) is not used: the pool is keep-alive.
+ * The connection-level options a kubeconfig sets. Anything else it hands back
+ * (client-node adds an agent of its own) is not used: ours is keep-alive and pooled.
  */
 const TLS_OPTION_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername', 'ciphers', 'crl', 'minVersion', 'maxVersion', 'secureOptions', 'secureProtocol', 'checkServerIdentity'] as const;
 

@@ -1,18 +1,14 @@
+import type http from 'node:http';
 import type https from 'node:https';
-import type { Dispatcher } from 'undici';
-import type { Pool } from './undici-pool.js';
 import type { KubeAccess } from './access.js';
-import { newPool, requestHeaders, requestPath, sameTlsOptions, sharedPool, tlsOptionsOf } from './connections.js';
+import { newAgent, requestHeaders, requestPath, sameTlsOptions, tlsOptionsOf } from './connections.js';
 import { exchangeJson } from './json-exchange.js';
 
 /**
  * The one Kubernetes HTTP client of core: the engine's object reads and
  * writes, the informer's lists and the leader elector's Lease all go through
- * `sendRequest`, with the same timeout, abort signal and error type, over
- * undici's keep-alive connection pools (the Node.js project's HTTP client:
- * measured at about two thirds of node:https's client CPU per request,
- * docs/benchmarks.md). (Watches stream through `openWatchStream`, with the
- * same server and credentials.)
+ * `sendRequest`, with the same timeout, abort signal and error type.
+ * (Watches stream through `openWatchStream`, with the same server and credentials.)
  */
 
 /** The HTTP status and decoded body of one API request. */
@@ -73,8 +69,7 @@ export interface SendOptions {
   /** Abort when the server has not answered in this long. Default 30 s. */
   timeoutMs?: number;
   userAgent?: string;
-  /** The connections to the server; default a pool shared by every call to the same server with the same TLS options. */
-  dispatcher?: Dispatcher;
+  agent?: http.Agent | https.Agent;
 }
 
 /**
@@ -85,12 +80,13 @@ export interface SendOptions {
  * whole answer has arrived (the server may have acted on the request).
  */
 export async function sendRequest(server: URL, base: https.RequestOptions, method: string, path: string, options: SendOptions = {}): Promise<RestResponse> {
-  return await send(options.dispatcher ?? sharedPool(server, tlsOptionsOf(base)), server, requestHeaders(base, options.userAgent ?? 'k8or'), method, path, options);
+  const { headers, ...rest } = base;
+  return await send(server, rest, requestHeaders(headers as http.OutgoingHttpHeaders | undefined, options.userAgent ?? 'k8or'), method, path, options);
 }
 
-async function send(dispatcher: Dispatcher, server: URL, headers: string[], method: string, path: string, options: SendOptions): Promise<RestResponse> {
-  const { status, body } = await exchangeJson(dispatcher, {
-    origin: server.origin,
+async function send(server: URL, base: https.RequestOptions, headers: http.OutgoingHttpHeaders, method: string, path: string, options: SendOptions): Promise<RestResponse> {
+  const { status, body } = await exchangeJson({
+    server,
     method,
     path,
     requestPath: requestPath(server, path, options.query),
@@ -99,6 +95,8 @@ async function send(dispatcher: Dispatcher, server: URL, headers: string[], meth
     contentType: options.contentType,
     timeoutMs: options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     signal: options.signal,
+    base,
+    agent: options.agent,
   });
   if (status >= 200 && status < 300) return { status, body };
   throw KubeApiError.fromResponse(method, path, status, body);
@@ -123,12 +121,14 @@ export class KubeRest {
   readonly #userAgent: string;
   readonly #timeoutMs: number;
   /** The kubeconfig's headers with accept and user-agent, as sent on every request. */
-  #headers: string[] = [];
+  #headers: http.OutgoingHttpHeaders = {};
+  /** Basic auth, when the kubeconfig has it. */
+  #perRequest: https.RequestOptions = {};
   #tls: https.AgentOptions | undefined;
   #optionsAt = 0;
-  #pool: Pool | undefined;
+  #agent: http.Agent | https.Agent | undefined;
   /** The kubeconfig being re-read, for every request that needs it meanwhile. */
-  #refreshing: Promise<Pool> | undefined;
+  #refreshing: Promise<http.Agent | https.Agent> | undefined;
   #closed = false;
 
   constructor(kubeConfig: KubeAccess, options: { userAgent?: string; timeoutMs?: number } = {}) {
@@ -142,35 +142,37 @@ export class KubeRest {
 
   /**
    * Auth headers (and basic auth) from the kubeconfig, re-read every minute so rotated tokens
-   * are picked up. The TLS options (CA, client certificate and key) belong to
-   * the pool's connections; rotated TLS material gets a new pool, and the old
-   * one closes once its requests have ended.
+   * are picked up. The TLS options (CA, client certificate and key) live on
+   * the agent, not on each request. Rotated TLS material gets a new agent;
+   * the old one is closed once its requests can have finished.
    */
-  #refreshOptions(): Promise<Pool> {
+  #refreshOptions(): Promise<http.Agent | https.Agent> {
     this.#refreshing ??= this.#readOptions().finally(() => (this.#refreshing = undefined));
     return this.#refreshing;
   }
 
-  async #readOptions(): Promise<Pool> {
+  async #readOptions(): Promise<http.Agent | https.Agent> {
     const options: https.RequestOptions = {};
     await this.#kubeConfig.applyToHTTPSOptions(options);
     if (this.#closed) throw new Error(`KubeRest to ${this.#server.origin} is closed`);
     const tls = tlsOptionsOf(options);
-    if (!this.#pool || !this.#tls || !sameTlsOptions(this.#tls, tls)) {
-      const previous = this.#pool;
-      this.#pool = newPool(this.#server, tls);
-      previous?.close().catch(() => undefined);
+    if (!this.#agent || !this.#tls || !sameTlsOptions(this.#tls, tls)) {
+      const previous = this.#agent;
+      this.#agent = newAgent(this.#server, tls);
+      if (previous) setTimeout(() => previous.destroy(), this.#timeoutMs).unref();
       this.#tls = tls;
     }
-    this.#headers = requestHeaders(options, this.#userAgent);
+    this.#headers = requestHeaders(options.headers as http.OutgoingHttpHeaders | undefined, this.#userAgent);
+    this.#perRequest = options.auth ? { auth: options.auth } : {};
     this.#optionsAt = Date.now();
-    return this.#pool;
+    return this.#agent;
   }
 
   /** Sends one request; resolves for 2xx, throws KubeApiError otherwise. */
   async request(method: string, path: string, body?: unknown, contentType = 'application/json', signal?: AbortSignal): Promise<RestResponse> {
-    const pool = this.#pool && Date.now() - this.#optionsAt <= 60_000 ? this.#pool : await this.#refreshOptions();
-    return await send(pool, this.#server, this.#headers, method, path, { body, contentType, signal, timeoutMs: this.#timeoutMs });
+    if (this.#closed) throw new Error(`KubeRest to ${this.#server.origin} is closed`);
+    const agent = this.#agent && Date.now() - this.#optionsAt <= 60_000 ? this.#agent : await this.#refreshOptions();
+    return await send(this.#server, this.#perRequest, this.#headers, method, path, { body, contentType, signal, timeoutMs: this.#timeoutMs, agent });
   }
 
   async get<T>(path: string, signal?: AbortSignal): Promise<T | undefined> {
@@ -206,6 +208,6 @@ export class KubeRest {
   /** Ends every connection at once: requests in flight fail, and so does every later one. */
   close(): void {
     this.#closed = true;
-    this.#pool?.destroy().catch(() => undefined);
+    this.#agent?.destroy();
   }
 }
