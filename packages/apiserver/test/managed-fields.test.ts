@@ -98,3 +98,35 @@ describe('watch events written close together', () => {
     }
   });
 });
+
+describe('objects shown after their CRD changes', () => {
+  let t: TestSandbox;
+  before(async () => {
+    t = await startTestSandbox();
+    await installWidgetCrd(t.sandbox);
+  });
+  after(async () => {
+    await t.sandbox.stop();
+  });
+
+  it('carry a default the CRD gained since they were last shown, on read and on watch', async () => {
+    const created = await request(t.sandbox, 'POST', WIDGETS, { body: widget('shown') });
+    assert.equal(created.status, 201, created.text);
+    const before = await request(t.sandbox, 'GET', `${WIDGETS}/shown`);
+    assert.equal((before.json?.['spec'] as Obj)['shape'], undefined);
+
+    const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com';
+    const crd = (await request(t.sandbox, 'GET', crdPath)).json!;
+    const version = ((crd['spec'] as Obj)['versions'] as Obj[])[0]!;
+    const specSchema = (((version['schema'] as Obj)['openAPIV3Schema'] as Obj)['properties'] as Obj)['spec'] as Obj;
+    (specSchema['properties'] as Obj)['shape'] = { type: 'string', default: 'round' };
+    const updated = await request(t.sandbox, 'PUT', crdPath, { body: crd });
+    assert.equal(updated.status, 200, updated.text);
+
+    await eventually(async () => ((await request(t.sandbox, 'GET', `${WIDGETS}/shown`)).json?.['spec'] as Obj | undefined)?.['shape'] === 'round', 20_000, 'the new default on read');
+    const watch = openWatch(t.sandbox, `${WIDGETS}?watch=true`);
+    await eventually(() => watch.events.length >= 1, 20_000, 'the initial event');
+    watch.stop();
+    assert.equal((watch.events[0]!.object['spec'] as Obj)['shape'], 'round');
+  });
+});

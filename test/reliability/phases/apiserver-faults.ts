@@ -7,6 +7,7 @@
 // twice, no data is lost.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { API_FAULT_KINDS } from '@k8or/apiserver';
 import { applyProviderConfigs, missingOperator } from '../support/cluster.ts';
 import { assertNothingDoneTwiceOrLost, itHoldsDataBeforeTheFaults, type FaultRun } from '../support/fault-run.ts';
 import { cloudWriteCounts, waitConverged } from '../support/invariants.ts';
@@ -64,6 +65,15 @@ export function apiServerFaults(run: FaultRun): void {
           resets++;
         },
       });
+      // A short run can draw no write-then-fail fault by chance (its seed decides): a few more edits and
+      // deletes, with only those two kinds on, until the operator has met one.
+      const afterWriteFaults = (): number => sandbox.faults.injected.internalAfterWrite + sandbox.faults.injected.cutAfterWrite - (before.internalAfterWrite + before.cutAfterWrite);
+      for (let extra = 0; afterWriteFaults() === 0 && extra < 10; extra++) {
+        sandbox.faults.configure({ kinds: ['internalAfterWrite', 'cutAfterWrite'] });
+        await runOperations(ledger, cluster.stores, random, { ...SIZE, perCloud: { buckets: 0, tables: 0 }, operations: 4, diagnostics: () => cluster.operatorOutput() });
+        await waitConverged(cluster, ledger, run.ledgers);
+      }
+      sandbox.faults.configure({ kinds: [...API_FAULT_KINDS] });
       await waitConverged(cluster, ledger, run.ledgers);
       const injected = Object.fromEntries(Object.entries(sandbox.faults.injected).map(([kind, n]) => [kind, n - (before[kind as keyof typeof before] ?? 0)]));
       sandbox.faults.disable();
