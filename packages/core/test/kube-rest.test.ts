@@ -202,8 +202,8 @@ describe("KubeRest: the kubeconfig's credentials", () => {
         response.end('{"ok":true}');
       }),
     );
-    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const withCa = (caPem: string): KubeAccess => ({
+    const port = (server.address() as AddressInfo).port;
+    const withCa = (caPem: string, url = `https://127.0.0.1:${port}`): KubeAccess => ({
       getCurrentCluster: () => ({ server: url }),
       applyToHTTPSOptions: async (options: https.RequestOptions) => {
         options.ca = Buffer.from(caPem);
@@ -213,14 +213,28 @@ describe("KubeRest: the kubeconfig's credentials", () => {
     });
     const rest = new KubeRest(withCa(ca.certPem));
     const stranger = new KubeRest(withCa(createCertificateAuthority('another-ca').certPem));
+    const byName = new KubeRest(withCa(ca.certPem, `https://localhost:${port}`));
+    // A name the certificate does not carry, though it is the same server.
+    const wrongName = new KubeRest({
+      ...withCa(ca.certPem, `https://localhost:${port}`),
+      applyToHTTPSOptions: async (options: https.RequestOptions) => {
+        await withCa(ca.certPem).applyToHTTPSOptions(options);
+        options.servername = 'api.example.com';
+      },
+    });
     try {
       assert.deepEqual(await rest.get('/api/v1/namespaces'), { ok: true });
       assert.deepEqual(peers, [new X509Certificate(client.certPem).fingerprint256]);
       await assert.rejects(stranger.get('/api/v1/namespaces'), (error: unknown) => !(error instanceof KubeApiError));
       assert.equal(peers.length, 1);
+      // By name: the certificate names localhost, and the connection checks that name.
+      assert.deepEqual(await byName.get('/api/v1/namespaces'), { ok: true });
+      await assert.rejects(wrongName.get('/api/v1/namespaces'), /localhost|altnames|Hostname/i);
     } finally {
       rest.close();
       stranger.close();
+      byName.close();
+      wrongName.close();
       stop(server);
     }
   });

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { isIP } from 'node:net';
 
 /**
  * Where KubeRest's requests go: its agent (with the kubeconfig's TLS
@@ -11,9 +12,21 @@ export function requestHeaders(fromKubeconfig: http.OutgoingHttpHeaders | undefi
   return { ...fromKubeconfig, accept: 'application/json', 'user-agent': userAgent };
 }
 
-/** Keep-alive connections to one API server with the kubeconfig's TLS options. */
+/**
+ * Keep-alive connections to one API server with the kubeconfig's TLS options.
+ * The TLS server name is settled here, as node would settle it per request
+ * from the Host header: the host, none for an IP address (or the kubeconfig's
+ * tls-server-name).
+ */
 export function newAgent(server: URL, tls: https.AgentOptions): http.Agent | https.Agent {
-  return server.protocol === 'http:' ? new http.Agent({ keepAlive: true, maxSockets: 64 }) : new OneServerAgent({ keepAlive: true, maxSockets: 64, ...tls });
+  if (server.protocol === 'http:') return new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const host = hostnameOf(server);
+  return new OneServerAgent({ keepAlive: true, maxSockets: 64, servername: isIP(host) ? '' : host, ...tls });
+}
+
+/** The URL's host as a connection takes it: an IPv6 literal without its brackets (urlToHttpOptions' rule). */
+export function hostnameOf(server: URL): string {
+  return server.hostname.startsWith('[') ? server.hostname.slice(1, -1) : server.hostname;
 }
 
 /**

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { hostnameOf } from './connections.js';
 
 /** One request as `exchangeJson` sends it. */
 export interface JsonExchange {
@@ -46,8 +47,7 @@ export function exchangeJson(request: JsonExchange): Promise<JsonAnswer> {
       {
         ...request.base,
         protocol: server.protocol,
-        // urlToHttpOptions' rule: an IPv6 literal goes without its brackets.
-        hostname: server.hostname.startsWith('[') ? server.hostname.slice(1, -1) : server.hostname,
+        hostname: hostnameOf(server),
         port: server.port,
         path: request.requestPath,
         method: request.method,
