@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1ConfigMap } from '@kubernetes/client-node';
-import { installWidgetCrd, metadataOf, request, startTestSandbox, widget, WIDGETS, type RawResponse, type TestSandbox } from './helpers.ts';
+import { eventually, installWidgetCrd, metadataOf, request, startTestSandbox, widget, WIDGETS, type RawResponse, type TestSandbox } from './helpers.ts';
 
 type Obj = Record<string, unknown>;
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -267,6 +267,22 @@ describe('garbage collection', () => {
       assert.ok(i < 500, 'reference dropped');
       await new Promise((r) => setTimeout(r, 20));
     }
+  });
+
+  it('follows owner references that updates add and remove', async () => {
+    const kept = (await request(t.sandbox, 'POST', WIDGETS, { body: widget('let-go') })).json as Obj;
+    const adopting = (await request(t.sandbox, 'POST', WIDGETS, { body: widget('adopting') })).json as Obj;
+    await request(t.sandbox, 'POST', CMS, { body: { metadata: { name: 'released', ownerReferences: [ownedBy(kept)] } } });
+    await request(t.sandbox, 'POST', CMS, { body: { metadata: { name: 'adopted' }, data: { a: '1' } } });
+    // updates that leave the owners alone, then ones that change them
+    assert.equal((await request(t.sandbox, 'PATCH', `${CMS}/released`, { contentType: 'application/merge-patch+json', body: { data: { b: '2' } } })).status, 200);
+    assert.equal((await request(t.sandbox, 'PATCH', `${CMS}/released`, { contentType: 'application/merge-patch+json', body: { metadata: { ownerReferences: null } } })).status, 200);
+    assert.equal((await request(t.sandbox, 'PATCH', `${CMS}/adopted`, { contentType: 'application/merge-patch+json', body: { data: { a: '2' } } })).status, 200);
+    assert.equal((await request(t.sandbox, 'PATCH', `${CMS}/adopted`, { contentType: 'application/merge-patch+json', body: { metadata: { ownerReferences: [ownedBy(adopting)] } } })).status, 200);
+    await request(t.sandbox, 'DELETE', `${WIDGETS}/let-go`);
+    await request(t.sandbox, 'DELETE', `${WIDGETS}/adopting`);
+    await eventually(async () => (await request(t.sandbox, 'GET', `${CMS}/adopted`)).status === 404, 20_000, 'the adopted ConfigMap collected with its new owner');
+    assert.equal((await request(t.sandbox, 'GET', `${CMS}/released`)).status, 200, 'the released ConfigMap outlives its former owner');
   });
 
   it('orphans dependents with propagationPolicy=Orphan', async () => {

@@ -128,16 +128,22 @@ describe('controllers and the engine as a whole', () => {
     now += 60_000;
     await recorder.record(object, 'Warning', Reasons.CannotObserveExternalResource, 'ThrottlingException: Rate exceeded');
     await recorder.record(object, 'Normal', Reasons.CreatedExternalResource, 'Created');
+    // Another recorder (the operator after a restart) names its Events apart from the first one's.
+    const restarted = new KubeEventRecorder(rest, { now: () => new Date(now) });
+    await restarted.record(object, 'Normal', Reasons.CreatedExternalResource, 'Created again');
     rest.close();
 
     const writes = world.sandbox.requestLog.slice(from).filter((r) => r.userAgent === 'k8or-events-test').map((r) => `${r.verb} ${r.resource}`);
     // create (1), the first repeat (2) at once; the three after it wait for the interval and go with the sixth
-    assert.deepEqual(writes, ['create events', 'patch events', 'patch events', 'create events']);
+    assert.deepEqual(writes, ['create events', 'patch events', 'patch events', 'create events', 'create events']);
     const events = await world.events(ns, 'flaky');
     const throttled = events.find((e) => e.reason === Reasons.CannotObserveExternalResource);
     assert.equal(throttled?.count, 6);
     assert.equal(throttled?.type, 'Warning');
-    assert.equal(events.length, 2);
+    assert.equal(events.length, 3);
+    const names = events.map((e) => e.metadata.name);
+    assert.equal(new Set(names).size, 3);
+    for (const name of names) assert.match(name, /^flaky\.[0-9a-f]{16}$/);
   });
 
   it('reconciles as soon as a missing ProviderConfig or Secret appears, and when the ProviderConfig changes', async () => {

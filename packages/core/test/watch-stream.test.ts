@@ -125,3 +125,33 @@ describe('openWatchStream: inactivity and framing', () => {
     }
   });
 });
+
+describe('openWatchStream: bytes', () => {
+  it('decodes a character whose bytes arrive in two chunks, and a last line only once its newline has come', async () => {
+    const line = Buffer.from(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'münchen', resourceVersion: '1' } } })}\n`);
+    const split = line.indexOf(Buffer.from('ü')) + 1; // between the two bytes of ü
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write(line.subarray(0, split));
+      setTimeout(() => response.write(line.subarray(split)), 50);
+      setTimeout(() => response.end(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'no-newline' } } })), 100);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const access = { getCurrentCluster: () => ({ server: `http://127.0.0.1:${port}` }), applyToHTTPSOptions: async () => undefined } as KubeAccess;
+    const names: string[] = [];
+    try {
+      const stream = openWatchStream(access, '/api/v1/configmaps', {
+        query: {},
+        inactivityMs: 30_000,
+        userAgent: 'watch-stream-test',
+        onEvent: (_type, object) => void names.push((object as { metadata: { name: string } }).metadata.name),
+      });
+      assert.deepEqual(await stream.ended, { reason: 'closed' });
+      assert.deepEqual(names, ['münchen']);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});

@@ -17,6 +17,17 @@ function ownerUids(obj: KubeObject): string[] {
   return Array.isArray(refs) ? refs.filter(isObject).map((r) => String(r['uid'] ?? '')) : [];
 }
 
+/** Same uid and the same owner references, as far as the index goes. */
+function sameIdentity(a: KubeObject, b: KubeObject): boolean {
+  const ma = metadataOf(a);
+  const mb = metadataOf(b);
+  if (ma['uid'] !== mb['uid'] || ma['namespace'] !== mb['namespace'] || ma['name'] !== mb['name']) return false;
+  if (ma['ownerReferences'] === mb['ownerReferences']) return true;
+  const ua = ownerUids(a);
+  const ub = ownerUids(b);
+  return ua.length === ub.length && ua.every((uid, i) => uid === ub[i]);
+}
+
 export class GarbageCollector {
   /** owners deleted since the last collection: "namespace\0uid" */
   private readonly pendingOwners = new Set<string>();
@@ -78,6 +89,8 @@ export class GarbageCollector {
   }
 
   private onEvent(event: StoreEvent): void {
+    // most updates keep the uid and the owners: nothing in the index changes
+    if (event.type === 'MODIFIED' && event.oldObject && sameIdentity(event.oldObject, event.object)) return;
     if (event.oldObject) this.index(event.resourceKey, event.oldObject, false);
     if (event.type !== 'DELETED') {
       this.index(event.resourceKey, event.object, true);

@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import { Annotations, GROUP, KINDS, VERSION, type ManagedKindName, type ManagedResource } from '@k8or/api';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeAccess } from '../kube/access.js';
@@ -58,16 +57,31 @@ export function desiredStateChanged(old: ManagedObject | undefined, obj: Managed
   return (
     a.generation !== b.generation ||
     a.deletionTimestamp !== b.deletionTimestamp ||
-    !isDeepStrictEqual(userAnnotations(a.annotations), userAnnotations(b.annotations)) ||
-    !isDeepStrictEqual(a.labels ?? {}, b.labels ?? {})
+    !sameStrings(a.annotations, b.annotations, ENGINE_MARKERS) ||
+    !sameStrings(a.labels, b.labels)
   );
 }
 
 /** The engine's own markers: it writes them mid-reconcile, and they change nothing it should act on. */
 const ENGINE_MARKERS: ReadonlySet<string> = new Set([Annotations.createPending, Annotations.createSucceeded, Annotations.externalName]);
+const NONE: ReadonlySet<string> = new Set();
 
-function userAnnotations(annotations: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(annotations ?? {}).filter(([key]) => !ENGINE_MARKERS.has(key)));
+/**
+ * Whether two string maps (labels, annotations) hold the same entries, not
+ * counting the keys in `ignored`; a missing map is an empty one. Runs on every
+ * watch event of every managed object, so it compares in place rather than
+ * building filtered copies for a deep-equality check.
+ */
+function sameStrings(a: Record<string, string> | undefined, b: Record<string, string> | undefined, ignored: ReadonlySet<string> = NONE): boolean {
+  if (a === b) return true;
+  let counted = 0;
+  for (const key in a) {
+    if (ignored.has(key)) continue;
+    if (b === undefined || !Object.hasOwn(b, key) || b[key] !== a[key]) return false;
+    counted++;
+  }
+  for (const key in b) if (!ignored.has(key)) counted--;
+  return counted === 0;
 }
 
 /**

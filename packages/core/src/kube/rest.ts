@@ -1,6 +1,8 @@
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
+import type https from 'node:https';
 import type { KubeAccess } from './access.js';
+import { newAgent, requestHeaders, requestPath, sameTlsOptions, tlsOptionsOf } from './connections.js';
+import { exchangeJson } from './json-exchange.js';
 
 /**
  * The one Kubernetes HTTP client of core: the engine's object reads and
@@ -73,77 +75,31 @@ export interface SendOptions {
 /**
  * Sends one request to the API server named by `server` with the TLS and auth
  * options `base` (from `KubeConfig.applyToHTTPSOptions`). Resolves for 2xx;
- * rejects with KubeApiError for any other answer, and with the abort reason
- * on timeout or abort.
+ * rejects with KubeApiError for any other answer, with the abort reason on
+ * timeout or abort, and with the connection's error when it breaks before the
+ * whole answer has arrived (the server may have acted on the request).
  */
 export async function sendRequest(server: URL, base: https.RequestOptions, method: string, path: string, options: SendOptions = {}): Promise<RestResponse> {
-  options.signal?.throwIfAborted();
-  const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
-  const headers: http.OutgoingHttpHeaders = {
-    ...(base.headers as http.OutgoingHttpHeaders | undefined),
-    accept: 'application/json',
-    'user-agent': options.userAgent ?? 'k8or',
-  };
-  if (payload) {
-    headers['content-type'] = options.contentType ?? 'application/json';
-    headers['content-length'] = payload.length;
-  }
-  const transport = server.protocol === 'http:' ? http : https;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  return await new Promise<RestResponse>((resolve, reject) => {
-    // One plain timer per request: AbortSignal.timeout and AbortSignal.any cost
-    // more CPU than the rest of a keep-alive request's client side.
-    const request = transport.request(
-      {
-        ...base,
-        protocol: server.protocol,
-        // urlToHttpOptions' rule: an IPv6 literal goes without its brackets.
-        hostname: server.hostname.startsWith('[') ? server.hostname.slice(1, -1) : server.hostname,
-        port: server.port,
-        path: requestPath(server, path, options.query),
-        method,
-        headers,
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.agent ? { agent: options.agent } : {}),
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', reject);
-        response.on('end', () => {
-          clearTimeout(timer);
-          const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-          let decoded: unknown = text;
-          try {
-            decoded = text ? JSON.parse(text) : undefined;
-          } catch {
-            // keep the raw text for the error message
-          }
-          const status = response.statusCode ?? 0;
-          if (status >= 200 && status < 300) resolve({ status, body: decoded });
-          else reject(KubeApiError.fromResponse(method, path, status, decoded));
-        });
-      },
-    );
-    const timer = setTimeout(() => {
-      request.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-    request.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    request.end(payload);
-  });
+  const { headers, ...rest } = base;
+  return await send(server, rest, requestHeaders(headers as http.OutgoingHttpHeaders | undefined, options.userAgent ?? 'k8or'), method, path, options);
 }
 
-/** The request path: the server URL's own path prefix, the API path and the query. */
-function requestPath(server: URL, path: string, query: Record<string, string | undefined> | undefined): string {
-  const prefix = server.pathname === '/' ? '' : server.pathname.replace(/\/$/, '');
-  if (!query) return prefix + path;
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, value);
-  const search = params.toString();
-  return search ? `${prefix}${path}${path.includes('?') ? '&' : '?'}${search}` : prefix + path;
+async function send(server: URL, base: https.RequestOptions, headers: http.OutgoingHttpHeaders, method: string, path: string, options: SendOptions): Promise<RestResponse> {
+  const { status, body } = await exchangeJson({
+    server,
+    method,
+    path,
+    requestPath: requestPath(server, path, options.query),
+    headers,
+    body: options.body,
+    contentType: options.contentType,
+    timeoutMs: options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    signal: options.signal,
+    base,
+    agent: options.agent,
+  });
+  if (status >= 200 && status < 300) return { status, body };
+  throw KubeApiError.fromResponse(method, path, status, body);
 }
 
 export type PatchType = 'merge' | 'json';
@@ -164,10 +120,16 @@ export class KubeRest {
   readonly #server: URL;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
+  /** The kubeconfig's headers with accept and user-agent, as sent on every request. */
+  #headers: http.OutgoingHttpHeaders = {};
+  /** Basic auth, when the kubeconfig has it. */
   #perRequest: https.RequestOptions = {};
   #tls: https.AgentOptions | undefined;
   #optionsAt = 0;
-  #agent: http.Agent | https.Agent;
+  #agent: http.Agent | https.Agent | undefined;
+  /** The kubeconfig being re-read, for every request that needs it meanwhile. */
+  #refreshing: Promise<http.Agent | https.Agent> | undefined;
+  #closed = false;
 
   constructor(kubeConfig: KubeAccess, options: { userAgent?: string; timeoutMs?: number } = {}) {
     const cluster = kubeConfig.getCurrentCluster();
@@ -176,49 +138,41 @@ export class KubeRest {
     this.#server = new URL(cluster.server);
     this.#userAgent = options.userAgent ?? 'k8or-engine';
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.#agent = this.#newAgent({});
-  }
-
-  #newAgent(tls: https.AgentOptions): http.Agent | https.Agent {
-    return this.#server.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, maxSockets: 64, ...tls });
   }
 
   /**
    * Auth headers (and basic auth) from the kubeconfig, re-read every minute so rotated tokens
    * are picked up. The TLS options (CA, client certificate and key) live on
-   * the agent, not on each request: the agent would otherwise rebuild its
-   * pool key from every PEM on every request. Rotated TLS material gets a new
-   * agent; the old one is closed once its requests can have finished.
+   * the agent, not on each request. Rotated TLS material gets a new agent;
+   * the old one is closed once its requests can have finished.
    */
-  async #requestOptions(): Promise<https.RequestOptions> {
-    const now = Date.now();
-    if (!this.#tls || now - this.#optionsAt > 60_000) {
-      const options: https.RequestOptions = {};
-      await this.#kubeConfig.applyToHTTPSOptions(options);
-      const { headers, auth } = options;
-      const tls = tlsOptionsOf(options);
-      if (!this.#tls || !sameTlsOptions(this.#tls, tls)) {
-        const previous = this.#agent;
-        this.#agent = this.#newAgent(tls);
-        if (this.#tls) setTimeout(() => previous.destroy(), this.#timeoutMs).unref();
-        this.#tls = tls;
-      }
-      this.#perRequest = { ...(headers ? { headers } : {}), ...(auth ? { auth } : {}) };
-      this.#optionsAt = now;
+  #refreshOptions(): Promise<http.Agent | https.Agent> {
+    this.#refreshing ??= this.#readOptions().finally(() => (this.#refreshing = undefined));
+    return this.#refreshing;
+  }
+
+  async #readOptions(): Promise<http.Agent | https.Agent> {
+    const options: https.RequestOptions = {};
+    await this.#kubeConfig.applyToHTTPSOptions(options);
+    if (this.#closed) throw new Error(`KubeRest to ${this.#server.origin} is closed`);
+    const tls = tlsOptionsOf(options);
+    if (!this.#agent || !this.#tls || !sameTlsOptions(this.#tls, tls)) {
+      const previous = this.#agent;
+      this.#agent = newAgent(this.#server, tls);
+      if (previous) setTimeout(() => previous.destroy(), this.#timeoutMs).unref();
+      this.#tls = tls;
     }
-    return this.#perRequest;
+    this.#headers = requestHeaders(options.headers as http.OutgoingHttpHeaders | undefined, this.#userAgent);
+    this.#perRequest = options.auth ? { auth: options.auth } : {};
+    this.#optionsAt = Date.now();
+    return this.#agent;
   }
 
   /** Sends one request; resolves for 2xx, throws KubeApiError otherwise. */
   async request(method: string, path: string, body?: unknown, contentType = 'application/json', signal?: AbortSignal): Promise<RestResponse> {
-    return await sendRequest(this.#server, await this.#requestOptions(), method, path, {
-      body,
-      contentType,
-      signal,
-      timeoutMs: this.#timeoutMs,
-      userAgent: this.#userAgent,
-      agent: this.#agent,
-    });
+    if (this.#closed) throw new Error(`KubeRest to ${this.#server.origin} is closed`);
+    const agent = this.#agent && Date.now() - this.#optionsAt <= 60_000 ? this.#agent : await this.#refreshOptions();
+    return await send(this.#server, this.#perRequest, this.#headers, method, path, { body, contentType, signal, timeoutMs: this.#timeoutMs, agent });
   }
 
   async get<T>(path: string, signal?: AbortSignal): Promise<T | undefined> {
@@ -251,32 +205,9 @@ export class KubeRest {
     }
   }
 
+  /** Ends every connection at once: requests in flight fail, and so does every later one. */
   close(): void {
-    this.#agent.destroy();
+    this.#closed = true;
+    this.#agent?.destroy();
   }
-}
-
-/** Whether two sets of TLS options hold the same values (PEM buffers compared by content). */
-function sameTlsOptions(a: https.AgentOptions, b: https.AgentOptions): boolean {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof https.AgentOptions>;
-  for (const key of keys) if (!sameOptionValue(a[key], b[key])) return false;
-  return true;
-}
-
-function sameOptionValue(a: unknown, b: unknown): boolean {
-  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameOptionValue(item, b[i]));
-  return a === b;
-}
-
-/**
- * The connection-level options a kubeconfig sets. Anything else it hands back
- * (client-node adds an agent of its own) is not used: ours is keep-alive and pooled.
- */
-const TLS_OPTION_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername', 'ciphers', 'crl', 'minVersion', 'maxVersion', 'secureOptions', 'secureProtocol', 'checkServerIdentity'] as const;
-
-function tlsOptionsOf(options: https.RequestOptions): https.AgentOptions {
-  const tls: Record<string, unknown> = {};
-  for (const key of TLS_OPTION_KEYS) if (options[key] !== undefined) tls[key] = options[key];
-  return tls as https.AgentOptions;
 }

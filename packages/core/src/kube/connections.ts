@@ -1,0 +1,77 @@
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+
+/**
+ * Where KubeRest's requests go: its agent (with the kubeconfig's TLS
+ * options), the headers and the request paths. Not part of core's API.
+ */
+
+/** The kubeconfig's headers (bearer token, impersonation), then accept and user-agent. */
+export function requestHeaders(fromKubeconfig: http.OutgoingHttpHeaders | undefined, userAgent: string): http.OutgoingHttpHeaders {
+  return { ...fromKubeconfig, accept: 'application/json', 'user-agent': userAgent };
+}
+
+/**
+ * Keep-alive connections to one API server with the kubeconfig's TLS options.
+ * The TLS server name is settled here, as node would settle it per request
+ * from the Host header: the host, none for an IP address (or the kubeconfig's
+ * tls-server-name).
+ */
+export function newAgent(server: URL, tls: https.AgentOptions): http.Agent | https.Agent {
+  if (server.protocol === 'http:') return new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const host = hostnameOf(server);
+  return new OneServerAgent({ keepAlive: true, maxSockets: 64, servername: isIP(host) ? '' : host, ...tls });
+}
+
+/** The URL's host as a connection takes it: an IPv6 literal without its brackets (urlToHttpOptions' rule). */
+export function hostnameOf(server: URL): string {
+  return server.hostname.startsWith('[') ? server.hostname.slice(1, -1) : server.hostname;
+}
+
+/**
+ * An https agent for one server and one set of TLS options. node's https
+ * agent names its connection pool per request from the request's options and
+ * its own, every PEM (CA, certificate, key) turned into text and joined in,
+ * on every request; this agent's connections all share one name.
+ */
+class OneServerAgent extends https.Agent {
+  override getName(): string {
+    return 'api-server';
+  }
+}
+
+/** The request path: the server URL's own path prefix, the API path and the query. */
+export function requestPath(server: URL, path: string, query: Record<string, string | undefined> | undefined): string {
+  const prefix = server.pathname === '/' ? '' : server.pathname.replace(/\/$/, '');
+  if (!query) return prefix + path;
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, value);
+  const search = params.toString();
+  return search ? `${prefix}${path}${path.includes('?') ? '&' : '?'}${search}` : prefix + path;
+}
+
+/** Whether two sets of TLS options hold the same values (PEM buffers compared by content). */
+export function sameTlsOptions(a: https.AgentOptions, b: https.AgentOptions): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof https.AgentOptions>;
+  for (const key of keys) if (!sameOptionValue(a[key], b[key])) return false;
+  return true;
+}
+
+function sameOptionValue(a: unknown, b: unknown): boolean {
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameOptionValue(item, b[i]));
+  return a === b;
+}
+
+/**
+ * The connection-level options a kubeconfig sets. Anything else it hands back
+ * (client-node adds an agent of its own) is not used: ours is keep-alive and pooled.
+ */
+const TLS_OPTION_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername', 'ciphers', 'crl', 'minVersion', 'maxVersion', 'secureOptions', 'secureProtocol', 'checkServerIdentity'] as const;
+
+export function tlsOptionsOf(options: https.RequestOptions): https.AgentOptions {
+  const tls: Record<string, unknown> = {};
+  for (const key of TLS_OPTION_KEYS) if (options[key] !== undefined) tls[key] = options[key];
+  return tls as https.AgentOptions;
+}
