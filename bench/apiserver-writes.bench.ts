@@ -2,14 +2,15 @@
 // its way to Ready (the user's create, then the engine's finalizer/name merge patch, its
 // create-succeeded marker patch, its status PUT and its Event create), each as a phase of its own.
 //
-//   npm run build && node bench/apiserver-writes.bench.ts [--objects 2000] [--concurrency 32] [--rounds 3] [--watch] [--cpu-prof DIR]
+//   npm run build && node bench/apiserver-writes.bench.ts [--objects 2000] [--concurrency 32] [--rounds 3] [--watch] [--interleaved] [--cpu-prof DIR]
 //
 // The API server (`startSandbox`) runs in a child process, so its CPU is that process's
 // `cpuUsage`; the bodies are the engine's (packages/core/src/kube/resources.ts, events/recorder.ts).
 // Each round uses fresh objects. `--watch` keeps a watch on the namespace open for every phase, as
 // the engine's informer does, so each write's event is encoded and sent too. The column that matters
 // is "vs create": a write's server CPU over the create's in the same round, what the throughput
-// bench's bound assumes is 1 for every write.
+// bench's bound assumes is 1 for every write. `--interleaved` also sends each round's five writes
+// object by object (each object's in order, `--concurrency` objects at a time), as the engine does.
 import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '32' },
       rounds: { type: 'string', default: '3' },
       watch: { type: 'boolean', default: false },
+      interleaved: { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
     },
   });
@@ -88,65 +90,82 @@ async function main(): Promise<void> {
   };
 
   const time = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  for (let round = 0; round <= rounds; round++) {
+  /** The five writes of one resource, by kind, for object `i` of a round. */
+  const writesOf = (round: number): Record<Phase, (i: number) => Promise<void>> => {
     const name = (i: number): string => `r${round}-b${i}`;
     const latest: Stored[] = [];
     const keep = (i: number) => (object: Stored): void => {
       latest[i] = object;
     };
-    await phase(round, 'create', async (i) =>
-      keep(i)(await user.create<Stored>(k8orPath('Bucket', 'default'), {
-        apiVersion: API_VERSION,
-        kind: 'Bucket',
-        metadata: { name: name(i) },
-        spec: { name: genericDefaultName({ clusterId: 'bench', namespace: 'default', name: name(i) }), location: 'mem-1', versioning: true },
-      })),
-    );
-    await phase(round, 'finalizer patch', async (i) =>
-      keep(i)(await engine.patch<Stored>(k8orPath('Bucket', 'default', name(i)), {
-        metadata: { finalizers: ['k8or.io/finalizer'], annotations: { 'k8or.io/create-pending': time() }, resourceVersion: latest[i]!.metadata.resourceVersion },
-      }, 'merge')),
-    );
-    await phase(round, 'marker patch', async (i) =>
-      keep(i)(await engine.patch<Stored>(k8orPath('Bucket', 'default', name(i)), { metadata: { annotations: { 'k8or.io/create-succeeded': time() } } }, 'merge')),
-    );
-    await phase(round, 'status update', async (i) => {
-      const { name: n, namespace, uid, resourceVersion, generation } = latest[i]!.metadata;
-      const now = time();
-      keep(i)(await engine.update<Stored>(k8orPath('Bucket', namespace, n, 'status'), {
-        apiVersion: API_VERSION,
-        kind: 'Bucket',
-        metadata: { name: n, namespace, uid, resourceVersion },
-        status: {
-          observedGeneration: generation,
-          conditions: [
-            { type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: now, observedGeneration: generation },
-            { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '', lastTransitionTime: now, observedGeneration: generation },
-          ],
-          provider: 'aws',
-          atProvider: { id: `arn:mem:s3:::${n}`, url: `https://${n}.storage.mem.test`, location: 'mem-1', createdTime: now },
-        },
-      }));
-    });
-    await phase(round, 'Event create', async (i) => {
-      const { name: n, namespace, uid } = latest[i]!.metadata;
-      const now = time();
-      await engine.create(corePath('events', namespace), {
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { name: `${n}.${round}${i}`, namespace },
-        involvedObject: { apiVersion: API_VERSION, kind: 'Bucket', name: n, namespace, uid },
-        type: 'Normal',
-        reason: 'Created',
-        message: `created ${n}`,
-        count: 1,
-        firstTimestamp: now,
-        lastTimestamp: now,
-        source: { component: 'k8or-engine' },
-        reportingComponent: 'k8or-engine',
-        reportingInstance: 'k8or-engine',
-      });
-    });
+    return {
+      create: async (i) =>
+        keep(i)(await user.create<Stored>(k8orPath('Bucket', 'default'), {
+          apiVersion: API_VERSION,
+          kind: 'Bucket',
+          metadata: { name: name(i) },
+          spec: { name: genericDefaultName({ clusterId: 'bench', namespace: 'default', name: name(i) }), location: 'mem-1', versioning: true },
+        })),
+      'finalizer patch': async (i) =>
+        keep(i)(await engine.patch<Stored>(k8orPath('Bucket', 'default', name(i)), {
+          metadata: { finalizers: ['k8or.io/finalizer'], annotations: { 'k8or.io/create-pending': time() }, resourceVersion: latest[i]!.metadata.resourceVersion },
+        }, 'merge')),
+      'marker patch': async (i) => keep(i)(await engine.patch<Stored>(k8orPath('Bucket', 'default', name(i)), { metadata: { annotations: { 'k8or.io/create-succeeded': time() } } }, 'merge')),
+      'status update': async (i) => {
+        const { name: n, namespace, uid, resourceVersion, generation } = latest[i]!.metadata;
+        const now = time();
+        keep(i)(await engine.update<Stored>(k8orPath('Bucket', namespace, n, 'status'), {
+          apiVersion: API_VERSION,
+          kind: 'Bucket',
+          metadata: { name: n, namespace, uid, resourceVersion },
+          status: {
+            observedGeneration: generation,
+            conditions: [
+              { type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: now, observedGeneration: generation },
+              { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '', lastTransitionTime: now, observedGeneration: generation },
+            ],
+            provider: 'aws',
+            atProvider: { id: `arn:mem:s3:::${n}`, url: `https://${n}.storage.mem.test`, location: 'mem-1', createdTime: now },
+          },
+        }));
+      },
+      'Event create': async (i) => {
+        const { name: n, namespace, uid } = latest[i]!.metadata;
+        const now = time();
+        await engine.create(corePath('events', namespace), {
+          apiVersion: 'v1',
+          kind: 'Event',
+          metadata: { name: `${n}.${round}${i}`, namespace },
+          involvedObject: { apiVersion: API_VERSION, kind: 'Bucket', name: n, namespace, uid },
+          type: 'Normal',
+          reason: 'Created',
+          message: `created ${n}`,
+          count: 1,
+          firstTimestamp: now,
+          lastTimestamp: now,
+          source: { component: 'k8or-engine' },
+          reportingComponent: 'k8or-engine',
+          reportingInstance: 'k8or-engine',
+        });
+      },
+    };
+  };
+  const interleaved: number[] = [];
+  for (let round = 0; round <= rounds; round++) {
+    const writes = writesOf(round);
+    for (const label of PHASES) await phase(round, label, writes[label]);
+    if (!values.interleaved) continue;
+    // the same five writes, each object's in order and the objects side by side, as the engine sends them
+    const mixed = writesOf(round + 1000);
+    server.send(`mark interleaved ${round}`);
+    let i = 0;
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (i < objects) {
+        const at = i++;
+        for (const label of PHASES) await mixed[label](at);
+      }
+    }));
+    server.send('cpu');
+    interleaved.push(((await next()) as { cpuMicros: number }).cpuMicros / objects);
   }
   informer?.stop();
   user.close();
@@ -165,6 +184,10 @@ async function main(): Promise<void> {
   const sum = (r: number): number => PHASES.reduce((total, label) => total + cpu[label][r]!, 0);
   const perResource = Array.from({ length: rounds }, (_, r) => sum(r + 1) / cpu.create[r + 1]!);
   console.log(`\nAll five writes of one resource, in creates: ${perResource.map((x) => x.toFixed(2)).join(' / ')} (the bound assumes 5.00)`);
+  if (values.interleaved) {
+    const inCreates = interleaved.slice(1).map((micros, r) => micros / cpu.create[r + 1]!);
+    console.log(`The five interleaved (each object's in order, ${concurrency} objects at a time), in creates: ${inCreates.map((x) => x.toFixed(2)).join(' / ')}`);
+  }
 }
 
 if (process.argv[2] === '--serve') await serve();
