@@ -30,46 +30,9 @@ function tracked(top: string, options: TrackOptions): boolean {
   return true;
 }
 
-function itemKey(item: Record<string, unknown>, keys: string[]): string {
-  return `k:${JSON.stringify(keyOf(item, keys))}`;
-}
-
 /** Leaf paths of a JSON object (objects and map-list items recursed into; atomic lists and scalars are leaves). */
 export function leafPaths(obj: unknown, options: TrackOptions): Path[] {
-  const out: Path[] = [];
-  const walk = (value: unknown, path: Path, schemaPath: string[]): void => {
-    if (isObject(value) && Object.keys(value).length > 0) {
-      for (const [k, v] of Object.entries(value)) walk(v, [...path, `f:${k}`], [...schemaPath, k]);
-      return;
-    }
-    if (Array.isArray(value)) {
-      const listType = options.listTypeOf(schemaPath);
-      if (listType?.kind === 'map') {
-        for (const item of value) {
-          if (!isObject(item)) continue;
-          const element = [...path, itemKey(item, listType.keys)];
-          out.push([...element, '.']);
-          for (const [k, v] of Object.entries(item)) walk(v, [...element, `f:${k}`], [...schemaPath, '[]', k]);
-        }
-        if (value.length > 0) return;
-      } else if (listType?.kind === 'set') {
-        for (const item of value) out.push([...path, `v:${JSON.stringify(item)}`]);
-        if (value.length > 0) return;
-      }
-    }
-    out.push(path);
-  };
-  if (!isObject(obj)) return out;
-  for (const [k, v] of Object.entries(obj)) {
-    if (!tracked(k, options)) continue;
-    if (k === 'metadata') {
-      if (!isObject(v)) continue;
-      for (const [mk, mv] of Object.entries(v)) if (TRACKED_METADATA.has(mk)) walk(mv, ['f:metadata', `f:${mk}`], ['metadata', mk]);
-      continue;
-    }
-    walk(v, [`f:${k}`], [k]);
-  }
-  return out;
+  return isObject(obj) ? changedLeaves(obj, undefined, options) : [];
 }
 
 /** A FieldsV1 tree: keys are `f:`, `k:`, `v:` and `.` segments; a key with no children is an owned leaf. */
