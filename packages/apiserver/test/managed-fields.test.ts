@@ -6,16 +6,17 @@ import { installWidgetCrd, metadataOf, openWatch, request, startTestSandbox, wid
 
 type Obj = Record<string, unknown>;
 
-describe('managedFields of updates', () => {
-  let t: TestSandbox;
-  before(async () => {
-    t = await startTestSandbox();
-    await installWidgetCrd(t.sandbox);
-  });
-  after(async () => {
-    await t.sandbox.stop();
-  });
+// one sandbox for the file; the CRD-change test, which edits the Widget CRD, comes last
+let t: TestSandbox;
+before(async () => {
+  t = await startTestSandbox();
+  await installWidgetCrd(t.sandbox);
+});
+after(async () => {
+  await t.sandbox.stop();
+});
 
+describe('managedFields of updates', () => {
   const fieldsOf = (obj: Obj | undefined, manager: string, subresource = ''): unknown =>
     (metadataOf(obj)['managedFields'] as Obj[] | undefined)?.find((e) => e['manager'] === manager && String(e['subresource'] ?? '') === subresource)?.['fieldsV1'];
   const managers = (obj: Obj | undefined): string[] => ((metadataOf(obj)['managedFields'] as Obj[] | undefined) ?? []).map((e) => `${String(e['manager'])}${e['subresource'] ? `/${String(e['subresource'])}` : ''}`);
@@ -67,18 +68,11 @@ describe('managedFields of updates', () => {
 });
 
 describe('watch events written close together', () => {
-  let t: TestSandbox;
-  before(async () => {
-    t = await startTestSandbox();
-    await installWidgetCrd(t.sandbox);
-  });
-  after(async () => {
-    await t.sandbox.stop();
-  });
-
   it('arrive whole, in resourceVersion order, each with the bytes its write answered', async () => {
-    const watch = openWatch(t.sandbox, `${WIDGETS}?watch=true`);
-    await eventually(async () => (await request(t.sandbox, 'GET', WIDGETS)).status === 200);
+    // from now on: the file's earlier objects are not this test's
+    const listed = await request(t.sandbox, 'GET', WIDGETS);
+    assert.equal(listed.status, 200, listed.text);
+    const watch = openWatch(t.sandbox, `${WIDGETS}?watch=true&resourceVersion=${String(metadataOf(listed.json)['resourceVersion'])}`);
     const answered = await Promise.all(
       Array.from({ length: 60 }, async (_, i) => {
         const res = await request(t.sandbox, 'POST', WIDGETS, { body: widget(`w-${i}`, { size: i % 100 }) });
@@ -100,18 +94,14 @@ describe('watch events written close together', () => {
 });
 
 describe('objects shown after their CRD changes', () => {
-  let t: TestSandbox;
-  before(async () => {
-    t = await startTestSandbox();
-    await installWidgetCrd(t.sandbox);
-  });
-  after(async () => {
-    await t.sandbox.stop();
-  });
-
   it('carry a default the CRD gained since they were last shown, on read and on watch', async () => {
     const created = await request(t.sandbox, 'POST', WIDGETS, { body: widget('shown') });
     assert.equal(created.status, 201, created.text);
+    // a watcher before the change: the object's ADDED event is encoded then
+    const early = openWatch(t.sandbox, `${WIDGETS}?watch=true&fieldSelector=metadata.name%3Dshown`);
+    await eventually(() => early.events.length >= 1, 20_000, 'the early watch\'s initial event');
+    early.stop();
+    assert.equal((early.events[0]!.object['spec'] as Obj)['shape'], undefined);
     const before = await request(t.sandbox, 'GET', `${WIDGETS}/shown`);
     assert.equal((before.json?.['spec'] as Obj)['shape'], undefined);
 
@@ -124,7 +114,7 @@ describe('objects shown after their CRD changes', () => {
     assert.equal(updated.status, 200, updated.text);
 
     await eventually(async () => ((await request(t.sandbox, 'GET', `${WIDGETS}/shown`)).json?.['spec'] as Obj | undefined)?.['shape'] === 'round', 20_000, 'the new default on read');
-    const watch = openWatch(t.sandbox, `${WIDGETS}?watch=true`);
+    const watch = openWatch(t.sandbox, `${WIDGETS}?watch=true&fieldSelector=metadata.name%3Dshown`);
     await eventually(() => watch.events.length >= 1, 20_000, 'the initial event');
     watch.stop();
     assert.equal((watch.events[0]!.object['spec'] as Obj)['shape'], 'round');

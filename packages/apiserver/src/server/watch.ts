@@ -169,19 +169,9 @@ export function handleWatch(scope: Scope): void {
 }
 
 /**
- * Every watcher of a resource gets the same bytes for the same event, so encode each (object, version,
- * event type) once: with many watchers (informers in several processes) this is most of the work.
+ * A watch event's line. The object's JSON is encoded once for every watcher of its version (and its
+ * write's answer) by `presentJson`, which also knows when a CRD's new defaults change it.
  */
-const encoded = new WeakMap<KubeObject, Map<string, string>>();
-
 function encodedEvent(scope: Scope, eventType: EventType, object: KubeObject): string {
-  let byVersion = encoded.get(object);
-  if (!byVersion) encoded.set(object, (byVersion = new Map()));
-  const key = `${eventType} ${scope.apiVersion}`;
-  let line = byVersion.get(key);
-  if (line === undefined) {
-    line = `{"type":"${eventType}","object":${presentJson(scope, object)}}\n`;
-    byVersion.set(key, line);
-  }
-  return line;
+  return `{"type":"${eventType}","object":${presentJson(scope, object)}}\n`;
 }
