@@ -3,11 +3,7 @@ import type { StatusBody } from '../status.js';
 
 /** Write a JSON response (with any admission warnings as `Warning: 299` headers). */
 export function sendJson(res: ServerResponse, code: number, body: unknown, warnings: string[] = []): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  sendJsonText(res, code, JSON.stringify(body), warnings);
+  sendJsonText(res, code, res.headersSent ? '' : JSON.stringify(body), warnings);
 }
 
 /** Write a response whose body is already JSON text. */
