@@ -34,6 +34,25 @@ async function abortFromHandler(access: KubeAccess, path: string): Promise<{ end
   return { end, events };
 }
 
+/** Watches a plain-HTTP test server until the stream ends: how it ended and the names of the objects seen. Closes the server. */
+async function watchNames(server: Server, inactivityMs: number): Promise<{ end: unknown; names: string[] }> {
+  const { port } = server.address() as AddressInfo;
+  const access = { getCurrentCluster: () => ({ server: `http://127.0.0.1:${port}` }), applyToHTTPSOptions: async () => undefined } as KubeAccess;
+  const names: string[] = [];
+  try {
+    const stream = openWatchStream(access, '/api/v1/configmaps', {
+      query: {},
+      inactivityMs,
+      userAgent: 'watch-stream-test',
+      onEvent: (_type, object) => void names.push((object as { metadata: { name: string } }).metadata.name),
+    });
+    return { end: await stream.ended, names };
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
 describe('openWatchStream', () => {
   let server: Server;
   let access: { getCurrentCluster(): { server: string }; applyToHTTPSOptions(): Promise<void> };
@@ -107,22 +126,9 @@ describe('openWatchStream: inactivity and framing', () => {
   it('stays open while bytes keep coming, decodes lines split across chunks, and ends as inactive once they stop', async () => {
     // 30 events, two per 100 ms: the stream lives about 1.5 s, longer than the 1 s window, which only the silence at the end exceeds.
     const server = await startTalkativeServer(30, 100);
-    const { port } = server.address() as AddressInfo;
-    const access = { getCurrentCluster: () => ({ server: `http://127.0.0.1:${port}` }), applyToHTTPSOptions: async () => undefined } as KubeAccess;
-    const names: string[] = [];
-    try {
-      const stream = openWatchStream(access, '/api/v1/configmaps', {
-        query: {},
-        inactivityMs: 1_000,
-        userAgent: 'watch-stream-test',
-        onEvent: (_type, object) => void names.push((object as { metadata: { name: string } }).metadata.name),
-      });
-      assert.deepEqual(await stream.ended, { reason: 'inactive' });
-      assert.deepEqual(names, Array.from({ length: 30 }, (_, n) => `o${n}`));
-    } finally {
-      server.closeAllConnections();
-      server.close();
-    }
+    const { end, names } = await watchNames(server, 1_000);
+    assert.deepEqual(end, { reason: 'inactive' });
+    assert.deepEqual(names, Array.from({ length: 30 }, (_, n) => `o${n}`));
   });
 });
 
@@ -137,21 +143,8 @@ describe('openWatchStream: bytes', () => {
       setTimeout(() => response.end(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'no-newline' } } })), 100);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    const access = { getCurrentCluster: () => ({ server: `http://127.0.0.1:${port}` }), applyToHTTPSOptions: async () => undefined } as KubeAccess;
-    const names: string[] = [];
-    try {
-      const stream = openWatchStream(access, '/api/v1/configmaps', {
-        query: {},
-        inactivityMs: 30_000,
-        userAgent: 'watch-stream-test',
-        onEvent: (_type, object) => void names.push((object as { metadata: { name: string } }).metadata.name),
-      });
-      assert.deepEqual(await stream.ended, { reason: 'closed' });
-      assert.deepEqual(names, ['münchen']);
-    } finally {
-      server.closeAllConnections();
-      server.close();
-    }
+    const { end, names } = await watchNames(server, 30_000);
+    assert.deepEqual(end, { reason: 'closed' });
+    assert.deepEqual(names, ['münchen']);
   });
 });
