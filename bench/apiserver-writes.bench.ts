@@ -11,27 +11,9 @@
 // is "vs create": a write's server CPU over the create's in the same round, what the throughput
 // bench's bound assumes is 1 for every write. `--interleaved` also sends each round's five writes
 // object by object (each object's in order, `--concurrency` objects at a time), as the engine does.
-import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-
-type FromServer = { kubeconfig: string } | { cpuMicros: number };
-
-async function serve(): Promise<void> {
-  const { startSandbox } = await import('@k8or/apiserver');
-  const sandbox = await startSandbox({ logLevel: 'error' });
-  let from = process.cpuUsage();
-  process.on('message', (message: string) => {
-    if (process.execArgv.includes('--cpu-prof')) console.error(`server: ${message} at ${process.hrtime.bigint() / 1000n} us (profile clock)`);
-    if (message.startsWith('mark')) from = process.cpuUsage();
-    else {
-      const cpu = process.cpuUsage(from);
-      process.send?.({ cpuMicros: cpu.user + cpu.system } satisfies FromServer);
-    }
-  });
-  process.on('disconnect', () => void sandbox.stop().finally(() => process.exit(0)));
-  process.send?.({ kubeconfig: sandbox.kubeconfig } satisfies FromServer);
-}
+import { startSandboxProcess } from './support/sandbox-process.ts';
 
 const PHASES = ['create', 'finalizer patch', 'marker patch', 'status update', 'Event create'] as const;
 type Phase = (typeof PHASES)[number];
@@ -51,9 +33,8 @@ async function main(): Promise<void> {
   const concurrency = Number(values.concurrency);
   const rounds = Number(values.rounds);
   const execArgv = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : [];
-  const server = fork(new URL(import.meta.url).pathname, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
-  const next = (): Promise<FromServer> => new Promise((resolve) => server.once('message', (m) => resolve(m as FromServer)));
-  const { kubeconfig } = (await next()) as { kubeconfig: string };
+  const server = await startSandboxProcess(execArgv);
+  const { kubeconfig } = server;
 
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { KubeRest, corePath, createInformer, installCrds, k8orPath } = await import('@k8or/core');
@@ -79,13 +60,12 @@ async function main(): Promise<void> {
   }
   const cpu: Record<Phase, number[]> = { create: [], 'finalizer patch': [], 'marker patch': [], 'status update': [], 'Event create': [] };
   const phase = async (round: number, label: Phase, request: (i: number) => Promise<unknown>): Promise<void> => {
-    server.send(`mark ${label} ${round}`);
+    server.mark(`${label} ${round}`);
     let i = 0;
     await Promise.all(Array.from({ length: concurrency }, async () => {
       while (i < objects) await request(i++);
     }));
-    server.send('cpu');
-    const { cpuMicros } = (await next()) as { cpuMicros: number };
+    const cpuMicros = await server.cpuMicros();
     cpu[label].push(cpuMicros / objects);
   };
 
@@ -156,7 +136,7 @@ async function main(): Promise<void> {
     if (!values.interleaved) continue;
     // the same five writes, each object's in order and the objects side by side, as the engine sends them
     const mixed = writesOf(round + 1000);
-    server.send(`mark interleaved ${round}`);
+    server.mark(`interleaved ${round}`);
     let i = 0;
     await Promise.all(Array.from({ length: concurrency }, async () => {
       while (i < objects) {
@@ -164,13 +144,12 @@ async function main(): Promise<void> {
         for (const label of PHASES) await mixed[label](at);
       }
     }));
-    server.send('cpu');
-    interleaved.push(((await next()) as { cpuMicros: number }).cpuMicros / objects);
+    interleaved.push((await server.cpuMicros()) / objects);
   }
   informer?.stop();
   user.close();
   engine.close();
-  server.disconnect();
+  server.stop();
 
   console.log(`\nAPI server CPU per write: ${objects} objects a phase, ${concurrency} in flight, ${values.watch ? 'a watch on the namespace open' : 'no watcher'}, rounds 1 to ${rounds} (round 0 warms up), Node ${process.version}, ${new Date().toISOString()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
   console.log(`| write | server CPU per request (µs), rounds 1 to ${rounds} | vs create (median) |`);
@@ -190,5 +169,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--serve') await serve();
-else await main();
+await main();

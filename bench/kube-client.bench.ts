@@ -6,28 +6,11 @@
 // The API server (`startSandbox`) runs in a child process, so each side's CPU is its own process's
 // `cpuUsage`. The client creates `--objects` Buckets, then each round merge-patches every one and
 // GETs every one, `--concurrency` requests in flight. CPU per request is machine-independent
-// enough to compare two builds run one after the other (copy this file into the other tree's
-// bench/ and run it there), which a shared, loaded machine's wall-clock rates are not.
-import { fork } from 'node:child_process';
+// enough to compare two builds run one after the other (copy this file and support/sandbox-process.ts into
+// the other tree's bench/ and run it there), which a shared, loaded machine's wall-clock rates are not.
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-
-type FromServer = { kubeconfig: string } | { cpuMicros: number };
-
-async function serve(): Promise<void> {
-  const { startSandbox } = await import('@k8or/apiserver');
-  const sandbox = await startSandbox({ logLevel: 'error' });
-  let from = process.cpuUsage();
-  process.on('message', (message: string) => {
-    if (message === 'mark') from = process.cpuUsage();
-    else {
-      const cpu = process.cpuUsage(from);
-      process.send?.({ cpuMicros: cpu.user + cpu.system } satisfies FromServer);
-    }
-  });
-  process.on('disconnect', () => void sandbox.stop().finally(() => process.exit(0)));
-  process.send?.({ kubeconfig: sandbox.kubeconfig } satisfies FromServer);
-}
+import { startSandboxProcess } from './support/sandbox-process.ts';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -40,9 +23,8 @@ async function main(): Promise<void> {
   const objects = Number(values.objects);
   const concurrency = Number(values.concurrency);
   const rounds = Number(values.rounds);
-  const server = fork(new URL(import.meta.url).pathname, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const next = (): Promise<FromServer> => new Promise((resolve) => server.once('message', (m) => resolve(m as FromServer)));
-  const { kubeconfig } = (await next()) as { kubeconfig: string };
+  const server = await startSandboxProcess();
+  const { kubeconfig } = server;
 
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { KubeRest, installCrds, k8orPath } = await import('@k8or/core');
@@ -54,7 +36,7 @@ async function main(): Promise<void> {
 
   const rows: string[] = [];
   const phase = async (label: string, request: (i: number) => Promise<unknown>): Promise<void> => {
-    server.send('mark');
+    server.mark();
     const clientFrom = process.cpuUsage();
     const started = performance.now();
     let i = 0;
@@ -63,8 +45,7 @@ async function main(): Promise<void> {
     }));
     const seconds = (performance.now() - started) / 1000;
     const client = process.cpuUsage(clientFrom);
-    server.send('cpu');
-    const { cpuMicros } = (await next()) as { cpuMicros: number };
+    const cpuMicros = await server.cpuMicros();
     rows.push(`| ${label} | ${Math.round(objects / seconds)} | ${((client.user + client.system) / objects).toFixed(0)} | ${(cpuMicros / objects).toFixed(0)} |`);
   };
 
@@ -77,7 +58,7 @@ async function main(): Promise<void> {
     await phase(`get, round ${round}`, (i) => rest.get(k8orPath('Bucket', 'default', name(i))));
   }
   rest.close();
-  server.disconnect();
+  server.stop();
 
   console.log(`${objects} Buckets, ${concurrency} requests in flight, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
   console.log('| phase | requests/s | client CPU per request (µs) | API server CPU per request (µs) |');
@@ -85,5 +66,4 @@ async function main(): Promise<void> {
   for (const row of rows) console.log(row);
 }
 
-if (process.argv[2] === '--serve') await serve();
-else await main();
+await main();
