@@ -2,7 +2,7 @@
 // Ready, with the API server, the engine and this benchmark's client in three
 // processes, each result next to the bound the API server sets in the same run.
 //
-//   npm run build && node bench/throughput.bench.ts [--buckets 1000] [--tables 1000] [--workers 1,10,50] [--cpu-prof DIR]
+//   npm run build && node bench/throughput.bench.ts [--buckets 1000] [--tables 1000] [--workers 1,10,50] [--warm-up 400] [--cpu-prof DIR]
 //
 // For each worker count, on a fresh API server (`startSandbox`, its own
 // process, the request log on):
@@ -11,11 +11,15 @@
 //      namespace the engine does not watch; measured before and after the run;
 //   2. the engine (`Engine`, its own process, in-memory provider, the given
 //      workers per kind, watching namespace `bench`) starts and syncs;
-//   3. this process creates every Bucket and Table (32 in flight, `spec.name`
-//      set as the mutating webhook sets it) and reads readiness from its own
-//      informer (a watch; never list polling): Ready=True with
-//      observedGeneration = generation;
-//   4. API writes and reads per resource come from the server's request log
+//   3. warm-up: `--warm-up` resources (names `w-…`) are taken to Ready the same
+//      way and left in place, so the measured writes, like the bound's creates
+//      (which have a warm-up round of their own), run on code V8 has compiled;
+//      nothing of the warm-up is counted;
+//   4. this process creates every Bucket and Table (32 in flight, `spec.name`
+//      set as the mutating webhook sets it) and reads readiness from the
+//      engine's informer cache or its own (a watch; never list polling):
+//      Ready=True with observedGeneration = generation;
+//   5. API writes and reads per resource come from the server's request log
 //      (the engine's user agent only), cloud calls from the in-memory cloud.
 // The bound in resources/s is the raw write rate divided by the API writes
 // each resource costs the server: the engine's, plus the user's create.
@@ -33,6 +37,10 @@ const IN_FLIGHT = 32;
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
 
 type Kind = 'Bucket' | 'Table';
+/** The warm-up batch (names `w-…`) or the measured one. */
+type Batch = 'warm-up' | 'measured';
+const WARM_UP_PREFIX = 'w-';
+const batchOf = (name: string): Batch => (name.startsWith(WARM_UP_PREFIX) ? 'warm-up' : 'measured');
 type ReadyFrom = 'engine' | 'watch';
 
 interface RequestCounts {
@@ -45,10 +53,10 @@ interface RequestCounts {
 }
 type ToServer = { type: 'mark' } | { type: 'counts' } | { type: 'cpu' };
 type FromServer = { type: 'ready'; kubeconfig: string } | { type: 'counts'; counts: RequestCounts } | { type: 'cpu'; micros: number };
-type ToEngine = { type: 'stop' };
+type ToEngine = { type: 'mark' } | { type: 'stop' };
 type FromEngine =
   | { type: 'ready' }
-  | { type: 'all-ready'; readyAt: [string, number][] }
+  | { type: 'all-ready'; batch: Batch; readyAt: [string, number][] }
   | { type: 'stopped'; cloudCalls: Record<string, number>; reconciles: Record<string, number>; cpuMicros: number };
 
 
@@ -89,8 +97,11 @@ async function serve(): Promise<void> {
 
 // ---- the engine process ----------------------------------------------------
 
-/** `readyCount`: report when that many objects are Ready in the engine's own informer cache (0: do not). */
-async function runEngine(kubeconfig: string, workers: number, readyCount: number): Promise<void> {
+/**
+ * `readyCounts`: report when that many objects of each batch are Ready in the engine's own informer
+ * cache (all 0: do not).
+ */
+async function runEngine(kubeconfig: string, workers: number, readyCounts: Record<Batch, number>): Promise<void> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { CoreMetrics, Engine } = await import('@k8or/core');
   const { InMemoryCloud, inMemoryProviderPlugin } = await import('@k8or/core/testing');
@@ -107,24 +118,37 @@ async function runEngine(kubeconfig: string, workers: number, readyCount: number
     namespace: NAMESPACE,
     metrics,
   });
-  const cpuFrom = process.cpuUsage();
+  let cpuFrom = process.cpuUsage();
+  let callsFrom = 0;
+  let reconcilesFrom: Record<string, number> = {};
+  const reconcilesByController = async (): Promise<Record<string, number>> => {
+    const reconciles: Record<string, number> = {};
+    for (const v of (await metrics.reconcileTotal.get()).values) reconciles[String(v.labels.controller)] = (reconciles[String(v.labels.controller)] ?? 0) + v.value;
+    return reconciles;
+  };
   await engine.start();
-  if (readyCount > 0) {
+  if (readyCounts.measured > 0) {
     // Readiness from the engine's own watch: no extra watcher for the API server to feed.
-    const seen = readinessTracker(readyCount, (readyAt) => send({ type: 'all-ready', readyAt: [...readyAt] }));
+    const seen = readinessTracker(readyCounts, (batch, readyAt) => send({ type: 'all-ready', batch, readyAt: [...readyAt] }));
     for (const [kind, controller] of engine.controllers) {
       controller.informer.on('add', seen(kind));
       controller.informer.on('update', seen(kind));
     }
   }
   process.on('message', (message: ToEngine) => {
-    if (message.type !== 'stop') return;
+    if (message.type === 'mark') {
+      // The measured batch starts: what the warm-up cost is not counted.
+      cpuFrom = process.cpuUsage();
+      callsFrom = cloud.calls.length;
+      void reconcilesByController().then((r) => (reconcilesFrom = r));
+      return;
+    }
     void (async () => {
       await engine.stop();
       const cloudCalls: Record<string, number> = {};
-      for (const call of cloud.calls) cloudCalls[`${call.kind} ${call.operation}`] = (cloudCalls[`${call.kind} ${call.operation}`] ?? 0) + 1;
-      const reconciles: Record<string, number> = {};
-      for (const v of (await metrics.reconcileTotal.get()).values) reconciles[String(v.labels.controller)] = (reconciles[String(v.labels.controller)] ?? 0) + v.value;
+      for (const call of cloud.calls.slice(callsFrom)) cloudCalls[`${call.kind} ${call.operation}`] = (cloudCalls[`${call.kind} ${call.operation}`] ?? 0) + 1;
+      const reconciles = await reconcilesByController();
+      for (const [controller, n] of Object.entries(reconcilesFrom)) reconciles[controller] = (reconciles[controller] ?? 0) - n;
       const cpu = process.cpuUsage(cpuFrom);
       send({ type: 'stopped', cloudCalls, reconciles, cpuMicros: cpu.user + cpu.system });
       process.disconnect();
@@ -161,6 +185,9 @@ async function main(): Promise<void> {
       tables: { type: 'string', default: '1000' },
       workers: { type: 'string', default: '1,10,50' },
       'bound-writes': { type: 'string', default: '2000' },
+      // Resources (half Buckets, half Tables) taken to Ready before the measured batch, so its
+      // writes run on code V8 has already compiled, as the bound's creates do; 0: none.
+      'warm-up': { type: 'string', default: '400' },
       // V8 CPU profiles of the API server and engine processes (`node bench/cpuprofile-top.ts FILE`).
       'cpu-prof': { type: 'string' },
       // engine: readiness from the engine's own informer cache; watch: from a watch in this process.
@@ -172,13 +199,15 @@ async function main(): Promise<void> {
   const counts = { Bucket: Number(values.buckets), Table: Number(values.tables) };
   const workerCounts = values.workers.split(',').map(Number);
   const boundWrites = Number(values['bound-writes']);
+  const warmUpTotal = Number(values['warm-up']);
+  const warmUp = { Bucket: Math.ceil(warmUpTotal / 2), Table: Math.floor(warmUpTotal / 2) };
   const scenarios: Scenario[] = [];
   const loadBefore = loadAverage();
   for (const workers of workerCounts) {
-    scenarios.push(await runScenario(workers, counts, boundWrites, readyFrom, values['cpu-prof']));
+    scenarios.push(await runScenario(workers, counts, warmUp, boundWrites, readyFrom, values['cpu-prof']));
     console.error(`workers ${workers}: ${scenarios.at(-1)?.seconds.toFixed(2)} s`);
   }
-  report(scenarios, counts, loadBefore, loadAverage(), boundWrites, readyFrom);
+  report(scenarios, counts, warmUp, loadBefore, loadAverage(), boundWrites, readyFrom);
 }
 
 function loadAverage(): string {
@@ -200,7 +229,7 @@ function child(args: string[], cpuProfileDir?: string): { process: ChildProcess;
   return { process: proc, next };
 }
 
-async function runScenario(workers: number, counts: Record<Kind, number>, boundWrites: number, readyFrom: ReadyFrom, cpuProfileDir: string | undefined): Promise<Scenario> {
+async function runScenario(workers: number, counts: Record<Kind, number>, warmUp: Record<Kind, number>, boundWrites: number, readyFrom: ReadyFrom, cpuProfileDir: string | undefined): Promise<Scenario> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { API_VERSION, genericDefaultName } = await import('@k8or/api');
   const { KubeRest, corePath, createInformer, installCrds, k8orPath } = await import('@k8or/core');
@@ -270,7 +299,10 @@ async function runScenario(workers: number, counts: Record<Kind, number>, boundW
   const boundBefore = await measureBound();
 
   const total = counts.Bucket + counts.Table;
-  const engine = child(['--engine', ready.kubeconfig, String(workers), String(readyFrom === 'engine' ? total : 0)], cpuProfileDir);
+  const warmUpTotal = warmUp.Bucket + warmUp.Table;
+  const totals: Record<Batch, number> = { 'warm-up': warmUpTotal, measured: total };
+  const engineArgs = readyFrom === 'engine' ? [warmUpTotal, total] : [0, 0];
+  const engine = child(['--engine', ready.kubeconfig, String(workers), ...engineArgs.map(String)], cpuProfileDir);
   if ((await engine.next<FromEngine>()).type !== 'ready') throw new Error('unexpected message from the engine process');
 
   // Readiness: each object counts once, the first time it is seen Ready for its generation, either in
@@ -278,19 +310,21 @@ async function runScenario(workers: number, counts: Record<Kind, number>, boundW
   const createdAt = new Map<string, number>();
   let readyAt = new Map<string, number>();
   const informers: Informer<Watched & { metadata: { name?: string } }>[] = [];
+  let warmedUp = (): void => {};
+  const warm = new Promise<void>((resolve) => (warmedUp = resolve));
   const done = new Promise<void>((resolve) => {
+    const allReady = (batch: Batch, all: Map<string, number>): void => {
+      if (batch === 'warm-up') return warmedUp();
+      readyAt = all;
+      resolve();
+    };
     if (readyFrom === 'engine') {
       engine.process.on('message', (m: FromEngine) => {
-        if (m.type !== 'all-ready') return;
-        readyAt = new Map(m.readyAt);
-        resolve();
+        if (m.type === 'all-ready') allReady(m.batch, new Map(m.readyAt));
       });
       return;
     }
-    const seen = readinessTracker(total, (all) => {
-      readyAt = all;
-      resolve();
-    });
+    const seen = readinessTracker(totals, allReady);
     for (const kind of ['Bucket', 'Table'] as const) {
       const informer = createInformer<Watched & { metadata: { name?: string } }>({ kubeConfig, group: 'k8or.io', version: 'v1alpha1', plural: kind === 'Bucket' ? 'buckets' : 'tables', namespace: NAMESPACE });
       informer.on('add', seen(kind));
@@ -300,12 +334,23 @@ async function runScenario(workers: number, counts: Record<Kind, number>, boundW
   });
   await Promise.all(informers.map((i) => i.start()));
 
-  server.process.send({ type: 'mark' } satisfies ToServer);
-  const items: { kind: Kind; namespace: string; name: string }[] = [];
-  for (let i = 0; i < Math.max(counts.Bucket, counts.Table); i++) {
-    if (i < counts.Bucket) items.push({ kind: 'Bucket', namespace: NAMESPACE, name: `b-${i}` });
-    if (i < counts.Table) items.push({ kind: 'Table', namespace: NAMESPACE, name: `t-${i}` });
+  /** Buckets and Tables alternating, as many of each as asked. */
+  const batch = (of: Record<Kind, number>, prefix: string): { kind: Kind; namespace: string; name: string }[] => {
+    const items: { kind: Kind; namespace: string; name: string }[] = [];
+    for (let i = 0; i < Math.max(of.Bucket, of.Table); i++) {
+      if (i < of.Bucket) items.push({ kind: 'Bucket', namespace: NAMESPACE, name: `${prefix}b-${i}` });
+      if (i < of.Table) items.push({ kind: 'Table', namespace: NAMESPACE, name: `${prefix}t-${i}` });
+    }
+    return items;
+  };
+  if (warmUpTotal > 0) {
+    await createAll(batch(warmUp, WARM_UP_PREFIX));
+    await warm;
   }
+
+  server.process.send({ type: 'mark' } satisfies ToServer);
+  engine.process.send({ type: 'mark' } satisfies ToEngine);
+  const items = batch(counts, '');
   const started = now();
   await createAll(items, (kind, name, at) => createdAt.set(`${kind}/${name}`, at));
   await done;
@@ -354,8 +399,8 @@ function percentile(values: number[], p: number): number {
 const sum = (record: Record<string, number>, match: (key: string) => boolean = () => true): number =>
   Object.entries(record).reduce((total, [key, n]) => total + (match(key) ? n : 0), 0);
 
-function report(scenarios: Scenario[], counts: Record<Kind, number>, loadBefore: string, loadAfter: string, boundWrites: number, readyFrom: ReadyFrom): void {
-  console.log(`\nThroughput to Ready: ${counts.Bucket} Buckets + ${counts.Table} Tables, readiness from ${readyFrom === 'engine' ? "the engine's informer cache" : 'a watch of the benchmark'}, node ${process.version}, ${new Date().toISOString()}, load average ${loadBefore} (start) / ${loadAfter} (end)\n`);
+function report(scenarios: Scenario[], counts: Record<Kind, number>, warmUp: Record<Kind, number>, loadBefore: string, loadAfter: string, boundWrites: number, readyFrom: ReadyFrom): void {
+  console.log(`\nThroughput to Ready: ${counts.Bucket} Buckets + ${counts.Table} Tables, readiness from ${readyFrom === 'engine' ? "the engine's informer cache" : 'a watch of the benchmark'}, after a warm-up batch of ${warmUp.Bucket} Buckets + ${warmUp.Table} Tables taken to Ready, node ${process.version}, ${new Date().toISOString()}, load average ${loadBefore} (start) / ${loadAfter} (end)\n`);
   console.log(`| workers | all Ready (s) | resources/s | raw writes/s (before / after) | API writes per resource (engine + create) | bound (resources/s) | **ratio** | p50 / p99 to Ready, Bucket (ms) | p50 / p99 to Ready, Table (ms) |`);
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of scenarios) {
@@ -402,19 +447,21 @@ interface Watched {
  * Records when each object is first seen Ready for its generation (Ready=True, observedGeneration =
  * generation); calls `allReady` once `total` objects are.
  */
-function readinessTracker(total: number, allReady: (readyAt: Map<string, number>) => void): (kind: Kind) => (obj: Watched) => void {
-  const readyAt = new Map<string, number>();
+function readinessTracker(totals: Record<Batch, number>, allReady: (batch: Batch, readyAt: Map<string, number>) => void): (kind: Kind) => (obj: Watched) => void {
+  const readyAt: Record<Batch, Map<string, number>> = { 'warm-up': new Map(), measured: new Map() };
   return (kind) => (obj) => {
-    const key = `${kind}/${obj.metadata?.name ?? ''}`;
-    if (readyAt.has(key)) return;
+    const name = obj.metadata?.name ?? '';
+    const batch = readyAt[batchOf(name)];
+    const key = `${kind}/${name}`;
+    if (batch.has(key)) return;
     const isReady = obj.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && obj.status.observedGeneration === obj.metadata?.generation;
     if (!isReady) return;
-    readyAt.set(key, now());
-    if (readyAt.size === total) allReady(readyAt);
+    batch.set(key, now());
+    if (batch.size === totals[batchOf(name)]) allReady(batchOf(name), batch);
   };
 }
 
 const role = process.argv[2];
 if (role === '--serve') await serve();
-else if (role === '--engine') await runEngine(process.argv[3] ?? '', Number(process.argv[4]), Number(process.argv[5]));
+else if (role === '--engine') await runEngine(process.argv[3] ?? '', Number(process.argv[4]), { 'warm-up': Number(process.argv[5]), measured: Number(process.argv[6]) });
 else await main();
