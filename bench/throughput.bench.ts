@@ -2,13 +2,14 @@
 // Ready, with the API server, the engine and this benchmark's client in three
 // processes, each result next to the bound the API server sets in the same run.
 //
-//   npm run build && node bench/throughput.bench.ts [--buckets 1000] [--tables 1000] [--workers 1,10,50] [--warm-up 400] [--cpu-prof DIR]
+//   npm run build && node bench/throughput.bench.ts [--buckets 1000] [--tables 1000] [--workers 1,10,50] [--warm-up 400] [--bound-rounds 3] [--cpu-prof DIR]
 //
 // For each worker count, on a fresh API server (`startSandbox`, its own
 // process, the request log on):
 //   1. bound: the server's raw keep-alive write rate, Bucket and Table creates
 //      (alternating) over 32 keep-alive connections from this process, in a
-//      namespace the engine does not watch; measured before and after the run;
+//      namespace the engine does not watch; after a warm-up round, `--bound-rounds`
+//      rounds before the run and as many after it, the median taken;
 //   2. the engine (`Engine`, its own process, in-memory provider, the given
 //      workers per kind, watching namespace `bench`) starts and syncs;
 //   3. warm-up: `--warm-up` resources (names `w-…`) are taken to Ready the same
@@ -174,8 +175,8 @@ interface Scenario {
   reconciles: Record<string, number>;
   engineCpuMicros: number;
   serverCpuMicros: number;
-  boundBefore: { rate: number; cpuMicros: number };
-  boundAfter: { rate: number; cpuMicros: number };
+  /** The bound's rounds of raw creates, before the run and after it. */
+  bound: { rate: number; cpuMicros: number }[];
 }
 
 async function main(): Promise<void> {
@@ -185,6 +186,8 @@ async function main(): Promise<void> {
       tables: { type: 'string', default: '1000' },
       workers: { type: 'string', default: '1,10,50' },
       'bound-writes': { type: 'string', default: '2000' },
+      // Rounds of raw creates before the run and again after it; the bound is their median.
+      'bound-rounds': { type: 'string', default: '3' },
       // Resources (half Buckets, half Tables) taken to Ready before the measured batch, so its
       // writes run on code V8 has already compiled, as the bound's creates do; 0: none.
       'warm-up': { type: 'string', default: '400' },
@@ -199,15 +202,16 @@ async function main(): Promise<void> {
   const counts = { Bucket: Number(values.buckets), Table: Number(values.tables) };
   const workerCounts = values.workers.split(',').map(Number);
   const boundWrites = Number(values['bound-writes']);
+  const boundRounds = Number(values['bound-rounds']);
   const warmUpTotal = Number(values['warm-up']);
   const warmUp = { Bucket: Math.ceil(warmUpTotal / 2), Table: Math.floor(warmUpTotal / 2) };
   const scenarios: Scenario[] = [];
   const loadBefore = loadAverage();
   for (const workers of workerCounts) {
-    scenarios.push(await runScenario(workers, counts, warmUp, boundWrites, readyFrom, values['cpu-prof']));
+    scenarios.push(await runScenario(workers, counts, warmUp, boundWrites, boundRounds, readyFrom, values['cpu-prof']));
     console.error(`workers ${workers}: ${scenarios.at(-1)?.seconds.toFixed(2)} s`);
   }
-  report(scenarios, counts, warmUp, loadBefore, loadAverage(), boundWrites, readyFrom);
+  report(scenarios, counts, warmUp, loadBefore, loadAverage(), boundWrites, boundRounds, readyFrom);
 }
 
 function loadAverage(): string {
@@ -229,7 +233,7 @@ function child(args: string[], cpuProfileDir?: string): { process: ChildProcess;
   return { process: proc, next };
 }
 
-async function runScenario(workers: number, counts: Record<Kind, number>, warmUp: Record<Kind, number>, boundWrites: number, readyFrom: ReadyFrom, cpuProfileDir: string | undefined): Promise<Scenario> {
+async function runScenario(workers: number, counts: Record<Kind, number>, warmUp: Record<Kind, number>, boundWrites: number, boundRounds: number, readyFrom: ReadyFrom, cpuProfileDir: string | undefined): Promise<Scenario> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { API_VERSION, genericDefaultName } = await import('@k8or/api');
   const { KubeRest, corePath, createInformer, installCrds, k8orPath } = await import('@k8or/core');
@@ -296,7 +300,8 @@ async function runScenario(workers: number, counts: Record<Kind, number>, warmUp
   };
 
   await measureBound(); // warm-up: the schemas compile, the connections open
-  const boundBefore = await measureBound();
+  const bound: { rate: number; cpuMicros: number }[] = [];
+  for (let i = 0; i < boundRounds; i++) bound.push(await measureBound());
 
   const total = counts.Bucket + counts.Table;
   const warmUpTotal = warmUp.Bucket + warmUp.Table;
@@ -365,7 +370,7 @@ async function runScenario(workers: number, counts: Record<Kind, number>, warmUp
   engine.process.send({ type: 'stop' } satisfies ToEngine);
   const engineResult = await stopped;
   if (engineResult.type !== 'stopped' || requestCounts.type !== 'counts') throw new Error('unexpected message');
-  const boundAfter = await measureBound();
+  for (let i = 0; i < boundRounds; i++) bound.push(await measureBound());
 
   user.close();
   server.process.disconnect();
@@ -386,9 +391,14 @@ async function runScenario(workers: number, counts: Record<Kind, number>, warmUp
     reconciles: engineResult.reconciles,
     engineCpuMicros: engineResult.cpuMicros,
     serverCpuMicros: serverCpu,
-    boundBefore,
-    boundAfter,
+    bound,
   };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  return Number.isInteger(mid) ? (sorted[mid - 1]! + sorted[mid]!) / 2 : sorted[Math.floor(mid)]!;
 }
 
 function percentile(values: number[], p: number): number {
@@ -399,28 +409,30 @@ function percentile(values: number[], p: number): number {
 const sum = (record: Record<string, number>, match: (key: string) => boolean = () => true): number =>
   Object.entries(record).reduce((total, [key, n]) => total + (match(key) ? n : 0), 0);
 
-function report(scenarios: Scenario[], counts: Record<Kind, number>, warmUp: Record<Kind, number>, loadBefore: string, loadAfter: string, boundWrites: number, readyFrom: ReadyFrom): void {
+function report(scenarios: Scenario[], counts: Record<Kind, number>, warmUp: Record<Kind, number>, loadBefore: string, loadAfter: string, boundWrites: number, boundRounds: number, readyFrom: ReadyFrom): void {
   console.log(`\nThroughput to Ready: ${counts.Bucket} Buckets + ${counts.Table} Tables, readiness from ${readyFrom === 'engine' ? "the engine's informer cache" : 'a watch of the benchmark'}, after a warm-up batch of ${warmUp.Bucket} Buckets + ${warmUp.Table} Tables taken to Ready, node ${process.version}, ${new Date().toISOString()}, load average ${loadBefore} (start) / ${loadAfter} (end)\n`);
-  console.log(`| workers | all Ready (s) | resources/s | raw writes/s (before / after) | API writes per resource (engine + create) | bound (resources/s) | **ratio** | p50 / p99 to Ready, Bucket (ms) | p50 / p99 to Ready, Table (ms) |`);
+  console.log(`| workers | all Ready (s) | resources/s | raw writes/s (median; least to most) | API writes per resource (engine + create) | bound (resources/s) | **ratio** | p50 / p99 to Ready, Bucket (ms) | p50 / p99 to Ready, Table (ms) |`);
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of scenarios) {
     const engineWrites = sum(s.counts.writes) / s.resources;
-    const raw = (s.boundBefore.rate + s.boundAfter.rate) / 2;
+    const rates = s.bound.map((b) => b.rate);
+    const raw = median(rates);
     const bound = raw / (engineWrites + 1);
     const rate = s.resources / s.seconds;
     const lat = (kind: Kind) => `${percentile(s.latencies[kind], 50).toFixed(0)} / ${percentile(s.latencies[kind], 99).toFixed(0)}`;
     console.log(
-      `| ${s.workers} | ${s.seconds.toFixed(2)} | ${rate.toFixed(0)} | ${s.boundBefore.rate.toFixed(0)} / ${s.boundAfter.rate.toFixed(0)} | ${engineWrites.toFixed(2)} + 1 | ${bound.toFixed(0)} | **${(rate / bound).toFixed(2)}** | ${lat('Bucket')} | ${lat('Table')} |`,
+      `| ${s.workers} | ${s.seconds.toFixed(2)} | ${rate.toFixed(0)} | ${raw.toFixed(0)} (${Math.min(...rates).toFixed(0)} to ${Math.max(...rates).toFixed(0)}) | ${engineWrites.toFixed(2)} + 1 | ${bound.toFixed(0)} | **${(rate / bound).toFixed(2)}** | ${lat('Bucket')} | ${lat('Table')} |`,
     );
   }
-  console.log(`\n(raw writes: ${boundWrites} creates over ${IN_FLIGHT} keep-alive connections, before and after each run; bound = mean raw rate / API writes per resource)\n`);
-  console.log('| workers | API server CPU per raw create (ms, before / after) | API server CPU per resource in the run (ms) | CPU the writes need (ms: raw create x writes per resource) | **CPU ratio** (need / spent) |');
+  console.log(`\n(raw writes: ${boundRounds} rounds of ${boundWrites} creates over ${IN_FLIGHT} keep-alive connections before each run and ${boundRounds} after it; bound = the rounds' median raw rate / API writes per resource)\n`);
+  console.log('| workers | API server CPU per raw create (ms, median; least to most) | API server CPU per resource in the run (ms) | CPU the writes need (ms: raw create x writes per resource) | **CPU ratio** (need / spent) |');
   console.log('|---:|---:|---:|---:|---:|');
   for (const s of scenarios) {
-    const perRaw = (s.boundBefore.cpuMicros + s.boundAfter.cpuMicros) / 2 / 1000;
+    const cpus = s.bound.map((b) => b.cpuMicros / 1000);
+    const perRaw = median(cpus);
     const spent = s.serverCpuMicros / 1000 / s.resources;
     const need = perRaw * (sum(s.counts.writes) / s.resources + 1);
-    console.log(`| ${s.workers} | ${(s.boundBefore.cpuMicros / 1000).toFixed(2)} / ${(s.boundAfter.cpuMicros / 1000).toFixed(2)} | ${spent.toFixed(2)} | ${need.toFixed(2)} | **${(need / spent).toFixed(2)}** |`);
+    console.log(`| ${s.workers} | ${perRaw.toFixed(2)} (${Math.min(...cpus).toFixed(2)} to ${Math.max(...cpus).toFixed(2)}) | ${spent.toFixed(2)} | ${need.toFixed(2)} | **${(need / spent).toFixed(2)}** |`);
   }
   console.log('');
   console.log('| workers | engine writes per resource, by request | engine reads per resource | 409s | cloud calls per Bucket | cloud calls per Table | reconciles per resource | engine CPU per resource (ms) | API server CPU per resource (ms) |');
