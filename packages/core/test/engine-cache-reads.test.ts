@@ -11,9 +11,12 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Annotations, FINALIZER, type Bucket, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
 import {
   CachedManagedResources,
+  CoreMetrics,
   KubeManagedResources,
   KubeRest,
   ManagedReconciler,
+  Reasons,
+  TerminalError,
   type ConfigLookups,
   type EventRecorder,
   type Informer,
@@ -22,7 +25,7 @@ import {
   type OutputsWriter,
 } from '@k8or/core';
 import { InMemoryCloud, InMemoryObjects, inMemoryProviderPlugin } from '@k8or/core/testing';
-import { World, isReadyAndSynced, waitFor } from './engine-harness.ts';
+import { World, condition, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 const providerConfig: ProviderConfig = { apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'default' }, spec: { provider: 'aws', region: 'mem-1' } };
 const lookups: ConfigLookups = {
@@ -83,7 +86,8 @@ class FakeInformer {
   readonly objects = new Map<string, ManagedObject>();
   readonly handlers: Record<string, ((obj: ManagedObject) => void)[]> = { add: [], update: [], delete: [] };
   readonly cache = { get: (key: string) => this.objects.get(key) };
-  hasSynced = () => true;
+  synced = true;
+  hasSynced = () => this.synced;
   on(event: string, handler: (obj: ManagedObject) => void): void {
     this.handlers[event]?.push(handler);
   }
@@ -93,6 +97,11 @@ class FakeInformer {
     const type = this.objects.has(key) ? 'update' : 'add';
     this.objects.set(key, structuredClone(obj) as ManagedObject);
     for (const handler of this.handlers[type] ?? []) handler(obj as ManagedObject);
+  }
+  /** The watch delivers the deletion. */
+  remove(obj: ManagedResource): void {
+    this.objects.delete(`${obj.metadata.namespace}/${obj.metadata.name}`);
+    for (const handler of this.handlers['delete'] ?? []) handler(obj as ManagedObject);
   }
 }
 
@@ -147,6 +156,74 @@ describe('CachedManagedResources', () => {
     informer.deliver(changed);
     await client.get('Bucket', 'media', 'photos');
     assert.equal(live.gets, 1, 'the cache shows what the live read saw: cached again');
+  });
+
+  it('answers "absent" from a synced cache without a GET: the watch said the object is gone', async () => {
+    const live = new CountingObjects();
+    const informer = new FakeInformer();
+    const client = new CachedManagedResources(live);
+    client.track('Bucket', informer as unknown as Informer<ManagedObject>);
+    const stored = live.put({ ...bucket, metadata: { ...bucket.metadata, finalizers: [FINALIZER] } });
+    informer.deliver(stored);
+    live.markDeleted('Bucket', 'media', 'photos');
+    const deleting = await live.get('Bucket', 'media', 'photos');
+    informer.deliver(deleting!);
+    live.gets = 0;
+
+    // The engine releases its finalizer (the object goes); until the watch says so, reads are live.
+    const released = await client.patch(deleting!, { finalizers: [] });
+    assert.equal(await client.get('Bucket', 'media', 'photos'), undefined);
+    assert.equal(live.gets, 1, 'the cache has not seen the release yet: live');
+    informer.remove(released);
+    assert.equal(await client.get('Bucket', 'media', 'photos'), undefined);
+    assert.equal(live.gets, 1, 'the watch delivered the deletion: no GET');
+
+    // Created again under the same name: its ADDED event brings it into the cache.
+    informer.deliver(live.put(bucket));
+    assert.equal((await client.get('Bucket', 'media', 'photos'))?.metadata.name, 'photos');
+    assert.equal(live.gets, 1);
+  });
+
+  it('reads live while the cache has not synced', async () => {
+    const live = new CountingObjects();
+    const informer = new FakeInformer();
+    informer.synced = false;
+    const client = new CachedManagedResources(live);
+    client.track('Bucket', informer as unknown as Informer<ManagedObject>);
+    live.put(bucket);
+    assert.equal((await client.get('Bucket', 'media', 'photos'))?.metadata.name, 'photos', 'found by the live read');
+    assert.equal(live.gets, 1);
+  });
+});
+
+describe('a delete decided on a cached copy that is behind', () => {
+  it('keeps the finalizer another writer added meanwhile: the release gets 409, the next pass reads the object as it is', async () => {
+    const cloud = new InMemoryCloud();
+    const live = new InMemoryObjects();
+    const informer = new FakeInformer();
+    const client = new CachedManagedResources(live);
+    client.track('Bucket', informer as unknown as Informer<ManagedObject>);
+    const reconciler = new ManagedReconciler('Bucket', { kube: client, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud)]]), events, outputs }, { clusterId: 'c1' });
+    const request = { namespace: 'media', name: 'photos' };
+    const externalName = 'media-photos-race';
+    informer.deliver(live.put({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media' }, spec: { name: externalName } } as Bucket));
+    await reconciler.reconcile(request);
+    assert.ok(cloud.buckets.has(externalName));
+    informer.deliver(live.peek('Bucket', 'media', 'photos')!);
+
+    // kubectl delete, seen by the cache; then a backup tool adds its finalizer, not yet seen by the cache.
+    live.markDeleted('Bucket', 'media', 'photos');
+    informer.deliver(live.peek('Bucket', 'media', 'photos')!);
+    const edited = live.peek('Bucket', 'media', 'photos')!;
+    await live.patch(edited, { finalizers: [...(edited.metadata.finalizers ?? []), 'backup.example.com/keep'] });
+
+    assert.deepEqual(await reconciler.reconcile(request), { backoff: true }, 'the release on the stale copy is refused');
+    assert.equal(cloud.buckets.has(externalName), false, 'the cloud bucket was deleted (the copy said: deleting, policy Delete)');
+    assert.deepEqual(live.peek('Bucket', 'media', 'photos')?.metadata.finalizers, [FINALIZER, 'backup.example.com/keep'], 'nothing dropped');
+
+    await reconciler.reconcile(request);
+    assert.deepEqual(live.peek('Bucket', 'media', 'photos')?.metadata.finalizers, ['backup.example.com/keep'], 'only ours released, on the live copy');
+    assert.equal(cloud.callCount({ operation: 'delete' }), 1, 'the second pass found the bucket gone and deleted nothing');
   });
 });
 
@@ -221,5 +298,53 @@ describe('the engine against the API server', () => {
     const created = world.engineWrites(from).filter((w) => w.includes('buckets'));
     assert.ok(created.length <= 4, `writes to the Bucket: ${created.join(', ')}`);
     assert.equal(world.cloud.callCount({ operation: 'create', name }), 1);
+  });
+
+  it('deletes a Bucket without a GET of it: the pass after the finalizer goes learns from the watch that the object is gone', async () => {
+    // One engine: the earlier test's would reconcile (and count) too.
+    for (const earlier of world.engines) await earlier.stop();
+    const metrics = new CoreMetrics();
+    await world.startEngine({ resyncPeriodMs: 3_600_000, metrics });
+    // Passes that ended with nothing more to do: a delete's two (below), and nothing before it.
+    const finished = async () => (await metrics.reconcileTotal.get()).values.find((v) => v.labels.controller === 'bucket' && v.labels.result === 'success')?.value ?? 0;
+    const namespace = await world.newNamespace();
+    const names = ['a', 'b', 'c'];
+    for (const name of names) await world.createBucket(namespace, name, { name: `${namespace}-${name}-delete-reads` });
+    for (const name of names) await world.waitForBucket(namespace, name, 'Ready and Synced', isReadyAndSynced);
+    const from = world.sandbox.requestLog.length;
+    const finishedBefore = await finished();
+    for (const name of names) await world.deleteBucket(namespace, name);
+    for (const name of names) await world.waitForBucketGone(namespace, name);
+    // Two passes per Bucket, each starting with a read: the one that deletes (deletionTimestamp set) and the one the DELETED event queues.
+    await waitFor('both passes of each delete', async () => (await finished()) >= finishedBefore + 2 * names.length);
+
+    const engineGets = world.engineRequests(from).filter((r) => r.resource === 'buckets' && r.verb === 'get');
+    assert.deepEqual(engineGets.map((r) => `${r.name} ${r.status}`), [], 'no GET of a Bucket while deleting it, nor after');
+    // What a delete writes: the Deleted Event and the finalizer's release, per Bucket.
+    assert.deepEqual(world.engineWrites(from).filter((w) => w.includes('buckets')).sort(), names.map((name) => `patch buckets ${name}`));
+    for (const name of names) assert.equal(world.cloud.buckets.has(`${namespace}-${name}-delete-reads`), false);
+  });
+
+  it('keeps the finalizer while observe on delete is denied (a 403 is not "gone"), and lets the object go once the cloud answers', async () => {
+    if (world.engines.every((engine) => !engine.isActive())) await world.startEngine({ resyncPeriodMs: 3_600_000 });
+    const namespace = await world.newNamespace();
+    const externalName = `${namespace}-denied-delete-reads`;
+    await world.createBucket(namespace, 'denied', { name: externalName });
+    await world.waitForBucket(namespace, 'denied', 'Ready and Synced', isReadyAndSynced);
+    const clear = world.cloud.failWith({ operation: 'observe', name: externalName }, () => new TerminalError('Access Denied', { code: 'AccessDenied' }));
+    try {
+      await world.deleteBucket(namespace, 'denied');
+      const stuck = await world.waitForBucket(namespace, 'denied', 'the denied observe reported', (b) => condition(b, 'Synced')?.reason === Reasons.CannotObserveExternalResource);
+      assert.match(condition(stuck, 'Synced')?.message ?? '', /AccessDenied/);
+      assert.deepEqual(stuck.metadata.finalizers, [FINALIZER]);
+      assert.ok(world.cloud.buckets.has(externalName));
+      assert.equal(world.cloud.callCount({ operation: 'delete', name: externalName }), 0);
+    } finally {
+      clear();
+    }
+    // The terminal error waits for the resync; a touch (as a user's edit would) brings the next pass.
+    await world.patchBucket(namespace, 'denied', { metadata: { annotations: { touched: 'yes' } } });
+    await world.waitForBucketGone(namespace, 'denied');
+    assert.equal(world.cloud.buckets.has(externalName), false);
   });
 });

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { dump as toYaml, load as parseYaml } from 'js-yaml';
-import { KubeRest, corePath, loadKubeAccess } from '@k8or/core';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeRest, corePath, kubeAccessFromText, loadKubeAccess } from '@k8or/core';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
 /** The sandbox's kubeconfig as an object, to vary its user and cluster entries. */
@@ -84,6 +85,28 @@ describe('loadKubeAccess: a kubeconfig without client-node', () => {
     const access = await loadKubeAccess(path, {});
     assert.equal(access.constructor.name, 'KubeConfig');
     assert.equal(access.getCurrentCluster()?.server, sandbox.url);
+  });
+
+  it('reads kubeconfig text (client-node\'s exportConfig, fields set to null) without client-node, and hands an exec user to it', async () => {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(sandbox.kubeconfig);
+    const access = await kubeAccessFromText(kubeConfig.exportConfig());
+    assert.notEqual(access.constructor.name, 'KubeConfig');
+    const rest = new KubeRest(access);
+    try {
+      assert.ok(await rest.get(corePath('namespaces', undefined, 'kube-system')));
+    } finally {
+      rest.close();
+    }
+
+    const nulls = parseYaml(sandbox.kubeconfig) as Kubeconfig;
+    nulls.users[0]!.user = { ...nulls.users[0]!.user, exec: null, 'auth-provider': null };
+    nulls.clusters[0]!.cluster = { ...nulls.clusters[0]!.cluster, 'proxy-url': null };
+    assert.notEqual((await kubeAccessFromText(JSON.stringify(nulls))).constructor.name, 'KubeConfig', 'a null field is an absent one');
+
+    const exec = parseYaml(sandbox.kubeconfig) as Kubeconfig;
+    exec.users[0]!.user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'echo', args: ['{}'] } };
+    assert.equal((await kubeAccessFromText(JSON.stringify(exec))).constructor.name, 'KubeConfig');
   });
 
   it('names the context it cannot find', async () => {

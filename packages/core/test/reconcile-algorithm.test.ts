@@ -361,6 +361,56 @@ describe('the reconcile algorithm, effect by effect', () => {
     assert.equal(cloud.buckets.size, 0);
   });
 
+  it('keeps the finalizer when the delete was accepted but the resource is still there: only the observe after it says gone', async () => {
+    const timeline: string[] = [];
+    const cloud = new InMemoryCloud();
+    cloud.onCall((call) => {
+      timeline.push(`cloud ${call.operation}`);
+    });
+    // A cloud whose delete returns once accepted and finishes later (DynamoDB DeleteTable, a Bigtable table).
+    const plugin = inMemoryProviderPlugin(cloud);
+    const finishLater: string[] = [];
+    const connector = plugin.connectors.Bucket!;
+    const acceptedDeletes: ProviderPlugin = {
+      ...plugin,
+      connectors: {
+        ...plugin.connectors,
+        Bucket: {
+          connect: async (resource, context) => {
+            const client = await connector.connect(resource, context);
+            return {
+              observe: (r, call) => client.observe(r, call),
+              create: (r, call) => client.create(r, call),
+              update: (r, observation, call) => client.update(r, observation, call),
+              delete: async () => {
+                timeline.push('cloud delete accepted');
+                finishLater.push(context.externalName);
+              },
+            };
+          },
+        },
+      },
+    };
+    const objects = new FakeObjects({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media' }, spec: { deletionPolicy: 'Delete' } }, timeline);
+    const events: EventRecorder = { record: async (_object, type, reason) => void timeline.push(`event ${type} ${reason}`) };
+    const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', acceptedDeletes]]), events, outputs }, { clusterId: 'c1', pollIntervalMs: 1_000 });
+    const request = { namespace: 'media', name: 'photos' };
+    await reconciler.reconcile(request);
+    assert.ok(objects.object);
+    objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+
+    timeline.length = 0;
+    assert.deepEqual(await reconciler.reconcile(request), { requeueAfterMs: 1_000 });
+    assert.deepEqual(timeline, ['cloud observe', 'cloud delete accepted', 'cloud observe', `status Ready=False Synced=${Reasons.ReconcileSuccess}`]);
+    assert.deepEqual(objects.object?.metadata.finalizers, [FINALIZER], 'still there: the finalizer stays');
+    assert.equal(objects.object?.status?.conditions?.find((c) => c.type === 'Ready')?.reason, Reasons.Deleting);
+
+    for (const name of finishLater) cloud.buckets.delete(name);
+    timeline.length = 0;
+    await reconciler.reconcile(request);
+    assert.deepEqual(timeline, ['cloud observe', 'patch finalizers='], 'gone at the first observe: released without another delete');
+  });
+
   it('waits the time a retryable error names (a name still being deleted) instead of backing off', async () => {
     const { reconciler, request, cloud } = arrange();
     cloud.failWith({ operation: 'create' }, new RetryableError('CreateContainer failed with ContainerBeingDeleted', { code: 'ContainerBeingDeleted', retryAfterMs: 10_000 }), 1);

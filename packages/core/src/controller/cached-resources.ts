@@ -18,7 +18,15 @@ const UNKNOWN = Symbol('unknown resourceVersion');
  * older than what it wrote itself, and the cache is never behind a live read
  * it made. Changes by others that the cache has not seen yet are caught by the
  * writes' resourceVersion preconditions (a 409, then a live read on the retry);
- * see ManagedPatch.guarded. An object missing from the cache is read live.
+ * see ManagedPatch.guarded.
+ *
+ * An object missing from a synced cache (and not awaited) does not exist as
+ * far as a reconcile needs to know: every key reaches the queue from the
+ * informer, so one that is missing was deleted (the watch said so: the pass
+ * that follows the finalizer's release needs no GET to learn it), and one
+ * created since the cache's last event is queued again by its ADDED event.
+ * Absence decides nothing but "nothing to do"; it never releases a finalizer
+ * or starts a create.
  *
  * resourceVersions are only compared for equality, never ordered (they are
  * opaque to clients).
@@ -44,7 +52,7 @@ export class CachedManagedResources implements ManagedResourceClient {
     };
     informer.on('add', seen);
     informer.on('update', seen);
-    // Gone from the cache: the next read is live anyway.
+    // Gone from the cache: nothing of ours to wait for; the next read finds it absent.
     informer.on('delete', (obj) => this.#awaiting.delete(keyOf(kind, obj.metadata?.namespace, obj.metadata?.name)));
   }
 
@@ -53,11 +61,9 @@ export class CachedManagedResources implements ManagedResourceClient {
     const key = keyOf(kind, namespace, name);
     if (informer?.hasSynced() && !this.#awaiting.has(key)) {
       const cached = informer.cache.get(namespace ? `${namespace}/${name}` : name);
-      if (cached) {
-        this.reads.cached++;
-        // Cached objects are shared with every other reader: the reconcile and the provider get their own copy.
-        return structuredClone(cached) as ManagedResource;
-      }
+      this.reads.cached++;
+      // Cached objects are shared with every other reader: the reconcile and the provider get their own copy.
+      return cached ? (structuredClone(cached) as ManagedResource) : undefined;
     }
     this.reads.live++;
     const live = await this.#live.get(kind, namespace, name, signal);

@@ -24,10 +24,20 @@ export async function loadKubeAccess(file?: string, env: NodeJS.ProcessEnv = pro
   if (path === undefined) {
     const inCluster = inClusterAccess(env);
     if (inCluster) return inCluster;
-    return await clientNodeKubeConfig(undefined);
+    return await clientNodeKubeConfig({});
   }
   const access = fromKubeconfig(parseYaml(await readFile(path, 'utf8')), dirname(path));
-  return access ?? (await clientNodeKubeConfig(path));
+  return access ?? (await clientNodeKubeConfig({ file: path }));
+}
+
+/**
+ * A kubeconfig given as text (YAML or JSON, such as client-node's `KubeConfig.exportConfig()`
+ * writes, to hand a worker thread its parent's kubeconfig), read as `loadKubeAccess` reads a
+ * file: client-node's `KubeConfig.loadFromString` only for what this reader leaves to it.
+ * Relative file paths in it resolve from `baseDir`.
+ */
+export async function kubeAccessFromText(text: string, baseDir = process.cwd()): Promise<KubeAccess> {
+  return fromKubeconfig(parseYaml(text), baseDir) ?? (await clientNodeKubeConfig({ text }));
 }
 
 /** The kubeconfig file to read without `--kubeconfig`, or undefined for in-cluster (or client-node's choice). */
@@ -78,7 +88,9 @@ export function fromKubeconfig(document: unknown, baseDir: string): KubeAccess |
   const cluster = named(config['clusters'], context['cluster'], 'cluster');
   if (!cluster || typeof cluster['server'] !== 'string') throw new Error(`kubeconfig: context "${String(contextName)}" names no cluster with a server`);
   const user = named(config['users'], context['user'], 'user') ?? {};
-  if (Object.keys(cluster).some((k) => !CLUSTER_FIELDS.has(k)) || Object.keys(user).some((k) => !USER_FIELDS.has(k))) return undefined;
+  // A field set to null is absent (client-node's exportConfig writes every field it knows, unset ones as null).
+  const unknownField = (entry: Record<string, unknown>, known: ReadonlySet<string>) => Object.entries(entry).some(([k, v]) => v !== null && v !== undefined && !known.has(k));
+  if (unknownField(cluster, CLUSTER_FIELDS) || unknownField(user, USER_FIELDS)) return undefined;
   const file = (value: unknown) => (typeof value === 'string' ? resolve(baseDir, value) : undefined);
   const data = (value: unknown) => (typeof value === 'string' ? Buffer.from(value, 'base64') : undefined);
   const settings: AccessSettings = { server: cluster['server'] };
@@ -128,10 +140,11 @@ class StaticKubeAccess implements KubeAccess {
 }
 
 /** client-node's KubeConfig, loaded only for what this reader leaves to it. */
-async function clientNodeKubeConfig(file: string | undefined): Promise<KubeAccess> {
+async function clientNodeKubeConfig(from: { file?: string; text?: string }): Promise<KubeAccess> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const kubeConfig = new KubeConfig();
-  if (file) kubeConfig.loadFromFile(file);
+  if (from.file) kubeConfig.loadFromFile(from.file);
+  else if (from.text !== undefined) kubeConfig.loadFromString(from.text);
   else kubeConfig.loadFromDefault();
   return kubeConfig;
 }

@@ -362,6 +362,10 @@ export class ManagedReconciler {
       return await this.#fail(resource, call, Reasons.CannotDeleteExternalResource, error);
     }
 
+    // Both observes are needed: the first decides whose the resource is before anything is deleted;
+    // this one is the fresh "gone" the finalizer waits for, since a delete that returned was only
+    // accepted (DynamoDB and Bigtable finish later). The object itself is not read again: the
+    // release below is guarded by the resourceVersion this pass decided on.
     try {
       observation = await client.observe(resource, call);
     } catch (error) {

@@ -1,7 +1,6 @@
 /** The webhook server inside a worker thread (see worker.ts): starts it, reports to the parent, stops on request. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { loadedProviders, type ProviderPlugin } from '@k8or/core';
-import { KubeConfig } from '@kubernetes/client-node';
+import { kubeAccessFromText, loadedProviders, type ProviderPlugin } from '@k8or/core';
 import { Container, type ContainerModule } from 'inversify';
 import { pino } from 'pino';
 import { startWebhookServer, type WebhookServer } from './start.js';
@@ -13,8 +12,9 @@ const send = (message: FromWorker): void => port.postMessage(message);
 
 let server: WebhookServer | undefined;
 try {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(start.kubeConfig);
+  // Core's reader, not client-node's KubeConfig: client-node would cost this thread tens of MiB of
+  // RSS (its generated API client) for what KubeAccess does. Exec and auth-provider users still load it.
+  const kubeConfig = await kubeAccessFromText(start.kubeConfig);
   const providers: ProviderPlugin[] = [];
   for (const module of start.providers) providers.push(...(await importProviders(module)));
   // Log lines go to the parent, which writes them through its own logger.
