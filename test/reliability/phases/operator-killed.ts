@@ -65,12 +65,16 @@ export function operatorKilled(run: FaultRun): void {
       for (const proxy of Object.values(cluster.proxies)) proxy.onAnswered = inFlightKill;
       // Bigtable has few writes in a short run (its one new table's CreateTable, the TTL edits'
       // ModifyColumnFamilies, a DeleteTable): its kills come from a budget of their own, on its first
-      // admin writes, so every run kills the operator while one is in flight
+      // admin writes, so every run kills the operator while one is in flight; at most a third of the
+      // budget (rounded up) per RPC method, so a later DeleteTable still finds some left
       const bigtableWrites = new Set(bigtable ? [bigtable.writes.create, bigtable.writes.delete, ...bigtable.writes.settings] : []);
       let bigtableKills = SIZE.bigtableKills;
+      const bigtableKillsOf = new Map<string, number>();
       const bigtableKill = (call: CloudCall): void | Promise<void> => {
-        if (bigtableKills === 0 || !bigtableWrites.has(call.operation)) return inFlightKill(call);
+        const spent = bigtableKillsOf.get(call.operation) ?? 0;
+        if (bigtableKills === 0 || !bigtableWrites.has(call.operation) || spent >= Math.ceil(SIZE.bigtableKills / 3)) return inFlightKill(call);
         bigtableKills--;
+        bigtableKillsOf.set(call.operation, spent + 1);
         killLog.push(`in flight: Bigtable ${call.operation} ${call.resource} (${call.answer})`);
         return operator.kill();
       };
