@@ -1,11 +1,15 @@
-// A recording HTTP proxy in front of a local cloud backend: the operator talks to the proxy, the
+// A recording proxy in front of a local cloud backend (HTTP here; Bigtable's gRPC through the gRPC
+// fault proxy of `@k8or/local-clouds` with no faults, `startGrpcCloudProxy`): the operator talks to the proxy, the
 // proxy forwards every request unchanged and records what the cloud did. It gives the suites two
 // things the backends do not: a count of the cloud writes that succeeded per resource (so "nothing
 // was done twice" is a number), and a hook on each call that can kill the operator while the call
 // is in flight (after the cloud acted, before the operator hears the answer: the worst moment).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CLOUD_DIALECTS, type CloudDialectName, type ProxiedRequest } from '@k8or/local-clouds';
+import { CLOUD_DIALECTS, startGrpcFaultProxy, type CloudDialectName, type GrpcProxiedCall, type ProxiedRequest } from '@k8or/local-clouds';
+
+/** Every cloud API the operator reaches through a recording proxy: the HTTP dialects, and Bigtable's gRPC. */
+export type ProxiedApi = CloudDialectName | 'bigtable';
 
 /** What one cloud call did, in the backend's own terms. */
 export interface CloudCall {
@@ -13,8 +17,10 @@ export interface CloudCall {
   operation: string;
   /** The bucket or table the call names, when it names one. */
   resource: string | undefined;
-  /** The backend's HTTP status; 0 while in flight. */
-  status: number;
+  /** The backend's answer: its HTTP status (`200`), or `grpc-status 0`; `''` while in flight. */
+  answer: string;
+  /** The backend did what was asked: HTTP 2xx, gRPC OK. */
+  ok: boolean;
 }
 
 /** Classifies a request as one operation on one resource. */
@@ -52,14 +58,7 @@ export async function startCloudProxy(backend: string, classify: CallClassifier)
     endpoint: '',
     calls,
     onAnswered: undefined,
-    succeeded: (operation) => {
-      const counts = new Map<string, number>();
-      for (const call of calls) {
-        if (call.operation !== operation || call.resource === undefined || call.status < 200 || call.status >= 300) continue;
-        counts.set(call.resource, (counts.get(call.resource) ?? 0) + 1);
-      }
-      return counts;
-    },
+    succeeded: (operation) => succeededOf(calls, operation),
     stop: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
@@ -70,7 +69,7 @@ export async function startCloudProxy(backend: string, classify: CallClassifier)
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const call: CloudCall = { ...classify({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }), status: 0 };
+      const call: CloudCall = { ...classify({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }), answer: '', ok: false };
       calls.push(call);
       const upstream = http.request(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
@@ -78,7 +77,9 @@ export async function startCloudProxy(backend: string, classify: CallClassifier)
           const answerChunks: Buffer[] = [];
           answer.on('data', (chunk: Buffer) => answerChunks.push(chunk));
           answer.on('end', () => {
-            call.status = answer.statusCode ?? 0;
+            const status = answer.statusCode ?? 0;
+            call.answer = String(status);
+            call.ok = status >= 200 && status < 300;
             const pass = (): void => {
               if (res.destroyed) return;
               res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -89,7 +90,7 @@ export async function startCloudProxy(backend: string, classify: CallClassifier)
         },
       );
       upstream.on('error', () => {
-        call.status = 502;
+        call.answer = '502';
         if (!res.headersSent) res.writeHead(502).end();
       });
       upstream.end(body);
@@ -98,4 +99,46 @@ export async function startCloudProxy(backend: string, classify: CallClassifier)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   proxy.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}${target.pathname.replace(/\/$/, '')}`;
   return proxy;
+}
+
+/** Successful calls of one operation, per resource. */
+function succeededOf(calls: readonly CloudCall[], operation: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const call of calls) {
+    if (call.operation !== operation || call.resource === undefined || !call.ok) continue;
+    counts.set(call.resource, (counts.get(call.resource) ?? 0) + 1);
+  }
+  return counts;
+}
+
+const cloudCallOf = (call: GrpcProxiedCall): CloudCall => ({
+  operation: call.operation,
+  resource: call.resource || undefined,
+  answer: call.grpcStatus === undefined ? '' : `grpc-status ${call.grpcStatus}`,
+  ok: call.grpcStatus === 0,
+});
+
+/**
+ * The recording proxy of a gRPC backend (`host:port`, the Bigtable emulator's): `startGrpcFaultProxy`
+ * with no faults, which names each RPC by its method (`CreateTable`, `DeleteTable`,
+ * `ModifyColumnFamilies`, `UpdateTable`, `GetTable`) and the table it names, and holds each answer
+ * while `onAnswered` runs (a kill there: the emulator acted, the operator never hears).
+ */
+export async function startGrpcCloudProxy(backend: string): Promise<CloudProxy> {
+  let hook: CloudProxy['onAnswered'];
+  const grpc = await startGrpcFaultProxy({ target: backend, onAnswered: (call) => hook?.(cloudCallOf(call)) });
+  return {
+    endpoint: grpc.endpoint,
+    get calls() {
+      return grpc.calls.map(cloudCallOf);
+    },
+    get onAnswered() {
+      return hook;
+    },
+    set onAnswered(next) {
+      hook = next;
+    },
+    succeeded: (operation) => succeededOf(grpc.calls.map(cloudCallOf), operation),
+    stop: () => grpc.stop(),
+  };
 }

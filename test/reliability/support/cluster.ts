@@ -1,6 +1,7 @@
 // One cluster for the fault runs: the embedded API server, the chart installed with real Helm (so the
 // operator runs with exactly the chart's RBAC, under a token of its ServiceAccount), the S3 fake,
-// DynamoDB Local, the GCS fake and Azurite, each behind a recording proxy, a ProviderConfig per cloud
+// DynamoDB Local, the GCS fake, Azurite and (where installed) the Bigtable emulator, each behind a
+// recording proxy (the gRPC one for Bigtable), a ProviderConfig per cloud
 // pointing at them, and any number of operator processes (replicas) started, killed and restarted.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
@@ -15,7 +16,7 @@ import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
 import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { runOk } from '../../support/run.ts';
 import { CHART_DIR, tools, type Tools } from '../../support/tools.ts';
-import { classifierOf, startCloudProxy, type CloudProxy } from './cloud-proxy.ts';
+import { classifierOf, startCloudProxy, startGrpcCloudProxy, type CloudProxy } from './cloud-proxy.ts';
 import { PROVIDER_CONFIG_OF } from './resources.ts';
 import { stores, type Stores } from './stores/index.ts';
 
@@ -28,6 +29,12 @@ export const GCP_PROJECT = 'k8or-reliability';
 export const BIGTABLE_INSTANCE = 'k8or-reliability';
 /** The user the API server knows the operator as (the chart's ServiceAccount). */
 export const OPERATOR_USER = `system:serviceaccount:${NAMESPACE}:${RELEASE}`;
+
+/** Why Bigtable's tables sit out the runs (cbtemulator is not installed), or undefined when they take part. */
+export function bigtableLeftOut(): string | undefined {
+  const located = findCbtemulator();
+  return 'missing' in located ? located.missing : undefined;
+}
 
 /** Why the suites cannot run here, or undefined when they can. */
 export function missingOperator(): string | undefined {
@@ -58,8 +65,8 @@ export interface ReliabilityCluster {
   tools: Tools;
   /** The admin's client (a user's kubectl), never faulted. */
   admin: KubeRest;
-  /** The operator's endpoint of each cloud API: a recording proxy in front of its backend. */
-  proxies: Record<CloudDialectName, CloudProxy>;
+  /** The operator's endpoint of each cloud API: a recording proxy in front of its backend (Bigtable's only where its emulator is installed). */
+  proxies: Proxies;
   /** The suite's own view of each backend, straight, never through a proxy. */
   stores: Stores;
   /** The Secrets and ProviderConfigs pointing the operator at the proxies. */
@@ -79,6 +86,8 @@ export interface ReliabilityCluster {
   operatorOutput(chars?: number): string;
   stop(): Promise<void>;
 }
+
+export type Proxies = Record<CloudDialectName, CloudProxy> & { bigtable?: CloudProxy };
 
 /** A manifest the admin applies. */
 export type Manifest = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string } };
@@ -124,7 +133,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
     });
     stops.push(() => sandbox.stop());
     // Bigtable's tables join the runs where its emulator is installed (the Google Cloud SDK's)
-    const withBigtable = !('missing' in findCbtemulator());
+    const withBigtable = bigtableLeftOut() === undefined;
     const [s3, dynamodb, gcs, azurite, bigtable] = await Promise.all([
       startS3Fake(),
       startDynamoDbLocal(),
@@ -134,10 +143,15 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
     ]);
     stops.push(() => s3.stop(), () => dynamodb.stop(), () => gcs.stop(), () => azurite.stop(), async () => await bigtable?.stop());
     const backends: Record<CloudDialectName, string> = { s3: s3.endpoint, dynamodb: dynamodb.endpoint, gcs: gcs.endpoint, 'azure-blob': azurite.blobEndpoint, 'azure-table': azurite.tableEndpoint };
-    const proxies = {} as Record<CloudDialectName, CloudProxy>;
+    const proxies = {} as Proxies;
     for (const [dialect, backend] of Object.entries(backends) as Array<[CloudDialectName, string]>) {
       const proxy = await startCloudProxy(backend, classifierOf(dialect));
       proxies[dialect] = proxy;
+      stops.push(() => proxy.stop());
+    }
+    if (bigtable) {
+      const proxy = await startGrpcCloudProxy(bigtable.host);
+      proxies.bigtable = proxy;
       stops.push(() => proxy.stop());
     }
 
@@ -168,7 +182,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
       admin,
       proxies,
       stores: runStores,
-      providerConfigs: providerConfigManifests(proxies, bigtable?.host, azurite.accountName, azurite.accountKey),
+      providerConfigs: providerConfigManifests(proxies, azurite.accountName, azurite.accountKey),
       chartEnv,
       replicas,
       startReplica: async (replicaOptions = {}) => {
@@ -243,7 +257,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
 }
 
 /** The credentials Secrets and a ProviderConfig per cloud: AWS's is the cluster's `default`. */
-function providerConfigManifests(proxies: Record<CloudDialectName, CloudProxy>, bigtableHost: string | undefined, azureAccount: string, azureKey: string): Manifest[] {
+function providerConfigManifests(proxies: Proxies, azureAccount: string, azureKey: string): Manifest[] {
   return [
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'aws-credentials', namespace: NAMESPACE }, type: 'Opaque', stringData: SANDBOX_CREDENTIALS },
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'azure-credentials', namespace: NAMESPACE }, type: 'Opaque', stringData: { accountKey: azureKey } },
@@ -266,8 +280,8 @@ function providerConfigManifests(proxies: Record<CloudDialectName, CloudProxy>, 
         provider: 'gcp',
         project: GCP_PROJECT,
         region: 'us-central1',
-        ...(bigtableHost ? { bigtableInstance: BIGTABLE_INSTANCE } : {}),
-        endpoints: { bucket: proxies.gcs.endpoint, ...(bigtableHost ? { table: `http://${bigtableHost}` } : {}) },
+        ...(proxies.bigtable ? { bigtableInstance: BIGTABLE_INSTANCE } : {}),
+        endpoints: { bucket: proxies.gcs.endpoint, ...(proxies.bigtable ? { table: proxies.bigtable.endpoint } : {}) },
         credentials: { source: 'Environment' },
       },
     },

@@ -3,7 +3,7 @@
 // so its failure report is its own; the leak check counts what every phase's ledger accounts for.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { OPERATOR_USER, startReliabilityCluster, type ReliabilityCluster } from './cluster.ts';
+import { bigtableLeftOut, OPERATOR_USER, startReliabilityCluster, type ReliabilityCluster } from './cluster.ts';
 import { dataLost, duplicateCreates, forbiddenDeletes, waitConverged } from './invariants.ts';
 import { Ledger } from './resources.ts';
 import { createDataHolders, fillDataHolders } from './workload.ts';
@@ -27,8 +27,9 @@ export function faultRun(): FaultRun {
   before(async () => {
     const started = Date.now();
     cluster = await startReliabilityCluster({ sandbox: { faults: { rate: 0, users: [OPERATOR_USER], enabled: false } } });
-    const kinds = cluster.stores.all().map((store) => `${store.cloud} ${store.kind}${store.dialect ? '' : ' (no proxy)'}`);
+    const kinds = cluster.stores.all().map((store) => `${store.cloud} ${store.kind} (${store.dialect})`);
     console.log(`# the shared cluster (API server, chart, every backend) started in ${Date.now() - started} ms; the runs drive ${kinds.join(', ')}`);
+    if (!cluster.proxies.bigtable) console.log(`# GCP Tables (Bigtable) left out of the runs: ${bigtableLeftOut()}`);
   });
   after(async () => {
     await cluster?.stop();

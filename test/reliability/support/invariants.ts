@@ -3,6 +3,7 @@
 import { waitFor } from '@k8or/core/testing';
 import { condition, type Entry, type Ledger, type ManagedObject } from './resources.ts';
 import type { ReliabilityCluster } from './cluster.ts';
+import type { CloudProxy, ProxiedApi } from './cloud-proxy.ts';
 
 const idOf = (entry: Entry): string => `${entry.cloud} ${entry.kind}/${entry.name} (${entry.externalName}, ${entry.fate}, ${entry.deletionPolicy})`;
 
@@ -47,7 +48,7 @@ async function cloudProblems(cluster: ReliabilityCluster, entry: Entry): Promise
     case 'deleted':
       if (entry.deletionPolicy === 'Delete' && inCloud) return [`${id}: still in the cloud`];
       // (deleted before the operator created it, a Retain resource has nothing in the cloud to keep)
-      if (entry.deletionPolicy === 'Retain' && !inCloud && (createsOf(cluster, entry) ?? 0) > 0) return [`${id}: Retain, but gone from the cloud`];
+      if (entry.deletionPolicy === 'Retain' && !inCloud && createsOf(cluster, entry) > 0) return [`${id}: Retain, but gone from the cloud`];
       return [];
     case 'blocked':
       return inCloud ? [] : [`${id}: deleted from the cloud with its data`];
@@ -97,17 +98,19 @@ export async function waitConverged(cluster: ReliabilityCluster, ledger: Ledger,
   }
 }
 
-/**
- * Successful cloud writes of one operation on a resource's external name by the operator, as its
- * proxy counted them; undefined where no proxy counts them (Bigtable's gRPC).
- */
-function writesOf(cluster: ReliabilityCluster, entry: Entry, which: 'create' | 'delete'): number | undefined {
+/** Successful cloud writes of one operation on a resource's external name by the operator, as its proxy counted them. */
+function writesOf(cluster: ReliabilityCluster, entry: Entry, which: 'create' | 'delete'): number {
   const store = cluster.stores.of(entry.cloud, entry.kind);
-  if (!store.dialect || !store.writes) return undefined;
-  return cluster.proxies[store.dialect].succeeded(store.writes[which]).get(entry.externalName) ?? 0;
+  return proxyOf(cluster, store.dialect).succeeded(store.writes[which]).get(entry.externalName) ?? 0;
 }
 
-const createsOf = (cluster: ReliabilityCluster, entry: Entry): number | undefined => writesOf(cluster, entry, 'create');
+function proxyOf(cluster: ReliabilityCluster, api: ProxiedApi): CloudProxy {
+  const proxy = cluster.proxies[api];
+  if (!proxy) throw new Error(`no ${api} proxy in this run`);
+  return proxy;
+}
+
+const createsOf = (cluster: ReliabilityCluster, entry: Entry): number => writesOf(cluster, entry, 'create');
 
 /**
  * Cloud deletes that succeeded on resources whose cloud side must stay: `Retain`, a bucket holding
@@ -116,7 +119,7 @@ const createsOf = (cluster: ReliabilityCluster, entry: Entry): number | undefine
 export function forbiddenDeletes(cluster: ReliabilityCluster, ledger: Ledger): string[] {
   return ledger
     .list((e) => e.deletionPolicy === 'Retain' || e.fate === 'blocked' || e.fate === 'protected')
-    .filter((e) => (writesOf(cluster, e, 'delete') ?? 0) > 0)
+    .filter((e) => writesOf(cluster, e, 'delete') > 0)
     .map((e) => `${e.cloud} ${e.kind}/${e.name} (${e.externalName}, ${e.fate}, ${e.deletionPolicy}) was deleted from the cloud`);
 }
 
@@ -128,7 +131,6 @@ export function duplicateCreates(cluster: ReliabilityCluster, ledger: Ledger): s
   const problems: string[] = [];
   for (const entry of ledger.list()) {
     const count = createsOf(cluster, entry);
-    if (count === undefined) continue;
     if (count > 1) problems.push(`${entry.cloud} ${entry.kind}/${entry.name}: ${count} successful creates of ${entry.externalName}`);
     if (count === 0 && entry.fate !== 'deleted') problems.push(`${entry.cloud} ${entry.kind}/${entry.name}: ${entry.externalName} exists but no create of it succeeded`);
   }
@@ -145,9 +147,40 @@ export function cloudWriteCounts(cluster: ReliabilityCluster, ledger: Ledger): R
   const counts: Record<string, number> = {};
   for (const entry of ledger.list()) {
     for (const which of ['create', 'delete'] as const) {
-      const n = writesOf(cluster, entry, which) ?? 0;
+      const n = writesOf(cluster, entry, which);
       if (n > 0) counts[`${entry.cloud} ${entry.kind} ${which}`] = (counts[`${entry.cloud} ${entry.kind} ${which}`] ?? 0) + n;
     }
   }
   return counts;
+}
+
+/**
+ * Bigtable's most calls per reconcile of one table: an observe's GetTable, then at most one write
+ * (CreateTable, ModifyColumnFamilies, UpdateTable) and the GetTable after it; a delete's GetTable,
+ * UpdateTable and DeleteTable.
+ */
+export const BIGTABLE_CALLS_PER_RECONCILE = 4;
+
+/**
+ * Every call at a Bigtable table's proxy, against a bound: each reconcile makes at most
+ * BIGTABLE_CALLS_PER_RECONCILE calls, and a table earns reconciles by its create (and the observe
+ * after it), each edit, its deletion (the finalizer's pass and the release), and by every event of the
+ * phase that may reconcile everything again or once more (`extraReconciles`: operator starts, a
+ * takeover, API server faults). A retry loop without backoff, or a reconcile that repeats calls,
+ * breaks it. Returns the tables over the bound, and a line per table for the report.
+ */
+export function bigtableCallBound(cluster: ReliabilityCluster, ledger: Ledger, extraReconciles: number): { over: string[]; report: string[] } {
+  const over: string[] = [];
+  const report: string[] = [];
+  const proxy = cluster.proxies.bigtable;
+  if (!proxy) return { over, report };
+  const calls = proxy.calls;
+  for (const entry of ledger.list((e) => e.cloud === 'gcp' && e.kind === 'Table')) {
+    const count = calls.filter((c) => c.resource === entry.externalName).length;
+    const reconciles = 2 + entry.edits + (entry.fate === 'live' || entry.fate === 'protected' ? 0 : 2) + extraReconciles;
+    const bound = BIGTABLE_CALLS_PER_RECONCILE * reconciles;
+    report.push(`${entry.name} ${count} calls (bound ${bound})`);
+    if (count > bound) over.push(`gcp Table/${entry.name} (${entry.externalName}): ${count} Bigtable calls > ${bound} (${reconciles} reconciles x ${BIGTABLE_CALLS_PER_RECONCILE})`);
+  }
+  return { over, report };
 }

@@ -45,6 +45,8 @@ export interface Entry {
   holdsData: boolean;
   /** Table: spec.deletionProtection (the engine refuses to delete it). */
   deletionProtection: boolean;
+  /** Spec edits the suite made (each worth one more reconcile in a call bound). */
+  edits: number;
 }
 
 export const GROUP_VERSION = 'k8or.io/v1alpha1';
@@ -138,14 +140,16 @@ export class Ledger {
       desired: hasVersioning(resource.cloud, resource.kind) ? { versioning: resource.versioning ?? false } : {},
       holdsData: false,
       deletionProtection: resource.deletionProtection ?? false,
+      edits: 0,
     };
     this.entries.set(this.key(resource.kind, resource.name), entry);
     return entry;
   }
 
   /**
-   * A spec edit: a Bucket's labels change (and on S3 and GCS its versioning flips); an AWS Table's TTL
-   * attribute is set or unset. (Azure tables have nothing to edit: the workload does not pick them.)
+   * A spec edit: a Bucket's labels change (and on S3 and GCS its versioning flips); a Table's TTL
+   * attribute is set or unset (DynamoDB's TTL; Bigtable's GC rule). (Azure tables have nothing to edit:
+   * the workload does not pick them.)
    */
   async update(entry: Entry, round: number): Promise<void> {
     if (entry.kind === 'Bucket') {
@@ -158,6 +162,7 @@ export class Ledger {
       await this.admin.patch(this.path(entry), { spec: { ttlAttribute: ttlAttribute ?? null } });
       entry.desired.ttlAttribute = ttlAttribute;
     }
+    entry.edits++;
   }
 
   /**

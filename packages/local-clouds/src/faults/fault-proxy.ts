@@ -1,6 +1,7 @@
 import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CLOUD_DIALECTS, type CloudDialect, type CloudDialectName, type FaultAnswer, type ProxiedRequest } from './dialects.js';
+import { CallLog } from './call-log.js';
 import { faultDraws, holdWhileOpen, type FaultPlan } from './fault-draws.js';
 
 export type { FaultPlan } from './fault-draws.js';
@@ -67,7 +68,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const dialect: CloudDialect = CLOUD_DIALECTS[options.dialect];
   const target = new URL(options.target);
   const draws = faultDraws(options, options.seed);
-  let calls: ProxiedCall[] = [];
+  const log = new CallLog<ProxiedCall>(draws);
   const agent = new Agent({ keepAlive: true });
   const stopping = new AbortController();
 
@@ -111,7 +112,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     };
     const operationId = incoming.headers['amz-sdk-invocation-id'] ?? incoming.headers['x-ms-client-request-id'];
     if (typeof operationId === 'string') record.operationId = operationId;
-    calls.push(record);
+    log.record(record);
 
     const draw = draws.next();
     let fault: FaultAnswer | undefined;
@@ -165,17 +166,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const address = server.address() as AddressInfo;
   const path = target.pathname === '/' && !options.target.endsWith('/') ? '' : target.pathname;
 
-  return {
+  return Object.assign(log, {
     endpoint: `http://${address.address}:${address.port}${path}`,
-    seed: draws.seed,
-    get calls() {
-      return calls;
-    },
-    callsFor: (resource) => calls.filter((call) => call.resource === resource),
-    setFaults: draws.setFaults,
-    clearCalls: () => {
-      calls = [];
-    },
     stop: () =>
       new Promise<void>((resolve, reject) => {
         stopping.abort();
@@ -183,5 +175,5 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
         server.closeAllConnections();
         agent.destroy();
       }),
-  };
+  });
 }

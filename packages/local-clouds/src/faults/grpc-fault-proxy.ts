@@ -1,5 +1,6 @@
 import { connect, constants, createServer, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { CallLog } from './call-log.js';
 import { faultDraws, holdWhileOpen, type FaultPlan } from './fault-draws.js';
 import type { FaultProxy, ProxiedCall } from './fault-proxy.js';
 
@@ -10,6 +11,12 @@ export interface GrpcFaultProxyOptions extends FaultPlan {
   seed?: number;
   /** Called as each RPC's stream opens, before anything else (the counting proxy's clock). */
   onArrival?: (method: string) => void;
+  /**
+   * Called once the backend has answered a forwarded RPC, before the answer goes on to the client; a
+   * returned promise holds the answer until it settles. A test can end the client there: the backend
+   * acted, the client never hears (the reliability suite kills the operator so).
+   */
+  onAnswered?: (call: GrpcProxiedCall) => void | Promise<void>;
 }
 
 /** One RPC that reached the proxy: `operation` is the RPC method (`CreateTable`), `resource` the table id it names. */
@@ -159,7 +166,7 @@ const grpcStatusOf = (answer: Answer): number | undefined => {
  */
 export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promise<GrpcFaultProxy> {
   const draws = faultDraws(options, options.seed);
-  let calls: GrpcProxiedCall[] = [];
+  const log = new CallLog<GrpcProxiedCall>(draws);
   const stopping = new AbortController();
   let upstream: ClientHttp2Session | undefined;
   /** The session to the backend, opened again if the backend ended the last one (GOAWAY, a restart). */
@@ -228,7 +235,7 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
     for await (const chunk of stream) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     const record: GrpcProxiedCall = { at: Date.now(), method: String(headers[':method'] ?? 'POST'), operation: method, resource: tableOfRequest(method, body), outcome: 'forwarded' };
-    calls.push(record);
+    log.record(record);
 
     const draw = draws.next();
     const fault = draw.fault === 'throttle' ? quotaExceeded(path) : draw.fault === 'serverError' ? draws.pick(SERVER_ERRORS) : undefined;
@@ -256,6 +263,8 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
       }
       const status = grpcStatusOf(answer);
       if (status !== undefined) record.grpcStatus = status;
+      // the hook's own failure changes nothing of the answer
+      await Promise.resolve(options.onAnswered?.(record)).catch(() => undefined);
       send(stream, answer);
     } catch {
       // The backend is down, the client left, or the proxy stops: the client sees its stream reset, as with a dead endpoint.
@@ -285,18 +294,9 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
   const { address, port } = server.address() as AddressInfo;
   const host = `${address}:${port}`;
 
-  return {
+  return Object.assign(log, {
     host,
     endpoint: `http://${host}`,
-    seed: draws.seed,
-    get calls() {
-      return calls;
-    },
-    callsFor: (resource) => calls.filter((call) => call.resource === resource),
-    setFaults: draws.setFaults,
-    clearCalls: () => {
-      calls = [];
-    },
     stop: () =>
       new Promise<void>((resolve) => {
         stopping.abort();
@@ -304,5 +304,5 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
         server.close(() => resolve());
         for (const session of sessions) session.destroy();
       }),
-  };
+  });
 }

@@ -85,6 +85,25 @@ describe('fault proxy', () => {
     );
   });
 
+  it('keeps its call log live: `calls` read once shows later calls, clearCalls empties it, its methods work off the proxy', async () => {
+    const logging = await proxy({ target: s3.endpoint, dialect: 's3' });
+    const { callsFor, clearCalls, setFaults } = logging;
+    const client = s3Client(logging.endpoint);
+    await client.send(new CreateBucketCommand({ Bucket: 'logged' }));
+    assert.equal(logging.calls.length, 1);
+    await client.send(new HeadBucketCommand({ Bucket: 'logged' }));
+    assert.deepEqual(logging.calls.map((c) => c.operation), ['PUT /bucket', 'HEAD /bucket']);
+    assert.equal(callsFor('logged').length, 2);
+    setFaults({ script: ['throttle'] });
+    await client.send(new HeadBucketCommand({ Bucket: 'logged' })).catch(() => undefined);
+    assert.equal(logging.calls.at(-1)?.outcome, 'throttled');
+    clearCalls();
+    assert.equal(logging.calls.length, 0);
+    await client.send(new HeadBucketCommand({ Bucket: 'logged' }));
+    assert.deepEqual(logging.calls.map((c) => [c.resource, c.outcome]), [['logged', 'forwarded']]);
+    assert.equal(typeof logging.seed, 'number');
+  });
+
   it('S3: SlowDown 503 is a throttling error to the AWS SDK, which retries it maxAttempts times', async () => {
     const throttling = await proxy({ target: s3.endpoint, dialect: 's3', throttle: 1 });
     const error = await failure(s3Client(throttling.endpoint, 3).send(new CreateBucketCommand({ Bucket: 'throttled' })));

@@ -103,6 +103,37 @@ describe('gRPC fault proxy in front of the Bigtable emulator, driven by the real
     assert.deepEqual(times, [...times].sort((a, b) => a - b), 'in order of arrival');
   });
 
+  it('holds an answer while onAnswered runs: the emulator acted, the client has not heard; its log stays live through clearCalls', async () => {
+    let release: () => void = () => undefined;
+    const seen: string[] = [];
+    const proxy = await startGrpcFaultProxy({
+      target: emulator.host,
+      onAnswered: (call) => {
+        seen.push(`${call.operation} ${call.resource} ${call.grpcStatus}`);
+        if (call.operation === 'CreateTable') return new Promise<void>((resolve) => (release = resolve));
+        return undefined;
+      },
+    });
+    const client = new Bigtable({ projectId: PROJECT, apiEndpoint: proxy.host, universeDomain: 'googleapis.com', metricsEnabled: false });
+    opened.push({ proxy, client });
+    const admin = client.admin.getTableAdminClient();
+    let answered = false;
+    const creating = admin.createTable({ parent: PARENT, tableId: 'held-answer', table: {} }, ONE_ATTEMPT).then(() => (answered = true));
+    await waitFor('the hook to see the CreateTable answered', () => seen.length === 1);
+    assert.deepEqual(seen, ['CreateTable held-answer 0']);
+    assert.equal(await exists('held-answer'), true, 'the emulator made the table');
+    assert.equal(answered, false, 'the client has not heard yet');
+    release();
+    await creating;
+    const { clearCalls } = proxy;
+    assert.deepEqual(proxy.calls.map((c) => [c.operation, c.resource, c.grpcStatus]), [['CreateTable', 'held-answer', 0]]);
+    clearCalls();
+    assert.equal(proxy.calls.length, 0);
+    await admin.deleteTable({ name: `${PARENT}/tables/held-answer` }, ONE_ATTEMPT);
+    assert.deepEqual(proxy.calls.map((c) => c.operation), ['DeleteTable']);
+    assert.deepEqual(proxy.callsFor('held-answer').map((c) => c.operation), ['DeleteTable']);
+  });
+
   it('answers a throttled call RESOURCE_EXHAUSTED with the quota message, and the call never reaches the emulator', async () => {
     const { proxy, admin } = await through({ script: ['throttle'] });
     const error = await failure(admin.createTable({ parent: PARENT, tableId: 'throttled', table: {} }, ONE_ATTEMPT));

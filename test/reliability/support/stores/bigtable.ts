@@ -1,25 +1,38 @@
-// Bigtable tables, straight at Google's Bigtable emulator with the Bigtable client. The emulator speaks
-// gRPC, which the recording proxies (HTTP) do not carry: the operator reaches it directly, so no call
-// to it is counted or killed in flight (docs/reliability.md). A second CreateTable of a name is refused
-// ALREADY_EXISTS by Bigtable itself, so no create can succeed twice there.
+// Bigtable tables, straight at Google's Bigtable emulator with the Bigtable client. The operator reaches
+// the emulator through the gRPC recording proxy (`startGrpcCloudProxy`), which names its RPCs by method
+// and table, so its creates, deletes and family changes are counted and can be killed in flight.
 import { Bigtable } from '@google-cloud/bigtable';
 import { DATA_PER_HOLDER, type Store } from './store.ts';
 
+const NEVER_EXPIRES = new Date('2100-01-01T00:00:00Z');
+
 export function bigtableTables(emulatorHost: string, project: string, instance: string): Store & { close(): Promise<void> } {
   const bigtable = new Bigtable({ projectId: project, apiEndpoint: emulatorHost, metricsEnabled: false, universeDomain: 'googleapis.com' });
+  const admin = bigtable.admin.getTableAdminClient();
   const names = async (): Promise<string[]> => (await bigtable.instance(instance).getTables())[0].map((table) => table.id);
   return {
     cloud: 'gcp',
     kind: 'Table',
-    dialect: undefined,
-    writes: undefined,
-    // nothing of a Bigtable table the portable spec edits that the suite reads back (no TTL attribute, no labels)
-    editable: false,
+    dialect: 'bigtable',
+    // UpdateTable: deletion protection; ModifyColumnFamilies: the families' GC rule (the TTL attribute)
+    writes: { create: 'CreateTable', delete: 'DeleteTable', settings: ['ModifyColumnFamilies', 'UpdateTable'] },
+    // the suite's edit is the TTL attribute: the GCP provider's GC rule of family `d`, read back here
+    editable: true,
     exists: async (name) => (await names()).includes(name),
     names,
-    settingsProblems: async () => [],
+    settingsProblems: async (entry) => {
+      const [table] = await admin.getTable({ name: `projects/${project}/instances/${instance}/tables/${entry.externalName}`, view: 'FULL' }, { retry: null });
+      // with ttlAttribute the provider's rule is a union (one version, or 1 s past the cell's timestamp); without, one version
+      const gcRule = table.columnFamilies?.['d']?.gcRule;
+      const rule = gcRule?.union ? 'union' : gcRule?.maxNumVersions ? 'maxNumVersions' : gcRule ? JSON.stringify(gcRule) : undefined;
+      const want = entry.desired.ttlAttribute ? 'union' : 'maxNumVersions';
+      return rule === want ? [] : [`family d's GC rule is ${rule ?? 'unset'}, spec's ttlAttribute ${entry.desired.ttlAttribute ?? 'unset'} asks for ${want}`];
+    },
     writeData: async (entry) => {
-      const rows = Array.from({ length: DATA_PER_HOLDER }, (_, i) => ({ key: `item-${i}`, data: { d: { value: String(i * 7), owner: entry.name } } }));
+      // Under a TTL attribute a writer stamps each cell with the item's expiry (the provider's simulated
+      // cell TTL); these items never expire, so their cells carry a far-future time and outlive any edit.
+      const cell = (value: string): { value: string; timestamp: Date } => ({ value, timestamp: NEVER_EXPIRES });
+      const rows = Array.from({ length: DATA_PER_HOLDER }, (_, i) => ({ key: `item-${i}`, data: { d: { value: cell(String(i * 7)), owner: cell(entry.name) } } }));
       await bigtable.instance(instance).table(entry.externalName).insert(rows);
     },
     lostData: async (entry) => {
@@ -39,6 +52,7 @@ export function bigtableTables(emulatorHost: string, project: string, instance: 
       }
     },
     close: async () => {
+      await admin.close();
       await bigtable.close();
     },
   };

@@ -1,5 +1,4 @@
-// GCS buckets, straight at the GCS fake with the Cloud Storage client. (Bigtable tables are left out of
-// the fault runs: see docs/reliability.md.)
+// GCS buckets, straight at the GCS fake with the Cloud Storage client (Bigtable tables: ./bigtable.ts).
 import { Storage } from '@google-cloud/storage';
 import { DATA_PER_HOLDER, isNotFound, objectBody, type Store } from './store.ts';
 

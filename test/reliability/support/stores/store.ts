@@ -1,8 +1,8 @@
-// The suite's own view of one kind of cloud resource (S3 buckets, DynamoDB tables, GCS buckets, Azure
-// containers and tables), straight at its backend with the real SDK, never through the operator's
+// The suite's own view of one kind of cloud resource (S3 buckets, DynamoDB tables, GCS buckets, Bigtable
+// tables, Azure containers and tables), straight at its backend with the real SDK, never through the operator's
 // proxies: whether a resource exists, whether it is as the suite last asked, the data written into it
 // before the faults, and which of the operator's calls at the proxy create or delete it.
-import type { CloudDialectName } from '@k8or/local-clouds';
+import type { ProxiedApi } from '../cloud-proxy.ts';
 import type { Entry } from '../resources.ts';
 
 export type CloudName = 'aws' | 'gcp' | 'azure';
@@ -11,10 +11,10 @@ export type Kind = 'Bucket' | 'Table';
 export interface Store {
   readonly cloud: CloudName;
   readonly kind: Kind;
-  /** The recording proxy the operator's calls to this backend pass through (none for Bigtable's gRPC). */
-  readonly dialect: CloudDialectName | undefined;
-  /** The operator's writes, as the dialect names them at the proxy (`CLOUD_DIALECTS[dialect].operationOf`). */
-  readonly writes: { create: string; delete: string; settings: readonly string[] } | undefined;
+  /** The recording proxy the operator's calls to this backend pass through. */
+  readonly dialect: ProxiedApi;
+  /** The operator's writes, as the proxy names them (`CLOUD_DIALECTS[dialect].operationOf`; Bigtable's RPC methods). */
+  readonly writes: { create: string; delete: string; settings: readonly string[] };
   /** Whether the suite edits this kind here (a spec field the cloud applies and the suite can read back). */
   readonly editable: boolean;
   exists(name: string): Promise<boolean>;
