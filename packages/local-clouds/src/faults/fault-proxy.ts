@@ -118,6 +118,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     if (draw.fault === 'throttle') {
       record.outcome = 'throttled';
       fault = draws.pick(dialect.throttles)();
+      if (draw.retryAfterSeconds !== undefined) fault = { ...fault, headers: { ...fault.headers, 'retry-after': String(draw.retryAfterSeconds) } };
     } else if (draw.fault === 'serverError') {
       record.outcome = 'server-error';
       fault = draws.pick(dialect.serverErrors)();
