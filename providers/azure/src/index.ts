@@ -2,9 +2,10 @@
 export { default } from './module.js';
 
 export { azureProvider } from './plugin.js';
-export { bucketConnector, BlobContainerClient } from './bucket.js';
+export { azureBucketConnector, bucketConnector, BlobContainerClient } from './bucket.js';
 export * as blobMapping from './bucket.js';
-export { tableConnector, AzureTableClient } from './table.js';
+export { azureTableConnector, tableConnector, AzureTableClient } from './table.js';
+export type { AzureConnectorOptions } from './paging.js';
 export { containerNaming, tableNaming } from './naming.js';
 export { azureValidation, validateBucket, validateTable, validateProviderConfig, metadataViolations } from './validation.js';
 export { unappliedBucketSettings, unappliedTableSettings } from './unapplied.js';

@@ -22,6 +22,8 @@ export interface ProxiedCall {
   /** When it arrived (ms since the epoch). */
   at: number;
   method: string;
+  /** Path and query, as received (page markers and continuation tokens included); the gRPC method path for gRPC. */
+  url: string;
   /** The API operation (`CreateTable`, `PUT /bucket?versioning`, ...). */
   operation: string;
   /** The bucket, table or container it is about; `''` for account-level calls. */
@@ -105,6 +107,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const record: ProxiedCall = {
       at: Date.now(),
       method: request.method,
+      url: request.url,
       operation: dialect.operationOf(request),
       resource: dialect.resourceOf(request),
       outcome: 'forwarded',
