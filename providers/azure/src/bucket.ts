@@ -179,13 +179,24 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
     }
   }
 
-  /** The name of one blob in the container, or undefined when it is empty (or gone). */
+  /**
+   * The name of one blob in the container, or undefined when it is empty (or gone). Azure may answer
+   * a listing page with fewer items than asked, none included, and a marker: only a page without a
+   * marker ends the search. Each page is a call of its own (a rate-limit token each).
+   */
   async #anyBlob(call: CallOptions): Promise<string | undefined> {
+    let continuationToken: string | undefined;
     try {
-      return await this.#call(call, 'ListBlobs', async (c, abort) => {
-        const page = await c.listBlobsFlat({ includeSnapshots: true, includeVersions: true, includeDeleted: true, ...abort }).byPage({ maxPageSize: 1 }).next();
-        return page.done ? undefined : page.value.segment.blobItems[0]?.name;
-      });
+      do {
+        const page = await this.#call(call, 'ListBlobs', async (c, abort) => {
+          const pages = c.listBlobsFlat({ includeSnapshots: true, includeVersions: true, includeDeleted: true, ...abort }).byPage({ maxPageSize: 1, ...(continuationToken ? { continuationToken } : {}) });
+          const next = await pages.next();
+          return next.done ? undefined : { blob: next.value.segment.blobItems[0]?.name, continuationToken: next.value.continuationToken };
+        });
+        if (page?.blob !== undefined) return page.blob;
+        continuationToken = page?.continuationToken || undefined;
+      } while (continuationToken);
+      return undefined;
     } catch (error) {
       if (hasCode(error, 'ContainerNotFound')) return undefined;
       throw error;
