@@ -21,7 +21,7 @@ interface Service<R extends Bucket | Table> {
   endpoints: (endpoint: string) => { bucket?: string; table?: string };
   connect: (resource: R, context: ReturnType<typeof connectionContext>) => Promise<ExternalClient<R>>;
   /** Makes `resource` exist in Azurite, straight through the provider. */
-  create: (client: ExternalClient<R>, resource: R) => Promise<void>;
+  create: (client: ExternalClient<R>, resource: R) => Promise<unknown>;
 }
 
 const blob: Service<Bucket> = {
