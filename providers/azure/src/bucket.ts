@@ -20,6 +20,7 @@ import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
 import { AzureServices } from './rate-limits.js';
 import { desiredMetadata, diffMetadata, ownerTagsIn } from './metadata.js';
+import { everyPage, type AzureConnectorOptions } from './paging.js';
 import { unappliedBucketSettings } from './unapplied.js';
 
 // --- mapping: portable spec -> container ---------------------------------------------------------
@@ -178,13 +179,24 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
     }
   }
 
-  /** The name of one blob in the container, or undefined when it is empty (or gone). */
+  /**
+   * The name of one blob in the container, or undefined when it is empty (or gone). Azure may answer
+   * a listing page with fewer items than asked, none included, and a marker: only a page without a
+   * marker ends the search. Each page is a call of its own (a rate-limit token each).
+   */
   async #anyBlob(call: CallOptions): Promise<string | undefined> {
+    let continuationToken: string | undefined;
     try {
-      return await this.#call(call, 'ListBlobs', async (c, abort) => {
-        const page = await c.listBlobsFlat({ includeSnapshots: true, includeVersions: true, includeDeleted: true, ...abort }).byPage({ maxPageSize: 1 }).next();
-        return page.done ? undefined : page.value.segment.blobItems[0]?.name;
-      });
+      do {
+        const page = await this.#call(call, 'ListBlobs', async (c, abort) => {
+          const pages = c.listBlobsFlat({ includeSnapshots: true, includeVersions: true, includeDeleted: true, ...abort }).byPage({ maxPageSize: 1, ...(continuationToken ? { continuationToken } : {}) });
+          const next = await pages.next();
+          return next.done ? undefined : { blob: next.value.segment.blobItems[0]?.name, continuationToken: next.value.continuationToken };
+        });
+        if (page?.blob !== undefined) return page.blob;
+        continuationToken = page?.continuationToken || undefined;
+      } while (continuationToken);
+      return undefined;
     } catch (error) {
       if (hasCode(error, 'ContainerNotFound')) return undefined;
       throw error;
@@ -206,21 +218,25 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
 
 // --- the connector ------------------------------------------------------------------------------
 
-/** Builds (or reuses) the Blob service client for the ProviderConfig's account, endpoint and credentials. */
-export const bucketConnector: Connector<Bucket> = {
-  async connect(_bucket: Bucket, context: ConnectionContext): Promise<ExternalClient<Bucket>> {
-    return new BlobContainerClient(blobServiceClient(clientSettings(context.providerConfig, context.credentials, 'Bucket')), context);
-  },
+/** A Bucket connector; `options` are internal (tests list in small pages). */
+export function azureBucketConnector(options: AzureConnectorOptions = {}): Connector<Bucket> {
+  return {
+    /** Builds (or reuses) the Blob service client for the ProviderConfig's account, endpoint and credentials. */
+    async connect(_bucket: Bucket, context: ConnectionContext): Promise<ExternalClient<Bucket>> {
+      return new BlobContainerClient(blobServiceClient(clientSettings(context.providerConfig, context.credentials, 'Bucket')), context);
+    },
 
-  /** Every container of the storage account (List Containers), with its public access as spec.publicAccess. */
-  async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Bucket>[]> {
-    const service = blobServiceClient(clientSettings(context.providerConfig, context.credentials, 'Bucket'));
-    return await callAzure(context, { service: AzureServices.blobContainers, signal: call.signal }, 'ListContainers', async () => {
-      const items: InventoryItem<Bucket>[] = [];
-      for await (const container of service.listContainers({ abortSignal: call.signal })) {
-        items.push({ externalName: container.name, spec: { publicAccess: portablePublicAccess(container.properties.publicAccess ?? 'none') } });
-      }
-      return items;
-    });
-  },
-};
+    /** Every container of the storage account (List Containers, every page), with its public access as spec.publicAccess. */
+    async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Bucket>[]> {
+      const service = blobServiceClient(clientSettings(context.providerConfig, context.credentials, 'Bucket'));
+      const containers = await everyPage(context, { service: AzureServices.blobContainers, signal: call.signal }, 'ListContainers', async (continuationToken) => {
+        const pages = service.listContainers({ abortSignal: call.signal }).byPage({ ...(continuationToken ? { continuationToken } : {}), ...(options.listPageSize ? { maxPageSize: options.listPageSize } : {}) });
+        const page = await pages.next();
+        return page.done ? { items: [], continuationToken: undefined } : { items: page.value.containerItems, continuationToken: page.value.continuationToken };
+      });
+      return containers.map((container) => ({ externalName: container.name, spec: { publicAccess: portablePublicAccess(container.properties.publicAccess ?? 'none') } }));
+    },
+  };
+}
+
+export const bucketConnector: Connector<Bucket> = azureBucketConnector();

@@ -3,11 +3,16 @@ import { AzureNamedKeyCredential, AzureSASCredential, TableServiceClient } from 
 import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
 import { AnonymousCredential, BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import type { AzureClientSettings } from './config.js';
+import { retryAfterPolicy } from './retry-after.js';
 import { retryTokenPolicy, type PolicyPipeline } from './retry-tokens.js';
 
 /** The most SDK clients kept per service; credential rotations and many accounts evict the oldest. */
 const MAX_CLIENTS = 32;
-/** SDK tries per call; the engine retries beyond this with its own backoff, so no call blocks for long. */
+/**
+ * SDK tries per call; the engine retries beyond this with its own backoff, so no call blocks for long.
+ * Blob retries 500, 503 and network errors (never 429); Tables retries 408, 5xx and network errors,
+ * and a 429 or 503 with Retry-After (docs/providers/azure.md, "Retries and rate limits").
+ */
 const MAX_TRIES = 3;
 const RETRY_DELAY_MS = 500;
 const MAX_RETRY_DELAY_MS = 5_000;
@@ -37,6 +42,7 @@ function withRetryTokens(client: BlobServiceClient): BlobServiceClient {
   const context = (client as unknown as { storageClientContext?: { pipeline?: PolicyPipeline } }).storageClientContext;
   if (typeof context?.pipeline?.addPolicy !== 'function') throw new Error('@azure/storage-blob keeps no core pipeline where expected: the per-attempt rate-limit policy cannot be added');
   context.pipeline.addPolicy(retryTokenPolicy, { afterPhase: 'Retry' });
+  context.pipeline.addPolicy(retryAfterPolicy, { afterPhase: 'Retry' });
   return client;
 }
 
@@ -44,7 +50,10 @@ function newTableServiceClient(settings: AzureClientSettings): TableServiceClien
   const options = {
     allowInsecureConnection: isHttp(settings.serviceUrl),
     retryOptions: { maxRetries: MAX_TRIES - 1, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS },
-    additionalPolicies: [{ policy: retryTokenPolicy, position: 'perRetry' as const }],
+    additionalPolicies: [
+      { policy: retryTokenPolicy, position: 'perRetry' as const },
+      { policy: retryAfterPolicy, position: 'perRetry' as const },
+    ],
   };
   const { credential, serviceUrl } = settings;
   if (credential.kind === 'sharedKey') return new TableServiceClient(serviceUrl, new AzureNamedKeyCredential(credential.accountName, credential.accountKey), options);

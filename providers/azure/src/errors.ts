@@ -1,4 +1,5 @@
 import { NotOwnedError, ProviderError, RetryableError, TerminalError, type CloudCallOptions, type ConnectionContext } from '@k8or/core';
+import { AzureRetryAfter } from './retry-after.js';
 
 /** Codes that mean "busy, try again": retried with backoff. */
 const RETRYABLE = new Set(['ServerBusy', 'OperationTimedOut', 'InternalError', 'ServiceUnavailable', 'TooManyRequests']);
@@ -93,12 +94,20 @@ function firstLine(error: unknown): string {
 /**
  * Turns an SDK error from `operation` into the class the engine acts on: 429, 5xx, ServerBusy,
  * OperationTimedOut and network failures are retryable, and so are ContainerBeingDeleted and
- * TableBeingDeleted (after BEING_DELETED_RETRY_MS); authorization and authentication failures and
+ * TableBeingDeleted (after BEING_DELETED_RETRY_MS), and a throttling answer whose Retry-After the SDK
+ * did not wait out (after that wait, `retryAfterPolicy`); authorization and authentication failures and
  * invalid names are terminal; a name that exists elsewhere is NotOwnedError. The Azure code is in
  * the message and in `code`.
  */
 export function classifyAzureError(error: unknown, operation: string): ProviderError {
   if (error instanceof ProviderError) return error;
+  if (error instanceof AzureRetryAfter) {
+    return new RetryableError(`${operation} failed with ${error.code}: Azure asked for ${Math.ceil(error.retryAfterMs / 1000)} s before the next attempt (Retry-After)`, {
+      code: error.code,
+      cause: error,
+      retryAfterMs: error.retryAfterMs,
+    });
+  }
   const code = azureErrorCode(error);
   const detail = firstLine(error);
   const message = `${operation} failed with ${code}${detail && detail !== code ? `: ${detail}` : ''}`;

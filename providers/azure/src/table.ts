@@ -10,6 +10,7 @@ import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionC
 import { tableServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
+import { everyPage, type AzureConnectorOptions } from './paging.js';
 import { AzureServices } from './rate-limits.js';
 import { unappliedTableSettings } from './unapplied.js';
 
@@ -103,21 +104,27 @@ export class AzureTableClient implements ExternalClient<Table> {
   }
 }
 
-/** Builds (or reuses) the Table service client for the ProviderConfig's account, endpoint and credentials. */
-export const tableConnector: Connector<Table> = {
-  async connect(_table: Table, context: ConnectionContext): Promise<ExternalClient<Table>> {
-    return new AzureTableClient(tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table')), context);
-  },
+/** A Table connector; `options` are internal (tests list in small pages). */
+export function azureTableConnector(options: AzureConnectorOptions = {}): Connector<Table> {
+  return {
+    /** Builds (or reuses) the Table service client for the ProviderConfig's account, endpoint and credentials. */
+    async connect(_table: Table, context: ConnectionContext): Promise<ExternalClient<Table>> {
+      return new AzureTableClient(tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table')), context);
+    },
 
-  /** Every table of the storage account (Query Tables); every Azure table has the string keys PartitionKey and RowKey. */
-  async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Table>[]> {
-    const service = tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table'));
-    return await callAzure(context, { service: AzureServices.tables, signal: call.signal }, 'QueryTables', async () => {
-      const items: InventoryItem<Table>[] = [];
-      for await (const table of service.listTables({ abortSignal: call.signal })) {
-        if (table.name) items.push({ externalName: table.name, spec: { partitionKey: { ...AZURE_PARTITION_KEY }, sortKey: { ...AZURE_ROW_KEY } } });
-      }
-      return items;
-    });
-  },
-};
+    /** Every table of the storage account (Query Tables, every page); every Azure table has the string keys PartitionKey and RowKey. */
+    async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Table>[]> {
+      const service = tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table'));
+      const tables = await everyPage(context, { service: AzureServices.tables, signal: call.signal }, 'QueryTables', async (continuationToken) => {
+        const pages = service.listTables({ abortSignal: call.signal }).byPage({ ...(continuationToken ? { continuationToken } : {}), ...(options.listPageSize ? { maxPageSize: options.listPageSize } : {}) });
+        const page = await pages.next();
+        return page.done ? { items: [], continuationToken: undefined } : { items: [...page.value], continuationToken: page.value.continuationToken };
+      });
+      return tables.flatMap((listed): InventoryItem<Table>[] =>
+        listed.name ? [{ externalName: listed.name, spec: { partitionKey: { ...AZURE_PARTITION_KEY }, sortKey: { ...AZURE_ROW_KEY } } }] : [],
+      );
+    },
+  };
+}
+
+export const tableConnector: Connector<Table> = azureTableConnector();

@@ -22,10 +22,12 @@ export interface FaultPlan {
    * first call after `setFaults` stalls, whatever the draws. `'pass'` forwards one call.
    */
   script?: ReadonlyArray<'throttle' | 'serverError' | 'stall' | 'pass'>;
+  /** HTTP only: throttling answers carry `Retry-After: N` (seconds), as some services send it. Absent: no header. */
+  retryAfterSeconds?: number;
 }
 
 /** What a proxy does with one call. */
-export type FaultDraw = { fault: 'throttle' | 'serverError' } | { fault: 'stall'; stallMs: number; forwardFirst: boolean } | { fault: undefined };
+export type FaultDraw = { fault: 'throttle'; retryAfterSeconds?: number } | { fault: 'serverError' } | { fault: 'stall'; stallMs: number; forwardFirst: boolean } | { fault: undefined };
 
 export interface FaultDraws {
   readonly seed: number;
@@ -54,7 +56,7 @@ export function faultDraws(initial: FaultPlan, seed: number = Math.floor(Math.ra
       const share = (fault: 'throttle' | 'serverError' | 'stall'): number => (scripted === undefined ? (plan[fault] ?? 0) : scripted === fault ? 1 : 0);
       const throttle = share('throttle');
       const serverError = share('serverError');
-      if (draw < throttle) return { fault: 'throttle' };
+      if (draw < throttle) return { fault: 'throttle', ...(plan.retryAfterSeconds !== undefined ? { retryAfterSeconds: plan.retryAfterSeconds } : {}) };
       if (draw < throttle + serverError) return { fault: 'serverError' };
       if (draw < throttle + serverError + share('stall')) return { fault: 'stall', stallMs: plan.stallMs ?? 60_000, forwardFirst: random() < (plan.stallAfterForward ?? 0.5) };
       return { fault: undefined };

@@ -23,6 +23,8 @@ export interface ProxiedCall {
   /** When it arrived (ms since the epoch). */
   at: number;
   method: string;
+  /** Path and query, as received (page markers and continuation tokens included); the gRPC method path for gRPC. */
+  url: string;
   /** The API operation (`CreateTable`, `PUT /bucket?versioning`, ...). */
   operation: string;
   /** The bucket, table or container it is about; `''` for account-level calls. */
@@ -106,6 +108,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const record: ProxiedCall = {
       at: Date.now(),
       method: request.method,
+      url: request.url,
       operation: dialect.operationOf(request),
       resource: dialect.resourceOf(request),
       outcome: 'forwarded',
@@ -119,6 +122,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     if (draw.fault === 'throttle') {
       record.outcome = 'throttled';
       fault = draws.pick(dialect.throttles)();
+      if (draw.retryAfterSeconds !== undefined) fault = { ...fault, headers: { ...fault.headers, 'retry-after': String(draw.retryAfterSeconds) } };
     } else if (draw.fault === 'serverError') {
       record.outcome = 'server-error';
       fault = draws.pick(dialect.serverErrors)();

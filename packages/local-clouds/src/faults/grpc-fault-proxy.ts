@@ -234,7 +234,7 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
-    const record: GrpcProxiedCall = { at: Date.now(), method: String(headers[':method'] ?? 'POST'), operation: method, resource: tableOfRequest(method, body), outcome: 'forwarded' };
+    const record: GrpcProxiedCall = { at: Date.now(), method: String(headers[':method'] ?? 'POST'), url: path, operation: method, resource: tableOfRequest(method, body), outcome: 'forwarded' };
     log.record(record);
 
     const draw = draws.next();

@@ -231,6 +231,19 @@ describe('fault proxy', () => {
     assert.equal(scripted.calls.at(-1)?.outcome, 'throttled');
   });
 
+  it('adds Retry-After to throttling answers when asked, and logs each call\'s path and query', async () => {
+    const throttling = await proxy({ target: gcs.endpoint, dialect: 'gcs', throttle: 1, retryAfterSeconds: 7 });
+    const answer = await fetch(`${throttling.endpoint}/storage/v1/b?project=p&pageToken=next`);
+    await answer.body?.cancel();
+    assert.equal(answer.status, 429);
+    assert.equal(answer.headers.get('retry-after'), '7');
+    assert.equal(throttling.calls[0]?.url, '/storage/v1/b?project=p&pageToken=next');
+    throttling.setFaults({ throttle: 1 });
+    const plain = await fetch(`${throttling.endpoint}/storage/v1/b?project=p`);
+    await plain.body?.cancel();
+    assert.equal(plain.headers.get('retry-after'), null, 'no Retry-After unless the plan says so');
+  });
+
   it('draws the same faults from the same seed, and about the planned shares', async () => {
     const outcomes = async (seed: number): Promise<string[]> => {
       const mixed = await proxy({ target: dynamodb.endpoint, dialect: 'dynamodb', seed, throttle: 0.2, serverError: 0.1 });

@@ -1,0 +1,163 @@
+// What the Azure SDKs' own retries do on the wire, with the real @azure/storage-blob and
+// @azure/data-tables against Azurite behind the fault proxy: how many attempts one provider call
+// makes under throttling with a Retry-After, under a stall and after a storm, and that every
+// attempt takes a token of the call's rate-limit bucket.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Bucket, Table } from '@k8or/api';
+import { CloudRateLimits, RetryableError, type ExternalClient } from '@k8or/core';
+import { azureProvider, bucketConnector, clearAzureClients, tableConnector } from '@k8or/provider-azure';
+import { startAzurite, startFaultProxy, type Azurite, type FaultProxy } from '@k8or/local-clouds';
+import { accountKeySecret, azureProviderConfig, bucket, connectionContext, startFaultProxy as startErrorProxy, table } from './support.ts';
+
+/** Loose enough that the limit never slows these tests; each attempt is still counted. */
+const LIMIT = { requestsPerSecond: 100, burst: 100 };
+
+interface Service<R extends Bucket | Table> {
+  name: string;
+  dialect: 'azure-blob' | 'azure-table';
+  rateLimitService: string;
+  resource: (name: string) => R;
+  endpoints: (endpoint: string) => { bucket?: string; table?: string };
+  connect: (resource: R, context: ReturnType<typeof connectionContext>) => Promise<ExternalClient<R>>;
+  /** Makes `resource` exist in Azurite, straight through the provider. */
+  create: (client: ExternalClient<R>, resource: R) => Promise<unknown>;
+}
+
+const blob: Service<Bucket> = {
+  name: 'Blob',
+  dialect: 'azure-blob',
+  rateLimitService: 'blob-containers',
+  resource: bucket,
+  endpoints: (endpoint) => ({ bucket: endpoint }),
+  connect: (resource, context) => bucketConnector.connect(resource, context),
+  create: (client, resource) => client.create(resource, { signal: AbortSignal.timeout(30_000) }),
+};
+
+const tables: Service<Table> = {
+  name: 'Tables',
+  dialect: 'azure-table',
+  rateLimitService: 'table-service',
+  // Azure table names are letters and digits only.
+  resource: (name) => table(name.replace(/-/g, '')),
+  endpoints: (endpoint) => ({ table: endpoint }),
+  connect: (resource, context) => tableConnector.connect(resource, context),
+  create: (client, resource) => client.create(resource, { signal: AbortSignal.timeout(30_000) }),
+};
+
+describe("the Azure SDKs' retries on the wire (Azurite behind the fault proxy)", () => {
+  let azurite: Azurite;
+  const proxies = new Map<string, FaultProxy>();
+  let configs = 0;
+
+  before(async () => {
+    azurite = await startAzurite();
+    proxies.set('azure-blob', await startFaultProxy({ target: azurite.blobEndpoint, dialect: 'azure-blob' }));
+    proxies.set('azure-table', await startFaultProxy({ target: azurite.tableEndpoint, dialect: 'azure-table' }));
+  });
+  after(async () => {
+    clearAzureClients();
+    for (const proxy of proxies.values()) await proxy.stop();
+    await azurite?.stop();
+  });
+
+  /** A client for `resource` through `endpoint`, under a rate-limit bucket of its own. */
+  async function rateLimited<R extends Bucket | Table>(service: Service<R>, resource: R, endpoint: string) {
+    const limits = new CloudRateLimits();
+    const providerConfig = azureProviderConfig(service.endpoints(endpoint));
+    providerConfig.metadata.name = `retries-${(configs += 1)}`;
+    providerConfig.spec.rateLimits = { [service.rateLimitService]: LIMIT };
+    const context = connectionContext(providerConfig, resource, accountKeySecret(azurite));
+    const client = await service.connect(resource, { ...context, recordCall: limits.recorder(azureProvider, providerConfig, context.recordCall) });
+    return { client, tokens: () => limits.state(providerConfig.metadata.name ?? '', service.rateLimitService)?.calls ?? 0 };
+  }
+
+  for (const service of [blob, tables] as Service<Bucket | Table>[]) {
+    it(`${service.name}: a throttling answer with a Retry-After longer than the SDK's backoff is one attempt, and the engine is told to wait that long`, async () => {
+      const proxy = proxies.get(service.dialect)!;
+      const resource = service.resource('retry-after');
+      const { client, tokens } = await rateLimited(service, resource, proxy.endpoint);
+      proxy.setFaults({ throttle: 1, retryAfterSeconds: 30 });
+      proxy.clearCalls();
+      const started = performance.now();
+      try {
+        const failure = await client.observe(resource, { signal: AbortSignal.timeout(10_000) }).then(
+          () => assert.fail('observe succeeded through a throttling proxy'),
+          (error: unknown) => error,
+        );
+        const seconds = (performance.now() - started) / 1000;
+        assert.ok(failure instanceof RetryableError, `a retryable error, not ${String(failure)}`);
+        assert.equal(failure.retryAfterMs, 30_000, "the engine requeues after the server's Retry-After");
+        assert.equal(failure.code, 'ServerBusy');
+        assert.equal(proxy.calls.length, 1, 'the SDK sent no retry the server had asked it to hold');
+        assert.equal(tokens(), proxy.calls.length, 'each attempt took a token');
+        assert.ok(seconds < 5, `the call ended at once (${seconds.toFixed(1)} s), not after the Retry-After nor at the deadline`);
+      } finally {
+        proxy.setFaults({});
+      }
+    });
+
+    it(`${service.name}: a stalled attempt ends with the call's deadline as a retryable error (never absence), with no attempt after it`, async () => {
+      const proxy = proxies.get(service.dialect)!;
+      const resource = service.resource('stalled');
+      const { client, tokens } = await rateLimited(service, resource, proxy.endpoint);
+      proxy.setFaults({ script: ['stall'], stallMs: 60_000, stallAfterForward: 0 });
+      proxy.clearCalls();
+      const started = performance.now();
+      try {
+        await assert.rejects(client.observe(resource, { signal: AbortSignal.timeout(1_500) }), (error: unknown) => error instanceof RetryableError);
+        const seconds = (performance.now() - started) / 1000;
+        assert.ok(seconds < 5, `the call ended with its deadline (${seconds.toFixed(1)} s)`);
+        // The SDK's retry loop runs inside the call: once the call has rejected, no attempt can follow.
+        assert.deepEqual(proxy.calls.map((c) => c.outcome), ['stalled']);
+        assert.equal(tokens(), 1);
+      } finally {
+        proxy.setFaults({});
+      }
+    });
+
+    it(`${service.name}: after a throttling storm the client is whole: the next call is one attempt, and succeeds`, async () => {
+      const proxy = proxies.get(service.dialect)!;
+      const resource = service.resource('after-storm');
+      const { client, tokens } = await rateLimited(service, resource, proxy.endpoint);
+      await service.create(client, resource);
+      proxy.setFaults({ throttle: 1 });
+      proxy.clearCalls();
+      const tokensBeforeStorm = tokens();
+      try {
+        const storm = await Promise.allSettled(Array.from({ length: 10 }, () => client.observe(resource, { signal: AbortSignal.timeout(30_000) })));
+        assert.ok(storm.every((outcome) => outcome.status === 'rejected' && outcome.reason instanceof RetryableError), 'every call of the storm failed retryable');
+        assert.equal(proxy.calls.length, 30, 'three attempts per call (providers/azure/src/clients.ts MAX_TRIES), no more');
+      } finally {
+        proxy.setFaults({});
+      }
+      const tokensAfterStorm = tokens();
+      proxy.clearCalls();
+      const started = performance.now();
+      const observation = await client.observe(resource, { signal: AbortSignal.timeout(30_000) });
+      assert.equal(observation.exists, true);
+      assert.equal(proxy.calls.length, 1, 'one attempt');
+      assert.ok(performance.now() - started < 2_000, 'no backoff left over from the storm');
+      assert.equal(tokensAfterStorm - tokensBeforeStorm, 30, 'each attempt of the storm took a token');
+    });
+  }
+
+  it('Blob and Tables: a 429 without Retry-After is one attempt and a retryable error (neither SDK retries it; the engine backs off)', async () => {
+    for (const [service, target] of [
+      [blob, azurite.blobEndpoint],
+      [tables, azurite.tableEndpoint],
+    ] as const) {
+      const proxy = await startErrorProxy(target);
+      try {
+        const resource = (service as Service<Bucket | Table>).resource('too-many');
+        const { client, tokens } = await rateLimited(service as Service<Bucket | Table>, resource, proxy.endpoint);
+        proxy.fail(5, 429, 'TooManyRequests');
+        await assert.rejects(client.observe(resource, { signal: AbortSignal.timeout(10_000) }), (error: unknown) => error instanceof RetryableError && error.code === 'TooManyRequests');
+        assert.equal(proxy.injected, 1, `${service.name}: one attempt`);
+        assert.equal(tokens(), 1);
+      } finally {
+        await proxy.close();
+      }
+    }
+  });
+});
