@@ -5,9 +5,9 @@ import { after, before, describe, it } from 'node:test';
 import type { Bucket, Table } from '@k8or/api';
 import { CloudRateLimits, ProviderError, type CloudCallRecorder, type ExternalClient } from '@k8or/core';
 import { callRateReport } from '@k8or/core/testing';
-import { azureProvider, bucketConnector, clearAzureClients, tableConnector } from '@k8or/provider-azure';
-import { startAzurite, startFaultProxy, type Azurite, type CloudDialectName, type FaultProxy } from '@k8or/local-clouds';
-import { accountKeySecret, azureProviderConfig, bucket, connectionContext, table } from './support.ts';
+import { azureProvider, bucketConnector, tableConnector } from '@k8or/provider-azure';
+import type { CloudDialectName } from '@k8or/local-clouds';
+import { accountKeySecret, azureProviderConfig, bucket, connectionContext, startProxiedAzurite, table, type ProxiedAzurite } from './support.ts';
 
 /**
  * Slow enough that the SDKs' own backoff (0.5 s base, three tries) can never space a call's three
@@ -21,19 +21,12 @@ const ATTEMPTS = 3;
 const call = { signal: new AbortController().signal };
 
 describe("the Azure SDKs' retries take a rate-limit token each (Azurite behind a throttling proxy)", () => {
-  let azurite: Azurite;
-  const proxies = new Map<CloudDialectName, FaultProxy>();
+  let azure: ProxiedAzurite;
 
   before(async () => {
-    azurite = await startAzurite();
-    proxies.set('azure-blob', await startFaultProxy({ target: azurite.blobEndpoint, dialect: 'azure-blob' }));
-    proxies.set('azure-table', await startFaultProxy({ target: azurite.tableEndpoint, dialect: 'azure-table' }));
+    azure = await startProxiedAzurite();
   });
-  after(async () => {
-    clearAzureClients();
-    for (const proxy of proxies.values()) await proxy.stop();
-    await azurite?.stop();
-  });
+  after(async () => await azure?.stop());
 
   async function throttledObserve<R extends Bucket | Table>(
     dialect: CloudDialectName,
@@ -41,12 +34,12 @@ describe("the Azure SDKs' retries take a rate-limit token each (Azurite behind a
     resource: R,
     connect: (resource: R, context: ReturnType<typeof connectionContext>) => Promise<ExternalClient<R>>,
   ): Promise<void> {
-    const proxy = proxies.get(dialect)!;
+    const proxy = azure.proxies.get(dialect)!;
     const limits = new CloudRateLimits();
     const providerConfig = azureProviderConfig(resource.kind === 'Bucket' ? { bucket: proxy.endpoint } : { table: proxy.endpoint });
     providerConfig.metadata.name = `throttled-${dialect}`;
     providerConfig.spec.rateLimits = { [service]: LIMIT };
-    const context = connectionContext(providerConfig, resource, accountKeySecret(azurite));
+    const context = connectionContext(providerConfig, resource, accountKeySecret(azure.azurite));
     const recordCall: CloudCallRecorder = limits.recorder(azureProvider, providerConfig, context.recordCall);
     const client = await connect(resource, { ...context, recordCall });
     proxy.setFaults({ script: Array.from({ length: ATTEMPTS }, () => 'throttle' as const) });

@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Bucket, Table } from '@k8or/api';
 import { CloudRateLimits, RetryableError, type ExternalClient } from '@k8or/core';
-import { azureProvider, bucketConnector, clearAzureClients, tableConnector } from '@k8or/provider-azure';
-import { startAzurite, startFaultProxy, type Azurite, type FaultProxy } from '@k8or/local-clouds';
-import { accountKeySecret, azureProviderConfig, bucket, connectionContext, startFaultProxy as startErrorProxy, table } from './support.ts';
+import { azureProvider, bucketConnector, tableConnector } from '@k8or/provider-azure';
+import { accountKeySecret, azureProviderConfig, bucket, connectionContext, startProxiedAzurite, startFaultProxy as startErrorProxy, table, type ProxiedAzurite } from './support.ts';
 
 /** Loose enough that the limit never slows these tests; each attempt is still counted. */
 const LIMIT = { requestsPerSecond: 100, burst: 100 };
@@ -46,20 +45,13 @@ const tables: Service<Table> = {
 };
 
 describe("the Azure SDKs' retries on the wire (Azurite behind the fault proxy)", () => {
-  let azurite: Azurite;
-  const proxies = new Map<string, FaultProxy>();
+  let azure: ProxiedAzurite;
   let configs = 0;
 
   before(async () => {
-    azurite = await startAzurite();
-    proxies.set('azure-blob', await startFaultProxy({ target: azurite.blobEndpoint, dialect: 'azure-blob' }));
-    proxies.set('azure-table', await startFaultProxy({ target: azurite.tableEndpoint, dialect: 'azure-table' }));
+    azure = await startProxiedAzurite();
   });
-  after(async () => {
-    clearAzureClients();
-    for (const proxy of proxies.values()) await proxy.stop();
-    await azurite?.stop();
-  });
+  after(async () => await azure?.stop());
 
   /** A client for `resource` through `endpoint`, under a rate-limit bucket of its own. */
   async function rateLimited<R extends Bucket | Table>(service: Service<R>, resource: R, endpoint: string) {
@@ -67,14 +59,14 @@ describe("the Azure SDKs' retries on the wire (Azurite behind the fault proxy)",
     const providerConfig = azureProviderConfig(service.endpoints(endpoint));
     providerConfig.metadata.name = `retries-${(configs += 1)}`;
     providerConfig.spec.rateLimits = { [service.rateLimitService]: LIMIT };
-    const context = connectionContext(providerConfig, resource, accountKeySecret(azurite));
+    const context = connectionContext(providerConfig, resource, accountKeySecret(azure.azurite));
     const client = await service.connect(resource, { ...context, recordCall: limits.recorder(azureProvider, providerConfig, context.recordCall) });
     return { client, tokens: () => limits.state(providerConfig.metadata.name ?? '', service.rateLimitService)?.calls ?? 0 };
   }
 
   for (const service of [blob, tables] as Service<Bucket | Table>[]) {
     it(`${service.name}: a throttling answer with a Retry-After longer than the SDK's backoff is one attempt, and the engine is told to wait that long`, async () => {
-      const proxy = proxies.get(service.dialect)!;
+      const proxy = azure.proxies.get(service.dialect)!;
       const resource = service.resource('retry-after');
       const { client, tokens } = await rateLimited(service, resource, proxy.endpoint);
       proxy.setFaults({ throttle: 1, retryAfterSeconds: 30 });
@@ -98,7 +90,7 @@ describe("the Azure SDKs' retries on the wire (Azurite behind the fault proxy)",
     });
 
     it(`${service.name}: a stalled attempt ends with the call's deadline as a retryable error (never absence), with no attempt after it`, async () => {
-      const proxy = proxies.get(service.dialect)!;
+      const proxy = azure.proxies.get(service.dialect)!;
       const resource = service.resource('stalled');
       const { client, tokens } = await rateLimited(service, resource, proxy.endpoint);
       proxy.setFaults({ script: ['stall'], stallMs: 60_000, stallAfterForward: 0 });
@@ -117,7 +109,7 @@ describe("the Azure SDKs' retries on the wire (Azurite behind the fault proxy)",
     });
 
     it(`${service.name}: after a throttling storm the client is whole: the next call is one attempt, and succeeds`, async () => {
-      const proxy = proxies.get(service.dialect)!;
+      const proxy = azure.proxies.get(service.dialect)!;
       const resource = service.resource('after-storm');
       const { client, tokens } = await rateLimited(service, resource, proxy.endpoint);
       await service.create(client, resource);
@@ -144,8 +136,8 @@ describe("the Azure SDKs' retries on the wire (Azurite behind the fault proxy)",
 
   it('Blob and Tables: a 429 without Retry-After is one attempt and a retryable error (neither SDK retries it; the engine backs off)', async () => {
     for (const [service, target] of [
-      [blob, azurite.blobEndpoint],
-      [tables, azurite.tableEndpoint],
+      [blob, azure.azurite.blobEndpoint],
+      [tables, azure.azurite.tableEndpoint],
     ] as const) {
       const proxy = await startErrorProxy(target);
       try {

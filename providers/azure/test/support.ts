@@ -2,7 +2,8 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ProviderConfig } from '@k8or/api';
-import type { Azurite } from '@k8or/local-clouds';
+import { startAzurite, startFaultProxy as startCloudFaultProxy, type Azurite, type CloudDialectName, type FaultProxy as CloudFaultProxy } from '@k8or/local-clouds';
+import { clearAzureClients } from '@k8or/provider-azure';
 
 export { bucket, connectionContext, ownerTagsOf, table } from '@k8or/provider-testkit';
 
@@ -13,6 +14,31 @@ export function azureProviderConfig(endpoints: { bucket?: string; table?: string
     kind: 'ProviderConfig',
     metadata: { name: 'default' },
     spec: { provider: 'azure', storageAccount: account, endpoints, credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'azure-creds' } } },
+  };
+}
+
+/** Azurite with local-clouds' fault proxy (no faults until a test sets them) in front of its Blob and its Table service. */
+export interface ProxiedAzurite {
+  azurite: Azurite;
+  proxies: Map<CloudDialectName, CloudFaultProxy>;
+  /** Drops the provider's cached clients, then stops the proxies and Azurite. */
+  stop(): Promise<void>;
+}
+
+export async function startProxiedAzurite(): Promise<ProxiedAzurite> {
+  const azurite = await startAzurite();
+  const proxies = new Map<CloudDialectName, CloudFaultProxy>([
+    ['azure-blob', await startCloudFaultProxy({ target: azurite.blobEndpoint, dialect: 'azure-blob' })],
+    ['azure-table', await startCloudFaultProxy({ target: azurite.tableEndpoint, dialect: 'azure-table' })],
+  ]);
+  return {
+    azurite,
+    proxies,
+    async stop() {
+      clearAzureClients();
+      for (const proxy of proxies.values()) await proxy.stop();
+      await azurite.stop();
+    },
   };
 }
 
