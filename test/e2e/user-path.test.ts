@@ -260,6 +260,12 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
     assert.equal((await dynamodb.send(new DescribeTableCommand({ TableName: orders }))).Table?.TableName, orders);
   });
 
+  /**
+   * Grants the operator needs on paths this run may not take: it reads its objects from the informer
+   * cache, and GETs one live only after a 409 or while its own last write is not in the cache yet.
+   */
+  const RARELY_USED_GRANTS = [': get k8or.io/buckets', ': get k8or.io/tables'];
+
   it("used every grant of the chart's RBAC, and was refused nothing", (test) => {
     // the embedded API server counts what each grant allowed; a cluster's audit log would, but is not ours to read
     if (!cluster.sandbox) return test.skip('needs the embedded API server\'s RBAC accounting (an external cluster)');
@@ -267,7 +273,8 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
     const chartBindings = new Set([`ClusterRoleBinding ${RELEASE}`, `RoleBinding ${NS}/${RELEASE}`]);
     const unused = access.grants
       .filter((g) => chartBindings.has(g.grant.binding) && g.uses === 0)
-      .map((g) => g.key);
+      .map((g) => g.key)
+      .filter((key) => !RARELY_USED_GRANTS.some((suffix) => key.endsWith(suffix)));
     assert.deepEqual(access.denied, [], `calls the chart does not grant:\n${access.denied.join('\n')}`);
     assert.deepEqual(unused, [], `grants of the chart no call used:\n${unused.join('\n')}`);
   });
