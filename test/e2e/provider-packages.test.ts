@@ -44,7 +44,8 @@ describe('provider packages pack, install beside the operator and load by name',
 
   it('installs every provider tarball into an empty folder, and each loads by name there', async (t) => {
     // third-party dependencies come from the npm cache where it has them, else the registry
-    const install = await runIn(app, ['install', '--prefer-offline', '--ignore-scripts', ...(await readdir(dir)).filter((f) => f.endsWith('.tgz')).map((f) => join(dir, f))]);
+    // a registry that stalls fails within the test's deadline as a network error (npm waits 5 min a fetch by default)
+    const install = await runIn(app, ['install', '--prefer-offline', '--ignore-scripts', '--fetch-timeout=30000', '--fetch-retries=2', ...(await readdir(dir)).filter((f) => f.endsWith('.tgz')).map((f) => join(dir, f))]);
     if (install.code !== 0 && NETWORK_ERRORS.test(install.stderr)) {
       installSkipped = 'the npm registry is not reachable for the providers\' dependencies';
       t.skip(installSkipped);
