@@ -18,6 +18,8 @@ import { run, type RunResult, type Tool } from '../support/run.ts';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const npm: Tool = { binary: 'npm', env: { npm_config_audit: 'false', npm_config_fund: 'false' } };
 const NETWORK_ERRORS = /ENOTFOUND|EAI_AGAIN|ENETUNREACH|ECONNREFUSED|ETIMEDOUT|ENOTCACHED/;
+/** A line of npm's http log: a fetch from the registry. */
+const REGISTRY_FETCH = /npm http fetch/;
 
 describe('provider packages pack, install beside the operator and load by name', { timeout: 300_000 }, () => {
   let dir: string;
@@ -44,10 +46,12 @@ describe('provider packages pack, install beside the operator and load by name',
 
   it('installs every provider tarball into an empty folder, and each loads by name there', async (t) => {
     // third-party dependencies come from the npm cache where it has them, else the registry
-    // a registry that stalls fails within the test's deadline as a network error (npm waits 5 min a fetch by default)
-    const install = await runIn(app, ['install', '--prefer-offline', '--ignore-scripts', '--fetch-timeout=30000', '--fetch-retries=2', ...(await readdir(dir)).filter((f) => f.endsWith('.tgz')).map((f) => join(dir, f))]);
-    if (install.code !== 0 && NETWORK_ERRORS.test(install.stderr)) {
-      installSkipped = 'the npm registry is not reachable for the providers\' dependencies';
+    // (`--loglevel=http` lists each fetch, so a registry that stalls can be told from a hang of ours)
+    const install = await runIn(app, ['install', '--prefer-offline', '--ignore-scripts', '--loglevel=http', '--fetch-timeout=30000', '--fetch-retries=2', ...(await readdir(dir)).filter((f) => f.endsWith('.tgz')).map((f) => join(dir, f))]);
+    const registryStalled = install.code === null && REGISTRY_FETCH.test(install.stderr);
+    if (install.code !== 0 && (NETWORK_ERRORS.test(install.stderr) || registryStalled)) {
+      const lastFetch = install.stderr.split('\n').filter((line) => REGISTRY_FETCH.test(line)).at(-1) ?? '';
+      installSkipped = `the npm registry is not reachable for the providers' dependencies${registryStalled ? ` (npm still fetching at the deadline; last: ${lastFetch.trim()})` : ''}`;
       t.skip(installSkipped);
       return;
     }
