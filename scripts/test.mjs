@@ -11,13 +11,18 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 let pending = '';
+// Skips are counted from the spec reporter's ﹣ lines, not its summary: the summary's "skipped"
+// leaves out a skipped suite (a describe with `skip`), whose tests are never listed.
 const count = (line) => {
-  const m = /ℹ (pass|fail|skipped) (\d+)\s*$/.exec(line);
+  if (/^(\S+: )?\s*﹣ /.test(line)) {
+    skipped += 1;
+    return;
+  }
+  const m = /ℹ (pass|fail) (\d+)\s*$/.exec(line);
   if (!m) return;
   const n = Number(m[2]);
   if (m[1] === 'pass') passed += n;
-  else if (m[1] === 'fail') failed += n;
-  else skipped += n;
+  else failed += n;
 };
 turbo.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
