@@ -408,7 +408,11 @@ describe('the reconcile algorithm, effect by effect', () => {
     for (const name of finishLater) cloud.buckets.delete(name);
     timeline.length = 0;
     await reconciler.reconcile(request);
-    assert.deepEqual(timeline, ['cloud observe', 'patch finalizers='], 'gone at the first observe: released without another delete');
+    assert.deepEqual(
+      timeline,
+      ['cloud observe', `event Normal ${Reasons.DeletedExternalResource}`, 'patch finalizers='],
+      'gone at the first observe: released without another delete, and the delete an earlier pass asked for is announced',
+    );
   });
 
   it('waits the time a retryable error names (a name still being deleted) instead of backing off', async () => {

@@ -346,7 +346,13 @@ export class ManagedReconciler {
       // A 403 or a timeout is not absence: the finalizer stays until the cloud answers.
       return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
     }
-    if (!observation.exists) return await this.#release(resource, call);
+    if (!observation.exists) {
+      // Gone since an earlier pass asked for the delete (the cloud finished it later): that delete is ours to announce.
+      if (resource.status?.conditions?.some((c) => c.type === ConditionTypes.Ready && c.reason === Reasons.Deleting)) {
+        await this.#announceDeleted(resource, call, name, target);
+      }
+      return await this.#release(resource, call);
+    }
 
     if (ownershipOf(resource, observation.ownerTags, ownerTagsFor(resource, this.#clusterId)) === 'foreign') return await this.#leaveForeign(resource, call, name);
 
@@ -378,8 +384,12 @@ export class ManagedReconciler {
       });
       return { requeueAfterMs: this.#pollIntervalMs };
     }
-    await this.#event(resource, call, 'Normal', Reasons.DeletedExternalResource, `Deleted ${this.kind} "${name}" in ${target.provider}.`);
+    await this.#announceDeleted(resource, call, name, target);
     return await this.#release(resource, call);
+  }
+
+  async #announceDeleted(resource: ManagedResource, call: Run, name: string, target: Target): Promise<void> {
+    await this.#event(resource, call, 'Normal', Reasons.DeletedExternalResource, `Deleted ${this.kind} "${name}" in ${target.provider}.`);
   }
 
   /** Never delete what is not ours: the object goes, the cloud resource stays. */
