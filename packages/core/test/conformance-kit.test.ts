@@ -1,24 +1,37 @@
 // The conformance kit catches a provider that creates twice, whatever its
-// cloud calls the create operation: the kit is run in a child process on a
-// provider that breaks the rule, and that case must fail.
+// cloud calls the create operation, and one whose probe takes an error for
+// absence: the kit is run in a child process on a provider that breaks the
+// rule, and that case must fail.
 import { strict as assert } from 'node:assert';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { it } from 'node:test';
 
-const fixture = fileURLToPath(new URL('./fixtures/conformance-creates-twice.ts', import.meta.url));
-const CASE = 'a crash between create and its marker ends with exactly one resource, and no leak';
-
-it('fails a provider that creates a second time after a crash, under any operation name', async () => {
+/** The kit's case `name` on the provider of `fixture`, in a child process: its TAP output when it failed, undefined when it passed. */
+async function failureOf(fixture: string, name: string): Promise<string | undefined> {
   // A test runner of its own: without NODE_TEST_CONTEXT the child reports to us as TAP, not to our runner.
   const { NODE_TEST_CONTEXT: _ours, ...env } = process.env;
-  const run = promisify(execFile)(process.execPath, ['--test', '--test-reporter=tap', `--test-name-pattern=${CASE}`, fixture], { timeout: 120_000, env });
-  const failed = await run.then(
+  const path = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url));
+  const run = promisify(execFile)(process.execPath, ['--test', '--test-reporter=tap', `--test-name-pattern=${name.replace(/[()]/g, '.')}`, path], { timeout: 120_000, env });
+  return await run.then(
     () => undefined,
     (error: { stdout?: string }) => error.stdout ?? '',
   );
+}
+
+it('fails a provider that creates a second time after a crash, under any operation name', async () => {
+  const CASE = 'a crash between create and its marker ends with exactly one resource, and no leak';
+  const failed = await failureOf('conformance-creates-twice.ts', CASE);
   assert.ok(failed !== undefined, 'the kit passed a provider that creates twice');
   assert.match(failed, new RegExp(`not ok \\d+ - ${CASE}`));
   assert.match(failed, /no second create/);
+});
+
+it('fails a provider whose probe takes a denial or a timeout for absence', async () => {
+  const CASE = 'a denied or timed-out probe throws what observe throws, never absence';
+  const failed = await failureOf('conformance-probe-swallows-errors.ts', CASE);
+  assert.ok(failed !== undefined, 'the kit passed a probe that says "gone" when the cloud refused to answer');
+  assert.match(failed, new RegExp(`not ok \\d+ - ${CASE}`));
+  assert.match(failed, /access denied: probe answers what observe answers/);
 });

@@ -325,16 +325,16 @@ describe('the engine against the API server', () => {
     for (const name of names) assert.equal(world.cloud.buckets.has(`${namespace}-${name}-delete-reads`), false);
   });
 
-  it('keeps the finalizer while observe on delete is denied (a 403 is not "gone"), and lets the object go once the cloud answers', async () => {
+  it('keeps the finalizer while the read on delete is denied (a 403 is not "gone"), and lets the object go once the cloud answers', async () => {
     if (world.engines.every((engine) => !engine.isActive())) await world.startEngine({ resyncPeriodMs: 3_600_000 });
     const namespace = await world.newNamespace();
     const externalName = `${namespace}-denied-delete-reads`;
     await world.createBucket(namespace, 'denied', { name: externalName });
     await world.waitForBucket(namespace, 'denied', 'Ready and Synced', isReadyAndSynced);
-    const clear = world.cloud.failWith({ operation: 'observe', name: externalName }, () => new TerminalError('Access Denied', { code: 'AccessDenied' }));
+    const clear = world.cloud.failWith({ operation: 'probe', name: externalName }, () => new TerminalError('Access Denied', { code: 'AccessDenied' }));
     try {
       await world.deleteBucket(namespace, 'denied');
-      const stuck = await world.waitForBucket(namespace, 'denied', 'the denied observe reported', (b) => condition(b, 'Synced')?.reason === Reasons.CannotObserveExternalResource);
+      const stuck = await world.waitForBucket(namespace, 'denied', 'the denied read reported', (b) => condition(b, 'Synced')?.reason === Reasons.CannotObserveExternalResource);
       assert.match(condition(stuck, 'Synced')?.message ?? '', /AccessDenied/);
       assert.deepEqual(stuck.metadata.finalizers, [FINALIZER]);
       assert.ok(world.cloud.buckets.has(externalName));

@@ -68,7 +68,7 @@ const lookups: ConfigLookups = {
 };
 const outputs: OutputsWriter = { publish: async () => 'unchanged', remove: async () => {} };
 
-function arrange(bucket: Partial<Bucket['spec']> = {}) {
+function arrange(bucket: Partial<Bucket['spec']> = {}, provider: { probe?: boolean } = {}) {
   const timeline: string[] = [];
   const cloud = new InMemoryCloud();
   cloud.onCall((call) => {
@@ -80,7 +80,7 @@ function arrange(bucket: Partial<Bucket['spec']> = {}) {
       timeline.push(`event ${type} ${reason}`);
     },
   };
-  const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud)]]), events, outputs }, { clusterId: 'c1', random: () => 0.5 });
+  const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud, provider)]]), events, outputs }, { clusterId: 'c1', random: () => 0.5 });
   return { timeline, cloud, objects, reconciler, request: { namespace: 'media', name: 'photos' } };
 }
 
@@ -350,8 +350,19 @@ describe('the reconcile algorithm, effect by effect', () => {
     }
   });
 
-  it('deletes: the cloud first, the finalizer only once the bucket is gone', async () => {
+  it('deletes: the cloud first, the finalizer only once the bucket is gone; existence and ownership read with the light probe', async () => {
     const { timeline, reconciler, request, objects, cloud } = arrange({ deletionPolicy: 'Delete' });
+    await reconciler.reconcile(request);
+    assert.ok(objects.object);
+    objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    timeline.length = 0;
+    await reconciler.reconcile(request);
+    assert.deepEqual(timeline, ['cloud probe', 'cloud delete', 'cloud probe', `event Normal ${Reasons.DeletedExternalResource}`, 'patch finalizers=']);
+    assert.equal(cloud.buckets.size, 0);
+  });
+
+  it('deletes with observe, in the same order, when the provider has no probe (the contract keeps probe optional)', async () => {
+    const { timeline, reconciler, request, objects, cloud } = arrange({ deletionPolicy: 'Delete' }, { probe: false });
     await reconciler.reconcile(request);
     assert.ok(objects.object);
     objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
@@ -359,6 +370,58 @@ describe('the reconcile algorithm, effect by effect', () => {
     await reconciler.reconcile(request);
     assert.deepEqual(timeline, ['cloud observe', 'cloud delete', 'cloud observe', `event Normal ${Reasons.DeletedExternalResource}`, 'patch finalizers=']);
     assert.equal(cloud.buckets.size, 0);
+  });
+
+  for (const [what, error] of [
+    ['denied (403)', () => new TerminalError('Access Denied', { code: 'AccessDenied' })],
+    ['timed out', () => new RetryableError('GetBucketTagging failed with TimeoutError', { code: 'TimeoutError' })],
+  ] as const) {
+    it(`keeps the finalizer and deletes nothing when the probe before the delete is ${what}: an error is not "gone"`, async () => {
+      const { timeline, reconciler, request, objects, cloud } = arrange({ deletionPolicy: 'Delete' });
+      await reconciler.reconcile(request);
+      assert.ok(objects.object);
+      objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+      const clear = cloud.failWith({ operation: 'probe' }, error);
+      timeline.length = 0;
+      await reconciler.reconcile(request);
+      clear();
+      assert.equal(timeline[0], 'cloud probe');
+      assert.equal(cloud.callCount({ operation: 'delete' }), 0, 'no delete without a read that decided ownership');
+      assert.deepEqual(objects.object?.metadata.finalizers, [FINALIZER]);
+      assert.equal(objects.object?.status?.conditions?.find((c) => c.type === 'Synced')?.reason, Reasons.CannotObserveExternalResource);
+      assert.equal(cloud.buckets.size, 1);
+    });
+
+    it(`keeps the finalizer when the probe after the delete is ${what}: only a fresh "gone" releases it`, async () => {
+      const { reconciler, request, objects, cloud } = arrange({ deletionPolicy: 'Delete' });
+      await reconciler.reconcile(request);
+      assert.ok(objects.object);
+      objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+      let probes = 0;
+      const clear = cloud.onCall((call) => {
+        if (call.operation === 'probe' && ++probes === 2) throw error();
+      });
+      await reconciler.reconcile(request);
+      clear();
+      assert.equal(cloud.callCount({ operation: 'delete' }), 1);
+      assert.deepEqual(objects.object?.metadata.finalizers, [FINALIZER], 'the delete was asked for, but nothing said gone yet');
+      await reconciler.reconcile(request);
+      assert.deepEqual(objects.object?.metadata.finalizers, [], 'released once a probe says gone');
+    });
+  }
+
+  it('leaves a bucket whose owner tags name another owner in the cloud, and lets the object go', async () => {
+    const { timeline, reconciler, request, objects, cloud } = arrange({ deletionPolicy: 'Delete' });
+    await reconciler.reconcile(request);
+    assert.ok(objects.object);
+    const bucket = cloud.buckets.get(objects.object.spec.name ?? '');
+    assert.ok(bucket);
+    bucket.tags = { ...bucket.tags, 'k8or.io/cluster': 'another-cluster' };
+    objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    timeline.length = 0;
+    await reconciler.reconcile(request);
+    assert.deepEqual(timeline, ['cloud probe', `event Warning ${Reasons.NotOwned}`, 'patch finalizers=']);
+    assert.equal(cloud.buckets.size, 1);
   });
 
   it('keeps the finalizer when the delete was accepted but the resource is still there: only the observe after it says gone', async () => {
@@ -423,15 +486,15 @@ describe('the reconcile algorithm, effect by effect', () => {
     assert.deepEqual(await reconciler.reconcile(request), { backoff: true });
   });
 
-  it("lets the object go, and leaves the cloud alone, when observe on delete says the name is another owner's", async () => {
+  it("lets the object go, and leaves the cloud alone, when the read on delete says the name is another owner's", async () => {
     const { timeline, reconciler, request, objects, cloud } = arrange({ deletionPolicy: 'Delete' });
     await reconciler.reconcile(request);
     assert.ok(objects.object);
     objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
-    cloud.failWith({ operation: 'observe' }, new NotOwnedError('another account owns the name', { code: 'BucketAlreadyExists' }));
+    cloud.failWith({ operation: 'probe' }, new NotOwnedError('another account owns the name', { code: 'BucketAlreadyExists' }));
     timeline.length = 0;
     await reconciler.reconcile(request);
-    assert.deepEqual(timeline, ['cloud observe', `event Warning ${Reasons.NotOwned}`, 'patch finalizers=']);
+    assert.deepEqual(timeline, ['cloud probe', `event Warning ${Reasons.NotOwned}`, 'patch finalizers=']);
     assert.equal(cloud.callCount({ operation: 'delete' }), 0);
   });
 

@@ -84,6 +84,13 @@ export interface Observation {
   settingIssues?: SettingIssue[];
 }
 
+/**
+ * What `probe` found: whether the resource exists and whose it is, with exactly the meaning of the
+ * same fields of Observation (`exists: false` only on a definite not-found; `ownerTags` undefined
+ * only where this cloud has no tags for this kind).
+ */
+export type Presence = Pick<Observation, 'exists' | 'ownerTags'>;
+
 /** What `create` and `update` may report besides success. */
 export interface ApplyResult {
   /** Settings the call could not apply (the rest was applied); see SettingIssue. */
@@ -106,6 +113,15 @@ export interface ApplyResult {
 export interface ExternalClient<R extends ManagedResource = ManagedResource> {
   observe(resource: R, call: CallOptions): Promise<Observation>;
   /**
+   * Optional: a lighter observe for the delete path, which needs only existence and the owner tags
+   * (S3: one GetBucketTagging instead of six reads). It answers what `observe` would for those two
+   * fields, with the cloud's fewest calls, and classifies errors exactly as `observe` does: a 403 or
+   * a timeout throws (never `exists: false`), and where `observe` throws NotOwnedError, so does
+   * `probe`. It reads only, and runs every SDK call through `recordCall` as `observe` does. Without
+   * it, the engine calls `observe`.
+   */
+  probe?(resource: R, call: CallOptions): Promise<Presence>;
+  /**
    * Create the resource under `ConnectionContext.externalName`, with the owner
    * tags in the create call itself wherever the cloud accepts tags at create
    * (S3 CreateBucketConfiguration.Tags, DynamoDB CreateTable Tags, GCS bucket
@@ -127,7 +143,7 @@ export interface ExternalClient<R extends ManagedResource = ManagedResource> {
   /**
    * Delete the resource. Missing is success. Throws DeletionBlockedError
    * rather than lose data. Returning means the delete was accepted; the engine
-   * removes its finalizer only after an observe says `exists: false`.
+   * removes its finalizer only after a fresh `probe` (or `observe`) says `exists: false`.
    */
   delete(resource: R, call: CallOptions): Promise<void>;
 }

@@ -13,7 +13,7 @@ import {
   type ProviderName,
 } from '@k8or/api';
 import type { Logger } from 'pino';
-import type { ApplyResult, CallOptions, CloudCallRecorder, Connector, ExternalClient, FieldDiff, NamingRules, Observation, ProviderPlugin, SettingIssue } from '../provider/contract.js';
+import type { ApplyResult, CallOptions, CloudCallRecorder, Connector, ExternalClient, FieldDiff, NamingRules, Observation, Presence, ProviderPlugin, SettingIssue } from '../provider/contract.js';
 import { DeletionBlockedError, NotOwnedError, RetryableError, isRetryable } from '../provider/errors.js';
 import { isConflict } from '../kube/rest.js';
 import { deletionActionFor } from '../policy/deletion-policy.js';
@@ -333,20 +333,20 @@ export class ManagedReconciler {
     const name = this.#externalName(resource, target);
 
     let client: ExternalClient;
-    let observation: Observation;
+    let presence: Presence;
     try {
       client = await this.#connect(resource, target, name, call);
     } catch (error) {
       return await this.#fail(resource, call, Reasons.CannotConnectToProvider, error);
     }
     try {
-      observation = await client.observe(resource, call);
+      presence = await this.#presence(client, resource, call);
     } catch (error) {
       if (error instanceof NotOwnedError) return await this.#leaveForeign(resource, call, name);
       // A 403 or a timeout is not absence: the finalizer stays until the cloud answers.
       return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
     }
-    if (!observation.exists) {
+    if (!presence.exists) {
       // Gone since an earlier pass asked for the delete (the cloud finished it later): that delete is ours to announce.
       if (resource.status?.conditions?.some((c) => c.type === ConditionTypes.Ready && c.reason === Reasons.Deleting)) {
         await this.#announceDeleted(resource, call, name, target);
@@ -354,7 +354,7 @@ export class ManagedReconciler {
       return await this.#release(resource, call);
     }
 
-    if (ownershipOf(resource, observation.ownerTags, ownerTagsFor(resource, this.#clusterId)) === 'foreign') return await this.#leaveForeign(resource, call, name);
+    if (ownershipOf(resource, presence.ownerTags, ownerTagsFor(resource, this.#clusterId)) === 'foreign') return await this.#leaveForeign(resource, call, name);
 
     try {
       call.signal.throwIfAborted();
@@ -368,16 +368,16 @@ export class ManagedReconciler {
       return await this.#fail(resource, call, Reasons.CannotDeleteExternalResource, error);
     }
 
-    // Both observes are needed: the first decides whose the resource is before anything is deleted;
+    // Both reads are needed: the first decides whose the resource is before anything is deleted;
     // this one is the fresh "gone" the finalizer waits for, since a delete that returned was only
     // accepted (DynamoDB and Bigtable finish later). The object itself is not read again: the
     // release below is guarded by the resourceVersion this pass decided on.
     try {
-      observation = await client.observe(resource, call);
+      presence = await this.#presence(client, resource, call);
     } catch (error) {
       return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
     }
-    if (observation.exists) {
+    if (presence.exists) {
       await this.#setStatus(resource, call, {
         ready: { status: 'False', reason: Reasons.Deleting, message: `Deleting ${this.kind} "${name}".` },
         synced: { status: 'True', reason: Reasons.ReconcileSuccess, message: 'Delete requested.' },
@@ -386,6 +386,14 @@ export class ManagedReconciler {
     }
     await this.#announceDeleted(resource, call, name, target);
     return await this.#release(resource, call);
+  }
+
+  /**
+   * Existence and owner tags, all the delete path needs: the provider's `probe` where it has one (a
+   * few calls instead of every setting's read), else `observe`. Errors pass through unchanged.
+   */
+  async #presence(client: ExternalClient, resource: ManagedResource, call: Run): Promise<Presence> {
+    return client.probe ? await client.probe(resource, call) : await client.observe(resource, call);
   }
 
   async #announceDeleted(resource: ManagedResource, call: Run, name: string, target: Target): Promise<void> {

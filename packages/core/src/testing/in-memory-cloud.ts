@@ -33,7 +33,7 @@ export interface CloudTable {
   observesLeft: number;
 }
 
-export type CloudOperation = 'observe' | 'create' | 'update' | 'delete';
+export type CloudOperation = 'observe' | 'probe' | 'create' | 'update' | 'delete';
 
 /** One call made to the cloud, in order. */
 export interface CloudCall {

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Bucket, ProviderName, Table } from '@k8or/api';
-import type { CallOptions, ConnectionContext, ExternalClient, FieldDiff, Observation, ProviderPlugin } from '../provider/contract.js';
+import type { CallOptions, ConnectionContext, ExternalClient, FieldDiff, Observation, Presence, ProviderPlugin } from '../provider/contract.js';
 import { DeletionBlockedError, NotOwnedError } from '../provider/errors.js';
 import type { InMemoryCloud } from './in-memory-cloud.js';
 
@@ -11,6 +11,8 @@ export interface InMemoryProviderOptions {
   defaultLocation?: string;
   /** Recorded on every call (CloudCall.caller), to tell two engines over one cloud apart. */
   caller?: string;
+  /** Whether the clients have the optional `probe` (one `probe` call on the delete path); without it the engine observes. Default true. */
+  probe?: boolean;
 }
 
 const sameTags = (found: Record<string, string>, ours: Readonly<Record<string, string>>): boolean =>
@@ -29,12 +31,23 @@ class BucketClient implements ExternalClient<Bucket> {
   readonly #context: ConnectionContext;
   readonly #defaultLocation: string;
   readonly #caller: string | undefined;
+  readonly probe?: (resource: Bucket, call: CallOptions) => Promise<Presence>;
 
-  constructor(cloud: InMemoryCloud, context: ConnectionContext, defaultLocation: string, caller: string | undefined) {
+  constructor(cloud: InMemoryCloud, context: ConnectionContext, defaultLocation: string, caller: string | undefined, withProbe: boolean) {
     this.#cloud = cloud;
     this.#context = context;
     this.#defaultLocation = defaultLocation;
     this.#caller = caller;
+    if (withProbe) this.probe = async (_resource, call) => await this.#probe(call);
+  }
+
+  /** Existence and owner tags, one call. */
+  async #probe(call: CallOptions): Promise<Presence> {
+    return await this.#context.recordCall('probe', async () => {
+      await this.#cloud.enter('Bucket', 'probe', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
+      const found = this.#cloud.buckets.get(this.#name);
+      return found ? { exists: true, ownerTags: { ...found.tags } } : { exists: false };
+    });
   }
 
   get #name(): string {
@@ -119,12 +132,23 @@ class TableClient implements ExternalClient<Table> {
   readonly #context: ConnectionContext;
   readonly #defaultLocation: string;
   readonly #caller: string | undefined;
+  readonly probe?: (resource: Table, call: CallOptions) => Promise<Presence>;
 
-  constructor(cloud: InMemoryCloud, context: ConnectionContext, defaultLocation: string, caller: string | undefined) {
+  constructor(cloud: InMemoryCloud, context: ConnectionContext, defaultLocation: string, caller: string | undefined, withProbe: boolean) {
     this.#cloud = cloud;
     this.#context = context;
     this.#defaultLocation = defaultLocation;
     this.#caller = caller;
+    if (withProbe) this.probe = async (_resource, call) => await this.#probe(call);
+  }
+
+  /** Existence and owner tags, one call. */
+  async #probe(call: CallOptions): Promise<Presence> {
+    return await this.#context.recordCall('probe', async () => {
+      await this.#cloud.enter('Table', 'probe', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
+      const found = this.#cloud.tables.get(this.#name);
+      return found ? { exists: true, ownerTags: { ...found.tags } } : { exists: false };
+    });
   }
 
   get #name(): string {
@@ -236,8 +260,8 @@ export function inMemoryProviderPlugin(cloud: InMemoryCloud, options: InMemoryPr
     provider: options.provider ?? 'aws',
     packageName: '@k8or/core/testing',
     connectors: {
-      Bucket: connector((context) => new BucketClient(cloud, context, defaultLocation, options.caller)),
-      Table: connector((context) => new TableClient(cloud, context, defaultLocation, options.caller)),
+      Bucket: connector((context) => new BucketClient(cloud, context, defaultLocation, options.caller, options.probe ?? true)),
+      Table: connector((context) => new TableClient(cloud, context, defaultLocation, options.caller, options.probe ?? true)),
     },
     validation: { validate: () => ({ violations: [], warnings: [] }) },
   };

@@ -2,12 +2,12 @@ import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { API_VERSION, Annotations, ConditionTypes, FINALIZER, type ManagedKindName, type ManagedResource, type ManagedResourceOf, type ProviderConfig } from '@k8or/api';
-import type { CallOptions, CloudCallRecorder, ConnectionContext, ExternalClient, Observation, ProviderPlugin } from '../../provider/contract.js';
-import { ownerTagsFor } from '../../policy/ownership.js';
+import type { CallOptions, CloudCallRecorder, ConnectionContext, Connector, ExternalClient, Observation, Presence, ProviderPlugin } from '../../provider/contract.js';
+import { ownerTagsFor, ownershipOf } from '../../policy/ownership.js';
 import { namingRulesFor } from '../../policy/naming.js';
 import { ManagedReconciler } from '../../reconcile/reconciler.js';
 import { Reasons } from '../../reconcile/reasons.js';
-import { NotOwnedError } from '../../provider/errors.js';
+import { NotOwnedError, ProviderError } from '../../provider/errors.js';
 import { waitFor } from '../wait-for.js';
 import { InMemoryEvents, InMemoryLookups, InMemoryObjects, noOutputs } from './in-memory-objects.js';
 
@@ -216,6 +216,65 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
       assert.equal((await kit.observe(ready)).exists, true, 'the resource is still there');
     });
 
+    it("probe answers as observe does on existence and owner tags: a free name, our resource, another owner's", async (t) => {
+      const name = kit.externalName();
+      const resource = kit.resource(name);
+      const client = await kit.client(resource);
+      const probe = client.probe?.bind(client);
+      if (!probe) return t.skip('the provider has no probe: the engine observes on delete');
+      assert.equal((await kit.assertProbeAgrees(client, resource, 'a free name'))?.exists, false, 'a fresh name does not exist');
+      await client.create(resource, kit.call());
+      await kit.settle(client, resource);
+      const ours = await kit.assertProbeAgrees(client, resource, 'our resource');
+      assert.equal(ours?.exists, true);
+      assert.notEqual(ownershipOf(kit.markedCreated(resource), ours?.ownerTags, ownerTagsFor(resource, kit.clusterId)), 'foreign', 'our resource is ours by its probe');
+      const taken = kit.externalName();
+      await kit.createForeign(taken);
+      const wanting = kit.resource(taken);
+      const theirs = await kit.assertProbeAgrees(await kit.client(wanting), wanting, "another owner's resource");
+      if (theirs) assert.equal(ownershipOf(wanting, theirs.ownerTags, ownerTagsFor(wanting, kit.clusterId)), 'foreign', "another owner's resource is never ours by its probe");
+      await kit.deleteForeign(taken);
+      await client.delete(resource, kit.call());
+      await waitFor(`${name} gone`, async () => !(await probe(resource, kit.call())).exists, kit.timeoutMs);
+      await kit.assertProbeAgrees(client, resource, 'a deleted resource');
+    });
+
+    it('a denied or timed-out probe throws what observe throws, never absence', async (t) => {
+      const name = kit.externalName();
+      const resource = kit.resource(name);
+      const client = await kit.client(resource);
+      const probe = client.probe?.bind(client);
+      if (!probe) return t.skip('the provider has no probe: the engine observes on delete');
+      await client.create(resource, kit.call());
+      await kit.settle(client, resource);
+      kit.denyAccess();
+      const denied = await kit.client(resource);
+      const outcome = await kit.assertProbeAgrees(denied, resource, 'access denied');
+      assert.equal(outcome, undefined, 'a denied read is an error, never an answer');
+      kit.restoreAccess();
+      await assert.rejects(probe(resource, { signal: AbortSignal.abort(new Error('the reconcile deadline passed')) }), 'a probe cut short by its deadline rejects');
+      assert.equal((await probe(resource, kit.call())).exists, true, 'the resource is still there');
+      await client.delete(resource, kit.call());
+    });
+
+    it('probe makes no more cloud calls than observe, and a delete through the engine no more than with observe', async (t) => {
+      const name = kit.externalName();
+      const resource = kit.resource(name);
+      const client = await kit.client(resource);
+      const probe = client.probe?.bind(client);
+      if (!probe) return t.skip('the provider has no probe: the engine observes on delete');
+      await client.create(resource, kit.call());
+      await kit.settle(client, resource);
+      const observeCalls = await kit.callsOf(() => client.observe(resource, kit.call()));
+      const probeCalls = await kit.callsOf(() => probe(resource, kit.call()));
+      assert.ok(probeCalls.length <= observeCalls.length, `probe (${probeCalls.join(', ')}) reads no more than observe (${observeCalls.join(', ')})`);
+      await client.delete(resource, kit.call());
+      const withObserve = await kit.deleteCalls({ probe: false });
+      const withProbe = await kit.deleteCalls({ probe: true });
+      t.diagnostic(`${plugin.provider} ${kind} delete: ${withObserve.length} cloud calls with observe (${withObserve.join(', ')}); ${withProbe.length} with probe (${withProbe.join(', ')})`);
+      assert.ok(withProbe.length <= withObserve.length, `a delete with probe (${withProbe.join(', ')}) costs no more than with observe (${withObserve.join(', ')})`);
+    });
+
     it('access denied on delete keeps the finalizer until the cloud confirms the resource is gone', async () => {
       const object = await kit.apply();
       const ready = await kit.reconcileUntil(object, 'Ready and Synced', isReadyAndSynced);
@@ -308,6 +367,8 @@ class Kit<K extends ManagedKindName> {
   readonly #kind: K;
   readonly #backend: ConformanceBackend<K>;
   readonly #reconciler: ManagedReconciler;
+  /** The same engine over the provider with its probe hidden: the delete path as it was before probe. */
+  readonly #withoutProbe: ManagedReconciler;
   readonly #isWrite: (operation: string) => boolean;
   readonly #created = new Set<string>();
   #abortAfterWrite: AbortController | undefined;
@@ -322,11 +383,14 @@ class Kit<K extends ManagedKindName> {
     this.timeoutMs = backend.timeoutMs ?? 60_000;
     this.#isWrite = backend.isWrite ?? ((operation) => WRITE_VERBS.test(operation));
     this.restoreAccess();
-    this.#reconciler = new ManagedReconciler(
-      kind,
-      { kube: this.objects, lookups: this.lookups, providers: new Map([[plugin.provider, plugin]]), events: this.events, outputs: noOutputs },
-      { clusterId: this.clusterId, pollIntervalMs: 100, resyncFloorMs: 100, cloudCallRecorder: () => this.#recorder },
-    );
+    const reconciler = (provider: ProviderPlugin): ManagedReconciler =>
+      new ManagedReconciler(
+        kind,
+        { kube: this.objects, lookups: this.lookups, providers: new Map([[provider.provider, provider]]), events: this.events, outputs: noOutputs },
+        { clusterId: this.clusterId, pollIntervalMs: 100, resyncFloorMs: 100, cloudCallRecorder: () => this.#recorder },
+      );
+    this.#reconciler = reconciler(plugin);
+    this.#withoutProbe = reconciler(withoutProbe(plugin, kind));
   }
 
   /** Counts every call, and (in the crash-after-create case) aborts everything after the first write. */
@@ -342,6 +406,59 @@ class Kit<K extends ManagedKindName> {
       throw error;
     }
   };
+
+  /** The cloud calls `read` makes, by operation. */
+  async callsOf(read: () => Promise<unknown>): Promise<string[]> {
+    const from = this.calls.length;
+    await read();
+    return this.calls.slice(from).map((c) => c.operation);
+  }
+
+  /**
+   * The cloud calls of one delete through the engine, from the pass that finds the object deleting
+   * to its release, with the provider's probe or (`probe: false`) with observe, as before probe.
+   */
+  async deleteCalls(options: { probe: boolean }): Promise<string[]> {
+    const object = await this.apply();
+    await this.reconcileUntil(object, 'Ready and Synced', isReadyAndSynced);
+    const stored = this.objects.peek(this.#kind, NAMESPACE, object.metadata.name ?? '') ?? object;
+    this.objects.markDeleted(this.#kind, NAMESPACE, object.metadata.name ?? '');
+    const from = this.calls.length;
+    const reconciler = options.probe ? this.#reconciler : this.#withoutProbe;
+    await waitFor(`the object released (${this.#kind} ${object.metadata.name})`, async () => {
+      await reconciler.reconcile({ namespace: NAMESPACE, name: object.metadata.name ?? '' });
+      return this.objects.peek(this.#kind, NAMESPACE, object.metadata.name ?? '') === undefined;
+    }, this.timeoutMs, 100);
+    const calls = this.calls.slice(from).map((c) => c.operation);
+    assert.equal((await this.observe(stored)).exists, false, `${stored.spec.name} is gone from the cloud: no leak`);
+    return calls;
+  }
+
+  /**
+   * Runs probe and observe on the same client and asserts they agree: the same existence and owner
+   * tags, or the same error (class and code). The probe's answer, or undefined when both threw.
+   */
+  async assertProbeAgrees(client: ExternalClient, resource: ManagedResource, what: string): Promise<Presence | undefined> {
+    const probe = client.probe?.bind(client);
+    assert.ok(probe, 'the client has a probe');
+    const outcome = async (read: () => Promise<Presence>): Promise<{ presence: Presence } | { error: string }> => {
+      try {
+        const { exists, ownerTags } = await read();
+        return { presence: { exists, ownerTags } };
+      } catch (error) {
+        return { error: describeError(error) };
+      }
+    };
+    const observed = await outcome(() => client.observe(resource, this.call()));
+    const probed = await outcome(() => probe(resource, this.call()));
+    assert.deepEqual(probed, observed, `${what}: probe answers what observe answers`);
+    return 'presence' in probed ? probed.presence : undefined;
+  }
+
+  /** The resource as the engine holds it once its create is recorded. */
+  markedCreated(resource: ManagedResource): ManagedResource {
+    return { ...resource, metadata: { ...resource.metadata, annotations: { ...resource.metadata.annotations, [Annotations.createSucceeded]: new Date().toISOString() } } };
+  }
 
   cloudWrites(): string[] {
     return this.calls.filter((c) => c.ok && this.#isWrite(c.operation)).map((c) => c.operation);
@@ -510,6 +627,30 @@ class Kit<K extends ManagedKindName> {
       }
     }
   }
+}
+
+/** The plugin with its clients' probe hidden, so the engine observes on delete. */
+function withoutProbe(plugin: ProviderPlugin, kind: ManagedKindName): ProviderPlugin {
+  const connector = plugin.connectors[kind] as Connector | undefined;
+  if (!connector) return plugin;
+  const observing: Connector = {
+    connect: async (resource, context) => {
+      const client = await connector.connect(resource, context);
+      return {
+        observe: (r, call) => client.observe(r, call),
+        create: (r, call) => client.create(r, call),
+        update: (r, observation, call) => client.update(r, observation, call),
+        delete: (r, call) => client.delete(r, call),
+      };
+    },
+  };
+  return { ...plugin, connectors: { ...plugin.connectors, [kind]: observing } };
+}
+
+/** An error as the engine tells errors apart: its class and code. */
+function describeError(error: unknown): string {
+  const code = error instanceof ProviderError ? ` ${error.code ?? ''}` : '';
+  return `${error instanceof Error ? error.constructor.name : typeof error}${code}`;
 }
 
 /** The ProviderConfig pointing at the kit's credentials Secret when there are credentials. */
