@@ -28,7 +28,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { isDeepStrictEqual } from 'node:util';
 import { type Bucket, type BucketEncryption, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation, type Presence } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
 import { callAws, hasCode, isAccessDenied } from './errors.js';
@@ -310,6 +310,30 @@ export class S3BucketClient implements ExternalClient<Bucket> {
       ownerTags: ownerTagsIn(observed.tags, ownerTagKeys(this.#context.ownerTags)),
       ...(observed.lifecycleNotPortable === undefined ? {} : { settingIssues: [{ field: 'spec.lifecycle', problem: 'unreadable' as const, message: `the bucket's lifecycle has no portable form: ${observed.lifecycleNotPortable}` }] }),
     };
+  }
+
+  /**
+   * Existence and owner tags in one call, GetBucketTagging: NoSuchTagSet is a bucket without tags,
+   * NoSuchBucket is absence. A denial is explained as observe explains it (another account's bucket
+   * is NotOwnedError), else thrown. A bare 404 (an endpoint that names no code) is taken for
+   * neither: observe's own existence check decides, so the probe never says "gone" where observe
+   * would not, and a bucket whose tags it cannot read is an error, never unowned.
+   */
+  async probe(_bucket: Bucket, call: CallOptions): Promise<Presence> {
+    const Bucket = this.#name;
+    let tags: Record<string, string>;
+    try {
+      tags = fromTagList((await this.#call(call, 'GetBucketTagging', (s3, abort) => s3.send(new GetBucketTaggingCommand({ Bucket }), abort))).TagSet);
+    } catch (error) {
+      if (hasCode(error, 'NoSuchBucket')) return { exists: false };
+      if (!hasCode(error, 'NoSuchTagSet')) {
+        if (isAccessDenied(error)) await this.#explainDenial(error, call);
+        if (hasCode(error, 'NotFound') && (await this.#locate(call)) === undefined) return { exists: false };
+        throw error;
+      }
+      tags = {};
+    }
+    return { exists: true, ownerTags: ownerTagsIn(tags, ownerTagKeys(this.#context.ownerTags)) };
   }
 
   /**

@@ -37,6 +37,7 @@ import {
   type InventoryContext,
   type InventoryItem,
   type Observation,
+  type Presence,
   type SettingIssue,
 } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
@@ -274,6 +275,19 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
       ownerTags: observed.tags === undefined ? undefined : ownerTagsIn(observed.tags, ownerTagKeys(this.#context.ownerTags)),
       ...(settingIssues.length > 0 ? { settingIssues } : {}),
     };
+  }
+
+  /**
+   * Existence and owner tags: DescribeTable, then ListTagsOfResource when the table is ACTIVE. A
+   * table in any other state (CREATING, UPDATING, DELETING) exists, its tags unread, as observe
+   * reports it; only ResourceNotFoundException is absence.
+   */
+  async probe(_table: Table, call: CallOptions): Promise<Presence> {
+    const description = await this.#describe(call);
+    if (description === undefined) return { exists: false };
+    if (description.TableStatus !== 'ACTIVE' || !description.TableArn) return { exists: true };
+    const tags = await this.#tags(description.TableArn, call);
+    return { exists: true, ...(tags instanceof Unsupported ? {} : { ownerTags: ownerTagsIn(tags, ownerTagKeys(this.#context.ownerTags)) }) };
   }
 
   /**

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import {
   DeleteBucketTaggingCommand,
@@ -390,5 +392,94 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     fake.slowDown(0);
     fake.slowDown(1);
     assert.equal((await client.observe(resource, call)).exists, false);
+  });
+
+  describe('probe: existence and owner tags for the delete path', () => {
+    it('answers in one GetBucketTagging call where observe makes six: our bucket, an untagged one, a missing one', async () => {
+      const resource = bucket('probed-bucket', { versioning: true, labels: { team: 'a' } });
+      const client = await connect(resource);
+      await client.create(resource, call);
+      client.calls.length = 0;
+      const observation = await client.observe(resource, call);
+      const observeCalls = client.calls.splice(0);
+      assert.equal(observeCalls.length, 6, observeCalls.join(', '));
+      assert.deepEqual(await client.probe?.(resource, call), { exists: true, ownerTags: observation.ownerTags });
+      assert.deepEqual(client.calls.splice(0), ['GetBucketTagging']);
+
+      await s3.send(new CreateBucketCommand({ Bucket: 'probed-untagged' }));
+      const untagged = bucket('probed-untagged');
+      const bare = await connect(untagged);
+      assert.deepEqual(await bare.probe?.(untagged, call), { exists: true, ownerTags: {} }, 'NoSuchTagSet: the bucket exists with no owner tags, never "gone"');
+      assert.deepEqual(bare.calls, ['GetBucketTagging']);
+
+      await client.delete(resource, call);
+      assert.deepEqual(await client.probe?.(resource, call), { exists: false });
+      assert.deepEqual(client.calls.slice(-1), ['GetBucketTagging']);
+    });
+
+    it("reads a bucket in another region than the client's (the SDK follows S3's redirect)", async () => {
+      const resource = bucket('probed-in-eu', { location: 'eu-west-1' });
+      await (await connect(resource, 'eu-west-1')).create(resource, call);
+      const client = await connect(resource, 'us-east-1');
+      const presence = await client.probe?.(resource, call);
+      assert.equal(presence?.exists, true);
+      assert.equal(presence?.ownerTags?.['k8or.io/name'], 'probed-in-eu');
+    });
+
+    it("throws what observe throws, never absence: another account's bucket is NotOwnedError, a denial AccessDenied, throttling retryable", async () => {
+      const someoneElse = s3For('us-east-1', OTHER_ACCOUNT_KEY, 'other-secret');
+      await someoneElse.send(new CreateBucketCommand({ Bucket: 'probed-taken' }));
+      someoneElse.destroy();
+      const taken = bucket('probed-taken');
+      await assert.rejects((await connect(taken)).probe?.(taken, call) ?? Promise.resolve(), (error: unknown) => error instanceof NotOwnedError && error.code === 'AccessDenied');
+
+      const resource = bucket('probed-denied');
+      await (await connect(resource)).create(resource, call);
+      fake.denyAccessKey(DENIED_KEY);
+      const context = connectionContext(awsProviderConfig({ bucket: fake.endpoint }), resource, { accessKeyId: DENIED_KEY, secretAccessKey: 'denied-secret' });
+      const denied = await bucketConnector.connect(resource, context);
+      await assert.rejects(denied.probe?.(resource, call) ?? Promise.resolve(), (error: unknown) => {
+        assert.ok(error instanceof TerminalError && !(error instanceof NotOwnedError), String(error));
+        assert.equal(error.code, 'AccessDenied');
+        return true;
+      });
+
+      const client = await connect(resource);
+      fake.slowDown(100);
+      try {
+        await assert.rejects(client.probe?.(resource, call) ?? Promise.resolve(), (error: unknown) => error instanceof RetryableError && error.code === 'SlowDown');
+      } finally {
+        fake.slowDown(0);
+      }
+      assert.equal((await client.probe?.(resource, call))?.exists, true, 'the bucket is still there');
+    });
+
+    it('takes a bare 404 (an endpoint that names no code) for neither absence nor "no tags": GetBucketLocation decides, as in observe', async () => {
+      // An S3-compatible endpoint that answers 404 without a body: to every call, or only to the tagging read.
+      const answersBare404 = (except?: { query: string; body: string }) =>
+        createServer((request, response) => {
+          request.resume();
+          if (except && request.url?.includes(except.query)) response.writeHead(200, { 'content-type': 'application/xml' }).end(except.body);
+          else response.writeHead(404).end();
+        });
+      const location = '<?xml version="1.0" encoding="UTF-8"?><LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">eu-west-1</LocationConstraint>';
+      for (const [server, expected] of [
+        [answersBare404(), 'absent'],
+        [answersBare404({ query: 'location', body: location }), 'an error'],
+      ] as const) {
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        try {
+          const resource = bucket('bare-404');
+          const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+          const context = connectionContext(awsProviderConfig({ bucket: endpoint }), resource);
+          const client = await bucketConnector.connect(resource, context);
+          if (expected === 'absent') assert.deepEqual(await client.probe?.(resource, call), { exists: false });
+          else await assert.rejects(client.probe?.(resource, call) ?? Promise.resolve(), (error: unknown) => error instanceof TerminalError && error.code === 'NotFound');
+          assert.deepEqual(context.calls, ['GetBucketTagging', 'GetBucketLocation'], expected);
+        } finally {
+          await new Promise((resolve) => server.close(resolve));
+        }
+      }
+    });
   });
 });

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import {
   DescribeTableCommand,
@@ -183,6 +185,59 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
     assert.equal(observation.ownerTags, undefined);
     assert.deepEqual(observation.settingIssues?.map((i) => [i.field, i.problem]), [['spec.labels', 'unapplied']]);
     assert.match(observation.settingIssues?.[0]?.message ?? '', /ListTagsOfResource failed with UnknownOperationException/);
+  });
+
+  describe('probe: existence and owner tags for the delete path', () => {
+    it('answers with DescribeTable and ListTagsOfResource where observe makes four calls; a missing table with DescribeTable alone', async () => {
+      const resource = table('probed-table', { ttlAttribute: 'expiresAt' });
+      const client = await connect(resource);
+      await client.create(resource, call);
+      client.calls.length = 0;
+      const observation = await client.observe(resource, call);
+      assert.deepEqual([...client.calls.splice(0)].sort(), ['DescribeContinuousBackups', 'DescribeTable', 'DescribeTimeToLive', 'ListTagsOfResource']);
+      // DynamoDB Local has no tags (UnknownOperationException): unknown owner tags, as observe reports them.
+      assert.deepEqual(await client.probe?.(resource, call), { exists: true, ...(observation.ownerTags ? { ownerTags: observation.ownerTags } : {}) });
+      assert.deepEqual(client.calls.splice(0), ['DescribeTable', 'ListTagsOfResource']);
+      await client.delete(resource, call);
+      client.calls.length = 0;
+      assert.deepEqual(await client.probe?.(resource, call), { exists: false });
+      assert.deepEqual(client.calls, ['DescribeTable']);
+    });
+
+    it('reports a table that is DELETING (or any state but ACTIVE) as existing, with one DescribeTable, as observe does', async () => {
+      // DynamoDB Local deletes at once; this endpoint answers DescribeTable as DynamoDB does while a delete runs.
+      const server = createServer((request, response) => {
+        request.resume();
+        const target = String(request.headers['x-amz-target'] ?? '');
+        if (!target.endsWith('.DescribeTable')) return void response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ __type: 'com.amazon.coral.validate#ValidationException', message: `unexpected ${target}` }));
+        const Table = { TableName: 'leaving', TableStatus: 'DELETING', TableArn: 'arn:aws:dynamodb:us-east-1:000000000000:table/leaving' };
+        response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ Table }));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const resource = table('leaving');
+        const context = connectionContext(awsProviderConfig({ table: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }), resource);
+        const client = await tableConnector.connect(resource, context);
+        assert.deepEqual(await client.probe?.(resource, call), { exists: true });
+        assert.deepEqual(context.calls, ['DescribeTable']);
+        assert.equal((await client.observe(resource, call)).exists, true);
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
+    it('throws what observe throws, never absence, when the credentials are refused', async () => {
+      const resource = table('probed-denied');
+      await (await connect(resource)).create(resource, call);
+      const context = connectionContext(awsProviderConfig({ table: local.endpoint }), resource, { accessKeyId: 'denied-key!', secretAccessKey: 'x' });
+      const denied = await tableConnector.connect(resource, context);
+      const observed = await denied.observe(resource, call).catch((error: unknown) => error);
+      await assert.rejects(denied.probe?.(resource, call) ?? Promise.resolve(), (error: unknown) => {
+        assert.ok(error instanceof TerminalError, String(error));
+        assert.equal(error.code, (observed as TerminalError).code);
+        return true;
+      });
+    });
   });
 
   it('reports no setting issue for a table that asks for nothing DynamoDB Local lacks', async () => {

@@ -14,6 +14,7 @@ import {
   type InventoryContext,
   type InventoryItem,
   type Observation,
+  type Presence,
 } from '@k8or/core';
 import { blobServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
@@ -127,6 +128,13 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
       ownerTags: ownerTagsIn(observed.metadata, this.#context.ownerTags),
       ...(settingIssues.length > 0 ? { settingIssues } : {}),
     };
+  }
+
+  /** Existence and owner metadata: observe's one Get Container Properties (metadata comes with it), no settings compared. */
+  async probe(_bucket: Bucket, call: CallOptions): Promise<Presence> {
+    const properties = await this.#properties(call);
+    if (properties === undefined) return { exists: false };
+    return { exists: true, ownerTags: ownerTagsIn(properties.metadata ?? {}, this.#context.ownerTags) };
   }
 
   /**

@@ -6,7 +6,7 @@
  */
 import type { TableServiceClient } from '@azure/data-tables';
 import type { Table } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type InventoryContext, type InventoryItem, type Observation } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type InventoryContext, type InventoryItem, type Observation, type Presence } from '@k8or/core';
 import { tableServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
@@ -63,6 +63,11 @@ export class AzureTableClient implements ExternalClient<Table> {
       ownerTags: undefined,
       ...(settingIssues.length > 0 ? { settingIssues } : {}),
     };
+  }
+
+  /** Existence: observe's one Query Tables for the name. Tables carry no metadata: no owner tags to read. */
+  async probe(_table: Table, call: CallOptions): Promise<Presence> {
+    return { exists: await this.#exists(call) };
   }
 
   /**

@@ -146,6 +146,24 @@ describe('Bucket -> Azure Blob container, against Azurite', () => {
     await assert.rejects(client.observe(photos, call), (error: unknown) => error instanceof TerminalError && error.code === 'AuthorizationFailure' && /GetContainerProperties failed with AuthorizationFailure/.test(error.message));
   });
 
+  it("probes with observe's one Get Container Properties: owner metadata as observe reads it, absence only on ContainerNotFound, a wrong key thrown", async () => {
+    const probed = bucket('probed', { labels: { team: 'a' } });
+    const { client, context } = await connect(probed);
+    await client.create(probed, call);
+    const observation = await client.observe(probed, call);
+    context.calls.length = 0;
+    assert.deepEqual(await client.probe?.(probed, call), { exists: true, ownerTags: observation.ownerTags });
+    assert.deepEqual(context.calls, ['GetContainerProperties']);
+    assert.deepEqual(observation.ownerTags, context.ownerTags);
+    await blobs.getContainerClient('probed-bare').create();
+    const bare = bucket('probed-bare');
+    assert.deepEqual(await (await connect(bare)).client.probe?.(bare, call), { exists: true, ownerTags: undefined }, 'no owner metadata at all: the markers decide');
+    const { client: wrongKey } = await connect(probed, { secret: { accountKey: Buffer.from('not-the-key').toString('base64') } });
+    await assert.rejects(wrongKey.probe?.(probed, call) ?? Promise.resolve(), (error: unknown) => error instanceof TerminalError && error.code === 'AuthorizationFailure');
+    await client.delete(probed, call);
+    assert.deepEqual(await client.probe?.(probed, call), { exists: false });
+  });
+
   it('passes the engine\'s signal to the SDK: an aborted call rejects as retryable and writes nothing', async () => {
     const late = bucket('late');
     const { client } = await connect(late);

@@ -87,6 +87,19 @@ describe('Table -> Azure Table Storage table, against Azurite', () => {
     await assert.rejects(client.observe(orders, call), (error: unknown) => error instanceof TerminalError && error.code === 'AuthorizationFailure');
   });
 
+  it("probes with observe's one Query Tables: no owner tags (tables carry none), absence only when the name is not listed, a wrong key thrown", async () => {
+    const probed = table('probed');
+    const { client, context } = await connect(probed);
+    await client.create(probed, call);
+    context.calls.length = 0;
+    assert.deepEqual(await client.probe?.(probed, call), { exists: true });
+    assert.deepEqual(context.calls, ['QueryTables']);
+    const { client: wrongKey } = await connect(probed, { secret: { accountKey: Buffer.from('not-the-key').toString('base64') } });
+    await assert.rejects(wrongKey.probe?.(probed, call) ?? Promise.resolve(), (error: unknown) => error instanceof TerminalError && error.code === 'AuthorizationFailure');
+    await client.delete(probed, call);
+    assert.deepEqual(await client.probe?.(probed, call), { exists: false });
+  });
+
   it('classifies 503 ServerBusy as retryable and TableBeingDeleted as retryable after a delay', async () => {
     const busy = table('busy');
     const { client } = await connect(busy, { endpoint: proxy.endpoint });

@@ -17,6 +17,7 @@ import {
   type InventoryContext,
   type InventoryItem,
   type Observation,
+  type Presence,
   type SettingIssue,
 } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
@@ -314,6 +315,13 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
     };
     this.#reads.set(observation, { metageneration: String(metadata.metageneration), actual });
     return observation;
+  }
+
+  /** Existence and owner labels: observe's one buckets.get (labels come with it), no settings compared. */
+  async probe(_bucket: Bucket, call: CallOptions): Promise<Presence> {
+    const metadata = await this.#read(call);
+    if (metadata === undefined) return { exists: false };
+    return { exists: true, ownerTags: ownerTagsFromLabels(observedBucket(metadata).labels, this.#context.ownerTags) };
   }
 
   /**

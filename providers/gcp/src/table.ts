@@ -27,6 +27,7 @@ import {
   type InventoryContext,
   type InventoryItem,
   type Observation,
+  type Presence,
 } from '@k8or/core';
 import { cancelOnAbort } from './abort.js';
 import { ClientCache } from './client-cache.js';
@@ -198,6 +199,21 @@ export class BigtableTableClient implements ExternalClient<Table> {
       ownerTags: undefined,
       ...(unapplied.length ? { settingIssues: unapplied } : {}),
     };
+  }
+
+  /**
+   * Existence: GetTable with the NAME_ONLY view (no column families read). Bigtable tables carry no
+   * labels, so there are no owner tags to read: ownership rests on the persisted external name and
+   * the engine's create markers, as with observe.
+   */
+  async probe(_table: Table, call: CallOptions): Promise<Presence> {
+    try {
+      await this.#call(call, 'GetTable', (admin, options) => admin.getTable({ name: this.#tablePath, view: 'NAME_ONLY' }, options));
+      return { exists: true };
+    } catch (error) {
+      if (isNotFound(error)) return { exists: false };
+      throw error;
+    }
   }
 
   /**

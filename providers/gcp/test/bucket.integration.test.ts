@@ -224,6 +224,27 @@ describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against t
     assert.equal(fake.requests.length, before);
   });
 
+  it("probes with observe's one buckets.get: owner tags from the labels, absence only on 404, a 403 or a 503 thrown", async () => {
+    const resource = bucket('probed-bucket', { labels: { team: 'a' } });
+    const client = await connect(resource);
+    await client.create(resource, call());
+    const observation = await client.observe(resource, call());
+    client.calls.length = 0;
+    assert.deepEqual(await client.probe?.(resource, call()), { exists: true, ownerTags: observation.ownerTags });
+    assert.deepEqual(client.calls, ['buckets.get']);
+    assert.equal(observation.ownerTags?.['k8or.io/name'], 'probed-bucket');
+    fake.deny(operator.key['client_email'] as string);
+    try {
+      await assert.rejects(client.probe?.(resource, call()) ?? Promise.resolve(), (error: unknown) => error instanceof TerminalError && error.code === 'forbidden');
+    } finally {
+      fake.allow(operator.key['client_email'] as string);
+    }
+    fake.failNext(1, 503);
+    await assert.rejects(client.probe?.(resource, call()) ?? Promise.resolve(), (error: unknown) => error instanceof RetryableError && error.code === 'backendError');
+    await client.delete(resource, call());
+    assert.deepEqual(await client.probe?.(resource, call()), { exists: false });
+  });
+
   it('refuses a Secret without a service-account key, naming the key it needs', async () => {
     const resource = bucket('no-key-bucket');
     await assert.rejects(connect(resource, { other: 'x' }), /must hold a service-account JSON key under the key credentials.json/);

@@ -136,6 +136,19 @@ describe('Table -> Bigtable, with the real @google-cloud/bigtable against the Bi
     await assert.rejects(unreachable.observe(resource, { signal: AbortSignal.timeout(30_000) }), (error: unknown) => error instanceof RetryableError && error.code === 'UNAVAILABLE');
   });
 
+  it('probes with one GetTable (NAME_ONLY view); absence only on NOT_FOUND, an unreachable Bigtable thrown', async () => {
+    const resource = table('probed-table');
+    const client = await connect(resource);
+    await client.create(resource, call());
+    client.calls.length = 0;
+    assert.deepEqual(await client.probe?.(resource, call()), { exists: true });
+    assert.deepEqual(client.calls, ['GetTable']);
+    await client.delete(resource, call());
+    assert.deepEqual(await client.probe?.(resource, call()), { exists: false });
+    const unreachable = await tableConnector.connect(resource, connectionContext(gcpProviderConfig({ table: 'http://127.0.0.1:1' }), resource));
+    await assert.rejects(unreachable.probe?.(resource, { signal: AbortSignal.timeout(30_000) }) ?? Promise.resolve(), (error: unknown) => error instanceof RetryableError && error.code === 'UNAVAILABLE');
+  });
+
   it('never creates over an existing table: ALREADY_EXISTS is NotOwnedError, and the table keeps its families and rows', async () => {
     const resource = table('kept', {}, { [COLUMN_FAMILIES_ANNOTATION]: 'meta' });
     const client = await connect(resource);
