@@ -66,8 +66,10 @@ describe('every call path of the AWS provider takes a token per request that rea
     const direct = new S3Client({ endpoint: s3Fake.endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
     for (let i = 0; i < 3; i++) await direct.send(new PutObjectCommand({ Bucket: 'paced-paths-bucket', Key: `o-${i}`, Body: `v${i}` }));
     direct.destroy();
+    assert.equal((await client.probe?.(first, call))?.exists, true);
     await client.delete(bucket('paced-paths-bucket', { versioning: true, forceDelete: true }), call);
     assert.equal((await client.observe(first, call)).exists, false);
+    assert.equal((await client.probe?.(first, call))?.exists, false);
     await bucketConnector.list?.(listContext(limits, providerConfig), call);
 
     // The uploads (requests for an object key) went straight to the fake, outside the provider.
@@ -109,7 +111,9 @@ describe('every call path of the AWS provider takes a token per request that rea
       await client.update(changed, await client.observe(changed, call), call);
       const unprotected = table('paced_paths', { deletionProtection: false, ttlAttribute: 'expires' });
       await client.update(unprotected, await client.observe(unprotected, call), call);
+      assert.equal((await client.probe?.(unprotected, call))?.exists, true);
       await client.delete(unprotected, call);
+      assert.equal((await client.probe?.(unprotected, call))?.exists, false);
       await tableConnector.list?.(listContext(limits, providerConfig), call);
 
       const operations = new Set(proxy.calls.map((c) => c.operation));

@@ -62,8 +62,10 @@ describe('every call path of the Azure provider takes a token per request that r
     // Blobs written behind the provider's back (straight to Azurite, not through the proxy), to empty on delete.
     const direct = BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient('paced-paths');
     for (let i = 0; i < 3; i++) await direct.getBlockBlobClient(`o-${i}`).upload('data', 4);
+    assert.equal((await client.probe?.(first, call))?.exists, true);
     await client.delete(bucket('paced-paths', { forceDelete: true }), call);
     assert.equal((await client.observe(first, call)).exists, false);
+    assert.equal((await client.probe?.(first, call))?.exists, false);
     await bucketConnector.list?.(listContext(limits, providerConfig), call);
 
     const operations = new Set(blobProxy.calls.map((c) => c.operation));
@@ -85,8 +87,10 @@ describe('every call path of the Azure provider takes a token per request that r
     await client.create(protectedTable, call);
     assert.equal((await client.observe(protectedTable, call)).exists, true);
     await assert.rejects(client.delete(protectedTable, call));
+    assert.equal((await client.probe?.(protectedTable, call))?.exists, true);
     await client.delete(table('pacedpaths', { deletionProtection: false }), call);
     assert.equal((await client.observe(protectedTable, call)).exists, false);
+    assert.equal((await client.probe?.(protectedTable, call))?.exists, false);
     await tableConnector.list?.(listContext(limits, providerConfig), call);
 
     const operations = new Set(tableProxy.calls.map((c) => c.operation));

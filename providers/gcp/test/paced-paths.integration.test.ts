@@ -80,8 +80,10 @@ describe('every call path of the GCP provider takes a token per request that rea
     const direct = new Storage({ apiEndpoint: gcs.endpoint, projectId: PROJECT });
     for (let i = 0; i < 3; i++) await direct.bucket('paced-paths-bucket').file(`o-${i}`).save(`v${i}`, { resumable: false });
     const forced = bucket('paced-paths-bucket', { versioning: false, labels: { team: 'b' }, forceDelete: true });
+    assert.equal((await client.probe?.(forced, call()))?.exists, true);
     await client.delete(forced, call());
     assert.equal((await client.observe(forced, call())).exists, false);
+    assert.equal((await client.probe?.(forced, call()))?.exists, false);
     await bucketConnector.list?.({ providerConfig, credentials: undefined, recordCall: limits.recorder(gcpProvider, providerConfig, async (_operation, run) => await run()) }, call());
 
     const atBackend = countBy(gcsProxy.calls.map((c) => gcsService(c.operation)));
@@ -122,8 +124,10 @@ describe('every call path of the GCP provider takes a token per request that rea
       assert.equal((await client.observe(changed, call())).upToDate, true);
       // The spec drops protection and the resource goes: delete turns protection off, then deletes.
       const unprotected = table('paced_paths', { deletionProtection: false }, { [COLUMN_FAMILIES_ANNOTATION]: 'meta, stats' });
+      assert.equal((await client.probe?.(unprotected, call()))?.exists, true);
       await client.delete(unprotected, call());
       assert.equal((await client.observe(unprotected, call())).exists, false);
+      assert.equal((await client.probe?.(unprotected, call()))?.exists, false);
       await tableConnector.list?.({ providerConfig, credentials: undefined, recordCall: limits.recorder(gcpProvider, providerConfig, async (_operation, run) => await run()) }, call());
 
       const methods = proxy.arrivals.map((a) => a.method);
