@@ -26,6 +26,22 @@ function locationFor(resource: { spec: { location?: string } }, context: Connect
   return resource.spec.location ?? context.providerConfig.spec.region ?? fallback;
 }
 
+/** The optional probe: existence and owner tags, one recorded call. */
+async function probeIn(
+  cloud: InMemoryCloud,
+  kind: 'Bucket' | 'Table',
+  store: ReadonlyMap<string, { tags: Record<string, string> }>,
+  context: ConnectionContext,
+  caller: string | undefined,
+  call: CallOptions,
+): Promise<Presence> {
+  return await context.recordCall('probe', async () => {
+    await cloud.enter(kind, 'probe', context.externalName, { signal: call.signal, credentials: context.credentials, caller });
+    const found = store.get(context.externalName);
+    return found ? { exists: true, ownerTags: { ...found.tags } } : { exists: false };
+  });
+}
+
 class BucketClient implements ExternalClient<Bucket> {
   readonly #cloud: InMemoryCloud;
   readonly #context: ConnectionContext;
@@ -38,16 +54,7 @@ class BucketClient implements ExternalClient<Bucket> {
     this.#context = context;
     this.#defaultLocation = defaultLocation;
     this.#caller = caller;
-    if (withProbe) this.probe = async (_resource, call) => await this.#probe(call);
-  }
-
-  /** Existence and owner tags, one call. */
-  async #probe(call: CallOptions): Promise<Presence> {
-    return await this.#context.recordCall('probe', async () => {
-      await this.#cloud.enter('Bucket', 'probe', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
-      const found = this.#cloud.buckets.get(this.#name);
-      return found ? { exists: true, ownerTags: { ...found.tags } } : { exists: false };
-    });
+    if (withProbe) this.probe = async (_resource, call) => await probeIn(cloud, 'Bucket', cloud.buckets, context, caller, call);
   }
 
   get #name(): string {
@@ -139,16 +146,7 @@ class TableClient implements ExternalClient<Table> {
     this.#context = context;
     this.#defaultLocation = defaultLocation;
     this.#caller = caller;
-    if (withProbe) this.probe = async (_resource, call) => await this.#probe(call);
-  }
-
-  /** Existence and owner tags, one call. */
-  async #probe(call: CallOptions): Promise<Presence> {
-    return await this.#context.recordCall('probe', async () => {
-      await this.#cloud.enter('Table', 'probe', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
-      const found = this.#cloud.tables.get(this.#name);
-      return found ? { exists: true, ownerTags: { ...found.tags } } : { exists: false };
-    });
+    if (withProbe) this.probe = async (_resource, call) => await probeIn(cloud, 'Table', cloud.tables, context, caller, call);
   }
 
   get #name(): string {

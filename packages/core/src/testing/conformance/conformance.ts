@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it, type TestContext } from 'node:test';
 import { API_VERSION, Annotations, ConditionTypes, FINALIZER, type ManagedKindName, type ManagedResource, type ManagedResourceOf, type ProviderConfig } from '@k8or/api';
 import type { CallOptions, CloudCallRecorder, ConnectionContext, Connector, ExternalClient, Observation, Presence, ProviderPlugin } from '../../provider/contract.js';
 import { ownerTagsFor, ownershipOf } from '../../policy/ownership.js';
@@ -217,11 +217,9 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
     });
 
     it("probe answers as observe does on existence and owner tags: a free name, our resource, another owner's", async (t) => {
-      const name = kit.externalName();
-      const resource = kit.resource(name);
-      const client = await kit.client(resource);
-      const probe = client.probe?.bind(client);
-      if (!probe) return t.skip('the provider has no probe: the engine observes on delete');
+      const probing = await kit.probing(t);
+      if (!probing) return;
+      const { name, resource, client, probe } = probing;
       assert.equal((await kit.assertProbeAgrees(client, resource, 'a free name'))?.exists, false, 'a fresh name does not exist');
       await client.create(resource, kit.call());
       await kit.settle(client, resource);
@@ -240,13 +238,9 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
     });
 
     it('a denied or timed-out probe throws what observe throws, never absence', async (t) => {
-      const name = kit.externalName();
-      const resource = kit.resource(name);
-      const client = await kit.client(resource);
-      const probe = client.probe?.bind(client);
-      if (!probe) return t.skip('the provider has no probe: the engine observes on delete');
-      await client.create(resource, kit.call());
-      await kit.settle(client, resource);
+      const probing = await kit.probing(t, { created: true });
+      if (!probing) return;
+      const { resource, client, probe } = probing;
       kit.denyAccess();
       const denied = await kit.client(resource);
       const outcome = await kit.assertProbeAgrees(denied, resource, 'access denied');
@@ -258,13 +252,9 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
     });
 
     it('probe makes no more cloud calls than observe, and a delete through the engine no more than with observe', async (t) => {
-      const name = kit.externalName();
-      const resource = kit.resource(name);
-      const client = await kit.client(resource);
-      const probe = client.probe?.bind(client);
-      if (!probe) return t.skip('the provider has no probe: the engine observes on delete');
-      await client.create(resource, kit.call());
-      await kit.settle(client, resource);
+      const probing = await kit.probing(t, { created: true });
+      if (!probing) return;
+      const { resource, client, probe } = probing;
       const observeCalls = await kit.callsOf(() => client.observe(resource, kit.call()));
       const probeCalls = await kit.callsOf(() => probe(resource, kit.call()));
       assert.ok(probeCalls.length <= observeCalls.length, `probe (${probeCalls.join(', ')}) reads no more than observe (${observeCalls.join(', ')})`);
@@ -406,6 +396,26 @@ class Kit<K extends ManagedKindName> {
       throw error;
     }
   };
+
+  /**
+   * A fresh name, its resource and client, and the client's probe (created and settled first when
+   * asked); undefined, with the case skipped, when the provider has no probe.
+   */
+  async probing(t: TestContext, options: { created?: boolean } = {}): Promise<{ name: string; resource: ManagedResource; client: ExternalClient; probe: NonNullable<ExternalClient['probe']> } | undefined> {
+    const name = this.externalName();
+    const resource = this.resource(name);
+    const client = await this.client(resource);
+    const probe = client.probe?.bind(client);
+    if (!probe) {
+      t.skip('the provider has no probe: the engine observes on delete');
+      return undefined;
+    }
+    if (options.created) {
+      await client.create(resource, this.call());
+      await this.settle(client, resource);
+    }
+    return { name, resource, client, probe };
+  }
 
   /** The cloud calls `read` makes, by operation. */
   async callsOf(read: () => Promise<unknown>): Promise<string[]> {
