@@ -5,7 +5,7 @@ import type { ProviderConfig } from '@k8or/api';
 import { startAzurite, startFaultProxy as startCloudFaultProxy, type Azurite, type CloudDialectName, type FaultProxy as CloudFaultProxy } from '@k8or/local-clouds';
 import { clearAzureClients } from '@k8or/provider-azure';
 
-export { bucket, connectionContext, ownerTagsOf, table } from '@k8or/provider-testkit';
+export { bucket, connectionContext, ownerTagsOf, startCannedProxy, table } from '@k8or/provider-testkit';
 
 /** A ProviderConfig for Azurite's dev account, its key read from a Secret. */
 export function azureProviderConfig(endpoints: { bucket?: string; table?: string }, account = 'devstoreaccount1'): ProviderConfig {
@@ -107,47 +107,3 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   };
 }
 
-/** A canned answer: status, headers and body. */
-export interface CannedAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/**
- * An HTTP proxy in front of one Azurite service that forwards every request, except those for which
- * `answer` returns a canned answer (given the request's path and query): Azure's answers that
- * Azurite never gives, such as an empty page with a continuation token. `requests` keeps every
- * request's path and query, in order.
- */
-export async function startCannedProxy(target: string, answer: (url: string) => CannedAnswer | undefined): Promise<{ endpoint: string; requests: string[]; close(): Promise<void> }> {
-  const base = new URL(target);
-  const requests: string[] = [];
-  const server: Server = createServer((req, res) => {
-    const url = req.url ?? '/';
-    requests.push(url);
-    const canned = answer(url);
-    if (canned) {
-      req.resume();
-      res.writeHead(canned.status, { ...canned.headers, 'content-length': String(Buffer.byteLength(canned.body)) });
-      res.end(canned.body);
-      return;
-    }
-    const upstream = httpRequest({ host: base.hostname, port: base.port, method: req.method, path: url, headers: req.headers }, (upstreamAnswer) => {
-      res.writeHead(upstreamAnswer.statusCode ?? 502, upstreamAnswer.headers);
-      upstreamAnswer.pipe(res);
-    });
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}${base.pathname}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
