@@ -2,9 +2,9 @@ import { RestError } from '@azure/data-tables';
 import type { PipelinePolicy } from './retry-tokens.js';
 
 /**
- * How long one HTTP attempt may take, from sending the request to the end of its answer. Azure
- * Storage gives itself at most 30 s for the container operations k8or makes (the Blob service's
- * server timeout) and for a Query Tables request, so an attempt still open after that is stalled:
+ * How long one HTTP attempt may take, from sending the request to the end of its answer. The Blob
+ * and Table services give themselves at most 30 s for the operations k8or makes (their server
+ * timeouts; a Query Tables request included), so an attempt still open after that is stalled:
  * it ends, and the SDK retries it (3 tries in all, providers/azure/src/clients.ts), instead of
  * holding the worker until the reconcile's deadline (2 minutes by default). The same bound as the
  * GCS client's per request (providers/gcp/src/bucket.ts).
