@@ -231,12 +231,12 @@ export function azureBucketConnector(options: AzureConnectorOptions = {}): Conne
   return {
     /** Builds (or reuses) the Blob service client for the ProviderConfig's account, endpoint and credentials. */
     async connect(_bucket: Bucket, context: ConnectionContext): Promise<ExternalClient<Bucket>> {
-      return new BlobContainerClient(blobServiceClient(clientSettings(context.providerConfig, context.credentials, 'Bucket')), context);
+      return new BlobContainerClient(blobServiceClient(clientSettings(context.providerConfig, context.credentials, 'Bucket'), options), context);
     },
 
     /** Every container of the storage account (List Containers, every page), with its public access as spec.publicAccess. */
     async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Bucket>[]> {
-      const service = blobServiceClient(clientSettings(context.providerConfig, context.credentials, 'Bucket'));
+      const service = blobServiceClient(clientSettings(context.providerConfig, context.credentials, 'Bucket'), options);
       const containers = await everyPage(context, { service: AzureServices.blobContainers, signal: call.signal }, 'ListContainers', async (continuationToken) => {
         const pages = service.listContainers({ abortSignal: call.signal }).byPage({ ...(continuationToken ? { continuationToken } : {}), ...(options.listPageSize ? { maxPageSize: options.listPageSize } : {}) });
         const page = await pages.next();

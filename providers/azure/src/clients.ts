@@ -3,6 +3,7 @@ import { AzureNamedKeyCredential, AzureSASCredential, TableServiceClient } from 
 import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
 import { AnonymousCredential, BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import type { AzureClientSettings } from './config.js';
+import { attemptTimeoutPolicy, ATTEMPT_TIMEOUT_MS } from './attempt-timeout.js';
 import { retryAfterPolicy } from './retry-after.js';
 import { retryTokenPolicy, type PolicyPipeline } from './retry-tokens.js';
 
@@ -24,36 +25,45 @@ const defaultCredential = (): TokenCredential => (defaultChain ??= new DefaultAz
 /** Plain http is for emulators (Azurite); the Tables SDK refuses to send credentials over it unless told. */
 const isHttp = (url: string): boolean => url.startsWith('http:');
 
-function newBlobServiceClient(settings: AzureClientSettings): BlobServiceClient {
+/** How the SDK clients are built beyond their settings; internal (tests shorten the per-attempt timeout). */
+export interface AzureClientTuning {
+  /** How long one HTTP attempt may take; ATTEMPT_TIMEOUT_MS when absent. */
+  attemptTimeoutMs?: number;
+}
+
+/** The per-attempt policies, in the order they run after the SDK's retry policy (the timeout innermost, so a token wait is not an attempt). */
+const perAttemptPolicies = (tuning: AzureClientTuning) => [retryTokenPolicy, retryAfterPolicy, attemptTimeoutPolicy(tuning.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS)];
+
+function newBlobServiceClient(settings: AzureClientSettings, tuning: AzureClientTuning): BlobServiceClient {
   const options = { retryOptions: { maxTries: MAX_TRIES, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS } };
   const { credential, serviceUrl } = settings;
-  if (credential.kind === 'sharedKey') return withRetryTokens(new BlobServiceClient(serviceUrl, new StorageSharedKeyCredential(credential.accountName, credential.accountKey), options));
-  if (credential.kind === 'sas') return withRetryTokens(new BlobServiceClient(`${serviceUrl}?${credential.token}`, new AnonymousCredential(), options));
-  return withRetryTokens(new BlobServiceClient(serviceUrl, defaultCredential(), options));
+  const client =
+    credential.kind === 'sharedKey'
+      ? new BlobServiceClient(serviceUrl, new StorageSharedKeyCredential(credential.accountName, credential.accountKey), options)
+      : credential.kind === 'sas'
+        ? new BlobServiceClient(`${serviceUrl}?${credential.token}`, new AnonymousCredential(), options)
+        : new BlobServiceClient(serviceUrl, defaultCredential(), options);
+  return withPerAttemptPolicies(client, tuning);
 }
 
 /**
- * Adds `retryTokenPolicy` after the Blob SDK's retry policy. The SDK takes no `additionalPolicies`; its
+ * Adds the per-attempt policies after the Blob SDK's retry policy. The SDK takes no `additionalPolicies`; its
  * client keeps the core pipeline in `storageClientContext`, and the container clients made from the
  * service client share that pipeline. Checked, so an SDK that moves it fails loudly rather than
  * leaving retries unpaced (test/retry-tokens.integration.test.ts covers it).
  */
-function withRetryTokens(client: BlobServiceClient): BlobServiceClient {
+function withPerAttemptPolicies(client: BlobServiceClient, tuning: AzureClientTuning): BlobServiceClient {
   const context = (client as unknown as { storageClientContext?: { pipeline?: PolicyPipeline } }).storageClientContext;
   if (typeof context?.pipeline?.addPolicy !== 'function') throw new Error('@azure/storage-blob keeps no core pipeline where expected: the per-attempt rate-limit policy cannot be added');
-  context.pipeline.addPolicy(retryTokenPolicy, { afterPhase: 'Retry' });
-  context.pipeline.addPolicy(retryAfterPolicy, { afterPhase: 'Retry' });
+  for (const policy of perAttemptPolicies(tuning)) context.pipeline.addPolicy(policy, { afterPhase: 'Retry' });
   return client;
 }
 
-function newTableServiceClient(settings: AzureClientSettings): TableServiceClient {
+function newTableServiceClient(settings: AzureClientSettings, tuning: AzureClientTuning): TableServiceClient {
   const options = {
     allowInsecureConnection: isHttp(settings.serviceUrl),
     retryOptions: { maxRetries: MAX_TRIES - 1, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS },
-    additionalPolicies: [
-      { policy: retryTokenPolicy, position: 'perRetry' as const },
-      { policy: retryAfterPolicy, position: 'perRetry' as const },
-    ],
+    additionalPolicies: perAttemptPolicies(tuning).map((policy) => ({ policy, position: 'perRetry' as const })),
   };
   const { credential, serviceUrl } = settings;
   if (credential.kind === 'sharedKey') return new TableServiceClient(serviceUrl, new AzureNamedKeyCredential(credential.accountName, credential.accountKey), options);
@@ -61,8 +71,8 @@ function newTableServiceClient(settings: AzureClientSettings): TableServiceClien
   return new TableServiceClient(serviceUrl, defaultCredential(), options);
 }
 
-/** The cache key: every setting, with a hash of the secret in place of the secret. */
-function settingsKey(settings: AzureClientSettings): string {
+/** The cache key: every setting and the tuning, with a hash of the secret in place of the secret. */
+function settingsKey(settings: AzureClientSettings, tuning: AzureClientTuning): string {
   const { credential, ...rest } = settings;
   const secret =
     credential.kind === 'sharedKey'
@@ -70,19 +80,19 @@ function settingsKey(settings: AzureClientSettings): string {
       : credential.kind === 'sas'
         ? createHash('sha256').update(credential.token).digest('hex')
         : 'default-chain';
-  return JSON.stringify({ ...rest, kind: credential.kind, secret });
+  return JSON.stringify({ ...rest, kind: credential.kind, secret, attemptTimeoutMs: tuning.attemptTimeoutMs });
 }
 
 /** SDK clients reused across reconciles (each holds a connection pool), keyed by their settings. */
 class ClientCache<C> {
   readonly #clients = new Map<string, C>();
-  constructor(private readonly create: (settings: AzureClientSettings) => C) {}
+  constructor(private readonly create: (settings: AzureClientSettings, tuning: AzureClientTuning) => C) {}
 
-  get(settings: AzureClientSettings): C {
-    const key = settingsKey(settings);
+  get(settings: AzureClientSettings, tuning: AzureClientTuning): C {
+    const key = settingsKey(settings, tuning);
     const cached = this.#clients.get(key);
     if (cached) return cached;
-    const client = this.create(settings);
+    const client = this.create(settings, tuning);
     this.#clients.set(key, client);
     for (const oldKey of this.#clients.keys()) {
       if (this.#clients.size <= MAX_CLIENTS) break;
@@ -99,8 +109,8 @@ class ClientCache<C> {
 const blobClients = new ClientCache(newBlobServiceClient);
 const tableClients = new ClientCache(newTableServiceClient);
 
-export const blobServiceClient = (settings: AzureClientSettings): BlobServiceClient => blobClients.get(settings);
-export const tableServiceClient = (settings: AzureClientSettings): TableServiceClient => tableClients.get(settings);
+export const blobServiceClient = (settings: AzureClientSettings, tuning: AzureClientTuning = {}): BlobServiceClient => blobClients.get(settings, tuning);
+export const tableServiceClient = (settings: AzureClientSettings, tuning: AzureClientTuning = {}): TableServiceClient => tableClients.get(settings, tuning);
 
 /** Forgets every cached client (the Azure SDK's clients need no closing; their sockets idle out). */
 export function clearAzureClients(): void {

@@ -13,5 +13,5 @@ export { classifyAzureError, azureErrorCode, BEING_DELETED_RETRY_MS } from './er
 export { azureSettingsSchema, clientSettings, credentialsFrom, endpointFor, parseConnectionString, accountFromUrl, type AzureClientSettings, type AzureCredential } from './config.js';
 export { desiredMetadata, diffMetadata, ownerMetadataName, ownerTagsIn } from './metadata.js';
 export { clearAzureClients } from './clients.js';
-export { retryAfterMsOf } from './retry-after.js';
+export { retryAfterMsOf } from '@k8or/core';
 export { azureRateLimits, AzureServices, type AzureService } from './rate-limits.js';

@@ -1,6 +1,5 @@
-import type { TableServiceClientOptions } from '@azure/data-tables';
-
-type PipelinePolicy = NonNullable<TableServiceClientOptions['additionalPolicies']>[number]['policy'];
+import { MAX_RETRY_AFTER_MS, retryAfterMsOf } from '@k8or/core';
+import type { PipelinePolicy } from './retry-tokens.js';
 
 /**
  * The longest Retry-After the SDKs' own retries may act on: their first backoff
@@ -8,8 +7,6 @@ type PipelinePolicy = NonNullable<TableServiceClientOptions['additionalPolicies'
  * requeues the resource after it.
  */
 export const SDK_RETRY_AFTER_LIMIT_MS = 500;
-/** The most the engine is asked to wait on Azure's word; a later resync observes again anyway. */
-export const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 /** A throttling answer (429 or 503) that named a wait longer than the SDKs may take within a call. */
 export class AzureRetryAfter extends Error {
@@ -24,26 +21,6 @@ export class AzureRetryAfter extends Error {
     this.code = code;
     this.retryAfterMs = retryAfterMs;
   }
-}
-
-interface Headers {
-  get(name: string): string | undefined;
-}
-
-/**
- * The wait a throttling answer asks for, in ms: `retry-after-ms` / `x-ms-retry-after-ms`
- * (milliseconds), else `Retry-After` (seconds or an HTTP date). Undefined when none is given.
- */
-export function retryAfterMsOf(headers: Headers, now: number = Date.now()): number | undefined {
-  for (const name of ['retry-after-ms', 'x-ms-retry-after-ms']) {
-    const value = Number(headers.get(name));
-    if (headers.get(name) && Number.isFinite(value) && value >= 0) return value;
-  }
-  const retryAfter = headers.get('retry-after')?.trim();
-  if (!retryAfter) return undefined;
-  if (/^\d+(\.\d+)?$/.test(retryAfter)) return Number(retryAfter) * 1000;
-  const date = Date.parse(retryAfter);
-  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { TableServiceClientOptions } from '@azure/data-tables';
 import { beforeCloudAttempt } from '@k8or/core';
 
-type PipelinePolicy = NonNullable<TableServiceClientOptions['additionalPolicies']>[number]['policy'];
+/** A core-rest-pipeline policy, as both SDKs take it. */
+export type PipelinePolicy = NonNullable<TableServiceClientOptions['additionalPolicies']>[number]['policy'];
 /** What the Blob SDK's core (`@azure/core-rest-pipeline`) pipeline offers to add a policy. */
 export interface PolicyPipeline {
   addPolicy(policy: PipelinePolicy, options: { afterPhase: 'Retry' }): void;

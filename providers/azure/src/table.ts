@@ -4,13 +4,13 @@
  * document the mapping), and tables carry no metadata, so ownership rests on the persisted
  * external name and the engine's creation markers, and adoption is explicit.
  */
-import type { TableServiceClient } from '@azure/data-tables';
+import type { TableItem, TableServiceClient } from '@azure/data-tables';
 import type { Table } from '@k8or/api';
 import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type InventoryContext, type InventoryItem, type Observation, type Presence } from '@k8or/core';
 import { tableServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
-import { everyPage, type AzureConnectorOptions } from './paging.js';
+import { everyPage, pagesOf, type AzureConnectorOptions, type ListingPage } from './paging.js';
 import { AzureServices } from './rate-limits.js';
 import { unappliedTableSettings } from './unapplied.js';
 
@@ -20,6 +20,19 @@ const AZURE_ROW_KEY = { name: 'RowKey', type: 'string' } as const;
 
 /** An OData string literal: single quotes doubled. */
 const odataString = (text: string): string => `'${text.replace(/'/g, "''")}'`;
+
+/** One page of Query Tables (one request), from `continuationToken` (NextTableName) when given. */
+async function queryTablesPage(
+  service: TableServiceClient,
+  signal: AbortSignal,
+  continuationToken: string | undefined,
+  query: { filter?: string; maxPageSize?: number | undefined },
+): Promise<ListingPage<TableItem>> {
+  const listing = service.listTables({ ...(query.filter ? { queryOptions: { filter: query.filter } } : {}), abortSignal: signal });
+  const pages = listing.byPage({ ...(continuationToken ? { continuationToken } : {}), ...(query.maxPageSize ? { maxPageSize: query.maxPageSize } : {}) });
+  const page = await pages.next();
+  return page.done ? { items: [], continuationToken: undefined } : { items: [...page.value], continuationToken: page.value.continuationToken };
+}
 
 /** One Azure table's client. */
 export class AzureTableClient implements ExternalClient<Table> {
@@ -40,14 +53,18 @@ export class AzureTableClient implements ExternalClient<Table> {
     return `${this.#service.url.replace(/\/+$/, '')}/${this.#name}`;
   }
 
-  /** Query Tables for exactly this name (case-sensitive, as the name is persisted). A 403 is an error, never absence. */
+  /**
+   * Query Tables for exactly this name (case-sensitive, as the name is persisted), page by page: Azure
+   * may answer a page with no table and a NextTableName, and only the last page says "absent". Each
+   * page is a recorded call with its token (`pagesOf`). A 403 is an error, never absence.
+   */
   async #exists(call: CallOptions): Promise<boolean> {
-    return await callAzure(this.#context, { service: AzureServices.tables, signal: call.signal }, 'QueryTables', async () => {
-      for await (const table of this.#service.listTables({ queryOptions: { filter: `TableName eq ${odataString(this.#name)}` }, abortSignal: call.signal })) {
-        if (table.name === this.#name) return true;
-      }
-      return false;
-    });
+    const filter = `TableName eq ${odataString(this.#name)}`;
+    const pages = pagesOf(this.#context, { service: AzureServices.tables, signal: call.signal }, 'QueryTables', (token) => queryTablesPage(this.#service, call.signal, token, { filter }));
+    for await (const tables of pages) {
+      if (tables.some((table) => table.name === this.#name)) return true;
+    }
+    return false;
   }
 
   async observe(table: Table, call: CallOptions): Promise<Observation> {
@@ -114,17 +131,15 @@ export function azureTableConnector(options: AzureConnectorOptions = {}): Connec
   return {
     /** Builds (or reuses) the Table service client for the ProviderConfig's account, endpoint and credentials. */
     async connect(_table: Table, context: ConnectionContext): Promise<ExternalClient<Table>> {
-      return new AzureTableClient(tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table')), context);
+      return new AzureTableClient(tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table'), options), context);
     },
 
     /** Every table of the storage account (Query Tables, every page); every Azure table has the string keys PartitionKey and RowKey. */
     async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Table>[]> {
-      const service = tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table'));
-      const tables = await everyPage(context, { service: AzureServices.tables, signal: call.signal }, 'QueryTables', async (continuationToken) => {
-        const pages = service.listTables({ abortSignal: call.signal }).byPage({ ...(continuationToken ? { continuationToken } : {}), ...(options.listPageSize ? { maxPageSize: options.listPageSize } : {}) });
-        const page = await pages.next();
-        return page.done ? { items: [], continuationToken: undefined } : { items: [...page.value], continuationToken: page.value.continuationToken };
-      });
+      const service = tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table'), options);
+      const tables = await everyPage(context, { service: AzureServices.tables, signal: call.signal }, 'QueryTables', (continuationToken) =>
+        queryTablesPage(service, call.signal, continuationToken, { maxPageSize: options.listPageSize }),
+      );
       return tables.flatMap((listed): InventoryItem<Table>[] =>
         listed.name ? [{ externalName: listed.name, spec: { partitionKey: { ...AZURE_PARTITION_KEY }, sortKey: { ...AZURE_ROW_KEY } } }] : [],
       );

@@ -2,49 +2,30 @@
 // may answer "a subset of the results and a marker", and a subset may be empty. The real SDK against
 // Azurite, behind a proxy that answers the first List Blobs with no blob and a NextMarker.
 import assert from 'node:assert/strict';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { DeletionBlockedError } from '@k8or/core';
 import { bucketConnector, clearAzureClients } from '@k8or/provider-azure';
 import { startAzurite, type Azurite } from '@k8or/local-clouds';
-import { accountKeySecret, azureProviderConfig, bucket, connectionContext } from './support.ts';
+import { accountKeySecret, azureProviderConfig, bucket, connectionContext, startCannedProxy } from './support.ts';
+
+const isListBlobs = (url: string): boolean => /[?&]restype=container/.test(url) && /[?&]comp=list/.test(url);
 
 /** Forwards to `target`, except the first List Blobs, answered with an empty page and a marker. */
-async function emptyFirstPageProxy(target: string): Promise<{ endpoint: string; listings: string[]; close(): Promise<void> }> {
-  const base = new URL(target);
-  const listings: string[] = [];
-  const server: Server = createServer((req, res) => {
-    const url = req.url ?? '/';
-    const isListBlobs = /[?&]restype=container/.test(url) && /[?&]comp=list/.test(url);
-    if (isListBlobs) listings.push(url);
-    if (isListBlobs && listings.length === 1) {
-      req.resume();
-      const container = url.split('?')[0]?.split('/').filter(Boolean)[1] ?? '';
-      // Blob names sort after "a": Azurite's marker is the last name returned.
-      const body = `<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="${target}" ContainerName="${container}"><MaxResults>1</MaxResults><Blobs /><NextMarker>a</NextMarker></EnumerationResults>`;
-      res.writeHead(200, { 'content-type': 'application/xml', 'x-ms-request-id': 'empty-page', 'x-ms-version': '2025-01-05', 'content-length': String(Buffer.byteLength(body)) });
-      res.end(body);
-      return;
-    }
-    const upstream = httpRequest({ host: base.hostname, port: base.port, method: req.method, path: url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
+async function emptyFirstPageProxy(target: string): Promise<{ endpoint: string; listings: () => string[]; close(): Promise<void> }> {
+  let answered = false;
+  const proxy = await startCannedProxy(target, (url) => {
+    if (!isListBlobs(url) || answered) return undefined;
+    answered = true;
+    const container = url.split('?')[0]?.split('/').filter(Boolean)[1] ?? '';
+    // Blob names sort after "a": Azurite's marker is the last name returned.
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/xml', 'x-ms-request-id': 'empty-page', 'x-ms-version': '2025-01-05' },
+      body: `<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="${target}" ContainerName="${container}"><MaxResults>1</MaxResults><Blobs /><NextMarker>a</NextMarker></EnumerationResults>`,
+    };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}${base.pathname}`,
-    listings,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { endpoint: proxy.endpoint, listings: () => proxy.requests.filter(isListBlobs), close: proxy.close };
 }
 
 describe('delete without forceDelete on Azure: an empty page of List Blobs is not an empty container', () => {
@@ -69,8 +50,8 @@ describe('delete without forceDelete on Azure: an empty page of List Blobs is no
 
       await assert.rejects(client.delete(resource, { signal: AbortSignal.timeout(30_000) }), (error: unknown) => error instanceof DeletionBlockedError && /z-data/.test(error.message));
 
-      assert.equal(proxy.listings.length, 2, 'the second page was read');
-      assert.ok(/[?&]marker=a(&|$)/.test(proxy.listings[1] ?? ''), 'from the marker of the first');
+      assert.equal(proxy.listings().length, 2, 'the second page was read');
+      assert.ok(/[?&]marker=a(&|$)/.test(proxy.listings()[1] ?? ''), 'from the marker of the first');
       assert.equal(await blobs.getContainerClient('keep-me').exists(), true, 'the container and its blob are still there');
     } finally {
       await proxy.close();

@@ -1,6 +1,7 @@
 // Connector.list reads every page of an Azure listing, following the continuation tokens, with the
 // real SDKs against Azurite (behind the fault proxy, which counts the requests). Azurite pages only
-// after 5,000 items, so the connectors are made with a small internal page size.
+// after 5,000 items, so the connectors are made with a small internal page size. And the Table
+// client's existence check pages the same way, past a page Azure answers empty with a token.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
@@ -8,7 +9,7 @@ import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-bl
 import { CloudRateLimits, type CloudCallRecorder } from '@k8or/core';
 import { azureBucketConnector, azureProvider, azureTableConnector, clearAzureClients } from '@k8or/provider-azure';
 import { startAzurite, startFaultProxy, type Azurite, type FaultProxy } from '@k8or/local-clouds';
-import { accountKeySecret, azureProviderConfig } from './support.ts';
+import { accountKeySecret, azureProviderConfig, connectionContext, startCannedProxy, table } from './support.ts';
 
 const PAGE_SIZE = 3;
 /** Seven items in pages of three: three pages, the last one short. */
@@ -104,6 +105,35 @@ describe('Connector.list on Azure reads every page, each request with its rate-l
       assert.equal(proxy.calls[1]?.operationId, proxy.calls[2]?.operationId, 'the second page was retried by the SDK, not started over');
       assert.equal(operations.length, 3, 'three pages, three recorded calls');
       assert.equal(tokens(), 4, 'three pages and one retry, a token each');
+    }
+  });
+
+  it("Tables: the existence check reads past an empty Query Tables page that carries NextTableName, each page a recorded call with its token", async () => {
+    const isQueryTables = (url: string): boolean => /^\/[^/?]+\/Tables(\?|$)/.test(url);
+    let answered = false;
+    // Azure may answer a query with no table and a NextTableName (a page cut short on its side); Azurite never does.
+    const proxy = await startCannedProxy(azurite.tableEndpoint, (url) => {
+      if (!isQueryTables(url) || answered) return undefined;
+      answered = true;
+      return {
+        status: 200,
+        headers: { 'content-type': 'application/json;odata=nometadata;streaming=true;charset=utf-8', 'x-ms-version': '2025-01-05', 'x-ms-continuation-nexttablename': 'Estate3' },
+        body: JSON.stringify({ value: [] }),
+      };
+    });
+    try {
+      const { context, operations, tokens } = inventoryContext({ table: proxy.endpoint }, 'table-service');
+      const resource = table('Estate3');
+      const client = await azureTableConnector().connect(resource, { ...connectionContext(context.providerConfig, resource, context.credentials), recordCall: context.recordCall });
+      const observation = await client.observe(resource, { signal: AbortSignal.timeout(30_000) });
+      assert.equal(observation.exists, true, 'the table is found on the second page');
+      const queries = proxy.requests.filter(isQueryTables);
+      assert.equal(queries.length, 2, 'two pages');
+      assert.ok(/[?&]NextTableName=Estate3(&|$)/.test(queries[1] ?? ''), `the second page continues from NextTableName (${queries[1]})`);
+      assert.deepEqual(operations, ['QueryTables', 'QueryTables'], 'one recorded call per page');
+      assert.equal(tokens(), 2, 'one token per page request');
+    } finally {
+      await proxy.close();
     }
   });
 });

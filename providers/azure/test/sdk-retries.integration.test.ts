@@ -1,16 +1,23 @@
 // What the Azure SDKs' own retries do on the wire, with the real @azure/storage-blob and
 // @azure/data-tables against Azurite behind the fault proxy: how many attempts one provider call
 // makes under throttling with a Retry-After, under a stall and after a storm, and that every
-// attempt takes a token of the call's rate-limit bucket.
+// attempt takes a token of the call's rate-limit bucket. A stalled attempt ends at the per-attempt
+// timeout (src/attempt-timeout.ts; 1 s here, 30 s by default) and the SDK tries again; those calls
+// get a deadline far past the attempts they may make, so only the per-attempt timeout can end one.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Bucket, Table } from '@k8or/api';
 import { CloudRateLimits, RetryableError, type ExternalClient } from '@k8or/core';
-import { azureProvider, bucketConnector, tableConnector } from '@k8or/provider-azure';
+import { azureBucketConnector, azureProvider, azureTableConnector, type AzureConnectorOptions } from '@k8or/provider-azure';
 import { accountKeySecret, azureProviderConfig, bucket, connectionContext, startProxiedAzurite, startFaultProxy as startErrorProxy, table, type ProxiedAzurite } from './support.ts';
 
 /** Loose enough that the limit never slows these tests; each attempt is still counted. */
 const LIMIT = { requestsPerSecond: 100, burst: 100 };
+const ATTEMPT_TIMEOUT_MS = 1_000;
+/** Far past three timed-out attempts and the SDKs' backoffs between them. */
+const CALL_DEADLINE_MS = 20_000;
+/** Longer than any call's deadline here: a stall the per-attempt timeout does not end outlasts the call. */
+const STALL_MS = 60_000;
 
 interface Service<R extends Bucket | Table> {
   name: string;
@@ -18,7 +25,7 @@ interface Service<R extends Bucket | Table> {
   rateLimitService: string;
   resource: (name: string) => R;
   endpoints: (endpoint: string) => { bucket?: string; table?: string };
-  connect: (resource: R, context: ReturnType<typeof connectionContext>) => Promise<ExternalClient<R>>;
+  connect: (resource: R, context: ReturnType<typeof connectionContext>, options: AzureConnectorOptions) => Promise<ExternalClient<R>>;
   /** Makes `resource` exist in Azurite, straight through the provider. */
   create: (client: ExternalClient<R>, resource: R) => Promise<unknown>;
 }
@@ -29,7 +36,7 @@ const blob: Service<Bucket> = {
   rateLimitService: 'blob-containers',
   resource: bucket,
   endpoints: (endpoint) => ({ bucket: endpoint }),
-  connect: (resource, context) => bucketConnector.connect(resource, context),
+  connect: (resource, context, options) => azureBucketConnector(options).connect(resource, context),
   create: (client, resource) => client.create(resource, { signal: AbortSignal.timeout(30_000) }),
 };
 
@@ -40,7 +47,7 @@ const tables: Service<Table> = {
   // Azure table names are letters and digits only.
   resource: (name) => table(name.replace(/-/g, '')),
   endpoints: (endpoint) => ({ table: endpoint }),
-  connect: (resource, context) => tableConnector.connect(resource, context),
+  connect: (resource, context, options) => azureTableConnector(options).connect(resource, context),
   create: (client, resource) => client.create(resource, { signal: AbortSignal.timeout(30_000) }),
 };
 
@@ -54,13 +61,13 @@ describe("the Azure SDKs' retries on the wire (Azurite behind the fault proxy)",
   after(async () => await azure?.stop());
 
   /** A client for `resource` through `endpoint`, under a rate-limit bucket of its own. */
-  async function rateLimited<R extends Bucket | Table>(service: Service<R>, resource: R, endpoint: string) {
+  async function rateLimited<R extends Bucket | Table>(service: Service<R>, resource: R, endpoint: string, options: AzureConnectorOptions = {}) {
     const limits = new CloudRateLimits();
     const providerConfig = azureProviderConfig(service.endpoints(endpoint));
     providerConfig.metadata.name = `retries-${(configs += 1)}`;
     providerConfig.spec.rateLimits = { [service.rateLimitService]: LIMIT };
     const context = connectionContext(providerConfig, resource, accountKeySecret(azure.azurite));
-    const client = await service.connect(resource, { ...context, recordCall: limits.recorder(azureProvider, providerConfig, context.recordCall) });
+    const client = await service.connect(resource, { ...context, recordCall: limits.recorder(azureProvider, providerConfig, context.recordCall) }, options);
     return { client, tokens: () => limits.state(providerConfig.metadata.name ?? '', service.rateLimitService)?.calls ?? 0 };
   }
 
@@ -89,7 +96,7 @@ describe("the Azure SDKs' retries on the wire (Azurite behind the fault proxy)",
       }
     });
 
-    it(`${service.name}: a stalled attempt ends with the call's deadline as a retryable error (never absence), with no attempt after it`, async () => {
+    it(`${service.name}: a stalled attempt ends with the call's deadline, when that comes before the per-attempt timeout, as a retryable error (never absence), with no attempt after it`, async () => {
       const proxy = azure.proxies.get(service.dialect)!;
       const resource = service.resource('stalled');
       const { client, tokens } = await rateLimited(service, resource, proxy.endpoint);
@@ -106,6 +113,44 @@ describe("the Azure SDKs' retries on the wire (Azurite behind the fault proxy)",
       } finally {
         proxy.setFaults({});
       }
+    });
+
+    it(`${service.name}: one stalled attempt is given up at the per-attempt timeout and the SDK's next attempt succeeds, a token each`, async () => {
+      const proxy = azure.proxies.get(service.dialect)!;
+      const resource = service.resource('stalled-once');
+      const { client, tokens } = await rateLimited(service, resource, proxy.endpoint, { attemptTimeoutMs: ATTEMPT_TIMEOUT_MS });
+      await service.create(client, resource);
+      const tokensBefore = tokens();
+      proxy.setFaults({ script: ['stall'], stallMs: STALL_MS, stallAfterForward: 0 });
+      proxy.clearCalls();
+      try {
+        const observation = await client.observe(resource, { signal: AbortSignal.timeout(CALL_DEADLINE_MS) });
+        assert.equal(observation.exists, true);
+      } finally {
+        proxy.setFaults({});
+      }
+      assert.deepEqual(proxy.calls.map((c) => c.outcome), ['stalled', 'forwarded']);
+      assert.equal(proxy.calls[0]?.status, undefined, 'the client left the stalled attempt');
+      assert.equal(proxy.calls[0]?.operationId, proxy.calls[1]?.operationId, 'the second attempt is the SDK retrying the first');
+      assert.equal(tokens() - tokensBefore, 2, 'each attempt took a token');
+    });
+
+    it(`${service.name}: when every attempt stalls the call fails retryable with ETIMEDOUT (never absence) after three attempts`, async () => {
+      const proxy = azure.proxies.get(service.dialect)!;
+      const resource = service.resource('stalled-always');
+      const { client } = await rateLimited(service, resource, proxy.endpoint, { attemptTimeoutMs: ATTEMPT_TIMEOUT_MS });
+      proxy.setFaults({ stall: 1, stallMs: STALL_MS, stallAfterForward: 0 });
+      proxy.clearCalls();
+      try {
+        await assert.rejects(client.observe(resource, { signal: AbortSignal.timeout(CALL_DEADLINE_MS) }), (error: unknown) => {
+          assert.ok(error instanceof RetryableError, `a retryable error, not ${String(error)}`);
+          assert.equal(error.code, 'ETIMEDOUT', error.message);
+          return true;
+        });
+      } finally {
+        proxy.setFaults({});
+      }
+      assert.deepEqual(proxy.calls.map((c) => c.outcome), ['stalled', 'stalled', 'stalled'], 'three attempts (providers/azure/src/clients.ts MAX_TRIES), each given up');
     });
 
     it(`${service.name}: after a throttling storm the client is whole: the next call is one attempt, and succeeds`, async () => {

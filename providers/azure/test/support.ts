@@ -5,7 +5,7 @@ import type { ProviderConfig } from '@k8or/api';
 import { startAzurite, startFaultProxy as startCloudFaultProxy, type Azurite, type CloudDialectName, type FaultProxy as CloudFaultProxy } from '@k8or/local-clouds';
 import { clearAzureClients } from '@k8or/provider-azure';
 
-export { bucket, connectionContext, ownerTagsOf, table } from '@k8or/provider-testkit';
+export { bucket, connectionContext, ownerTagsOf, startCannedProxy, table } from '@k8or/provider-testkit';
 
 /** A ProviderConfig for Azurite's dev account, its key read from a Secret. */
 export function azureProviderConfig(endpoints: { bucket?: string; table?: string }, account = 'devstoreaccount1'): ProviderConfig {
@@ -106,3 +106,4 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       }),
   };
 }
+

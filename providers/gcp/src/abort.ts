@@ -24,6 +24,25 @@ export async function underSignal<T>(signal: AbortSignal | undefined, operation:
 }
 
 /**
+ * Runs one SDK call that may take at most `timeoutMs`: past it the call rejects with ETIMEDOUT, a
+ * network error (retryable, never absence). For a client that cannot bound a request itself: the
+ * Storage client's `timeout` reaches node-fetch 3 through teeny-request, which has no such option
+ * any more, so a request that gets no answer is never ended by the client. As with `underSignal`,
+ * the request may still be answered later; every call made this way is idempotent.
+ */
+export async function withinTimeout<T>(timeoutMs: number, call: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${timeoutMs / 1000} s (the request timeout)`), { code: 'ETIMEDOUT' })), timeoutMs);
+  });
+  try {
+    return await Promise.race([call(), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * A gRPC interceptor that cancels the RPC when `signal` aborts. The Bigtable admin methods take no
  * AbortSignal and return a promise without gax's `cancel`, so without it an RPC the reconcile gave up
  * on stays open until gax's own timeout for the method, and a CreateTable held by a slow Bigtable may

@@ -20,6 +20,7 @@ import {
   type Presence,
   type SettingIssue,
 } from '@k8or/core';
+import { withinTimeout } from './abort.js';
 import { ClientCache } from './client-cache.js';
 import { answerOf, callGoogle, isNotFound } from './errors.js';
 import { GcpServices, gcsServiceFor } from './rate-limits.js';
@@ -265,21 +266,24 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
   readonly #storage: Storage;
   readonly #context: ConnectionContext;
   readonly #settings: GcpSettings;
+  readonly #requestTimeoutMs: number;
   /** What each observation read (metageneration and settings), so update patches exactly against it. */
   readonly #reads = new WeakMap<Observation, { metageneration: string; actual: DesiredBucket }>();
 
-  constructor(storage: Storage, context: ConnectionContext, settings: GcpSettings) {
+  constructor(storage: Storage, context: ConnectionContext, settings: GcpSettings, requestTimeoutMs: number = REQUEST_TIMEOUT_MS) {
     this.#storage = storage;
     this.#context = context;
     this.#settings = settings;
+    this.#requestTimeoutMs = requestTimeoutMs;
   }
 
   get #bucket(): GcsBucket {
     return this.#storage.bucket(this.#context.externalName);
   }
 
+  /** One request (the client makes one attempt per call), recorded, bounded by the request timeout and the call's signal, classified. */
   #call<T>(call: CallOptions, operation: string, run: (bucket: GcsBucket) => Promise<T>): Promise<T> {
-    return callGoogle(this.#context, { service: gcsServiceFor(operation), signal: call.signal }, operation, () => run(this.#bucket));
+    return callGoogle(this.#context, { service: gcsServiceFor(operation), signal: call.signal }, operation, () => withinTimeout(this.#requestTimeoutMs, () => run(this.#bucket)));
   }
 
   /** The bucket resource, or undefined on a definite 404. A 403 is an error, never absence. */
@@ -393,17 +397,24 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
     }
   }
 
-  /** Deletes every generation of every object, page by page. */
+  /**
+   * Deletes every generation of every object, page by page, following each page's token: GCS may
+   * answer a page with no object and a nextPageToken, and only a page without a token ends a pass.
+   * A pass that deleted anything is followed by another, until one finds the bucket empty.
+   */
   async #empty(call: CallOptions): Promise<void> {
+    let deleted = 0;
+    let pageToken: string | undefined;
     for (;;) {
       let files: File[];
+      let next: { pageToken?: string } | null | undefined;
       try {
-        [files] = await this.#call(call, 'objects.list', (gcs) => gcs.getFiles({ versions: true, maxResults: 1000, autoPaginate: false }));
+        const query = { versions: true, maxResults: 1000, autoPaginate: false, ...(pageToken ? { pageToken } : {}) };
+        [files, next] = await this.#call(call, 'objects.list', (gcs) => gcs.getFiles(query));
       } catch (error) {
         if (isNotFound(error)) return;
         throw error;
       }
-      if (files.length === 0) return;
       for (let i = 0; i < files.length; i += DELETE_CONCURRENCY) {
         await Promise.all(
           files.slice(i, i + DELETE_CONCURRENCY).map(async (file) => {
@@ -415,11 +426,31 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
           }),
         );
       }
+      deleted += files.length;
+      pageToken = next?.pageToken || undefined;
+      if (pageToken) continue;
+      if (deleted === 0) return;
+      deleted = 0;
     }
   }
 }
 
 // --- the connector ------------------------------------------------------------------------------
+
+/**
+ * How long one GCS request may take before the call ends with ETIMEDOUT (retryable): the same bound
+ * as an Azure attempt's (providers/azure/src/attempt-timeout.ts). The Storage client bounds nothing
+ * itself (`withinTimeout`), so without it a stalled request held the call until the reconcile's
+ * deadline (2 minutes by default); the engine retries with its backoff, as the client makes one
+ * attempt per call.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+/** Internal options of the Bucket connector; none is a user-facing setting. */
+export interface GcsConnectorOptions {
+  /** How long one request may take; REQUEST_TIMEOUT_MS when absent. Tests shorten it. */
+  requestTimeoutMs?: number;
+}
 
 function newStorage(settings: GcpSettings): Storage {
   const storage = new Storage({
@@ -436,35 +467,42 @@ function newStorage(settings: GcpSettings): Storage {
 
 const clients = new ClientCache<Storage>(newStorage, () => undefined);
 
-/** Builds (or reuses) the Storage client for the ProviderConfig's project, endpoint and credentials. */
-export const bucketConnector: Connector<Bucket> = {
-  connect(_bucket: Bucket, context: ConnectionContext): Promise<ExternalClient<Bucket>> {
-    const settings = gcpSettings(context.providerConfig, context.credentials, 'Bucket');
-    return Promise.resolve(new GcsBucketClient(clients.get(settings), context, settings));
-  },
+/** A Bucket connector; `options` are internal (tests shorten the request timeout). */
+export function gcsBucketConnector(options: GcsConnectorOptions = {}): Connector<Bucket> {
+  const requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  return {
+    /** Builds (or reuses) the Storage client for the ProviderConfig's project, endpoint and credentials. */
+    connect(_bucket: Bucket, context: ConnectionContext): Promise<ExternalClient<Bucket>> {
+      const settings = gcpSettings(context.providerConfig, context.credentials, 'Bucket');
+      return Promise.resolve(new GcsBucketClient(clients.get(settings), context, settings, requestTimeoutMs));
+    },
 
-  /**
-   * Every bucket of the ProviderConfig's project (buckets.list, every page), with its location and
-   * versioning. One call per page, so each page takes its rate-limit token (the client's own paging
-   * would send the later pages unpaced).
-   */
-  async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Bucket>[]> {
-    const settings = gcpSettings(context.providerConfig, context.credentials, 'Bucket');
-    const storage = clients.get(settings);
-    const buckets: GcsBucket[] = [];
-    let pageToken: string | undefined;
-    do {
-      const query = { autoPaginate: false, ...(pageToken ? { pageToken } : {}) };
-      const [page, next] = await callGoogle(context, { service: GcpServices.gcsBucketMetadata, signal: call.signal }, 'buckets.list', () => storage.getBuckets(query));
-      buckets.push(...page);
-      pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken;
-    } while (pageToken);
-    return buckets.map((listed) => ({
-      externalName: listed.name,
-      spec: { location: String(listed.metadata.location ?? '').toLowerCase(), versioning: listed.metadata.versioning?.enabled === true },
-    }));
-  },
-};
+    /**
+     * Every bucket of the ProviderConfig's project (buckets.list, every page), with its location and
+     * versioning. One call per page, so each page takes its rate-limit token (the client's own paging
+     * would send the later pages unpaced).
+     */
+    async list(context: InventoryContext, call: CallOptions): Promise<InventoryItem<Bucket>[]> {
+      const storage = clients.get(gcpSettings(context.providerConfig, context.credentials, 'Bucket'));
+      const buckets: GcsBucket[] = [];
+      let pageToken: string | undefined;
+      do {
+        const query = { autoPaginate: false, ...(pageToken ? { pageToken } : {}) };
+        const [page, next] = await callGoogle(context, { service: GcpServices.gcsBucketMetadata, signal: call.signal }, 'buckets.list', () =>
+          withinTimeout(requestTimeoutMs, () => storage.getBuckets(query)),
+        );
+        buckets.push(...page);
+        pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken;
+      } while (pageToken);
+      return buckets.map((listed) => ({
+        externalName: listed.name,
+        spec: { location: String(listed.metadata.location ?? '').toLowerCase(), versioning: listed.metadata.versioning?.enabled === true },
+      }));
+    },
+  };
+}
+
+export const bucketConnector: Connector<Bucket> = gcsBucketConnector();
 
 /** Forgets every cached Storage client. */
 export async function destroyStorageClients(): Promise<void> {

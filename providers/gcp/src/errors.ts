@@ -1,4 +1,4 @@
-import { ProviderError, RetryableError, TerminalError, type CloudCallOptions, type ConnectionContext } from '@k8or/core';
+import { MAX_RETRY_AFTER_MS, ProviderError, RetryableError, TerminalError, retryAfterMsOf, type CloudCallOptions, type ConnectionContext } from '@k8or/core';
 import { underSignal } from './abort.js';
 
 /** gRPC status codes (google.rpc.Code) by number, as the Bigtable client reports them in `code`. */
@@ -14,12 +14,21 @@ const RETRYABLE_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded',
 /** Errors from the network rather than from Google. */
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'ERR_STREAM_PREMATURE_CLOSE', 'AbortError']);
 
+/**
+ * The shortest Retry-After handed to the engine as its wait: a shorter one is the engine's growing
+ * backoff's to cover (a fixed requeue that short would replace it), as the Azure SDKs' retries keep
+ * theirs (providers/azure/src/retry-after.ts).
+ */
+const MIN_RETRY_AFTER_MS = 500;
+
 interface GoogleErrorShape {
   code?: unknown;
   message?: unknown;
   details?: unknown;
   name?: unknown;
   errors?: { reason?: unknown; message?: unknown }[];
+  /** The HTTP answer @google-cloud/storage keeps on its ApiError: headers by lower-case name. */
+  response?: { headers?: Record<string, unknown> };
 }
 
 const shape = (error: unknown): GoogleErrorShape => (typeof error === 'object' && error !== null ? (error as GoogleErrorShape) : {});
@@ -44,6 +53,18 @@ export function googleAnswerOf(error: unknown): GoogleAnswer {
   return {};
 }
 
+/**
+ * The wait a GCS throttling answer (429, 503) names in Retry-After, when the engine should take it
+ * (above MIN_RETRY_AFTER_MS; at most MAX_RETRY_AFTER_MS); undefined otherwise.
+ */
+function retryAfterFor(error: unknown, status: number | undefined): number | undefined {
+  if (status !== 429 && status !== 503) return undefined;
+  const headers = shape(error).response?.headers;
+  if (!headers) return undefined;
+  const wait = retryAfterMsOf({ get: (name) => (typeof headers[name] === 'string' ? headers[name] : undefined) });
+  return wait !== undefined && wait > MIN_RETRY_AFTER_MS ? Math.min(wait, MAX_RETRY_AFTER_MS) : undefined;
+}
+
 /** The code shown in conditions: the GCS reason (`forbidden`, `rateLimitExceeded`), the gRPC code name, or the network error. */
 export function gcpErrorCode(error: unknown): string {
   if (error instanceof ProviderError && error.code) return error.code;
@@ -55,6 +76,8 @@ export function gcpErrorCode(error: unknown): string {
  * Turns a Google client error from `operation` into the class the engine acts on: 429, 5xx,
  * UNAVAILABLE, DEADLINE_EXCEEDED and network failures are retryable; 4xx (403 included),
  * INVALID_ARGUMENT, PERMISSION_DENIED and the like are terminal. The Google reason is in the message.
+ * A 429 or 503 whose Retry-After asks for more than MIN_RETRY_AFTER_MS carries that wait for the
+ * engine's requeue (the client makes one attempt per call, so nothing else would honour it).
  */
 export function classifyGcpError(error: unknown, operation: string): ProviderError {
   if (error instanceof ProviderError) return error;
@@ -68,6 +91,10 @@ export function classifyGcpError(error: unknown, operation: string): ProviderErr
   if (answer.network) return new RetryableError(message, options);
   if (answer.grpc) return RETRYABLE_GRPC.has(answer.grpc) ? new RetryableError(message, options) : new TerminalError(message, options);
   if (answer.status !== undefined) {
+    const retryAfterMs = retryAfterFor(error, answer.status);
+    if (retryAfterMs !== undefined) {
+      return new RetryableError(`${message} (Google asked for ${Math.ceil(retryAfterMs / 1000)} s before the next attempt: Retry-After)`, { ...options, retryAfterMs });
+    }
     const retryable = answer.status === 429 || answer.status >= 500 || (answer.reason !== undefined && RETRYABLE_REASONS.has(answer.reason));
     return retryable ? new RetryableError(message, options) : new TerminalError(message, options);
   }

@@ -2,7 +2,7 @@
 export { default } from './module.js';
 
 export { gcpProvider } from './plugin.js';
-export { bucketConnector, destroyStorageClients, GcsBucketClient } from './bucket.js';
+export { bucketConnector, gcsBucketConnector, destroyStorageClients, GcsBucketClient, REQUEST_TIMEOUT_MS, type GcsConnectorOptions } from './bucket.js';
 export { gcsBucketNaming, bigtableTableNaming } from './naming.js';
 export * as gcsMapping from './bucket.js';
 export { tableConnector, destroyBigtableClients, BigtableTableClient, rowKeyFor, COLUMN_FAMILIES_ANNOTATION, DEFAULT_COLUMN_FAMILY } from './table.js';

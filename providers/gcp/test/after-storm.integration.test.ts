@@ -141,7 +141,7 @@ describe('after a throttling storm the GCP clients are whole', () => {
       const started = performance.now();
       await assert.rejects(client.observe(resource, { signal: AbortSignal.timeout(1_500) }), (error: unknown) => error instanceof RetryableError);
       assert.ok(performance.now() - started < 4_000, 'the call ended with its deadline');
-      // The Storage client takes no signal: its request stays open until the stall ends (its own timeout is 60 s), and is not sent twice.
+      // The Storage client takes no signal and bounds no request (src/abort.ts withinTimeout): its request stays open until the stall ends, and is not sent twice.
       await waitFor('the stalled request to be answered', () => proxy.calls[0]?.status !== undefined, 30_000);
       assert.equal(proxy.calls.length, 1);
     } finally {

@@ -5,7 +5,8 @@ import { NotOwnedError, RetryableError, TerminalError } from '@k8or/core';
 import { classifyGcpError, gcpErrorCode, isNotFound } from '@k8or/provider-gcp';
 
 /** An error as @google-cloud/storage builds it from a JSON API answer. */
-const gcsError = (code: number, reason: string, message = `${reason} happened`): ApiError => new ApiError({ code, message, errors: [{ reason, message }], response: {} as never });
+const gcsError = (code: number, reason: string, message = `${reason} happened`, headers: Record<string, string> = {}): ApiError =>
+  new ApiError({ code, message, errors: [{ reason, message }], response: { headers } as never });
 /** An error as the gRPC clients (google-gax) build it. */
 const grpcError = (code: number, details: string): Error => Object.assign(new Error(`${code} ${details}`), { code, details });
 
@@ -53,5 +54,17 @@ describe('GCP error classification', () => {
     assert.equal(isNotFound(gcsError(403, 'forbidden')), false);
     assert.equal(isNotFound(grpcError(4, 'deadline')), false);
     assert.equal(isNotFound(grpcError(7, 'denied')), false);
+  });
+
+  it("carries a 429 or 503's Retry-After above 0.5 s for the engine's requeue, at most 5 minutes; a shorter one, or another status's, is the backoff's", () => {
+    const wait = (status: number, retryAfter: string): number | undefined => {
+      const error = classifyGcpError(gcsError(status, status === 429 ? 'rateLimitExceeded' : 'backendError', 'busy', { 'retry-after': retryAfter }), 'buckets.get');
+      assert.ok(error instanceof RetryableError);
+      return error.retryAfterMs;
+    };
+    assert.equal(wait(429, '7'), 7_000);
+    assert.equal(wait(503, '3600'), 5 * 60_000);
+    assert.equal(wait(503, '0.5'), undefined);
+    assert.equal(wait(500, '7'), undefined);
   });
 });

@@ -4,7 +4,7 @@ import type { Bucket, ProviderConfig, Table } from '@k8or/api';
 import type { ConnectionContext } from '@k8or/core';
 import { callOptions, connectionContext as recordingContext } from '@k8or/provider-testkit';
 
-export { bucket, ownerTagsOf, table } from '@k8or/provider-testkit';
+export { bucket, ownerTagsOf, startCannedProxy, table } from '@k8or/provider-testkit';
 
 export const PROJECT = 'k8or-test-project';
 export const INSTANCE = 'k8or-instance';

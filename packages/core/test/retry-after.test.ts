@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { retryAfterMsOf } from '@k8or/provider-azure';
+import { retryAfterMsOf } from '@k8or/core';
 
 const headers = (values: Record<string, string>) => ({ get: (name: string): string | undefined => values[name.toLowerCase()] });
 
