@@ -4,6 +4,7 @@ import { waitFor } from '@k8or/core/testing';
 import { condition, type Entry, type Ledger, type ManagedObject } from './resources.ts';
 import type { ReliabilityCluster } from './cluster.ts';
 import type { CloudProxy, ProxiedApi } from './cloud-proxy.ts';
+import type { Store } from './stores/index.ts';
 
 const idOf = (entry: Entry): string => `${entry.cloud} ${entry.kind}/${entry.name} (${entry.externalName}, ${entry.fate}, ${entry.deletionPolicy})`;
 
@@ -161,26 +162,78 @@ export function cloudWriteCounts(cluster: ReliabilityCluster, ledger: Ledger): R
  */
 export const BIGTABLE_CALLS_PER_RECONCILE = 4;
 
-/**
- * Every call at a Bigtable table's proxy, against a bound: each reconcile makes at most
- * BIGTABLE_CALLS_PER_RECONCILE calls, and a table earns reconciles by its create (and the observe
- * after it), each edit, its deletion (the finalizer's pass and the release), and by every event of the
- * phase that may reconcile everything again or once more (`extraReconciles`: operator starts, a
- * takeover, API server faults). A retry loop without backoff, or a reconcile that repeats calls,
- * breaks it. Returns the tables over the bound, and a line per table for the report.
- */
-export function bigtableCallBound(cluster: ReliabilityCluster, ledger: Ledger, extraReconciles: number): { over: string[]; report: string[] } {
-  const over: string[] = [];
-  const report: string[] = [];
-  const proxy = cluster.proxies.bigtable;
-  if (!proxy) return { over, report };
-  const calls = proxy.calls;
-  for (const entry of ledger.list((e) => e.cloud === 'gcp' && e.kind === 'Table')) {
-    const count = calls.filter((c) => c.resource === entry.externalName).length;
-    const reconciles = 2 + entry.edits + (entry.fate === 'live' || entry.fate === 'protected' ? 0 : 2) + extraReconciles;
-    const bound = BIGTABLE_CALLS_PER_RECONCILE * reconciles;
-    report.push(`${entry.name} ${count} calls (bound ${bound})`);
-    if (count > bound) over.push(`gcp Table/${entry.name} (${entry.externalName}): ${count} Bigtable calls > ${bound} (${reconciles} reconciles x ${BIGTABLE_CALLS_PER_RECONCILE})`);
+/** The engine's retry of a deletion the cloud refuses (DeletionBlocked): its default, which the chart keeps. */
+export const DELETION_BLOCKED_RETRY_MS = 60_000;
+
+/** A store's key in `CallBoundInputs.cleanCreateCalls`: `aws Bucket`. */
+export const storeKey = (store: Pick<Store, 'cloud' | 'kind'>): string => `${store.cloud} ${store.kind}`;
+
+/** The calls of one clean create per store (the most among the phase's data holders of that store), made before the faults. */
+export function cleanCreateCalls(cluster: ReliabilityCluster, ledger: Ledger): Map<string, number> {
+  const calls = new Map<string, number>();
+  for (const entry of ledger.list()) {
+    const store = cluster.stores.of(entry.cloud, entry.kind);
+    calls.set(storeKey(store), Math.max(calls.get(storeKey(store)) ?? 0, callsAt(cluster, entry)));
   }
+  return calls;
+}
+
+/** Every call at a resource's proxy naming its external name. */
+function callsAt(cluster: ReliabilityCluster, entry: Entry): number {
+  return proxyOf(cluster, cluster.stores.of(entry.cloud, entry.kind).dialect).calls.filter((c) => c.resource === entry.externalName).length;
+}
+
+export interface CallBoundInputs {
+  /**
+   * Reconciles any resource may make beyond those its own history earns: one per operator start
+   * (each start reconciles everything), and per event of the phase that may reconcile a resource
+   * again (a takeover, an injected API server fault, a watch reset).
+   */
+  extraReconciles: number;
+  /** `cleanCreateCalls` of the phase's data holders, before the faults. */
+  cleanCreateCalls: ReadonlyMap<string, number>;
+  /** How long the phase has run: a blocked deletion is tried again every DELETION_BLOCKED_RETRY_MS. */
+  phaseMs: number;
+}
+
+/**
+ * Every cloud call naming a resource at its proxy, against a bound: the most calls one reconcile of
+ * its kind makes, times the reconciles the resource earned. A retry loop without backoff, or a
+ * reconcile that repeats calls, breaks it. Returns the resources over the bound, and a line per
+ * cloud and kind for the report (the most calls of one resource there, and its bound).
+ *
+ * Calls per reconcile. A reconcile observes, makes at most one write (create, update or delete) and
+ * observes again (the engine's algorithm: `packages/core/src/reconcile/reconciler.ts`).
+ * - Bigtable: BIGTABLE_CALLS_PER_RECONCILE, counted from its provider's code.
+ * - The HTTP clouds (S3, DynamoDB, GCS, Azure Blob and Table): their SDKs make several calls per
+ *   step (an S3 observe is six reads), which a provider change may shift, so the figure is measured:
+ *   twice the calls of a clean create of the kind (the phase's data holders, made before the faults).
+ *   A clean create is an observe that finds nothing, the create with every setting, and a full
+ *   observe; so it makes at least one full observe and at least as many writes as any update or
+ *   delete of the kind (an update writes the settings that differ, a delete one call or an emptiness
+ *   check and one call), and twice it covers observe + write + observe.
+ *
+ * Reconciles earned, as for a Bigtable table before: 2 for the create (the create, and the pass the
+ * engine's own writes of the finalizer and markers may start), 1 per spec edit, 2 for a deletion
+ * (the finalizer's pass and the pass that finds the resource gone), 1 more per DELETION_BLOCKED_RETRY_MS
+ * of the phase for a deletion the cloud refuses (blocked: tried again on that period), plus
+ * `extraReconciles`. The bound is loose (a run makes a quarter to a half of it): it catches loops,
+ * not a call too many.
+ */
+export function callBound(cluster: ReliabilityCluster, ledger: Ledger, inputs: CallBoundInputs): { over: string[]; report: string[] } {
+  const over: string[] = [];
+  const most = new Map<string, { calls: number; bound: number; name: string }>();
+  for (const entry of ledger.list()) {
+    const store = cluster.stores.of(entry.cloud, entry.kind);
+    const perReconcile = store.dialect === 'bigtable' ? BIGTABLE_CALLS_PER_RECONCILE : 2 * (inputs.cleanCreateCalls.get(storeKey(store)) ?? 0);
+    const blockedRetries = entry.fate === 'blocked' ? Math.ceil(inputs.phaseMs / DELETION_BLOCKED_RETRY_MS) : 0;
+    const reconciles = 2 + entry.edits + (entry.fate === 'live' || entry.fate === 'protected' ? 0 : 2) + blockedRetries + inputs.extraReconciles;
+    const bound = perReconcile * reconciles;
+    const calls = callsAt(cluster, entry);
+    if (calls > bound) over.push(`${entry.cloud} ${entry.kind}/${entry.name} (${entry.externalName}): ${calls} calls at its proxy > ${bound} (${reconciles} reconciles x ${perReconcile})`);
+    const key = storeKey(store);
+    if (calls / bound > (most.get(key)?.calls ?? 0) / (most.get(key)?.bound ?? 1)) most.set(key, { calls, bound, name: entry.name });
+  }
+  const report = [...most].map(([key, m]) => `${key} ${m.calls} (bound ${m.bound}, ${m.name})`);
   return { over, report };
 }
