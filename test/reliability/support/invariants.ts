@@ -4,7 +4,6 @@ import { waitFor } from '@k8or/core/testing';
 import { condition, type Entry, type Ledger, type ManagedObject } from './resources.ts';
 import type { ReliabilityCluster } from './cluster.ts';
 import type { CloudProxy, ProxiedApi } from './cloud-proxy.ts';
-import type { Store } from './stores/index.ts';
 
 const idOf = (entry: Entry): string => `${entry.cloud} ${entry.kind}/${entry.name} (${entry.externalName}, ${entry.fate}, ${entry.deletionPolicy})`;
 
@@ -155,28 +154,8 @@ export function cloudWriteCounts(cluster: ReliabilityCluster, ledger: Ledger): R
   return counts;
 }
 
-/**
- * Bigtable's most calls per reconcile of one table: an observe's GetTable, then at most one write
- * (CreateTable, ModifyColumnFamilies, UpdateTable) and the GetTable after it; a delete's GetTable,
- * UpdateTable and DeleteTable.
- */
-export const BIGTABLE_CALLS_PER_RECONCILE = 4;
-
 /** The engine's retry of a deletion the cloud refuses (DeletionBlocked): its default, which the chart keeps. */
 export const DELETION_BLOCKED_RETRY_MS = 60_000;
-
-/** A store's key in `CallBoundInputs.cleanCreateCalls`: `aws Bucket`. */
-export const storeKey = (store: Pick<Store, 'cloud' | 'kind'>): string => `${store.cloud} ${store.kind}`;
-
-/** The calls of one clean create per store (the most among the phase's data holders of that store), made before the faults. */
-export function cleanCreateCalls(cluster: ReliabilityCluster, ledger: Ledger): Map<string, number> {
-  const calls = new Map<string, number>();
-  for (const entry of ledger.list()) {
-    const store = cluster.stores.of(entry.cloud, entry.kind);
-    calls.set(storeKey(store), Math.max(calls.get(storeKey(store)) ?? 0, callsAt(cluster, entry)));
-  }
-  return calls;
-}
 
 /** Every call at a resource's proxy naming its external name. */
 function callsAt(cluster: ReliabilityCluster, entry: Entry): number {
@@ -190,50 +169,36 @@ export interface CallBoundInputs {
    * again (a takeover, an injected API server fault, a watch reset).
    */
   extraReconciles: number;
-  /** `cleanCreateCalls` of the phase's data holders, before the faults. */
-  cleanCreateCalls: ReadonlyMap<string, number>;
   /** How long the phase has run: a blocked deletion is tried again every DELETION_BLOCKED_RETRY_MS. */
   phaseMs: number;
 }
 
 /**
  * Every cloud call naming a resource at its proxy, against a bound: the most calls one reconcile of
- * its kind makes, times the reconciles the resource earned. A retry loop without backoff, or a
- * reconcile that repeats calls, breaks it. Returns the resources over the bound, and a line per
- * cloud and kind for the report (the most calls of one resource there, and its bound).
- *
- * Calls per reconcile. A reconcile observes, makes at most one write (create, update or delete) and
- * observes again (the engine's algorithm: `packages/core/src/reconcile/reconciler.ts`).
- * - Bigtable: BIGTABLE_CALLS_PER_RECONCILE, counted from its provider's code.
- * - The HTTP clouds (S3, DynamoDB, GCS, Azure Blob and Table): their SDKs make several calls per
- *   step (an S3 observe is six reads), which a provider change may shift, so the figure is measured:
- *   twice the calls of a clean create of the kind (the phase's data holders, made before the faults).
- *   A clean create is an observe that finds nothing, the create with every setting, and a full
- *   observe; so it makes at least one full observe and at least as many writes as any update or
- *   delete of the kind (an update writes the settings that differ, a delete one call or an emptiness
- *   check and one call), and twice it covers observe + write + observe.
- *
- * Reconciles earned, as for a Bigtable table before: 2 for the create (the create, and the pass the
- * engine's own writes of the finalizer and markers may start), 1 per spec edit, 2 for a deletion
- * (the finalizer's pass and the pass that finds the resource gone), 1 more per DELETION_BLOCKED_RETRY_MS
- * of the phase for a deletion the cloud refuses (blocked: tried again on that period), plus
- * `extraReconciles`. The bound is loose (a run makes a quarter to a half of it): it catches loops,
- * not a call too many.
+ * its kind makes (`Store.callsPerReconcile`, counted from the providers' code), times the reconciles
+ * the resource earned: 2 for its create (the create, and a pass the engine's own writes of the
+ * finalizer and markers may start), 1 per spec edit, 2 for a deletion (the finalizer's pass and the
+ * pass that finds the resource gone), 1 more per DELETION_BLOCKED_RETRY_MS of the phase for a deletion
+ * the cloud refuses (tried again on that period), plus `extraReconciles`. A kill or a fault that cuts
+ * a reconcile short costs the calls it made and the reconcile after the restart or the retry, which
+ * `extraReconciles` counts. A retry loop without backoff, or a reconcile that repeats calls, breaks
+ * it; the bound is loose (a run makes a quarter to a half of it), so it catches loops, not one call
+ * too many. Returns the resources over the bound, and a line per cloud and kind for the report (its
+ * resource nearest the bound).
  */
 export function callBound(cluster: ReliabilityCluster, ledger: Ledger, inputs: CallBoundInputs): { over: string[]; report: string[] } {
   const over: string[] = [];
-  const most = new Map<string, { calls: number; bound: number; name: string }>();
+  const nearest = new Map<string, { calls: number; bound: number; name: string }>();
   for (const entry of ledger.list()) {
     const store = cluster.stores.of(entry.cloud, entry.kind);
-    const perReconcile = store.dialect === 'bigtable' ? BIGTABLE_CALLS_PER_RECONCILE : 2 * (inputs.cleanCreateCalls.get(storeKey(store)) ?? 0);
     const blockedRetries = entry.fate === 'blocked' ? Math.ceil(inputs.phaseMs / DELETION_BLOCKED_RETRY_MS) : 0;
     const reconciles = 2 + entry.edits + (entry.fate === 'live' || entry.fate === 'protected' ? 0 : 2) + blockedRetries + inputs.extraReconciles;
-    const bound = perReconcile * reconciles;
+    const bound = store.callsPerReconcile * reconciles;
     const calls = callsAt(cluster, entry);
-    if (calls > bound) over.push(`${entry.cloud} ${entry.kind}/${entry.name} (${entry.externalName}): ${calls} calls at its proxy > ${bound} (${reconciles} reconciles x ${perReconcile})`);
-    const key = storeKey(store);
-    if (calls / bound > (most.get(key)?.calls ?? 0) / (most.get(key)?.bound ?? 1)) most.set(key, { calls, bound, name: entry.name });
+    if (calls > bound) over.push(`${entry.cloud} ${entry.kind}/${entry.name} (${entry.externalName}): ${calls} calls at its proxy > ${bound} (${reconciles} reconciles x ${store.callsPerReconcile})`);
+    const key = `${store.cloud} ${store.kind}`;
+    const before = nearest.get(key);
+    if (!before || calls / bound > before.calls / before.bound) nearest.set(key, { calls, bound, name: entry.name });
   }
-  const report = [...most].map(([key, m]) => `${key} ${m.calls} (bound ${m.bound}, ${m.name})`);
-  return { over, report };
+  return { over, report: [...nearest].map(([key, n]) => `${key} ${n.calls} (bound ${n.bound}, ${n.name})`) };
 }
