@@ -4,7 +4,7 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { bigtableLeftOut, OPERATOR_USER, startReliabilityCluster, type ReliabilityCluster } from './cluster.ts';
-import { dataLost, duplicateCreates, forbiddenDeletes, waitConverged } from './invariants.ts';
+import { callBound, dataLost, duplicateCreates, forbiddenDeletes, waitConverged } from './invariants.ts';
 import { Ledger } from './resources.ts';
 import { createDataHolders, fillDataHolders } from './workload.ts';
 
@@ -45,10 +45,14 @@ export function faultRun(): FaultRun {
       await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
       const ledger = new Ledger(cluster.admin, namespace);
       ledgers.push(ledger);
+      startedAt.set(ledger, Date.now());
       return ledger;
     },
   };
 }
+
+/** When each phase's ledger was made: the start of the phase. */
+const startedAt = new WeakMap<Ledger, number>();
 
 /** Each phase's first test: the data holders of every cloud made, filled with the SDKs and read back, before the faults. */
 export function itHoldsDataBeforeTheFaults(run: FaultRun, ledger: () => Ledger): void {
@@ -65,4 +69,16 @@ export async function assertNothingDoneTwiceOrLost(run: FaultRun, ledger: Ledger
   assert.deepEqual(duplicateCreates(run.cluster, ledger), []);
   assert.deepEqual(forbiddenDeletes(run.cluster, ledger), []);
   assert.deepEqual(await dataLost(run.cluster, ledger), []);
+}
+
+/**
+ * The closing check of cloud calls per resource (`callBound`): every call at a proxy naming one of the
+ * phase's resources, against what its history, the phase's time and `extraReconciles` allow.
+ */
+export function assertCallsBounded(run: FaultRun, ledger: Ledger, extraReconciles: number): void {
+  const started = startedAt.get(ledger);
+  if (started === undefined) throw new Error(`no phase of ledger ${ledger.namespace}`);
+  const bound = callBound(run.cluster, ledger, { extraReconciles, phaseMs: Date.now() - started });
+  console.log(`# cloud calls per resource, the nearest its bound per cloud and kind (${extraReconciles} extra reconciles): ${bound.report.join(', ')}`);
+  assert.deepEqual(bound.over, []);
 }

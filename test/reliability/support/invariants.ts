@@ -154,33 +154,51 @@ export function cloudWriteCounts(cluster: ReliabilityCluster, ledger: Ledger): R
   return counts;
 }
 
-/**
- * Bigtable's most calls per reconcile of one table: an observe's GetTable, then at most one write
- * (CreateTable, ModifyColumnFamilies, UpdateTable) and the GetTable after it; a delete's GetTable,
- * UpdateTable and DeleteTable.
- */
-export const BIGTABLE_CALLS_PER_RECONCILE = 4;
+/** The engine's retry of a deletion the cloud refuses (DeletionBlocked): its default, which the chart keeps. */
+export const DELETION_BLOCKED_RETRY_MS = 60_000;
+
+/** Every call at a resource's proxy naming its external name. */
+function callsAt(cluster: ReliabilityCluster, entry: Entry): number {
+  return proxyOf(cluster, cluster.stores.of(entry.cloud, entry.kind).dialect).calls.filter((c) => c.resource === entry.externalName).length;
+}
+
+export interface CallBoundInputs {
+  /**
+   * Reconciles any resource may make beyond those its own history earns: one per operator start
+   * (each start reconciles everything), and per event of the phase that may reconcile a resource
+   * again (a takeover, an injected API server fault, a watch reset).
+   */
+  extraReconciles: number;
+  /** How long the phase has run: a blocked deletion is tried again every DELETION_BLOCKED_RETRY_MS. */
+  phaseMs: number;
+}
 
 /**
- * Every call at a Bigtable table's proxy, against a bound: each reconcile makes at most
- * BIGTABLE_CALLS_PER_RECONCILE calls, and a table earns reconciles by its create (and the observe
- * after it), each edit, its deletion (the finalizer's pass and the release), and by every event of the
- * phase that may reconcile everything again or once more (`extraReconciles`: operator starts, a
- * takeover, API server faults). A retry loop without backoff, or a reconcile that repeats calls,
- * breaks it. Returns the tables over the bound, and a line per table for the report.
+ * Every cloud call naming a resource at its proxy, against a bound: the most calls one reconcile of
+ * its kind makes (`Store.callsPerReconcile`, counted from the providers' code), times the reconciles
+ * the resource earned: 2 for its create (the create, and a pass the engine's own writes of the
+ * finalizer and markers may start), 1 per spec edit, 2 for a deletion (the finalizer's pass and the
+ * pass that finds the resource gone), 1 more per DELETION_BLOCKED_RETRY_MS of the phase for a deletion
+ * the cloud refuses (tried again on that period), plus `extraReconciles`. A kill or a fault that cuts
+ * a reconcile short costs the calls it made and the reconcile after the restart or the retry, which
+ * `extraReconciles` counts. A retry loop without backoff, or a reconcile that repeats calls, breaks
+ * it; the bound is loose (a run makes a quarter to a half of it), so it catches loops, not one call
+ * too many. Returns the resources over the bound, and a line per cloud and kind for the report (its
+ * resource nearest the bound).
  */
-export function bigtableCallBound(cluster: ReliabilityCluster, ledger: Ledger, extraReconciles: number): { over: string[]; report: string[] } {
+export function callBound(cluster: ReliabilityCluster, ledger: Ledger, inputs: CallBoundInputs): { over: string[]; report: string[] } {
   const over: string[] = [];
-  const report: string[] = [];
-  const proxy = cluster.proxies.bigtable;
-  if (!proxy) return { over, report };
-  const calls = proxy.calls;
-  for (const entry of ledger.list((e) => e.cloud === 'gcp' && e.kind === 'Table')) {
-    const count = calls.filter((c) => c.resource === entry.externalName).length;
-    const reconciles = 2 + entry.edits + (entry.fate === 'live' || entry.fate === 'protected' ? 0 : 2) + extraReconciles;
-    const bound = BIGTABLE_CALLS_PER_RECONCILE * reconciles;
-    report.push(`${entry.name} ${count} calls (bound ${bound})`);
-    if (count > bound) over.push(`gcp Table/${entry.name} (${entry.externalName}): ${count} Bigtable calls > ${bound} (${reconciles} reconciles x ${BIGTABLE_CALLS_PER_RECONCILE})`);
+  const nearest = new Map<string, { calls: number; bound: number; name: string }>();
+  for (const entry of ledger.list()) {
+    const store = cluster.stores.of(entry.cloud, entry.kind);
+    const blockedRetries = entry.fate === 'blocked' ? Math.ceil(inputs.phaseMs / DELETION_BLOCKED_RETRY_MS) : 0;
+    const reconciles = 2 + entry.edits + (entry.fate === 'live' || entry.fate === 'protected' ? 0 : 2) + blockedRetries + inputs.extraReconciles;
+    const bound = store.callsPerReconcile * reconciles;
+    const calls = callsAt(cluster, entry);
+    if (calls > bound) over.push(`${entry.cloud} ${entry.kind}/${entry.name} (${entry.externalName}): ${calls} calls at its proxy > ${bound} (${reconciles} reconciles x ${store.callsPerReconcile})`);
+    const key = `${store.cloud} ${store.kind}`;
+    const before = nearest.get(key);
+    if (!before || calls / bound > before.calls / before.bound) nearest.set(key, { calls, bound, name: entry.name });
   }
-  return { over, report };
+  return { over, report: [...nearest].map(([key, n]) => `${key} ${n.calls} (bound ${n.bound}, ${n.name})`) };
 }

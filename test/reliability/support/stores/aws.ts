@@ -14,6 +14,11 @@ export function s3Buckets(endpoint: string): Store {
     kind: 'Bucket',
     dialect: 's3',
     writes: { create: 'PUT /bucket', delete: 'DELETE /bucket', settings: ['PUT /bucket?versioning', 'PUT /bucket?tagging'] },
+    // an observe: GetBucketLocation, then versioning, public access block, encryption, lifecycle and
+    // tagging read (6); an update: at most those five put (17 with the observes). (A create: CreateBucket,
+    // GetBucketTagging, tags, public access, encryption, versioning, lifecycle: 1 + 7 + 6 = 14; a delete:
+    // DeleteBucket, 6 + 1 + 6.)
+    callsPerReconcile: 17,
     editable: true,
     exists: async (name) => {
       try {
@@ -66,6 +71,12 @@ export function dynamoDbTables(endpoint: string): Store {
     kind: 'Table',
     dialect: 'dynamodb',
     writes: { create: 'CreateTable', delete: 'DeleteTable', settings: ['UpdateTable', 'UpdateTimeToLive'] },
+    // an observe: DescribeTable, DescribeTimeToLive, DescribeContinuousBackups, ListTagsOfResource (4);
+    // an update: UpdateTable, UpdateTimeToLive twice (the old attribute off, the new on), DescribeTable
+    // and UntagResource and TagResource for tags, UpdateContinuousBackups (7): 4 + 7 + 4. (A create:
+    // CreateTable, DescribeTable and ListTagsOfResource when the name is taken, UpdateTimeToLive,
+    // UpdateContinuousBackups: 1 + 5 + 4; a delete: DescribeTable, UpdateTable, DeleteTable: 4 + 3 + 4.)
+    callsPerReconcile: 15,
     editable: true,
     exists: async (name) => {
       try {

@@ -11,6 +11,11 @@ export function azureContainers(azurite: Azurite): Store {
     kind: 'Bucket',
     dialect: 'azure-blob',
     writes: { create: 'PUT /container', delete: 'DELETE /container', settings: ['PUT /container?comp=metadata', 'PUT /container?comp=acl'] },
+    // an observe: Get Container Properties; an update: Set Container Metadata, Get and Set Container
+    // ACL: 1 + 3 + 1. (A create: Create Container, and the properties after ContainerAlreadyExists; a
+    // delete: List Blobs (one page: Azurite answers an empty container without a marker) and Delete
+    // Container.)
+    callsPerReconcile: 5,
     editable: true,
     exists: async (name) => await blobs.getContainerClient(name).exists(),
     names: async () => {
@@ -69,6 +74,9 @@ export function azureTables(azurite: Azurite): Store {
     kind: 'Table',
     dialect: 'azure-table',
     writes: { create: 'POST Tables', delete: 'DELETE Tables(NAME)', settings: [] },
+    // an observe: Query Tables (one page, filtered by the name); a create: Create Table; an update:
+    // nothing; a delete: Delete Table
+    callsPerReconcile: 3,
     // an Azure table has no setting the portable spec changes (no TTL, no tags)
     editable: false,
     exists: async (name) => (await names()).includes(name),

@@ -9,6 +9,9 @@ export function gcsBuckets(endpoint: string, project: string): Store {
     kind: 'Bucket',
     dialect: 'gcs',
     writes: { create: 'POST /b', delete: 'DELETE /b/NAME', settings: ['PATCH /b/NAME', 'PUT /b/NAME'] },
+    // an observe: buckets.get; a create: buckets.insert, and buckets.get after a 409; an update:
+    // buckets.get (for an observation it did not make) and buckets.patch; a delete: buckets.delete
+    callsPerReconcile: 4,
     editable: true,
     exists: async (name) => (await storage.bucket(name).exists())[0],
     names: async () => (await storage.getBuckets())[0].map((bucket) => bucket.name),

@@ -15,6 +15,16 @@ export interface Store {
   readonly dialect: ProxiedApi;
   /** The operator's writes, as the proxy names them (`CLOUD_DIALECTS[dialect].operationOf`; Bigtable's RPC methods). */
   readonly writes: { create: string; delete: string; settings: readonly string[] };
+  /**
+   * The most calls one reconcile of a resource of this kind makes at its proxy, counted from its
+   * provider's code: a reconcile observes, makes at most one write (create, update or delete) and
+   * observes again (`packages/core/src/reconcile/reconciler.ts`); an observe that finds nothing is one
+   * call. The largest of observe + update + observe, nothing + create + observe and observe + delete
+   * + observe, for the specs the suite writes (no lifecycle rules, no forceDelete: no paging through
+   * objects), with no cloud fault to retry (the fault runs have none). The bound on calls per resource
+   * (`callBound`) multiplies it by the reconciles the resource earned.
+   */
+  readonly callsPerReconcile: number;
   /** Whether the suite edits this kind here (a spec field the cloud applies and the suite can read back). */
   readonly editable: boolean;
   exists(name: string): Promise<boolean>;
