@@ -21,6 +21,7 @@ import {
   type EventRecorder,
   type Informer,
   type ManagedObject,
+  type ManagedPatch,
   type ManagedResourceClient,
   type OutputsWriter,
 } from '@k8or/core';
@@ -182,6 +183,30 @@ describe('CachedManagedResources', () => {
     informer.deliver(live.put(bucket));
     assert.equal((await client.get('Bucket', 'media', 'photos'))?.metadata.name, 'photos');
     assert.equal(live.gets, 1);
+  });
+
+  it('answers "absent" without a GET when the watch told of the deletion before the release was answered', async () => {
+    // The watch and the write come on two connections: the DELETED event can be read first.
+    const informer = new FakeInformer();
+    class DeletedBeforeAnswered extends CountingObjects {
+      override async patch(resource: ManagedResource, patch: ManagedPatch): Promise<ManagedResource> {
+        const stored = await super.patch(resource, patch);
+        if (stored.metadata.deletionTimestamp && !stored.metadata.finalizers?.length) informer.remove(stored);
+        return stored;
+      }
+    }
+    const live = new DeletedBeforeAnswered();
+    const client = new CachedManagedResources(live);
+    client.track('Bucket', informer as unknown as Informer<ManagedObject>);
+    informer.deliver(live.put({ ...bucket, metadata: { ...bucket.metadata, finalizers: [FINALIZER] } }));
+    live.markDeleted('Bucket', 'media', 'photos');
+    const deleting = await live.get('Bucket', 'media', 'photos');
+    informer.deliver(deleting!);
+    live.gets = 0;
+
+    await client.patch(deleting!, { finalizers: [] });
+    assert.equal(await client.get('Bucket', 'media', 'photos'), undefined);
+    assert.equal(live.gets, 0, 'the cache already lacks it, and there is nothing of ours left to see');
   });
 
   it('reads live while the cache has not synced', async () => {

@@ -85,7 +85,15 @@ export class CachedManagedResources implements ManagedResourceClient {
     const informer = this.#informers.get(resource.kind);
     try {
       const stored = await write();
-      if (informer) this.#expect(informer, key, namespace, name, stored.metadata.resourceVersion);
+      if (informer) {
+        // A write that took the last finalizer off a deleting object deleted it, and the cache never
+        // shows that version: its DELETED event ends the wait, and when that event came before this
+        // answer (the watch and the write are two connections, read in whatever order) there is
+        // nothing left to wait for.
+        const deleted = stored.metadata.deletionTimestamp && !stored.metadata.finalizers?.length;
+        if (deleted && !informer.cache.get(namespace ? `${namespace}/${name}` : name)) this.#awaiting.delete(key);
+        else this.#expect(informer, key, namespace, name, stored.metadata.resourceVersion);
+      }
       return stored;
     } catch (error) {
       // Our copy was stale: read live until the cache has caught up with the object as it is.
