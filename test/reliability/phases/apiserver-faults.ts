@@ -7,7 +7,7 @@
 // twice, no data is lost.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { API_FAULT_KINDS } from '@k8or/apiserver';
+import { API_FAULT_KINDS, type ApiFaultKind } from '@k8or/apiserver';
 import { applyProviderConfigs, missingOperator } from '../support/cluster.ts';
 import { assertCallsBounded, assertNothingDoneTwiceOrLost, itHoldsDataBeforeTheFaults, type FaultRun } from '../support/fault-run.ts';
 import { cloudWriteCounts, waitConverged } from '../support/invariants.ts';
@@ -21,6 +21,10 @@ const SIZE = sized({
   ci: { perCloud: { buckets: 2, tables: 1 }, operations: 16, rate: 0.25, watchResets: 3 },
   large: { perCloud: { buckets: 10, tables: 5 }, operations: 120, rate: 0.3, watchResets: 20 },
 });
+
+/** Requests refused without being served, and writes stored then answered 500 or cut: each run meets both. */
+const REFUSED_REQUEST_FAULTS: readonly ApiFaultKind[] = ['conflict', 'throttle', 'internal'];
+const AFTER_WRITE_FAULTS: readonly ApiFaultKind[] = ['internalAfterWrite', 'cutAfterWrite'];
 
 export function apiServerFaults(run: FaultRun): void {
   describe('API server faults: dropped watches, 410, 409, 429, 500, and writes stored then answered 500 or cut', { skip: missingOperator() ?? false, timeout: 900_000 }, () => {
@@ -65,13 +69,17 @@ export function apiServerFaults(run: FaultRun): void {
           resets++;
         },
       });
-      // A short run can draw no write-then-fail fault by chance (its seed decides): a few more edits and
-      // deletes, with only those two kinds on, until the operator has met one.
-      const afterWriteFaults = (): number => sandbox.faults.injected.internalAfterWrite + sandbox.faults.injected.cutAfterWrite - (before.internalAfterWrite + before.cutAfterWrite);
-      for (let extra = 0; afterWriteFaults() === 0 && extra < 10; extra++) {
-        sandbox.faults.configure({ kinds: ['internalAfterWrite', 'cutAfterWrite'] });
-        await runOperations(ledger, cluster.stores, random, { ...SIZE, perCloud: { buckets: 0, tables: 0 }, operations: 4, diagnostics: () => cluster.operatorOutput() });
-        await waitConverged(cluster, ledger, run.ledgers);
+      // The run's operations are only sent: the operator's reconciles of them meet every kind of fault here.
+      await waitConverged(cluster, ledger, run.ledgers);
+      // A short run can draw none of a group of faults by chance (its seed decides): a few more edits and
+      // deletes, with only that group on, until the operator has met one of it.
+      const injectedOf = (kinds: readonly ApiFaultKind[]): number => kinds.reduce((sum, kind) => sum + sandbox.faults.injected[kind] - before[kind], 0);
+      for (const group of [REFUSED_REQUEST_FAULTS, AFTER_WRITE_FAULTS]) {
+        for (let extra = 0; injectedOf(group) === 0 && extra < 10; extra++) {
+          sandbox.faults.configure({ kinds: [...group] });
+          await runOperations(ledger, cluster.stores, random, { ...SIZE, perCloud: { buckets: 0, tables: 0 }, operations: 4, diagnostics: () => cluster.operatorOutput() });
+          await waitConverged(cluster, ledger, run.ledgers);
+        }
       }
       sandbox.faults.configure({ kinds: [...API_FAULT_KINDS] });
       await waitConverged(cluster, ledger, run.ledgers);
