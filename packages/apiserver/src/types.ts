@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Grant as RbacGrant } from './auth/rbac.js';
+import type { Grant as RbacGrant } from './auth/grant.js';
 
 /** Options for {@link startSandbox}. */
 export interface SandboxOptions {
@@ -116,13 +116,6 @@ export interface Sandbox {
   /** Fault injection (off unless `faults` was given or `faults.enable()` is called). */
   faults: ApiFaults;
   stop(): Promise<void>;
-}
-
-/** Who makes a request (every request acts as the one admin user). */
-export interface UserInfo {
-  username: string;
-  uid: string;
-  groups: string[];
 }
 
 /** A Kubernetes object as JSON. */

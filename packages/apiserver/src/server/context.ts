@@ -10,10 +10,7 @@ import type { WatchHistory } from '../watch/history.js';
 import type { WatchHub } from '../watch/hub.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { RbacAuthorizer } from '../auth/rbac.js';
-import type { UserInfo } from '../types.js';
 import type { FaultInjector } from './faults.js';
-
-export type { UserInfo };
 
 export interface ServerContext {
   registry: ResourceRegistry;

@@ -9,7 +9,7 @@ import { checkBodyIdentity } from './admit.js';
 import { sendJson } from './respond.js';
 import { methodNotAllowed } from '../status.js';
 import type { Scope } from './scope.js';
-import type { UserInfo } from './context.js';
+import type { UserInfo } from '../auth/user.js';
 import type { RequestAttributes } from '../auth/rbac.js';
 
 function attributesOf(spec: Record<string, unknown>): RequestAttributes {
