@@ -5,7 +5,7 @@
  * bound to the ServiceAccount's uid: deleting the ServiceAccount revokes them, as on a real cluster.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { ObjectStore } from '../store/store.js';
+import type { ObjectStore } from '../storage/store.js';
 import type { UserInfo } from './user.js';
 import { metadataOf } from '../util.js';
 

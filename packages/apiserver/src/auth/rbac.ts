@@ -9,10 +9,9 @@
  * Every decision is recorded per user (see {@link AccessRecord}), so a test can prove that a
  * ServiceAccount used every grant it holds and was never refused.
  */
-import type { ObjectStore } from '../store/store.js';
-import type { KubeObject } from '../types.js';
+import type { ObjectStore } from '../storage/store.js';
 import type { UserInfo } from './user.js';
-import type { Grant } from './grant.js';
+import type { KubeObject, RbacGrant as Grant } from '../types.js';
 import { isObject, metadataOf } from '../util.js';
 import { labelSelectorFromObject } from '../selectors/labels.js';
 import { serviceAccountUsername } from './authenticate.js';

@@ -6,11 +6,11 @@
  */
 import type { KubeObject } from '../types.js';
 import { clone, isObject, metadataOf } from '../util.js';
-import { commitDeletion, planDeletion } from '../objects/lifecycle.js';
-import { isTerminating } from '../objects/meta.js';
-import type { ResourceRegistry } from '../resources/registry.js';
-import type { ResourceType } from '../resources/types.js';
-import type { ObjectStore, StoreEvent } from '../store/store.js';
+import { commitDeletion, planDeletion } from '../registry/lifecycle.js';
+import { isTerminating } from '../registry/meta.js';
+import type { ResourceRegistry } from '../registry/registry.js';
+import type { ResourceType } from '../registry/types.js';
+import type { ObjectStore, StoreEvent } from '../storage/store.js';
 
 function ownerUids(obj: KubeObject): string[] {
   const refs = metadataOf(obj)['ownerReferences'];

@@ -3,10 +3,10 @@
  * (finalizers respected), and the namespace goes once it is empty.
  */
 import { clone, isObject, metadataOf } from '../util.js';
-import { commitDeletion, planDeletion } from '../objects/lifecycle.js';
-import { finalizersOf, isTerminating } from '../objects/meta.js';
-import type { ResourceRegistry } from '../resources/registry.js';
-import type { ObjectStore, StoreEvent } from '../store/store.js';
+import { commitDeletion, planDeletion } from '../registry/lifecycle.js';
+import { finalizersOf, isTerminating } from '../registry/meta.js';
+import type { ResourceRegistry } from '../registry/registry.js';
+import type { ObjectStore, StoreEvent } from '../storage/store.js';
 import { CoalescingScheduler } from './coalescing-scheduler.js';
 
 const NAMESPACES = '/namespaces';

@@ -1,11 +1,11 @@
 /** GET of one object and LIST with selectors and pagination. */
 import type { KubeObject } from '../types.js';
 import { metadataOf } from '../util.js';
-import { labelsOf } from '../objects/meta.js';
+import { labelsOf } from '../registry/meta.js';
 import { parseFieldSelector } from '../selectors/fields.js';
 import { parseLabelSelector } from '../selectors/labels.js';
-import { objectKey } from '../store/store.js';
-import { toTable } from '../table/table.js';
+import { objectKey } from '../storage/store.js';
+import { toTable } from './table/table.js';
 import { present, sendObject, type Scope } from './scope.js';
 import { sendJson } from './respond.js';
 import { ApiError, badRequest, notFound } from '../status.js';

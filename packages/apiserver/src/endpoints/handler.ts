@@ -1,9 +1,9 @@
 /** The request entry point: authentication, routing, the request log, and errors as Status bodies. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestLogEntry } from '../types.js';
-import { aggregatedContentType, aggregatedDiscovery, aggregatedRequested } from '../discovery/aggregated.js';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from '../discovery/discovery.js';
-import type { OpenApiDocuments } from '../discovery/openapi.js';
+import { aggregatedContentType, aggregatedDiscovery, aggregatedRequested } from './discovery/aggregated.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery/discovery.js';
+import type { OpenApiDocuments } from './discovery/openapi.js';
 import type { ServerContext } from './context.js';
 import type { UserInfo } from '../auth/user.js';
 import { forbiddenMessage, type RequestAttributes } from '../auth/rbac.js';

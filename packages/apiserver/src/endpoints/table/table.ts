@@ -1,7 +1,7 @@
 /** `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`: objects as rows of printer columns. */
-import type { KubeObject } from '../types.js';
-import { isObject, metadataOf } from '../util.js';
-import type { PrinterColumn, ResourceType, ResourceVersion } from '../resources/types.js';
+import type { KubeObject } from '../../types.js';
+import { isObject, metadataOf } from '../../util.js';
+import type { PrinterColumn, ResourceType, ResourceVersion } from '../../registry/types.js';
 import { ageOf } from './duration.js';
 import { evaluateJsonPath } from './jsonpath.js';
 

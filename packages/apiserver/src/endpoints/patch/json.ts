@@ -1,8 +1,8 @@
 /** JSON patch (RFC 6902), errors answered as the real server does (422). */
 import fastJsonPatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
-import { ApiError, badRequest } from '../status.js';
-import { clone, isObject } from '../util.js';
+import { ApiError, badRequest } from '../../status.js';
+import { clone, isObject } from '../../util.js';
 
 const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
 

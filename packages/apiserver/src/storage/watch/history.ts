@@ -1,5 +1,5 @@
 /** A bounded window of recent store events, for resuming watches from a resourceVersion. */
-import type { StoreEvent } from '../store/store.js';
+import type { StoreEvent } from '../store.js';
 
 export class WatchHistory {
   private events: StoreEvent[] = [];

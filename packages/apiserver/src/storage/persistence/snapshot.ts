@@ -1,8 +1,8 @@
 /** --data-dir: the store as a JSON snapshot, written atomically (debounced after changes, and on stop). */
 import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ObjectStore, StoreSnapshot } from '../store/store.js';
-import { isObject } from '../util.js';
+import type { ObjectStore, StoreSnapshot } from '../store.js';
+import { isObject } from '../../util.js';
 
 const STATE_FILE = 'state.json';
 const DEBOUNCE_MS = 100;

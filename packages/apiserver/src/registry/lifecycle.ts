@@ -1,8 +1,8 @@
 /** Deletion as the real server does it: finalizers hold an object (with deletionTimestamp) until they are gone. */
 import type { KubeObject } from '../types.js';
 import { clone, metadataOf, nowIso } from '../util.js';
-import type { ObjectStore } from '../store/store.js';
-import type { ResourceType } from '../resources/types.js';
+import type { ObjectStore } from '../storage/store.js';
+import type { ResourceType } from './types.js';
 import { finalizersOf, isTerminating } from './meta.js';
 
 export interface DeletionOutcome {

@@ -1,5 +1,5 @@
 /** Discovery documents: /version, /api, /apis, /apis/{group}, /api/v1 and /apis/{group}/{version}. */
-import type { ResourceRegistry, ResolvedResource } from '../resources/registry.js';
+import type { ResourceRegistry, ResolvedResource } from '../../registry/registry.js';
 
 export function versionInfo(): Record<string, unknown> {
   return {

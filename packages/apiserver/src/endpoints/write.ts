@@ -1,10 +1,10 @@
 /** POST, PUT and PATCH of resources (main resource and /status). */
 import type { KubeObject } from '../types.js';
 import { clone, isObject, metadataOf } from '../util.js';
-import { applyJsonPatch } from '../patch/json.js';
-import { defaultFieldManager, serverSideApply } from '../patch/managed-fields.js';
-import { applyMergePatch } from '../patch/merge.js';
-import { applyStrategicMergePatch } from '../patch/strategic.js';
+import { applyJsonPatch } from './patch/json.js';
+import { defaultFieldManager, serverSideApply } from './patch/managed-fields.js';
+import { applyMergePatch } from './patch/merge.js';
+import { applyStrategicMergePatch } from './patch/strategic.js';
 import { checkBodyIdentity, conflictError, createObject, StaleWrite, trackOptions, updateObject, type WriteOptions } from './admit.js';
 import { decodeBody, mediaType, readBody } from './body.js';
 import { present, sendObject, type Scope } from './scope.js';

@@ -3,7 +3,7 @@
  * as a set of scalars (`set`), or atomically (everything else), found from the CRD schema or, for the
  * metadata every kind shares and the built-in kinds, from what the Go types declare.
  */
-import { isObject } from '../util.js';
+import { isObject } from '../../util.js';
 
 export type ListType = { kind: 'map'; keys: string[] } | { kind: 'set' };
 /** Schema path: property names, with "[]" stepping into list items. */

@@ -1,6 +1,6 @@
 /** /openapi/v2 (JSON or protobuf) and /openapi/v3 documents, built by src/openapi from the served resources. */
-import { openApiV2, openApiV2Protobuf, openApiV3GroupVersion, openApiV3Root, type ServedResource } from '../openapi/index.js';
-import type { ResourceRegistry } from '../resources/registry.js';
+import { openApiV2, openApiV2Protobuf, openApiV3GroupVersion, openApiV3Root, type ServedResource } from '../../openapi/index.js';
+import type { ResourceRegistry } from '../../registry/registry.js';
 
 export interface OpenApiDocument {
   contentType: string;

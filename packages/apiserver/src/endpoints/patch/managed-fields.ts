@@ -3,9 +3,9 @@
  * FieldsV1 keys: `f:name` for a field, `k:{"type":"Ready"}` for an item of a map-list, `v:"x"` for an
  * item of a set; other lists are atomic (owned as a whole).
  */
-import type { KubeObject } from '../types.js';
-import { isObject, jsonEqual, metadataOf, nowIso } from '../util.js';
-import { ApiError } from '../status.js';
+import type { KubeObject } from '../../types.js';
+import { isObject, jsonEqual, metadataOf, nowIso } from '../../util.js';
+import { ApiError } from '../../status.js';
 import type { ListType, ListTypeOf } from './list-types.js';
 
 type Path = string[];

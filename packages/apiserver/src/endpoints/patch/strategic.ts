@@ -3,8 +3,8 @@
  * real Go types declare (patchMergeKey); other lists are replaced. Supports the directives kubectl
  * sends: $patch (replace/delete/merge), $retainKeys, $deleteFromPrimitiveList/, $setElementOrder/.
  */
-import { badRequest } from '../status.js';
-import { clone, isObject, jsonEqual } from '../util.js';
+import { badRequest } from '../../status.js';
+import { clone, isObject, jsonEqual } from '../../util.js';
 
 type ListStrategy = { mergeKey: string } | { primitiveMerge: true };
 

@@ -1,13 +1,12 @@
 /** Everything a request handler needs, built once per sandbox. */
 import type { Logger } from 'pino';
 import type { AdmissionChain } from '../admission/chain.js';
-import type { GarbageCollector } from '../controllers/garbage-collector.js';
-import type { SchemaCache } from '../crd/schema-cache.js';
-import type { ResourceRegistry } from '../resources/registry.js';
-import type { ListSnapshots } from '../store/list-snapshots.js';
-import type { ObjectStore } from '../store/store.js';
-import type { WatchHistory } from '../watch/history.js';
-import type { WatchHub } from '../watch/hub.js';
+import type { SchemaCache } from '../registry/schema-cache.js';
+import type { ResourceRegistry } from '../registry/registry.js';
+import type { ListSnapshots } from '../storage/list-snapshots.js';
+import type { ObjectStore } from '../storage/store.js';
+import type { WatchHistory } from '../storage/watch/history.js';
+import type { WatchHub } from '../storage/watch/hub.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { RbacAuthorizer } from '../auth/rbac.js';
 import type { FaultInjector } from './faults.js';
@@ -24,7 +23,8 @@ export interface ServerContext {
   authenticator: Authenticator;
   /** RBAC over the stored roles and bindings, with each user's record of use. */
   authorizer: RbacAuthorizer;
-  garbageCollector: GarbageCollector;
+  /** The garbage collector, for `propagationPolicy: Orphan`: drops the owner's references from its dependents. */
+  garbageCollector: { orphanDependents(ownerUid: string, namespace: string): void };
   /** States that paged lists continue from. */
   listSnapshots: ListSnapshots;
   /** Interval between BOOKMARK events on watches that allow them. */

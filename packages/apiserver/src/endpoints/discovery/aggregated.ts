@@ -2,7 +2,7 @@
  * Aggregated discovery (apidiscovery.k8s.io v2 and v2beta1): every group, version and resource in one
  * document for /api and one for /apis, which kubectl 1.27+ asks for first (and falls back from).
  */
-import type { ResourceRegistry, ResolvedResource } from '../resources/registry.js';
+import type { ResourceRegistry, ResolvedResource } from '../../registry/registry.js';
 
 export type DiscoveryVersion = 'v2' | 'v2beta1';
 

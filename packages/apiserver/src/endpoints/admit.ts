@@ -6,7 +6,7 @@
 import type { KubeObject } from '../types.js';
 import { clone, isObject, metadataOf, stringField } from '../util.js';
 import type { AdmissionRequest } from '../admission/chain.js';
-import { schemaProblems, type FieldValidation } from '../crd/schema-cache.js';
+import { schemaProblems, type FieldValidation } from '../registry/schema-cache.js';
 import {
   bumpGenerationIfSpecChanged,
   finalizersOf,
@@ -17,10 +17,10 @@ import {
   keepSystemMetadata,
   validateCommonMetadata,
   validateObjectName,
-} from '../objects/meta.js';
-import { prepareForCreate, prepareForUpdate, validateBuiltin } from '../objects/strategies.js';
-import { builtinListTypes, schemaListTypes } from '../patch/list-types.js';
-import { recordApplyCreate, recordUpdate, type TrackOptions } from '../patch/managed-fields.js';
+} from '../registry/meta.js';
+import { prepareForCreate, prepareForUpdate, validateBuiltin } from '../registry/strategies.js';
+import { builtinListTypes, schemaListTypes } from './patch/list-types.js';
+import { recordApplyCreate, recordUpdate, type TrackOptions } from './patch/managed-fields.js';
 import { schemaFor, type Scope } from './scope.js';
 import type { ApiError} from '../status.js';
 import { alreadyExists, badRequest, conflict, forbidden, invalid, notFound, type FieldCause } from '../status.js';

@@ -1,5 +1,5 @@
 /** JSON merge patch (RFC 7386): objects merge recursively, null deletes, anything else replaces. */
-import { clone, isObject } from '../util.js';
+import { clone, isObject } from '../../util.js';
 
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return clone(patch);

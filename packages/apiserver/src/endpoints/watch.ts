@@ -4,14 +4,14 @@
  */
 import type { KubeObject } from '../types.js';
 import { metadataOf } from '../util.js';
-import type { StoreEvent } from '../store/store.js';
+import type { StoreEvent } from '../storage/store.js';
 import { selectedName } from '../selectors/fields.js';
 import { selectorFor } from './read.js';
 import { present, presentJson, type Scope } from './scope.js';
 import { warningHeader } from './respond.js';
 import { badRequest, gone } from '../status.js';
 import { queryFlag } from './query.js';
-import { toTable } from '../table/table.js';
+import { toTable } from './table/table.js';
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 

@@ -1,5 +1,5 @@
 /** Fans store events out to open watch streams. */
-import type { StoreEvent } from '../store/store.js';
+import type { StoreEvent } from '../store.js';
 
 export interface WatchSubscriber {
   /** Storage key of the watched resource (group/plural). */

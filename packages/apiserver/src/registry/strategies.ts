@@ -2,7 +2,7 @@
 import type { KubeObject } from '../types.js';
 import { isObject, metadataOf, stringField } from '../util.js';
 import { badRequest, type FieldCause } from '../status.js';
-import { crdNames } from '../resources/registry.js';
+import { crdNames } from './registry.js';
 import { RBAC_GROUP, validateBinding, validateRole } from './rbac.js';
 import { defaultDeployment, validateDeployment, validatePodDisruptionBudget } from './workloads.js';
 

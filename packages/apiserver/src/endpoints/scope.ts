@@ -2,9 +2,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '../types.js';
 import { metadataOf } from '../util.js';
-import type { ResolvedResource } from '../resources/registry.js';
-import { apiVersionOf, type ResourceType, type ResourceVersion } from '../resources/types.js';
-import { tableRequested, toTable, type TableRequest } from '../table/table.js';
+import type { ResolvedResource } from '../registry/registry.js';
+import { apiVersionOf, type ResourceType, type ResourceVersion } from '../registry/types.js';
+import { tableRequested, toTable, type TableRequest } from './table/table.js';
 import type { ServerContext } from './context.js';
 import type { UserInfo } from '../auth/user.js';
 import type { RequestInfo } from './request-info.js';

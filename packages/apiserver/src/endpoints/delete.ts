@@ -1,7 +1,7 @@
 /** DELETE of one object and of a collection. */
 import type { KubeObject } from '../types.js';
 import { isObject, metadataOf } from '../util.js';
-import { commitDeletion, planDeletion } from '../objects/lifecycle.js';
+import { commitDeletion, planDeletion } from '../registry/lifecycle.js';
 import { admissionRequest } from './admit.js';
 import { decodeBody, readBody } from './body.js';
 import { selectorFor } from './read.js';
