@@ -25,6 +25,8 @@ import { CRD_KEY } from './registry/lifecycle.js';
 import type { ServerContext } from './endpoints/context.js';
 import { FaultInjector } from './endpoints/faults.js';
 import { createHandler } from './endpoints/handler.js';
+import { controllerUser, loopbackDeleter } from './endpoints/loopback.js';
+import type { DeleteThroughApi } from './controllers/api.js';
 import { ListSnapshots } from './storage/list-snapshots.js';
 import { ObjectStore } from './storage/store.js';
 import { createCertificateAuthority, createServingCertificate, type CertificateAuthority, type ServingCertificate } from './tls/certs.js';
@@ -110,8 +112,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (event.type === 'DELETED' && event.resourceKey === CRD_KEY) hub.closeResource(resourceTypeFromCrd(event.object).key);
   });
   const crds = new CrdController(store, registry, schemas);
-  const namespaces = new NamespaceController(store, registry);
-  const garbageCollector = new GarbageCollector(store, registry);
+  // the controllers delete through the API, each as its own user; the API is served once ctx is built
+  const api: { served?: ServerContext } = {};
+  const deleteAs = (controller: string): DeleteThroughApi => {
+    const user = controllerUser(controller);
+    return (type, namespace, name, uid) => {
+      if (!api.served) throw new Error('the API is not served yet');
+      return loopbackDeleter(api.served, user)(type, namespace, name, uid);
+    };
+  };
+  const namespaces = new NamespaceController(store, registry, deleteAs('namespace-controller'));
+  const garbageCollector = new GarbageCollector(store, registry, deleteAs('generic-garbage-collector'));
   crds.resync();
   namespaces.resync();
   garbageCollector.resync();
@@ -136,6 +147,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     serverAddress: '',
     faults: new FaultInjector(options.faults),
   };
+  api.served = ctx;
   const openapi = new OpenApiDocuments(registry);
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem }, createHandler({ ctx, openapi, requestLog }));
   // idle keep-alive TLS sockets cost memory; clients that open a connection per request leave many behind

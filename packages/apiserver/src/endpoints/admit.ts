@@ -21,7 +21,7 @@ import {
 import { prepareForCreate, prepareForUpdate, validateBuiltin } from '../registry/strategies.js';
 import { builtinListTypes, schemaListTypes } from './patch/list-types.js';
 import { recordApplyCreate, recordUpdate, type TrackOptions } from './patch/managed-fields.js';
-import { schemaFor, type Scope } from './scope.js';
+import { schemaFor, type RequestScope, type Scope } from './scope.js';
 import type { ApiError} from '../status.js';
 import { alreadyExists, badRequest, conflict, forbidden, invalid, notFound, type FieldCause } from '../status.js';
 
@@ -52,14 +52,14 @@ export function trackOptions(scope: Scope): TrackOptions {
   };
 }
 
-function optionsObject(kind: string, scope: Scope, fieldManager: string): KubeObject {
+function optionsObject(kind: string, scope: RequestScope, fieldManager: string): KubeObject {
   const options: KubeObject = { kind, apiVersion: 'meta.k8s.io/v1' };
   if (scope.dryRun) options['dryRun'] = ['All'];
   if (fieldManager && kind !== 'DeleteOptions') options['fieldManager'] = fieldManager;
   return options;
 }
 
-export function admissionRequest(scope: Scope, operation: AdmissionRequest['operation'], name: string, object: KubeObject | undefined, oldObject: KubeObject | undefined, fieldManager: string): AdmissionRequest {
+export function admissionRequest(scope: RequestScope, operation: AdmissionRequest['operation'], name: string, object: KubeObject | undefined, oldObject: KubeObject | undefined, fieldManager: string): AdmissionRequest {
   const request: AdmissionRequest = {
     operation,
     group: scope.type.group,

@@ -5,7 +5,7 @@ import { commitDeletion, planDeletion } from '../registry/lifecycle.js';
 import { admissionRequest } from './admit.js';
 import { decodeBody, readBody } from './body.js';
 import { selectorFor } from './read.js';
-import { present, sendObject, type Scope } from './scope.js';
+import { present, sendObject, type RequestScope, type Scope } from './scope.js';
 import { sendJson } from './respond.js';
 import { conflict, forbidden, methodNotAllowed, notFound, successStatus } from '../status.js';
 
@@ -20,7 +20,7 @@ async function deleteOptions(scope: Scope): Promise<Record<string, unknown>> {
 }
 
 /** Delete one stored object through admission; returns what the client is told and whether it is gone. */
-async function deleteOne(scope: Scope, current: KubeObject, options: Record<string, unknown>): Promise<{ object: KubeObject; deleted: boolean }> {
+export async function deleteOne(scope: RequestScope, current: KubeObject, options: Record<string, unknown>): Promise<{ object: KubeObject; deleted: boolean }> {
   const { ctx, type } = scope;
   const meta = metadataOf(current);
   const name = String(meta['name'] ?? '');

@@ -11,13 +11,15 @@ import type { RequestInfo } from './request-info.js';
 import { sendJson, sendJsonText } from './respond.js';
 import type { CompiledSchema } from '../schema/index.js';
 
-export interface Scope {
+/**
+ * What a request addresses and who sends it, without its HTTP exchange: enough to admit, store and
+ * show objects. The server's own controllers send their deletes with one of these (see loopback.ts).
+ */
+export interface RequestScope {
   ctx: ServerContext;
   /** Who sent the request. */
   user: UserInfo;
-  req: IncomingMessage;
-  res: ServerResponse;
-  info: RequestInfo;
+  info: Pick<RequestInfo, 'namespace' | 'subresource'>;
   query: URLSearchParams;
   type: ResourceType;
   version: ResourceVersion;
@@ -26,6 +28,12 @@ export interface Scope {
   dryRun: boolean;
   /** Warnings gathered while handling (admission, schema): sent as Warning headers. */
   warnings: string[];
+}
+
+export interface Scope extends RequestScope {
+  req: IncomingMessage;
+  res: ServerResponse;
+  info: RequestInfo;
   table: TableRequest | undefined;
 }
 
@@ -48,7 +56,7 @@ export function makeScope(ctx: ServerContext, req: IncomingMessage, res: ServerR
 }
 
 /** The stored object as the request's version shows it (CRs are stored once and served in every version). */
-export function present(scope: Scope, obj: KubeObject, schema: CompiledSchema | undefined = schemaOfVersion(scope)): KubeObject {
+export function present(scope: RequestScope, obj: KubeObject, schema: CompiledSchema | undefined = schemaOfVersion(scope)): KubeObject {
   const served = scope.type.conversion ? scope.type.conversion.fromStorage(obj) : obj;
   let out: KubeObject = { ...served, apiVersion: scope.apiVersion, kind: scope.type.kind };
   if (schema) out = schema.applyDefaults(out);
@@ -65,7 +73,7 @@ export function present(scope: Scope, obj: KubeObject, schema: CompiledSchema | 
 const shownJson = new WeakMap<KubeObject, Map<string, { schema: CompiledSchema | undefined; json: string }>>();
 
 /** `present(scope, obj)` as JSON. */
-export function presentJson(scope: Scope, obj: KubeObject): string {
+export function presentJson(scope: RequestScope, obj: KubeObject): string {
   const schema = schemaOfVersion(scope);
   let byVersion = shownJson.get(obj);
   if (!byVersion) shownJson.set(obj, (byVersion = new Map()));
@@ -77,7 +85,7 @@ export function presentJson(scope: Scope, obj: KubeObject): string {
 }
 
 /** The schema a CR version defaults with; none for built-ins and schemaless versions. */
-function schemaOfVersion(scope: Scope): CompiledSchema | undefined {
+function schemaOfVersion(scope: RequestScope): CompiledSchema | undefined {
   return !scope.type.builtin && scope.version.schema !== undefined ? schemaFor(scope) : undefined;
 }
 
@@ -92,7 +100,7 @@ export function sendObject(scope: Scope, code: number, obj: KubeObject): void {
 }
 
 /** The compiled schema for this CR version (pass-through for built-ins). */
-export function schemaFor(scope: Scope): ReturnType<ServerContext['schemas']['get']> {
+export function schemaFor(scope: RequestScope): ReturnType<ServerContext['schemas']['get']> {
   const crd = scope.type.crdName ? scope.ctx.store.get('apiextensions.k8s.io/customresourcedefinitions', '', scope.type.crdName) : undefined;
   const meta = crd ? metadataOf(crd) : {};
   // generation changes with the CRD's spec (not its status), so the compiled schema survives status writes
