@@ -7,6 +7,7 @@ import type { OpenApiDocuments } from './discovery/openapi.js';
 import type { ServerContext } from './context.js';
 import type { UserInfo } from '../auth/user.js';
 import { forbiddenMessage, type RequestAttributes } from '../auth/rbac.js';
+import { impersonatedUser } from '../auth/impersonation.js';
 import { handleTokenRequest } from './token-request.js';
 import { handleDelete, handleDeleteCollection } from './delete.js';
 import { handleGet, handleList } from './read.js';
@@ -99,10 +100,17 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
         res.end('ok');
         return;
       }
-      const user = ctx.authenticator.authenticate(req.headers.authorization);
-      if (!user) {
+      const authenticated = ctx.authenticator.authenticate(req.headers.authorization);
+      if (!authenticated) {
         req.resume();
         throw unauthorized();
+      }
+      let user: UserInfo;
+      try {
+        user = impersonatedUser(authenticated, req.headersDistinct, ctx.authorizer, url.pathname);
+      } catch (err) {
+        req.resume();
+        throw err;
       }
       const attributes = requestAttributes(method, info, url.pathname);
       if (!ctx.authorizer.check(user, attributes).allowed) {
