@@ -1,22 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
-import { KUBECTL_VERSIONS, kubectl, kubectlOk, prepareKubectl, startTestWebhook, waitFor, type KubectlEnvironment, type TestWebhook } from './kubectl-helpers.ts';
+import { KUBECTL_VERSIONS, crdManifests, kubectl, kubectlOk, prepareKubectl, startTestWebhook, waitFor, type KubectlEnvironment, type TestWebhook } from './kubectl-helpers.ts';
 
 // The namespace controller and the garbage collector delete through the API, as kube-apiserver's do,
 // so a validating webhook that refuses a DELETE holds the object, and the namespace stays Terminating
 // and says why. Driven by real kubectl against a real ValidatingWebhookConfiguration.
 
-const crdDir = new URL('../../../charts/k8or/crds/', import.meta.url);
 const PROTECT = 'k8or.io/protect';
-
-async function crdManifests(): Promise<string> {
-  const files = (await readdir(crdDir)).filter((f) => f.endsWith('.yaml')).sort();
-  return (await Promise.all(files.map((f) => readFile(new URL(f, crdDir), 'utf8')))).join('\n');
-}
 
 interface Condition { type: string; status: string; reason?: string; message?: string }
 interface Reviewed { operation: string; name?: string; namespace?: string; userInfo?: { username?: string } }

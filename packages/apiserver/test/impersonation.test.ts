@@ -1,12 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
-import { KUBECTL_VERSIONS, kubectl, kubectlOk, prepareKubectl, type KubectlEnvironment } from './kubectl-helpers.ts';
+import { KUBECTL_VERSIONS, crdManifests, kubectl, kubectlOk, prepareKubectl, pythonWithKubernetes, type KubectlEnvironment } from './kubectl-helpers.ts';
 import { request } from './helpers.ts';
 
 // Impersonation as kube-apiserver does it (`kubectl --as`, `--as-group`, `--as-uid`): the request runs
@@ -14,13 +14,7 @@ import { request } from './helpers.ts';
 // otherwise; never ignored. Driven by real kubectl, raw HTTP for the headers kubectl has no flag
 // for, and the Python kubernetes client where it is installed.
 
-const crdDir = new URL('../../../charts/k8or/crds/', import.meta.url);
 const NOBODY = 'system:serviceaccount:default:nobody';
-
-async function crdManifests(): Promise<string> {
-  const files = (await readdir(crdDir)).filter((f) => f.endsWith('.yaml')).sort();
-  return (await Promise.all(files.map((f) => readFile(new URL(f, crdDir), 'utf8')))).join('\n');
-}
 
 // A ServiceAccount that may impersonate the user jane and ServiceAccounts in team-a, and nothing else.
 const impersonatorRbac = `
@@ -190,14 +184,6 @@ describe('impersonation headers kubectl has no flag for', () => {
     assert.match((JSON.parse(res.text) as { message: string }).message, /without impersonating a user/);
   });
 });
-
-/** The first python3 that can import the kubernetes client, or undefined. */
-function pythonWithKubernetes(): string | undefined {
-  for (const python of ['/usr/bin/python3', 'python3']) {
-    if (spawnSync(python, ['-c', 'import kubernetes'], { stdio: 'ignore' }).status === 0) return python;
-  }
-  return undefined;
-}
 
 const python = pythonWithKubernetes();
 const pythonMissing = python === undefined ? 'python3-kubernetes is not installed (apt-get install python3-kubernetes)' : false;
