@@ -71,9 +71,12 @@ export async function handleReview(scope: Scope): Promise<void> {
     case 'selfsubjectrulesreviews':
       status = rulesStatus(scope, user, stringField(spec, 'namespace') ?? '');
       break;
-    case 'selfsubjectreviews':
-      status = { userInfo: user };
+    case 'selfsubjectreviews': {
+      // authentication/v1 UserInfo: uid and extra are omitted when empty
+      const { uid, extra, ...named } = user;
+      status = { userInfo: { ...named, ...(uid ? { uid } : {}), ...(extra && Object.keys(extra).length > 0 ? { extra } : {}) } };
       break;
+    }
     default: {
       const reviewed = scope.ctx.authenticator.userOfToken(stringField(spec, 'token') ?? '');
       status = reviewed ? { authenticated: true, user: reviewed, audiences: [] } : { authenticated: false, error: 'invalid bearer token' };
