@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
 import { BlobServiceClient } from '@azure/storage-blob';
-import { waitFor } from '@k8or/core/testing';
 import { startAzurite, type Azurite } from '@k8or/local-clouds';
-import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
+import { assertBackendEndsWithItsKilledParent, isRunning } from '../process-helpers.ts';
 
 const tableService = (azurite: Azurite): TableServiceClient =>
   new TableServiceClient(azurite.tableEndpoint, new AzureNamedKeyCredential(azurite.accountName, azurite.accountKey), { allowInsecureConnection: true });
@@ -47,16 +46,7 @@ describe('Azurite launcher', () => {
     }
   });
 
-  it('ends with its parent, even when the parent is killed with SIGKILL', async () => {
-    const { parent, backend } = await startOwningParent('azurite');
-    try {
-      assert.ok(isRunning(backend.pid));
-      parent.kill('SIGKILL');
-      await waitFor('Azurite to end after its parent was killed', () => !isRunning(backend.pid));
-      await waitFor('the Blob port to be free', async () => !(await isListening(backend.port)));
-    } finally {
-      parent.kill('SIGKILL');
-      if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
-    }
+  it('ends with its parent, even when the parent\'s whole process group is killed with SIGKILL', async () => {
+    await assertBackendEndsWithItsKilledParent('azurite', 'group');
   });
 });
