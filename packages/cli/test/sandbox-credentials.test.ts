@@ -2,7 +2,7 @@
 // refuse others as the clouds do (GCS 401 Invalid Credentials, Azure 403 AuthorizationFailure), which
 // a user then reads in the object's status.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,8 @@ import type { LocalStackEndpoints } from '@k8or/cli';
 import { startK8or, type Running } from './support.ts';
 
 const run = promisify(execFile);
+const gcloudProbe = spawnSync('gcloud', ['version'], { timeout: 60_000 });
+const gcloudMissing = gcloudProbe.error ? `gcloud is not installed (install the Google Cloud SDK to run this test): ${gcloudProbe.error.message}` : undefined;
 
 interface ServiceAccountKey {
   client_email: string;
@@ -82,6 +84,24 @@ describe('k8or sandbox: local credentials for GCP and Azure, and nothing else', 
     const blobs = BlobServiceClient.fromConnectionString(endpoints.azurite.connectionString);
     await blobs.getContainerClient('made-with-the-connection-string').create();
     assert.equal(endpoints.azurite.accountName, 'devstoreaccount1');
+  });
+
+  it('serves gcloud storage over HTTPS with the CA that sandbox.json names', { skip: gcloudMissing ?? false }, async () => {
+    const config = mkdtempSync(join(dir, 'gcloud-'));
+    const environment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(CLOUDSDK_|REQUESTS_CA_BUNDLE$|CURL_CA_BUNDLE$)/.test(name)));
+    const { stdout } = await run('gcloud', ['storage', 'ls', '--quiet'], {
+      env: {
+        ...environment,
+        CLOUDSDK_CONFIG: config,
+        CLOUDSDK_CORE_PROJECT: endpoints.gcp.serviceAccount.project,
+        CLOUDSDK_AUTH_DISABLE_CREDENTIALS: 'true',
+        CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE: `${endpoints.gcp.gcsHttps}/storage/v1/`,
+        CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE: endpoints.gcp.caFile,
+      },
+      timeout: 120_000,
+      killSignal: 'SIGKILL',
+    });
+    assert.match(stdout, /^gs:\/\/made-with-the-sandbox-key\/$/m);
   });
 
   it('refuses credentials it did not issue: GCS answers 401 and Azurite 403 AuthorizationFailure, and the objects say so in status', async () => {
