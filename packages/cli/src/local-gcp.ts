@@ -21,7 +21,8 @@ export interface LocalGcpEndpoints {
   /**
    * The service account the sandbox issued (fake, local only): the GCS fake accepts the JWTs its key
    * signs, answers 401 to any other key, and takes requests without credentials as anonymous.
-   * `keyFile` is the key, as the Cloud console hands one out; the `local-gcp` ProviderConfig uses it.
+   * `keyFile` is the key, as the Cloud console hands one out, with the fake's token endpoint as its
+   * `token_uri` (so `gcloud auth activate-service-account --key-file` works); `local-gcp` uses it.
    */
   serviceAccount: { email: string; project: string; keyFile: string };
   /** Bigtable emulator `host:port` (BIGTABLE_EMULATOR_HOST); undefined when cbtemulator is not installed. */
@@ -63,13 +64,15 @@ export async function startLocalGcp(kubeConfig: KubeConfig, options: LocalGcpOpt
   const email = credentials.key.client_email;
   const keyFile = join(dirname(options.kubeconfigPath), 'gcp-service-account.json');
   const caFile = join(dirname(options.kubeconfigPath), 'clouds-ca.pem');
-  writeFileSync(keyFile, `${JSON.stringify(credentials.key, null, 2)}\n`, { mode: 0o600 });
   writeFileSync(caFile, credentials.ca.certPem);
   const gcs = await startGcsFake({
     ...(gcsDir ? { dataDir: gcsDir } : {}),
     serviceAccounts: { [email]: { project: SANDBOX_PROJECT, publicKeyPem: credentials.publicKeyPem } },
     tls: credentials.serving,
   });
+  // The fake's token endpoint as the key's token_uri: gcloud and gsutil log in with the key there.
+  const key = { ...credentials.key, token_uri: gcs.tokenUri };
+  writeFileSync(keyFile, `${JSON.stringify(key, null, 2)}\n`, { mode: 0o600 });
   const bigtable = await startBigtableEmulator().catch((error: unknown) => {
     logger.warn({ err: error }, 'the Bigtable emulator did not start; GCP Tables will not reconcile');
     return { missing: error instanceof Error ? error.message : String(error) };
@@ -80,7 +83,7 @@ export async function startLocalGcp(kubeConfig: KubeConfig, options: LocalGcpOpt
     : `not running, so the sandbox has no GCP Tables: ${'missing' in bigtable ? bigtable.missing : ''}`;
   if (running) logger.info({ host: running.host }, bigtableNote);
   try {
-    await createSandboxSecret(kubeConfig, options.secretNamespace, CREDENTIALS_SECRET, { 'credentials.json': JSON.stringify(credentials.key) });
+    await createSandboxSecret(kubeConfig, options.secretNamespace, CREDENTIALS_SECRET, { 'credentials.json': JSON.stringify(key) });
     await applyProviderConfig(kubeConfig, gcs.endpoint, running?.host, options.secretNamespace);
   } catch (error) {
     await Promise.all([gcs.stop(), running?.stop()]);

@@ -86,22 +86,17 @@ describe('k8or sandbox: local credentials for GCP and Azure, and nothing else', 
     assert.equal(endpoints.azurite.accountName, 'devstoreaccount1');
   });
 
-  it('serves gcloud storage over HTTPS with the CA that sandbox.json names', { skip: gcloudMissing ?? false }, async () => {
-    const config = mkdtempSync(join(dir, 'gcloud-'));
-    const environment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(CLOUDSDK_|REQUESTS_CA_BUNDLE$|CURL_CA_BUNDLE$)/.test(name)));
-    const { stdout } = await run('gcloud', ['storage', 'ls', '--quiet'], {
-      env: {
-        ...environment,
-        CLOUDSDK_CONFIG: config,
-        CLOUDSDK_CORE_PROJECT: endpoints.gcp.serviceAccount.project,
-        CLOUDSDK_AUTH_DISABLE_CREDENTIALS: 'true',
-        CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE: `${endpoints.gcp.gcsHttps}/storage/v1/`,
-        CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE: endpoints.gcp.caFile,
-      },
-      timeout: 120_000,
-      killSignal: 'SIGKILL',
-    });
-    assert.match(stdout, /^gs:\/\/made-with-the-sandbox-key\/$/m);
+  it('lets gcloud log in with the key file and list buckets over HTTPS, trusting the CA that sandbox.json names', { skip: gcloudMissing ?? false }, async () => {
+    const environment = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(CLOUDSDK_|REQUESTS_CA_BUNDLE$|CURL_CA_BUNDLE$)/.test(name))),
+      CLOUDSDK_CONFIG: mkdtempSync(join(dir, 'gcloud-')),
+      CLOUDSDK_CORE_PROJECT: endpoints.gcp.serviceAccount.project,
+      CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE: `${endpoints.gcp.gcsHttps}/storage/v1/`,
+      CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE: endpoints.gcp.caFile,
+    };
+    const gcloud = async (...args: string[]): Promise<string> => (await run('gcloud', [...args, '--quiet'], { env: environment, timeout: 120_000, killSignal: 'SIGKILL' })).stdout;
+    await gcloud('auth', 'activate-service-account', `--key-file=${endpoints.gcp.serviceAccount.keyFile}`);
+    assert.match(await gcloud('storage', 'ls'), /^gs:\/\/made-with-the-sandbox-key\/$/m);
   });
 
   it('refuses credentials it did not issue: GCS answers 401 and Azurite 403 AuthorizationFailure, and the objects say so in status', async () => {

@@ -55,8 +55,15 @@ export function runTool(command: string, args: readonly string[], env: Record<st
 /** A fresh gcloud configuration folder, so no setting of this machine's user leaks in. */
 export const freshCloudSdkConfig = (): string => mkdtempSync(join(tmpdir(), 'k8or-gcloud-'));
 
-/** A service-account key pair, and a self-signed JWT access token of it (as google-auth-library makes them). */
-export function serviceAccount(email: string): { publicKeyPem: string; token: (signWith?: 'own-key' | 'other-key') => string } {
+/**
+ * A service-account key pair: its public half, a self-signed JWT access token of it (as
+ * google-auth-library makes them), and a key file with a `token_uri` of choice.
+ */
+export function serviceAccount(email: string): {
+  publicKeyPem: string;
+  token: (signWith?: 'own-key' | 'other-key') => string;
+  keyFile: (tokenUri: string, signWith?: 'own-key' | 'other-key') => string;
+} {
   const own = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const encode = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -67,6 +74,14 @@ export function serviceAccount(email: string): { publicKeyPem: string; token: (s
       const signed = `${encode({ alg: 'RS256', typ: 'JWT' })}.${encode({ iss: email, sub: email, aud: 'https://storage.googleapis.com/', iat: now, exp: now + 3600 })}`;
       const key = signWith === 'own-key' ? own.privateKey : other.privateKey;
       return `${signed}.${createSign('RSA-SHA256').update(signed).sign(key).toString('base64url')}`;
+    },
+    keyFile: (tokenUri, signWith = 'own-key') => {
+      const key = signWith === 'own-key' ? own.privateKey : other.privateKey;
+      const project = email.split('@')[1]?.split('.')[0] ?? 'project';
+      return tempFile(
+        'key.json',
+        JSON.stringify({ type: 'service_account', project_id: project, private_key_id: 'k1', private_key: key.export({ type: 'pkcs8', format: 'pem' }).toString(), client_email: email, client_id: '1', token_uri: tokenUri }),
+      );
     },
   };
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
+import { createSign, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,14 @@ function serviceAccountKey(email: string, project: string): { key: { client_emai
     key: { client_email: email, private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), project_id: project },
     publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
   };
+}
+
+/** A JWT-bearer assertion for a token endpoint, signed with `privateKey`, as google-auth makes them. */
+function assertion(email: string, privateKey: string, audience: string): string {
+  const encode = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const signed = `${encode({ alg: 'RS256', typ: 'JWT' })}.${encode({ iss: email, scope: 'https://www.googleapis.com/auth/devstorage.full_control', aud: audience, iat: now, exp: now + 3600 })}`;
+  return `${signed}.${createSign('RSA-SHA256').update(signed).sign(privateKey).toString('base64url')}`;
 }
 
 describe('GCS fake, driven by the real @google-cloud/storage', () => {
@@ -167,6 +175,26 @@ describe('GCS fake, driven by the real @google-cloud/storage', () => {
         return true;
       });
     }
+  });
+
+  it('hands out access tokens for an assertion signed with a known key (the key file\'s token_uri), and refuses others as Google does', async () => {
+    const exchange = (signedBy: string): Promise<Response> =>
+      fetch(fake.tokenUri, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: assertion(ours.key.client_email, signedBy, fake.tokenUri) }),
+      });
+    const granted = await exchange(ours.key.private_key);
+    assert.equal(granted.status, 200);
+    const { access_token: token, token_type: type } = (await granted.json()) as { access_token: string; token_type: string };
+    assert.equal(type, 'Bearer');
+    const read = await fetch(`${fake.endpoint}/storage/v1/b/operator-bucket`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(read.status, 200);
+    assert.ok(fake.requests.some((r) => r.path === '/storage/v1/b/operator-bucket' && r.principal === ours.key.client_email));
+    const refused = await exchange(serviceAccountKey(ours.key.client_email, PROJECT).key.private_key);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(await refused.json(), { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
+    assert.equal((await fetch(`${fake.endpoint}/storage/v1/b/operator-bucket`, { headers: { authorization: 'Bearer ya29.not-issued' } })).status, 401);
   });
 
   it('reads boolean parameters in any case (versions=True), as GCS does', async () => {

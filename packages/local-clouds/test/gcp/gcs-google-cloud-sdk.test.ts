@@ -79,6 +79,19 @@ describe('GCS fake, driven by the Google Cloud SDK (gcloud storage, gsutil)', ()
     assert.match(stranger.stderr, /401: Invalid Credentials/);
   });
 
+  it('lets gcloud log in with a service-account key whose token_uri is the fake\'s, and not with a key it did not issue', { skip: gcloudMissing ?? false }, async () => {
+    const config = freshCloudSdkConfig();
+    const environment = { CLOUDSDK_CONFIG: config, CLOUDSDK_CORE_PROJECT: PROJECT, CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE: `${fake.endpoint}/storage/v1/` };
+    succeeded(await runTool('gcloud', ['auth', 'activate-service-account', `--key-file=${operator.keyFile(fake.tokenUri)}`, '--quiet'], environment), 'auth activate-service-account');
+    succeeded(await runTool('gcloud', ['storage', 'buckets', 'create', 'gs://logged-in-bucket', '--quiet'], environment), 'buckets create, logged in');
+    assert.ok(fake.requests.some((r) => r.path === '/storage/v1/b' && r.method === 'POST' && r.principal === OPERATOR && r.status === 200));
+
+    // gcloud asks for a token as it activates a key: a key the fake did not issue is refused there.
+    const refused = await runTool('gcloud', ['auth', 'activate-service-account', `--key-file=${operator.keyFile(fake.tokenUri, 'other-key')}`, '--quiet'], { ...environment, CLOUDSDK_CONFIG: freshCloudSdkConfig() });
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /invalid_grant: Invalid JWT Signature/);
+  });
+
   it('serves gcloud over HTTPS with a certificate of the given CA', { skip: gcloudMissing ?? false }, async () => {
     assert.match(String(fake.httpsEndpoint), /^https:\/\/127\.0\.0\.1:\d+$/);
     succeeded(await gcloud(['storage', 'buckets', 'create', 'gs://gcloud-over-https'], { endpoint: fake.httpsEndpoint ?? '' }), 'buckets create over HTTPS');

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serveHttp, type ServingHttp, type ServingTls } from '../../http/serve.js';
-import { principalOf, type GcsServiceAccount, type Principal } from './auth.js';
+import { AccessTokens, exchangeAssertion, principalOf, type GcsServiceAccount, type Principal } from './auth.js';
 import { bucketResource, checkMetageneration, insertBucket, patchBucket, storageLayout } from './buckets.js';
 import { GcsError, GcsErrors } from './errors.js';
 import { deleteObject, getObject, insertObject, listObjects, objectResource } from './objects.js';
@@ -47,6 +47,11 @@ export interface GcsFake {
   endpoint: string;
   /** `https://127.0.0.1:PORT` when started with `tls`: the same fake over HTTPS. */
   httpsEndpoint: string | undefined;
+  /**
+   * `http://127.0.0.1:PORT/token`: an OAuth token endpoint for the service accounts' keys. As a key
+   * file's `token_uri`, it lets gcloud and gsutil log in with the key (`gcloud auth activate-service-account`).
+   */
+  tokenUri: string;
   readonly requests: GcsRequestRecord[];
   /** Every request of `principal` (a service-account email, or `anonymous`) answers 403 until allowed again. */
   deny(principal: string): void;
@@ -92,6 +97,7 @@ export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFak
   const accounts = options.serviceAccounts ?? {};
   const denied = new Set<string>();
   const sessions = new ResumableSessions();
+  const tokens = new AccessTokens();
   const requests: GcsRequestRecord[] = [];
   let failures: { remaining: number; status: 429 | 503; method?: string | undefined } = { remaining: 0, status: 503 };
   const bucketsPageSize = options.bucketsPageSize ?? 1000;
@@ -237,7 +243,8 @@ export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFak
       failures.remaining -= 1;
       throw failures.status === 429 ? GcsErrors.rateLimited() : GcsErrors.backendError();
     }
-    const principal = principalOf(request, accounts);
+    if (url.pathname === '/token' && request.method === 'POST') return exchangeAssertion(body, accounts, tokens);
+    const principal = principalOf(request, accounts, tokens);
     if (denied.has(principal.name)) throw GcsErrors.forbidden(principal.name, 'storage.buckets.get', url.pathname.split('/')[4]);
     const method = request.method ?? 'GET';
     const segments = url.pathname.split('/').filter(Boolean).map((segment) => decodeURIComponent(segment));
@@ -265,7 +272,7 @@ export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFak
       let reason: string | undefined;
       let principal = 'anonymous';
       try {
-        principal = principalOf(request, accounts).name;
+        principal = principalOf(request, accounts, tokens).name;
       } catch {
         principal = 'invalid';
       }
@@ -299,6 +306,7 @@ export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFak
   return {
     endpoint: servers[0]?.endpoint ?? '',
     httpsEndpoint: servers[1]?.endpoint,
+    tokenUri: `${servers[0]?.endpoint ?? ''}/token`,
     requests,
     deny: (principal) => void denied.add(principal),
     allow: (principal) => void denied.delete(principal),
