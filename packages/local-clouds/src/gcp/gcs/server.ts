@@ -18,8 +18,9 @@ export interface GcsFakeOptions {
   /**
    * Service accounts by email. A request with a bearer JWT (self-signed, as google-auth-library makes
    * them from a service-account key) acts as its `iss`, in that account's project: another project's
-   * buckets are 403, and their names are taken (409). A request without credentials is anonymous and
-   * may do anything, as an emulator allows.
+   * buckets are 403, and their names are taken (409). An access token from `tokenUri`, which an
+   * account's key gets there, acts as that account too. A request without credentials is anonymous
+   * and may do anything, as an emulator allows.
    */
   serviceAccounts?: Record<string, GcsServiceAccount>;
   /** The most buckets one buckets.list page holds: GCS's 1,000 by default; lower, to test paging. */
@@ -88,8 +89,10 @@ interface Answer {
 /**
  * Starts a wire-level fake of the Cloud Storage JSON API (buckets insert/get/list/patch/delete with
  * metageneration preconditions, labels, versioning, lifecycle, IAM configuration and default KMS key;
- * objects insert (multipart, media, resumable)/get/list/delete with generations), for the real
- * `@google-cloud/storage` with `apiEndpoint` set to `endpoint`. Errors have GCS's JSON shape.
+ * objects insert (multipart, media, resumable)/get/list/delete with generations; `fields=` partial
+ * responses), for the real `@google-cloud/storage` with `apiEndpoint` set to `endpoint`, and for the
+ * Google Cloud SDK (gcloud storage; gsutil over `httpsEndpoint`). Errors have GCS's JSON shape. The
+ * README's table lists every call served and what is answered differently from GCS.
  */
 export async function startGcsFake(options: GcsFakeOptions = {}): Promise<GcsFake> {
   const state = loadState(options.dataDir);
