@@ -6,7 +6,7 @@ import { ProviderLoader, resolveClusterId } from '@k8or/operator';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookWorker, type WebhookWorker } from '@k8or/webhook';
-import { startLocalAzure } from './local-azure.js';
+import { startLocalAzure, type LocalAzureEndpoints } from './local-azure.js';
 import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
 import { applySandboxProviderConfig } from './provider-configs.js';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -41,8 +41,8 @@ export interface LocalStackEndpoints {
   s3: string;
   dynamodb: string | undefined;
   gcp: LocalGcpEndpoints;
-  /** Azurite's Blob and Table endpoints, behind the `local-azure` ProviderConfig. */
-  azurite: { blob: string; table: string };
+  /** Azurite's Blob and Table endpoints and its account (name, key, connection string), behind the `local-azure` ProviderConfig. */
+  azurite: LocalAzureEndpoints;
 }
 
 export interface LocalStack {
@@ -124,7 +124,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
 
     await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
     progress({ part: 'GCP backends (GCS fake, Bigtable emulator)', state: 'starting' });
-    const gcp = await startLocalGcp(kubeConfig, options, logger.child({ component: 'gcp' }));
+    const gcp = await startLocalGcp(kubeConfig, { ...options, secretNamespace: SYSTEM_NAMESPACE }, logger.child({ component: 'gcp' }));
     stops.push(() => gcp.stop());
     progress({ part: 'GCP backends (GCS fake, Bigtable emulator)', state: 'ready' });
     await azure.installProviderConfig(kubeConfig, SYSTEM_NAMESPACE);
@@ -154,7 +154,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       s3: s3.endpoint,
       dynamodb: dynamodb?.endpoint,
       gcp: gcp.endpoints,
-      azurite: { blob: azure.blob, table: azure.table },
+      azurite: { blob: azure.blob, table: azure.table, accountName: azure.accountName, accountKey: azure.accountKey, connectionString: azure.connectionString },
     };
     writeEndpoints(options.kubeconfigPath, endpoints);
     return { endpoints, stop };
@@ -193,7 +193,8 @@ async function installDefaultProviderConfig(kubeConfig: KubeConfig, s3Endpoint: 
 function writeEndpoints(kubeconfigPath: string, endpoints: LocalStackEndpoints): void {
   const file = join(dirname(kubeconfigPath), 'sandbox.json');
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(endpoints, null, 2)}\n`);
+  // It names the local backends' credentials (fake, local only), so it is the user's to read.
+  writeFileSync(file, `${JSON.stringify(endpoints, null, 2)}\n`, { mode: 0o600 });
 }
 
 function isConflict(error: unknown): boolean {
