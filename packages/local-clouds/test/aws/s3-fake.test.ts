@@ -14,8 +14,10 @@ import {
   GetBucketLocationCommand,
   GetBucketTaggingCommand,
   GetBucketVersioningCommand,
+  GetObjectCommand,
   GetPublicAccessBlockCommand,
   HeadBucketCommand,
+  HeadObjectCommand,
   ListBucketsCommand,
   ListObjectsV2Command,
   ListObjectVersionsCommand,
@@ -280,6 +282,41 @@ describe('S3 fake, driven by the real @aws-sdk/client-s3', () => {
       const ids = (await s3.send(new ListObjectVersionsCommand({ Bucket }))).Versions?.map((v) => v.VersionId);
       assert.equal(ids?.length, 2);
       assert.equal(ids?.[0], 'null');
+    });
+
+    it('reads objects back as S3 does: GetObject and HeadObject by version, ranges, conditions, delete markers', async () => {
+      const s3 = client();
+      const Bucket = 'alice-reads';
+      await s3.send(new CreateBucketCommand({ Bucket }));
+      await s3.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: 'Enabled' } }));
+      const v1 = await s3.send(new PutObjectCommand({ Bucket, Key: 'notes.txt', Body: 'first draft', ContentType: 'text/plain', CacheControl: 'no-cache' }));
+      const v2 = await s3.send(new PutObjectCommand({ Bucket, Key: 'notes.txt', Body: 'second draft', ContentType: 'text/plain', Metadata: { author: 'alice' } }));
+
+      const latest = await s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt' }));
+      assert.equal(await latest.Body?.transformToString(), 'second draft');
+      assert.equal(latest.VersionId, v2.VersionId);
+      assert.equal(latest.ETag, v2.ETag);
+      assert.deepEqual(latest.Metadata, { author: 'alice' });
+      assert.equal(latest.ServerSideEncryption, 'AES256');
+      const first = await s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', VersionId: v1.VersionId }));
+      assert.equal(await first.Body?.transformToString(), 'first draft');
+      assert.equal(first.CacheControl, 'no-cache');
+      const head = await s3.send(new HeadObjectCommand({ Bucket, Key: 'notes.txt' }));
+      assert.equal(head.ContentLength, 12);
+      assert.equal(head.ContentType, 'text/plain');
+
+      const ranged = await s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', Range: 'bytes=-5' }));
+      assert.equal(await ranged.Body?.transformToString(), 'draft');
+      assert.equal(ranged.ContentRange, 'bytes 7-11/12');
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', Range: 'bytes=50-' })), s3Error('InvalidRange', 416));
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', IfMatch: v1.ETag })), s3Error('PreconditionFailed', 412));
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', IfNoneMatch: v2.ETag })), (error: unknown) => (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304);
+
+      await s3.send(new DeleteObjectCommand({ Bucket, Key: 'notes.txt' }));
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt' })), s3Error('NoSuchKey', 404));
+      await assert.rejects(s3.send(new HeadObjectCommand({ Bucket, Key: 'notes.txt' })), { name: 'NotFound' });
+      assert.equal(await (await s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', VersionId: v2.VersionId }))).Body?.transformToString(), 'second draft');
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'never-written' })), s3Error('NoSuchKey', 404));
     });
   });
 

@@ -2,6 +2,7 @@ import * as buckets from './buckets.js';
 import * as config from './bucket-config.js';
 import { S3Errors } from './errors.js';
 import * as objects from './objects.js';
+import { getObjectHandler, headObjectHandler } from './object-reads.js';
 import type { S3FakeState, S3Request, S3Response } from './request.js';
 
 type Handler = (state: S3FakeState, request: S3Request) => S3Response;
@@ -9,6 +10,16 @@ type Handler = (state: S3FakeState, request: S3Request) => S3Response;
 /** Query parameters that select a bucket subresource (`?versioning`, `?tagging`...). */
 const SUBRESOURCES = ['location', 'versioning', 'tagging', 'encryption', 'publicAccessBlock', 'lifecycle', 'versions', 'delete', 'list-type'] as const;
 type Subresource = (typeof SUBRESOURCES)[number] | '';
+
+/**
+ * Subresources S3 has and this fake does not serve (ACLs, policies, multipart uploads, object
+ * tagging, ...): NotImplemented, never taken for the plain operation on the same path.
+ */
+const UNSERVED = [
+  'accelerate', 'acl', 'analytics', 'attributes', 'cors', 'intelligent-tiering', 'inventory', 'legal-hold', 'logging', 'metadataTable',
+  'metrics', 'notification', 'object-lock', 'ownershipControls', 'partNumber', 'policy', 'policyStatus', 'replication', 'requestPayment',
+  'restore', 'retention', 'select', 'torrent', 'uploadId', 'uploads', 'website',
+];
 
 /** Bucket-level operations by method and subresource. */
 const BUCKET_ROUTES: Record<string, Partial<Record<Subresource, Handler>>> = {
@@ -29,6 +40,7 @@ const BUCKET_ROUTES: Record<string, Partial<Record<Subresource, Handler>>> = {
     lifecycle: config.getLifecycle,
     versions: objects.listObjectVersions,
     'list-type': objects.listObjectsV2,
+    '': objects.listObjectsV1,
   },
   HEAD: { '': buckets.headBucket },
   DELETE: {
@@ -42,6 +54,8 @@ const BUCKET_ROUTES: Record<string, Partial<Record<Subresource, Handler>>> = {
 };
 
 const OBJECT_ROUTES: Record<string, Partial<Record<Subresource, Handler>>> = {
+  GET: { '': getObjectHandler },
+  HEAD: { '': headObjectHandler },
   PUT: { '': objects.putObjectHandler },
   DELETE: { '': objects.deleteObjectHandler },
 };
@@ -56,6 +70,7 @@ export function route(request: S3Request): Handler {
     if (request.method === 'GET') return buckets.listBuckets;
     throw S3Errors.methodNotAllowed();
   }
+  if (UNSERVED.some((name) => request.query.has(name))) throw S3Errors.notImplemented();
   const routes = request.key === undefined ? BUCKET_ROUTES : OBJECT_ROUTES;
   const byMethod = routes[request.method];
   if (!byMethod) throw S3Errors.methodNotAllowed();
