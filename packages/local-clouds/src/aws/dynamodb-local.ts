@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { freePort } from '../process/free-port.js';
 import { OwnedChildSpawnError, spawnOwnedChild } from '../process/owned-child.js';
+import { loopbackLauncher } from './dynamodb-local-loopback.js';
 
 export interface DynamoDbLocalOptions {
   /** Port to listen on (default: a free ephemeral port). */
@@ -18,6 +19,12 @@ export interface DynamoDbLocalOptions {
 export interface DynamoDbLocal {
   /** `http://127.0.0.1:PORT`, for the SDK's `endpoint`. */
   endpoint: string;
+  /**
+   * Where the JVM listens: `127.0.0.1`, or `*` (every interface) where no Java compiler is installed
+   * to build the launcher that binds it to loopback; `listenWarning` then says so.
+   */
+  listensOn: '127.0.0.1' | '*';
+  listenWarning?: string;
   /** The JVM's process id. */
   pid: number;
   stop(): Promise<void>;
@@ -42,16 +49,20 @@ async function answers(endpoint: string): Promise<boolean> {
 
 /**
  * Starts DynamoDB Local (the real AWS jar, one shared database for every access key and region, in
- * memory or in `dataDir`) and resolves once it answers. `stop()` ends the JVM; so does the end of
- * this process, however it ends (see spawnOwnedChild).
+ * memory or in `dataDir`), listening on 127.0.0.1 only, and resolves once it answers. `stop()` ends
+ * the JVM; so does the end of this process, however it ends (see spawnOwnedChild). It checks no
+ * signature and has no tagging or continuous backups: `startDynamoDbProxy` in front of it adds them.
  */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const directory = emulatorDirectory();
+  const jar = join(directory, 'DynamoDBLocal.jar');
   const port = options.port ?? (await freePort());
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   const storage = options.dataDir ? ['-dbPath', resolve(options.dataDir)] : ['-inMemory'];
-  const args = [`-Djava.library.path=${join(directory, 'DynamoDBLocal_lib')}`, '-jar', join(directory, 'DynamoDBLocal.jar'), ...storage, '-sharedDb', '-port', String(port)];
   const java = options.javaPath ?? (process.env['JAVA_HOME'] ? join(process.env['JAVA_HOME'], 'bin', 'java') : 'java');
+  const launcher = await loopbackLauncher(jar, java);
+  const main = 'mainClass' in launcher ? ['-cp', `${launcher.classpath}:${jar}`, launcher.mainClass] : ['-jar', jar];
+  const args = [`-Djava.library.path=${join(directory, 'DynamoDBLocal_lib')}`, ...main, ...storage, '-sharedDb', '-disableTelemetry', '-port', String(port)];
   const child = spawnOwnedChild(java, args, { cwd: directory, stderr: 'pipe' });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -73,5 +84,6 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  return { endpoint, pid, stop: () => child.stop() };
+  const listen = 'mainClass' in launcher ? { listensOn: '127.0.0.1' as const } : { listensOn: '*' as const, listenWarning: `DynamoDB Local listens on every interface (port ${port}): ${launcher.unavailable}; install a JDK to bind it to 127.0.0.1` };
+  return { endpoint, pid, ...listen, stop: () => child.stop() };
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand, ListTablesCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { startDynamoDbLocal } from '@k8or/local-clouds';
 import { assertBackendEndsWithItsKilledParent } from '../process-helpers.ts';
+import { isLoopback, listeningAddresses } from './listening-addresses.ts';
 
 describe('DynamoDB Local launcher', () => {
   it('starts the real DynamoDB Local jar, serves the real SDK, and stops it', async () => {
@@ -30,6 +31,19 @@ describe('DynamoDB Local launcher', () => {
       await local.stop();
     }
     await assert.rejects(fetch(local.endpoint, { method: 'POST' }));
+  });
+
+  it('listens on 127.0.0.1 only, never on every interface', async () => {
+    const local = await startDynamoDbLocal();
+    try {
+      const port = Number(new URL(local.endpoint).port);
+      const addresses = listeningAddresses(port);
+      assert.ok(addresses.length > 0, `a listening socket on port ${port}`);
+      assert.deepEqual(addresses.filter((address) => !isLoopback(address)), [], `DynamoDB Local listens on ${addresses.join(', ')}`);
+      assert.equal(local.listensOn, '127.0.0.1');
+    } finally {
+      await local.stop();
+    }
   });
 
   it('says what is missing when Java cannot be run', async () => {
