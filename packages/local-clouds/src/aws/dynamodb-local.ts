@@ -1,3 +1,4 @@
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -8,7 +9,7 @@ import { loopbackLauncher } from './dynamodb-local-loopback.js';
 export interface DynamoDbLocalOptions {
   /** Port to listen on (default: a free ephemeral port). */
   port?: number;
-  /** How long to wait for the JVM to answer (default 60 s, generous for loaded machines). */
+  /** How long to wait for the JVM to answer its first DynamoDB call (default 180 s, generous for loaded machines). */
   startTimeoutMs?: number;
   /** The java binary (default `$JAVA_HOME/bin/java`, else `java` on PATH). */
   javaPath?: string;
@@ -36,11 +37,14 @@ function emulatorDirectory(): string {
   return join(dirname(require.resolve('amplify-dynamodb-simulator/package.json')), 'emulator');
 }
 
-/** True once DynamoDB Local answers HTTP (any answer: an unsigned request gets a 400). */
-async function answers(endpoint: string): Promise<boolean> {
+/**
+ * True once DynamoDB Local answers a real DynamoDB call. Its HTTP server answers seconds before its
+ * request path has loaded (the SDK's model, JSON, SQLite): on a loaded machine that first call took
+ * long enough to eat a test's whole wait for a Table. The launcher pays it, before it resolves.
+ */
+async function answers(client: DynamoDBClient): Promise<boolean> {
   try {
-    const response = await fetch(endpoint, { method: 'POST', signal: AbortSignal.timeout(2_000) });
-    await response.body?.cancel();
+    await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(30_000) });
     return true;
   } catch {
     return false;
@@ -76,13 +80,18 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     throw error;
   }
   const endpoint = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
-  while (!(await answers(endpoint))) {
-    if (child.hasExited() || Date.now() > deadline) {
-      await child.stop();
-      throw new Error(`DynamoDB Local did not start on port ${port}: ${stderr.trim() || `exit code ${(await child.exited).code}`}`);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 180_000);
+  const probe = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'k8orlauncher', secretAccessKey: 'k8orlauncher' }, maxAttempts: 1 });
+  try {
+    while (!(await answers(probe))) {
+      if (child.hasExited() || Date.now() > deadline) {
+        await child.stop();
+        throw new Error(`DynamoDB Local did not start on port ${port}: ${stderr.trim() || `exit code ${(await child.exited).code}`}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+  } finally {
+    probe.destroy();
   }
   const listen = 'mainClass' in launcher ? { listensOn: '127.0.0.1' as const } : { listensOn: '*' as const, listenWarning: `DynamoDB Local listens on every interface (port ${port}): ${launcher.unavailable}; install a JDK to bind it to 127.0.0.1` };
   return { endpoint, pid, ...listen, stop: () => child.stop() };
