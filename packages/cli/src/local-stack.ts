@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { API_VERSION, type ProviderConfig } from '@k8or/api';
 import { CoreMetrics, Engine, HealthChecks, createLogger, installCrds, startProbeServer, type ProbeServer } from '@k8or/core';
@@ -219,6 +219,7 @@ function writeEndpoints(kubeconfigPath: string, endpoints: LocalStackEndpoints):
   mkdirSync(dirname(file), { recursive: true });
   // It holds the sandbox's (fake, local) credentials: readable by this user only.
   writeFileSync(file, `${JSON.stringify(endpoints, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600); // a file left by an earlier sandbox keeps its mode otherwise
 }
 
 function isConflict(error: unknown): boolean {
