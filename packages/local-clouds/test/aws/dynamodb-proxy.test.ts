@@ -1,6 +1,7 @@
 // DynamoDB Local behind the proxy, driven by the real @aws-sdk/client-dynamodb: tags, point-in-time
 // recovery and signature checks as DynamoDB answers them.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +30,11 @@ const dynamoDbError =
   (name: string, status = 400) =>
   (error: unknown): boolean =>
     error instanceof Error && error.name === name && (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === status;
+
+/** Why the AWS CLI cannot be run here, if it cannot. */
+const awsCliMissing = await new Promise<string | undefined>((resolve) =>
+  execFile('aws', ['--version'], (error) => resolve(error ? `the AWS CLI is not installed (apt-get install awscli): ${error.message}` : undefined)),
+);
 
 const byKey = (tags: Tag[] | undefined): Tag[] => [...(tags ?? [])].sort((a, b) => String(a.Key).localeCompare(String(b.Key)));
 
@@ -138,6 +144,40 @@ describe('DynamoDB Local behind the proxy, driven by the real @aws-sdk/client-dy
     const unsigned = await fetch(proxy.endpoint, { method: 'POST', headers: { 'x-amz-target': 'DynamoDB_20120810.ListTables', 'content-type': 'application/x-amz-json-1.0' }, body: '{}' });
     assert.equal(unsigned.status, 400);
     assert.equal(((await unsigned.json()) as { __type?: string }).__type, 'com.amazon.coral.service#MissingAuthenticationTokenException');
+  });
+
+  it('answers the AWS CLI too: tags, continuous backups, and InvalidSignatureException for a wrong secret', { skip: awsCliMissing ?? false }, async () => {
+    const aws = (args: readonly string[], secretAccessKey = SECRET): Promise<{ code: number; stdout: string; stderr: string }> =>
+      new Promise((resolve) => {
+        const env: NodeJS.ProcessEnv = {
+          ...process.env,
+          AWS_ACCESS_KEY_ID: ACCESS_KEY,
+          AWS_SECRET_ACCESS_KEY: secretAccessKey,
+          AWS_DEFAULT_REGION: 'us-east-1',
+          AWS_CONFIG_FILE: join(dataDir, 'no-config'),
+          AWS_SHARED_CREDENTIALS_FILE: join(dataDir, 'no-credentials'),
+          AWS_MAX_ATTEMPTS: '1',
+        };
+        delete env['AWS_SESSION_TOKEN'];
+        delete env['AWS_PROFILE'];
+        execFile('aws', ['--endpoint-url', proxy.endpoint, '--output', 'json', ...args], { env, timeout: 120_000 }, (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+        );
+      });
+    const arn = await createTable(client(proxy.endpoint), 'cli-table', [{ Key: 'team', Value: 'shop' }]);
+    const tagged = await aws(['dynamodb', 'tag-resource', '--resource-arn', arn, '--tags', 'Key=stage,Value=dev']);
+    assert.equal(tagged.code, 0, tagged.stderr);
+    const listed = await aws(['dynamodb', 'list-tags-of-resource', '--resource-arn', arn]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(byKey((JSON.parse(listed.stdout) as { Tags?: Tag[] }).Tags), [{ Key: 'stage', Value: 'dev' }, { Key: 'team', Value: 'shop' }]);
+    const enabled = await aws(['dynamodb', 'update-continuous-backups', '--table-name', 'cli-table', '--point-in-time-recovery-specification', 'PointInTimeRecoveryEnabled=true']);
+    assert.equal(enabled.code, 0, enabled.stderr);
+    const described = await aws(['dynamodb', 'describe-continuous-backups', '--table-name', 'cli-table']);
+    const description = JSON.parse(described.stdout) as { ContinuousBackupsDescription?: { PointInTimeRecoveryDescription?: { PointInTimeRecoveryStatus?: string } } };
+    assert.equal(description.ContinuousBackupsDescription?.PointInTimeRecoveryDescription?.PointInTimeRecoveryStatus, 'ENABLED');
+    const refused = await aws(['dynamodb', 'list-tables'], 'not-the-secret');
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /\(InvalidSignatureException\)/);
   });
 
   it('keeps tags and point-in-time recovery in dataDir across a restart of the proxy', async () => {
