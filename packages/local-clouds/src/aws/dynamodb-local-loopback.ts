@@ -56,10 +56,11 @@ export async function loopbackLauncher(jar: string, java: string): Promise<{ cla
   const key = createHash('sha256').update(SOURCE).update(jar).digest('hex').slice(0, 16);
   const folder = join(cacheRoot(), `dynamodb-local-launcher-${key}`);
   if (!existsSync(join(folder, `${CLASS_NAME}.class`))) {
-    mkdirSync(cacheRoot(), { recursive: true });
-    // Compiled in a folder of its own, then renamed into place: concurrent starts never see half a class.
-    const partial = mkdtempSync(join(cacheRoot(), 'partial-'));
+    let partial: string | undefined;
     try {
+      mkdirSync(cacheRoot(), { recursive: true });
+      // Compiled in a folder of its own, then renamed into place: concurrent starts never see half a class.
+      partial = mkdtempSync(join(cacheRoot(), 'partial-'));
       writeFileSync(join(partial, `${CLASS_NAME}.java`), SOURCE);
       await run(javacFor(java), ['-nowarn', '-cp', jar, '-d', partial, join(partial, `${CLASS_NAME}.java`)]);
       try {
@@ -71,7 +72,7 @@ export async function loopbackLauncher(jar: string, java: string): Promise<{ cla
       const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no Java compiler (javac) is installed' : String((error as { stderr?: string }).stderr || error);
       return { unavailable: reason };
     } finally {
-      rmSync(partial, { recursive: true, force: true });
+      if (partial !== undefined) rmSync(partial, { recursive: true, force: true });
     }
   }
   return { classpath: folder, mainClass: CLASS_NAME };
