@@ -38,7 +38,9 @@ export type SigV4Verdict =
   | { outcome: 'invalid-token'; auth: SigV4Auth }
   | { outcome: 'mismatch'; auth: SigV4Auth; canonicalRequest: string; stringToSign: string }
   /** A presigned URL past its expiry. */
-  | { outcome: 'expired'; auth: SigV4Auth; expiredAt: Date };
+  | { outcome: 'expired'; auth: SigV4Auth; expiredAt: Date }
+  /** Header auth dated more than 15 minutes from the server's clock (AWS refuses it, the SDKs correct their clock). */
+  | { outcome: 'skewed'; auth: SigV4Auth; requestTime: Date };
 
 /** The parts of an HTTP request a signature covers. */
 export interface SignedHttpRequest {
@@ -63,6 +65,8 @@ const SHA256_HEADER = 'x-amz-content-sha256';
 /** Query auth parameters the signer adds itself. */
 const QUERY_AUTH_PARAMS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token'];
 const MAX_PRESIGNED_SECONDS = 7 * 24 * 60 * 60;
+/** How far a signed request's date may be from the clock, as AWS allows. */
+export const MAX_CLOCK_SKEW_MS = 15 * 60 * 1000;
 
 const firstHeader = (headers: IncomingHttpHeaders, name: string): string | undefined => {
   const value = headers[name];
@@ -163,7 +167,7 @@ function queryOf(rawUrl: string, drop: readonly string[]): Record<string, string
 
 /**
  * Checks a request's Signature Version 4 against `secrets` (access key id -> secret access key),
- * by signing it again with @smithy/signature-v4. `now` decides presigned URL expiry.
+ * by signing it again with @smithy/signature-v4. `now` decides presigned URL expiry and clock skew.
  */
 export async function verifySigV4(request: SignedHttpRequest, secrets: Readonly<Record<string, string>>, options: SigV4Options, now = new Date()): Promise<SigV4Verdict> {
   const parsed = parseSigV4(request.rawUrl, request.headers);
@@ -188,6 +192,7 @@ export async function verifySigV4(request: SignedHttpRequest, secrets: Readonly<
   const base = { method: request.method, protocol: 'http:', hostname: headers['host'] ?? '', path };
   let expected: string;
   if (auth.kind === 'header') {
+    if (Math.abs(now.getTime() - signingDate.getTime()) > MAX_CLOCK_SKEW_MS) return { outcome: 'skewed', auth, requestTime: signingDate };
     const signedRequest = await signer.sign(
       { ...base, query: queryOf(request.rawUrl, []), headers, body: request.body },
       { signingDate, signingRegion: auth.region, signingService: auth.service, signableHeaders: signed },

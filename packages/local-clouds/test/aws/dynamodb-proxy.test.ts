@@ -146,6 +146,13 @@ describe('DynamoDB Local behind the proxy, driven by the real @aws-sdk/client-dy
     assert.equal(((await unsigned.json()) as { __type?: string }).__type, 'com.amazon.coral.service#MissingAuthenticationTokenException');
   });
 
+  it('refuses a request dated more than 15 minutes off (InvalidSignatureException, Signature expired), by whose Date the SDK corrects its clock', async () => {
+    const skewed = new DynamoDBClient({ region: 'us-east-1', endpoint: proxy.endpoint, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }, maxAttempts: 1, systemClockOffset: -3_600_000 });
+    clients.push(skewed);
+    await assert.rejects(skewed.send(new ListTablesCommand({})), (error: Error) => dynamoDbError('InvalidSignatureException')(error) && /^Signature expired: /.test(error.message));
+    assert.ok(Array.isArray((await skewed.send(new ListTablesCommand({}))).TableNames));
+  });
+
   it('answers the AWS CLI too: tags, continuous backups, and InvalidSignatureException for a wrong secret', { skip: awsCliMissing ?? false }, async () => {
     const aws = (args: readonly string[], secretAccessKey = SECRET): Promise<{ code: number; stdout: string; stderr: string }> =>
       new Promise((resolve) => {

@@ -402,5 +402,24 @@ describe('S3 fake, driven by the real @aws-sdk/client-s3', () => {
         await strict.stop();
       }
     });
+
+    it('refuses a request dated more than 15 minutes off with RequestTimeTooSkewed, whose ServerTime the SDK corrects its clock by', async () => {
+      const strict = await startS3Fake({ credentials: { AKIASTRICT0000000001: 'the-right-secret' } });
+      const skewed = new S3Client({
+        region: 'us-east-1',
+        endpoint: strict.endpoint,
+        forcePathStyle: true,
+        credentials: { accessKeyId: 'AKIASTRICT0000000001', secretAccessKey: 'the-right-secret' },
+        maxAttempts: 1,
+        systemClockOffset: -3_600_000,
+      });
+      try {
+        await assert.rejects(skewed.send(new ListBucketsCommand({})), s3Error('RequestTimeTooSkewed', 403));
+        assert.deepEqual((await skewed.send(new ListBucketsCommand({}))).Buckets, []);
+      } finally {
+        skewed.destroy();
+        await strict.stop();
+      }
+    });
   });
 });

@@ -65,6 +65,16 @@ export function dynamoDbAuthFailure(verdict: SigV4Verdict): DynamoDbError | unde
       return new DynamoDbError(`${CORAL}#UnrecognizedClientException`, 'The security token included in the request is invalid.');
     case 'expired':
       return new DynamoDbError(`${CORAL}#InvalidSignatureException`, `Signature expired: ${verdict.auth.amzDate} is now earlier than the request's expiry.`);
+    case 'skewed': {
+      const amz = (date: Date): string => date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+      const now = new Date();
+      const early = verdict.requestTime < now;
+      const limit = new Date(now.getTime() + (early ? -1 : 1) * 15 * 60 * 1000);
+      return new DynamoDbError(
+        `${CORAL}#InvalidSignatureException`,
+        `Signature ${early ? 'expired' : 'not yet current'}: ${verdict.auth.amzDate} is now ${early ? 'earlier' : 'later'} than ${amz(limit)} (${amz(now)} ${early ? '-' : '+'} 15 min.)`,
+      );
+    }
     case 'mismatch':
       return new DynamoDbError(
         `${CORAL}#InvalidSignatureException`,

@@ -1,4 +1,4 @@
-import type { SigV4Verdict } from '../sigv4.js';
+import { MAX_CLOCK_SKEW_MS, type SigV4Verdict } from '../sigv4.js';
 import { S3Error, S3Errors } from './errors.js';
 
 const SIGNATURE_MISMATCH = 'The request signature we calculated does not match the signature you provided. Check your key and signing method.';
@@ -29,6 +29,12 @@ export function s3AuthFailure(verdict: SigV4Verdict, headerAuth: boolean, now = 
         'X-Amz-Expires': String(verdict.auth.expiresSeconds ?? 0),
         Expires: verdict.expiredAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
         ServerTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      });
+    case 'skewed':
+      return new S3Error('RequestTimeTooSkewed', 403, 'The difference between the request time and the current time is too large.', {
+        RequestTime: verdict.auth.amzDate,
+        ServerTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        MaxAllowedSkewMilliseconds: String(MAX_CLOCK_SKEW_MS),
       });
     case 'mismatch':
       return new S3Error('SignatureDoesNotMatch', 403, SIGNATURE_MISMATCH, {
