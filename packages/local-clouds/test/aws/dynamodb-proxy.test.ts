@@ -187,6 +187,33 @@ describe('DynamoDB Local behind the proxy, driven by the real @aws-sdk/client-dy
     assert.match(refused.stderr, /\(InvalidSignatureException\)/);
   });
 
+  it('forwards a chunked request body whole to DynamoDB Local', async () => {
+    const open = await startDynamoDbProxy({ target: local.endpoint });
+    try {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"Lim'));
+          controller.enqueue(new TextEncoder().encode('it":1}'));
+          controller.close();
+        },
+      });
+      const response = await fetch(open.endpoint, {
+        method: 'POST',
+        body,
+        duplex: 'half',
+        headers: {
+          'content-type': 'application/x-amz-json-1.0',
+          'x-amz-target': 'DynamoDB_20120810.ListTables',
+          authorization: 'AWS4-HMAC-SHA256 Credential=AKIAPROXYTEST0000001/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=00',
+        },
+      } as RequestInit);
+      assert.equal(response.status, 200, await response.clone().text());
+      assert.ok(Array.isArray(((await response.json()) as { TableNames?: unknown }).TableNames));
+    } finally {
+      await open.stop();
+    }
+  });
+
   it('keeps tags and point-in-time recovery in dataDir across a restart of the proxy', async () => {
     const dynamodb = client(proxy.endpoint);
     const arn = await createTable(dynamodb, 'kept-extras', [{ Key: 'team', Value: 'shop' }]);

@@ -37,8 +37,10 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
 /** Sends the request on to DynamoDB Local as it came, and reads its answer whole. */
 function forward(target: URL, request: IncomingMessage, body: Buffer): Promise<DynamoDbAnswer> {
   return new Promise((resolve, reject) => {
+    // The body was read whole: it goes on with its length, never chunked or waiting for a 100 Continue.
+    const { 'transfer-encoding': _chunked, expect: _expect, ...headers } = request.headers;
     const outgoing = httpRequest(
-      { host: target.hostname, port: target.port, method: request.method, path: request.url, headers: { ...request.headers, 'content-length': String(body.length) } },
+      { host: target.hostname, port: target.port, method: request.method, path: request.url, headers: { ...headers, 'content-length': String(body.length) } },
       (answer) => {
         const chunks: Buffer[] = [];
         answer.on('data', (chunk: Buffer) => chunks.push(chunk));
