@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { serveHttp } from '../../http/serve.js';
 import { join } from 'node:path';
+import { serveHttp } from '../../http/serve.js';
 import { parseSigV4, verifySigV4, type SignedHttpRequest } from '../sigv4.js';
 import { s3AuthFailure } from './auth.js';
 import { decodeAwsChunked, isAwsChunked } from './aws-chunked.js';
@@ -27,8 +27,8 @@ export interface S3FakeOptions {
   defaultEncryption?: boolean;
   /**
    * Access key id -> secret access key. When given, every request's Signature V4 (header or
-   * presigned URL) is verified as S3 does (InvalidAccessKeyId, SignatureDoesNotMatch, an expired
-   * URL's AccessDenied); otherwise signatures are parsed, not checked.
+   * presigned URL) is verified as S3 does (InvalidAccessKeyId, SignatureDoesNotMatch,
+   * RequestTimeTooSkewed, an expired URL's AccessDenied); otherwise signatures are parsed, not checked.
    */
   credentials?: Record<string, string>;
   /**
