@@ -73,6 +73,22 @@ describe('S3 fake, driven by the AWS CLI', { skip: missing ?? false }, () => {
     assert.match(await ok(['s3', 'ls', 's3://cli-bucket/reports/']), /\s18 2026 q1\+final\.csv\n/);
   });
 
+  it('copies a file above the multipart threshold up and down with `aws s3 cp` (a multipart upload, ranged downloads)', async () => {
+    const original = join(dir, 'large.bin');
+    const copy = join(dir, 'large-copy.bin');
+    // 9 MiB of varied bytes: above the CLI's 8 MiB threshold, so two parts up and ranged GETs down.
+    const bytes = Buffer.alloc(9 * 1024 * 1024);
+    for (let offset = 0; offset < bytes.length; offset += 32) createHash('sha256').update(String(offset)).digest().copy(bytes, offset);
+    writeFileSync(original, bytes);
+    await ok(['s3', 'cp', original, 's3://cli-bucket/large.bin']);
+    await ok(['s3', 'cp', 's3://cli-bucket/large.bin', copy]);
+    assert.equal(createHash('sha256').update(readFileSync(copy)).digest('hex'), createHash('sha256').update(bytes).digest('hex'));
+    const head = JSON.parse(await ok(['s3api', 'head-object', '--bucket', 'cli-bucket', '--key', 'large.bin'])) as Record<string, unknown>;
+    assert.equal(head['ContentLength'], bytes.length);
+    assert.match(String(head['ETag']), /^"[0-9a-f]{32}-2"$/);
+    assert.ok(fake.requests.some((r) => r.key === 'large.bin' && r.method === 'POST' && r.subresource === 'uploads'), 'a multipart upload was made');
+  });
+
   it('answers head-object and get-object (whole and a byte range) as S3 does', async () => {
     const body = join(dir, 'greeting.txt');
     writeFileSync(body, 'hello, sandbox');

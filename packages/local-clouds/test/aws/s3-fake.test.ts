@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
   CreateBucketCommand,
+  CreateMultipartUploadCommand,
   DeleteBucketCommand,
   DeleteBucketEncryptionCommand,
   DeleteBucketLifecycleCommand,
@@ -19,6 +22,7 @@ import {
   HeadBucketCommand,
   HeadObjectCommand,
   ListBucketsCommand,
+  ListPartsCommand,
   ListObjectsV2Command,
   ListObjectVersionsCommand,
   PutBucketEncryptionCommand,
@@ -28,6 +32,7 @@ import {
   PutObjectCommand,
   PutPublicAccessBlockCommand,
   S3Client,
+  UploadPartCommand,
   type BucketLocationConstraint,
 } from '@aws-sdk/client-s3';
 import { startS3Fake, type S3Fake } from '@k8or/local-clouds';
@@ -317,6 +322,43 @@ describe('S3 fake, driven by the real @aws-sdk/client-s3', () => {
       await assert.rejects(s3.send(new HeadObjectCommand({ Bucket, Key: 'notes.txt' })), { name: 'NotFound' });
       assert.equal(await (await s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', VersionId: v2.VersionId }))).Body?.transformToString(), 'second draft');
       await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'never-written' })), s3Error('NoSuchKey', 404));
+    });
+  });
+
+  describe('multipart uploads', () => {
+    it('assembles the listed parts into one object with S3\'s multipart ETag, and refuses what S3 refuses', async () => {
+      const s3 = client();
+      const Bucket = 'alice-multipart';
+      await s3.send(new CreateBucketCommand({ Bucket }));
+      const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: 'video.bin', ContentType: 'video/mp4' }));
+      const first = Buffer.alloc(5 * 1024 * 1024, 'a');
+      const part1 = await s3.send(new UploadPartCommand({ Bucket, Key: 'video.bin', UploadId, PartNumber: 1, Body: first }));
+      const part2 = await s3.send(new UploadPartCommand({ Bucket, Key: 'video.bin', UploadId, PartNumber: 2, Body: 'tail' }));
+      assert.deepEqual((await s3.send(new ListPartsCommand({ Bucket, Key: 'video.bin', UploadId }))).Parts?.map((p) => [p.PartNumber, p.Size]), [[1, first.length], [2, 4]]);
+      await assert.rejects(
+        s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'video.bin', UploadId, MultipartUpload: { Parts: [{ PartNumber: 2, ETag: part2.ETag }, { PartNumber: 1, ETag: part1.ETag }] } })),
+        s3Error('InvalidPartOrder', 400),
+      );
+      await assert.rejects(
+        s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'video.bin', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"0"' }] } })),
+        s3Error('InvalidPart', 400),
+      );
+      const done = await s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'video.bin', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part1.ETag }, { PartNumber: 2, ETag: part2.ETag }] } }));
+      assert.match(done.ETag ?? '', /^"[0-9a-f]{32}-2"$/);
+      const object = await s3.send(new GetObjectCommand({ Bucket, Key: 'video.bin', Range: `bytes=${first.length - 1}-` }));
+      assert.equal(await object.Body?.transformToString(), 'atail');
+      assert.equal(object.ContentType, 'video/mp4');
+      await assert.rejects(s3.send(new ListPartsCommand({ Bucket, Key: 'video.bin', UploadId })), s3Error('NoSuchUpload', 404));
+
+      const small = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: 'small.bin' }));
+      const a = await s3.send(new UploadPartCommand({ Bucket, Key: 'small.bin', UploadId: small.UploadId, PartNumber: 1, Body: 'a' }));
+      const b = await s3.send(new UploadPartCommand({ Bucket, Key: 'small.bin', UploadId: small.UploadId, PartNumber: 2, Body: 'b' }));
+      await assert.rejects(
+        s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'small.bin', UploadId: small.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: a.ETag }, { PartNumber: 2, ETag: b.ETag }] } })),
+        s3Error('EntityTooSmall', 400),
+      );
+      await s3.send(new AbortMultipartUploadCommand({ Bucket, Key: 'small.bin', UploadId: small.UploadId }));
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'small.bin' })), s3Error('NoSuchKey', 404));
     });
   });
 

@@ -18,8 +18,8 @@ function defaultEncryptionOf(bucket: BucketState): string | undefined {
   return typeof algorithm === 'string' ? algorithm : undefined;
 }
 
-/** What S3 keeps of a PutObject's headers: content headers, user metadata, checksums, encryption. */
-function keptHeaders(request: S3Request, bucket: BucketState): Record<string, string> {
+/** What S3 keeps of a PutObject's (or CreateMultipartUpload's) headers: content headers, user metadata, checksums, encryption. */
+export function keptHeaders(request: S3Request, bucket: BucketState): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [name, raw] of Object.entries(request.headers)) {
     const value = Array.isArray(raw) ? raw.join(',') : raw;

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ObjectBodies } from './bodies.js';
 import { S3Errors } from './errors.js';
-import type { BucketState } from './store.js';
+import type { BucketState, MultipartUpload } from './store.js';
 
 /** One parsed S3 REST request (path-style: /bucket/key). */
 export interface S3Request {
@@ -34,8 +34,10 @@ export interface S3Response {
 /** Everything the fake remembers, shared by the handlers. */
 export interface S3FakeState {
   buckets: Map<string, BucketState>;
-  /** Object bytes, by ObjectVersion.bodyId. */
+  /** Object bytes, by ObjectVersion.bodyId (and the parts of multipart uploads). */
   bodies: ObjectBodies;
+  /** Multipart uploads in progress, by upload id (kept in memory only). */
+  uploads: Map<string, MultipartUpload>;
   /** New buckets get SSE-S3 default encryption, as S3 does since January 2023. */
   defaultEncryption: boolean;
 }

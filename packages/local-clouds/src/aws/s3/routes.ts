@@ -1,6 +1,7 @@
 import * as buckets from './buckets.js';
 import * as config from './bucket-config.js';
 import { S3Errors } from './errors.js';
+import * as multipart from './multipart.js';
 import * as objects from './objects.js';
 import { getObjectHandler, headObjectHandler } from './object-reads.js';
 import type { S3FakeState, S3Request, S3Response } from './request.js';
@@ -8,17 +9,17 @@ import type { S3FakeState, S3Request, S3Response } from './request.js';
 type Handler = (state: S3FakeState, request: S3Request) => S3Response;
 
 /** Query parameters that select a bucket subresource (`?versioning`, `?tagging`...). */
-const SUBRESOURCES = ['location', 'versioning', 'tagging', 'encryption', 'publicAccessBlock', 'lifecycle', 'versions', 'delete', 'list-type'] as const;
+const SUBRESOURCES = ['location', 'versioning', 'tagging', 'encryption', 'publicAccessBlock', 'lifecycle', 'versions', 'delete', 'list-type', 'uploads', 'uploadId'] as const;
 type Subresource = (typeof SUBRESOURCES)[number] | '';
 
 /**
- * Subresources S3 has and this fake does not serve (ACLs, policies, multipart uploads, object
- * tagging, ...): NotImplemented, never taken for the plain operation on the same path.
+ * Subresources S3 has and this fake does not serve (ACLs, policies, object tagging, ...):
+ * NotImplemented, never taken for the plain operation on the same path.
  */
 const UNSERVED = [
   'accelerate', 'acl', 'analytics', 'attributes', 'cors', 'intelligent-tiering', 'inventory', 'legal-hold', 'logging', 'metadataTable',
-  'metrics', 'notification', 'object-lock', 'ownershipControls', 'partNumber', 'policy', 'policyStatus', 'replication', 'requestPayment',
-  'restore', 'retention', 'select', 'torrent', 'uploadId', 'uploads', 'website',
+  'metrics', 'notification', 'object-lock', 'ownershipControls', 'policy', 'policyStatus', 'replication', 'requestPayment',
+  'restore', 'retention', 'select', 'torrent', 'website',
 ];
 
 /** Bucket-level operations by method and subresource. */
@@ -54,10 +55,11 @@ const BUCKET_ROUTES: Record<string, Partial<Record<Subresource, Handler>>> = {
 };
 
 const OBJECT_ROUTES: Record<string, Partial<Record<Subresource, Handler>>> = {
-  GET: { '': getObjectHandler },
+  GET: { '': getObjectHandler, uploadId: multipart.listParts },
   HEAD: { '': headObjectHandler },
-  PUT: { '': objects.putObjectHandler },
-  DELETE: { '': objects.deleteObjectHandler },
+  PUT: { '': objects.putObjectHandler, uploadId: multipart.uploadPart },
+  POST: { uploads: multipart.createMultipartUpload, uploadId: multipart.completeMultipartUpload },
+  DELETE: { '': objects.deleteObjectHandler, uploadId: multipart.abortMultipartUpload },
 };
 
 export function subresourceOf(query: URLSearchParams): Subresource {
@@ -70,7 +72,8 @@ export function route(request: S3Request): Handler {
     if (request.method === 'GET') return buckets.listBuckets;
     throw S3Errors.methodNotAllowed();
   }
-  if (UNSERVED.some((name) => request.query.has(name))) throw S3Errors.notImplemented();
+  // partNumber without an upload id reads one part of an object (GetObject, HeadObject): not served.
+  if (UNSERVED.some((name) => request.query.has(name)) || (request.query.has('partNumber') && !request.query.has('uploadId'))) throw S3Errors.notImplemented();
   const routes = request.key === undefined ? BUCKET_ROUTES : OBJECT_ROUTES;
   const byMethod = routes[request.method];
   if (!byMethod) throw S3Errors.methodNotAllowed();

@@ -88,6 +88,7 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
   const state: S3FakeState = {
     buckets: options.dataDir ? loadBuckets(options.dataDir) : new Map(),
     bodies: options.dataDir ? diskBodies(join(options.dataDir, 'objects')) : memoryBodies(),
+    uploads: new Map(),
     defaultEncryption: options.defaultEncryption ?? true,
   };
   const denied = new Set(options.deniedAccessKeys ?? []);

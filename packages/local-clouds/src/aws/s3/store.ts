@@ -20,6 +20,25 @@ export interface ObjectVersion {
   headers?: Record<string, string>;
 }
 
+/** One part of a multipart upload. */
+export interface UploadedPart {
+  etag: string;
+  md5: Buffer;
+  size: number;
+  bodyId: string;
+  lastModified: Date;
+}
+
+/** A multipart upload in progress: where it goes, the headers given when it began, its parts so far. */
+export interface MultipartUpload {
+  id: string;
+  bucket: string;
+  key: string;
+  initiated: Date;
+  headers: Record<string, string>;
+  parts: Map<number, UploadedPart>;
+}
+
 export interface BucketTag {
   Key: string;
   Value: string;
@@ -83,15 +102,15 @@ function writeVersionId(bucket: BucketState): string {
 
 /**
  * Stores an object as S3 does: a new version when versioning is enabled, else replacing the "null"
- * version (whose bytes go).
+ * version (whose bytes go). The ETag is the body's MD5 unless given (a multipart upload's).
  */
-export function putObject(bodies: ObjectBodies, bucket: BucketState, key: string, body: Buffer, headers: Record<string, string> = {}): ObjectVersion {
+export function putObject(bodies: ObjectBodies, bucket: BucketState, key: string, body: Buffer, headers: Record<string, string> = {}, etag?: string): ObjectVersion {
   const version: ObjectVersion = {
     key,
     versionId: writeVersionId(bucket),
     deleteMarker: false,
     size: body.length,
-    etag: `"${createHash('md5').update(body).digest('hex')}"`,
+    etag: etag ?? `"${createHash('md5').update(body).digest('hex')}"`,
     lastModified: new Date(),
     bodyId: bodies.write(body),
     headers,
