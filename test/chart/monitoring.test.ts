@@ -62,11 +62,11 @@ const UNIT_TESTS: Array<{ alert: string; input: Array<{ series: string; values: 
   {
     alert: 'K8orCloudCallErrors',
     input: [
-      series('k8or_cloud_calls_total', { provider: 'gcp', operation: 'observe', result: 'success', pod: 'k8or-0' }, '0+10x40'),
-      series('k8or_cloud_calls_total', { provider: 'gcp', operation: 'observe', result: 'error', pod: 'k8or-0' }, '0+10x40'),
+      series('k8or_cloud_calls_total', { provider: 'gcp', operation: 'GetBucketMetadata', result: 'success', pod: 'k8or-0' }, '0+10x40'),
+      series('k8or_cloud_calls_total', { provider: 'gcp', operation: 'GetBucketMetadata', result: 'error', pod: 'k8or-0' }, '0+10x40'),
     ],
     evalTime: '30m',
-    labels: { ...ALERT_LABELS, provider: 'gcp', operation: 'observe', severity: 'warning' },
+    labels: { ...ALERT_LABELS, provider: 'gcp', operation: 'GetBucketMetadata', severity: 'warning' },
   },
   {
     alert: 'K8orCloudThrottled',
