@@ -85,6 +85,14 @@ describe('the chart refuses values that cannot work', () => {
     await assertRefusedBySchema(['podDisruptionBudget.minAvailable=one'], /'\/podDisruptionBudget\/minAvailable': 'one' does not match pattern/);
   });
 
+  it('alerts on series nothing scrapes: values.schema.json names the ServiceMonitor or a selector of one\'s own', async () => {
+    await assertRefusedBySchema(['prometheusRule.enabled=true'], /'\/metrics\/serviceMonitor\/enabled': value must be true/, /'\/prometheusRule\/selector': minLength: got 0, want 1/);
+    for (const accepted of [['prometheusRule.enabled=true', 'metrics.serviceMonitor.enabled=true'], ['prometheusRule.enabled=true', 'prometheusRule.selector=job="k8or"']]) {
+      const result = await template(...accepted);
+      assert.equal(result.code, 0, `${accepted.join(' ')}: ${result.stderr}`);
+    }
+  });
+
   it('two servers of the container on one port', async () => {
     await assertRefused(['metrics.port=8081'], /metrics\.port and probes\.port are both 8081/);
     await assertRefused(['webhook.port=8080'], /metrics\.port and webhook\.port are both 8080|webhook\.port and metrics\.port are both 8080/);

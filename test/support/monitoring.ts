@@ -27,7 +27,7 @@ export interface Dashboard {
 
 /** The chart rendered with its alerts and dashboard on: the rules and the dashboard's JSON. */
 export async function renderedMonitoring(t: Tools, extra: string[] = []): Promise<{ rules: Rule[]; dashboard: Dashboard; configMap: { metadata: { labels: Record<string, string> } } }> {
-  const text = await runOk(t.helm, ['template', 'k8or', CHART_DIR, '--namespace', NS, '--set', 'prometheusRule.enabled=true', '--set', 'grafanaDashboard.enabled=true', ...extra]);
+  const text = await runOk(t.helm, ['template', 'k8or', CHART_DIR, '--namespace', NS, '--set', 'metrics.serviceMonitor.enabled=true', '--set', 'prometheusRule.enabled=true', '--set', 'grafanaDashboard.enabled=true', ...extra]);
   const manifests = parseAllDocuments(text).map((d) => d.toJSON() as { kind: string; metadata: { name: string; labels: Record<string, string> }; spec?: { groups: Array<{ rules: Rule[] }> }; data?: Record<string, string> } | null);
   const rule = manifests.find((m) => m?.kind === 'PrometheusRule');
   const configMap = manifests.find((m) => m?.kind === 'ConfigMap' && m.metadata.name === 'k8or-dashboard');
