@@ -1,7 +1,10 @@
 import { GROUP, VERSION, type ProviderConfig } from '@k8or/api';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Namespace } from '@kubernetes/client-node';
 
-/** Read-only access to what plan and import need from a cluster: GETs, nothing else. */
+/** A `--context` the kubeconfig does not have: a usage error. */
+export class ClusterContextError extends Error {}
+
+/** Read-only access to what plan, import and validate need from a cluster: GETs and LISTs, nothing else. */
 export class ClusterReader {
   readonly #core: CoreV1Api;
   readonly #custom: CustomObjectsApi;
@@ -11,12 +14,33 @@ export class ClusterReader {
     this.#custom = kubeConfig.makeApiClient(CustomObjectsApi);
   }
 
-  /** From `--kubeconfig FILE`, else KUBECONFIG, else in-cluster or ~/.kube/config. */
-  static from(file: string | undefined): ClusterReader {
+  /**
+   * From `--kubeconfig FILE`, else KUBECONFIG, else in-cluster or ~/.kube/config; with `context`, that
+   * context of it instead of the current one (an unknown context is a ClusterContextError).
+   */
+  static from(file: string | undefined, context?: string): ClusterReader {
     const kubeConfig = new KubeConfig();
     if (file) kubeConfig.loadFromFile(file);
     else kubeConfig.loadFromDefault();
+    if (context !== undefined) {
+      if (!kubeConfig.getContextObject(context)) {
+        const known = kubeConfig.getContexts().map((c) => c.name);
+        throw new ClusterContextError(`--context ${context}: no such context in the kubeconfig (contexts: ${known.join(', ') || 'none'})`);
+      }
+      kubeConfig.setCurrentContext(context);
+    }
     return new ClusterReader(kubeConfig);
+  }
+
+  /** Every ProviderConfig of the cluster (a LIST). */
+  async providerConfigs(): Promise<ProviderConfig[]> {
+    const list = (await this.#custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providerconfigs' })) as { items?: ProviderConfig[] };
+    return list.items ?? [];
+  }
+
+  /** Every Namespace of the cluster (a LIST). */
+  async namespaces(): Promise<V1Namespace[]> {
+    return (await this.#core.listNamespace()).items;
   }
 
   providerConfig(name: string): Promise<ProviderConfig | undefined> {
@@ -52,4 +76,22 @@ async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
     if (typeof error === 'object' && error !== null && (error as { code?: number }).code === 404) return undefined;
     throw error;
   }
+}
+
+/**
+ * What a failed call to the API server says, in kube's words where it answered (`403: providerconfigs.k8or.io
+ * is forbidden: ...`), else the error's own message (a refused connection, a timeout).
+ */
+export function apiErrorMessage(error: unknown): string {
+  const e = error as { code?: unknown; body?: unknown; message?: unknown } | null;
+  if (typeof e?.code === 'number') {
+    let message: unknown;
+    try {
+      message = (typeof e.body === 'string' ? (JSON.parse(e.body) as { message?: unknown }) : (e.body as { message?: unknown } | undefined))?.message;
+    } catch {
+      message = undefined;
+    }
+    return `${e.code}: ${typeof message === 'string' ? message : String(e.body ?? '')}`;
+  }
+  return typeof e?.message === 'string' ? e.message : String(error);
 }
