@@ -1,1 +1,1 @@
-export { startLocalStack, localStackLogger, type LocalStack, type LocalStackEndpoints, type LocalStackOptions } from './local-stack.js';
+export { startLocalStack, localStackLogger, type AwsSandboxCredentials, type LocalStack, type LocalStackEndpoints, type LocalStackOptions } from './local-stack.js';
