@@ -154,8 +154,9 @@ describe('reconcile rules', () => {
     const pc = (spec: Partial<ProviderConfig['spec']>): ProviderConfig => ({ apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'p' }, spec: { provider: 'aws', ...spec } });
     const a = cloudTargetFor(undefined, 'Table', pc({ region: 'eu-west-1', endpoint: 'http://user:pw@LocalHost:8000/?sig=abc' }));
     assert.deepEqual(a, { provider: 'aws', region: 'eu-west-1', project: '', storageAccount: '', instance: '', endpoint: 'http://localhost:8000' });
-    assert.ok(sameCloudTarget(a, { ...a, extra: '' }), 'a missing key counts as empty');
+    assert.ok(sameCloudTarget(a, { ...a, accountId: '123' }), 'a part only one side has is no difference (a provider that reports more later)');
     assert.ok(!sameCloudTarget(a, { ...a, region: 'us-east-1' }));
+    assert.ok(!sameCloudTarget(a, { ...a, endpoint: '' }), 'an endpoint removed: another target');
     assert.ok(sameCloudTarget(cloudTargetFor(undefined, 'Table', pc({ region: 'eu-west-1' }), { key: 'old' }), cloudTargetFor(undefined, 'Table', pc({ region: 'eu-west-1' }), { key: 'new' })), 'credentials are no part of it');
     const plugin = { targetOf: () => ({ account: '123', endpoint: 'https://x.test/a/?token=s3cr3t' }) };
     assert.deepEqual(cloudTargetFor(plugin, 'Bucket', pc({})), { provider: 'aws', account: '123', endpoint: 'https://x.test/a' });
