@@ -124,13 +124,15 @@ describe('reconcile rules', () => {
 
     // Created, tags gone: not ours without the identity.
     assert.equal(ownershipOf(bucket({}, created), { ownerTags: {} }, ours), 'unproven', 'created, tags gone, no identity recorded');
-    assert.equal(ownershipOf(bucket({}, created), {}, ours), 'unproven', 'created, a cloud without tags, no identity recorded');
+    assert.equal(ownershipOf(bucket({}, created), { identity: { id: 'a' } }, ours), 'unproven', 'created, a cloud without tags, an identity it reports but none recorded');
+    assert.equal(ownershipOf(bucket({}, created), {}, ours), 'ours', 'created, a cloud with neither tags nor identity: the create record is all the evidence there is');
+    assert.equal(ownershipOf(bucket({}, pending), {}, ours), 'unproven', 'but never for an unknown create outcome');
     assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { ownerTags: {}, identity: { id: 'a' } }, ours), 'ours', 'the recorded identity matches');
     assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { identity: { id: 'b' } }, ours), 'replaced', 'another identity: replaced');
     assert.equal(ownershipOf(withIdentity(bucket({}, { ...created, ...adopt }), { id: 'a' }), { ownerTags: {}, identity: { id: 'b' } }, ours), 'replaced', 'adopt does not override a replacement');
     assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { ownerTags: ours, identity: { id: 'b' } }, ours), 'ours', 'our atomic tags on a resource we made again');
     assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { ownerTags: {}, identity: { other: 'b' } }, ours), 'unproven', 'no shared key proves nothing');
-    assert.equal(ownershipOf(uid(bucket({ name: generated }, created)), {}, ours), 'ours', 'a kind without tags, under a generated name');
+    assert.equal(ownershipOf(uid(bucket({ name: generated }, created)), { identity: { id: 'a' } }, ours), 'ours', 'a kind without tags, under a generated name');
     assert.equal(ownershipOf(uid(bucket({ name: generated }, created)), { ownerTags: {} }, ours), 'unproven', 'a taggable kind whose tags are gone');
 
     assert.equal(compareIdentity({ a: '1', b: '2' }, { a: '1', c: '3' }), 'same');
