@@ -82,7 +82,7 @@ export const managedStatusSchema = obj('Observed state, written by the operator.
     lastModified: str('When the resource or its settings last changed in the cloud (Azure containers).', { format: 'date-time' }),
   }),
   drift: arr(
-    'ObserveOnly: each setting where the cloud differs from the spec, as last observed. k8or reports it and never changes the cloud; absent when they match.',
+    'Each setting where the cloud differs from the spec, as last observed: under ObserveOnly (reported, never changed), a protection the cloud has and k8or does not lower on its own (ProtectionHeld), or a change sent and not in effect yet (ChangesPending). Absent when they match.',
     obj(
       'One differing setting.',
       {
@@ -93,6 +93,16 @@ export const managedStatusSchema = obj('Observed state, written by the operator.
       { required: ['field'] },
     ),
     { maxItems: 100 },
+  ),
+  target: map(
+    'Where the cloud resource lives (provider, account, region, project, storage account, instance, endpoint), recorded when k8or created the resource or proved it its own. If the ProviderConfig later resolves elsewhere, the operator stops with a condition rather than create a second resource. Never holds credentials.',
+    str('One part of the target.', { maxLength: 1024 }),
+    { maxProperties: 32 },
+  ),
+  identity: map(
+    "The cloud's own identity of the resource (a DynamoDB TableId, a GCS bucket's creation time and project number, an S3 bucket's creation date), recorded when k8or created the resource or proved it its own. A resource found later under the name with another identity was replaced by someone else: the operator stops and never writes to it.",
+    str('One part of the identity.', { maxLength: 1024 }),
+    { maxProperties: 32 },
   ),
 });
 

@@ -63,6 +63,23 @@ export interface ManagedStatus {
   /** The cloud (`aws`, `gcp`, `azure`) the resource lives in. */
   provider?: string;
   atProvider?: AtProvider;
-  /** ObserveOnly: where the cloud differs from the spec; empty (absent) when it matches. */
+  /**
+   * Where the cloud differs from the spec, as last observed: under ObserveOnly, a protection k8or
+   * holds (ProtectionHeld), or a change not in effect yet (ChangesPending). Absent when it matches.
+   */
   drift?: DriftEntry[];
+  /**
+   * Where the cloud resource lives (provider, account, region, project, storage account,
+   * instance, endpoint): recorded when k8or created the resource or proved it its own. An
+   * object whose ProviderConfig now resolves elsewhere stops with a condition. Never holds
+   * credentials.
+   */
+  target?: Record<string, string>;
+  /**
+   * The cloud's own identity of the resource (a DynamoDB TableId, a GCS bucket's timeCreated
+   * and project number, an S3 bucket's creation date), recorded when k8or created the resource
+   * or proved it its own. A resource found later under the name whose identity differs was
+   * replaced by someone else: k8or stops and never writes to it.
+   */
+  identity?: Record<string, string>;
 }

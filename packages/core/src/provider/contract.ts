@@ -48,6 +48,37 @@ export interface SettingIssue {
   message: string;
 }
 
+/**
+ * The cloud's own identity of one resource: values the cloud assigns at creation and never
+ * changes, so a resource deleted and made again under the same name has another (a DynamoDB
+ * TableId; a GCS bucket's timeCreated and projectNumber; an S3 bucket's CreationDate; an Azure
+ * container's creation time; a Bigtable table's creation time where the API has one). Keys are
+ * the provider's own, stable across versions (`tableId`, `timeCreated`, ...). Values compare as
+ * strings, exactly. Never credentials, never a URL with a query string.
+ */
+export type ResourceIdentity = Readonly<Record<string, string>>;
+
+/**
+ * One protection setting as found in the cloud. Protections only go up on their own: the engine
+ * never lowers one in drift repair (a diff on `field` while `enabled` is held, reported and not
+ * repaired, unless a new generation of the spec asks for it), and a delete never removes one.
+ */
+export interface ProtectionSetting {
+  /**
+   * The spec path of the portable setting it belongs to (`spec.deletionProtection`,
+   * `spec.publicAccess`, `spec.versioning`), so the engine can match it with a FieldDiff of the
+   * same field (or a prefix of it); else a provider setting's name (`retentionPolicy`, `softDelete`).
+   */
+  field: string;
+  /** The protection is on in the cloud. */
+  enabled: boolean;
+  /**
+   * While enabled, the resource must not be deleted (deletion protection, a locked retention
+   * policy): the engine's delete stops with DeletionBlocked naming `field` and never calls `delete`.
+   */
+  blocksDeletion?: boolean;
+}
+
 /** What `observe` found. */
 export interface Observation {
   /**
@@ -73,23 +104,39 @@ export interface Observation {
    * form: all of k8or's owner tag keys (OwnerTags), whichever
    * ConnectionContext.ownerTags expects (`k8or import` expects none and still
    * must see a resource k8or manages). `undefined` means this cloud (or this
-   * backend) has no tags for this kind: ownership then rests on the persisted
-   * external name and the engine's create markers. `{}` means tags exist and
-   * none is k8or's: a resource someone else made.
+   * backend) has no tags for this kind: ownership then rests on `identity`
+   * (recorded at creation) alone. `{}` means tags exist and none is k8or's:
+   * proof of nothing (someone else's, or ours with its tags removed: the
+   * identity tells).
    */
   ownerTags?: Record<string, string>;
   /** Differences the cloud cannot update in place (immutable settings); reported as a terminal condition. */
   immutableDiff?: FieldDiff[];
   /** Managed settings that could not be read here; see SettingIssue. */
   settingIssues?: SettingIssue[];
+  /**
+   * The cloud's own identity of the resource (see ResourceIdentity), when it exists. The engine
+   * records it in `status.identity` when it created the resource (or proved it its own) and
+   * compares it on every later observe and probe: a different identity means the resource was
+   * replaced, and the engine stops. Undefined where the API offers none.
+   */
+  identity?: ResourceIdentity;
+  /**
+   * Every protection setting the cloud has for this kind, on or off (deletion protection, a
+   * public access block, versioning, retention), as found. Facts only: the engine decides.
+   * Undefined where the provider does not report them yet.
+   */
+  protection?: ProtectionSetting[];
 }
 
 /**
  * What `probe` found: whether the resource exists and whose it is, with exactly the meaning of the
  * same fields of Observation (`exists: false` only on a definite not-found; `ownerTags` undefined
- * only where this cloud has no tags for this kind).
+ * only where this cloud has no tags for this kind). `identity` and `protection` as in Observation:
+ * the delete path compares the identity and stops on a protection that blocks deletion, so a
+ * probe reports them where observe does.
  */
-export type Presence = Pick<Observation, 'exists' | 'ownerTags'>;
+export type Presence = Pick<Observation, 'exists' | 'ownerTags' | 'identity' | 'protection'>;
 
 /** What `create` and `update` may report besides success. */
 export interface ApplyResult {
@@ -125,27 +172,44 @@ export interface ExternalClient<R extends ManagedResource = ManagedResource> {
    * Create the resource under `ConnectionContext.externalName`, with the owner
    * tags in the create call itself wherever the cloud accepts tags at create
    * (S3 CreateBucketConfiguration.Tags, DynamoDB CreateTable Tags, GCS bucket
-   * labels, ...), so no crash or denial can leave an untagged resource. Where
-   * it cannot, tag right after; the engine finishes an interrupted create
-   * (create-pending marker, resource exists, no foreign owner tags) by calling
-   * `update`. A name that exists and is someone else's is NotOwnedError, never
-   * success: "already exists" is success only when the owner tags are ours.
+   * labels, ...), so no crash or denial can leave an untagged resource: tags
+   * written atomically are what proves a create with an unknown outcome ours.
+   * Where the cloud cannot, tag right after; an untagged resource found later
+   * proves nothing, and the engine finishes such a create (by `update`) only
+   * under a name it generated for this object. A name that exists and is
+   * someone else's is NotOwnedError, never success: "already exists" is
+   * success only when the owner tags are ours. Classify failures by effect
+   * (ProviderError.noEffect): a refusal before any effect (a 4xx, a throttle)
+   * is recorded as create-failed; anything else leaves the outcome unknown.
    */
   create(resource: R, call: CallOptions): Promise<ApplyResult | void>;
   /**
    * Bring the cloud in line with the spec, owner tags included; `observation`
    * is the one that found the diff. The engine also calls it to adopt a
-   * resource (`k8or.io/adopt`) and to finish an interrupted create, whose
+   * resource (`k8or.io/adopt`), to finish a create whose outcome was unknown,
+   * and for a resource proven ours by its identity whose tags are gone, whose
    * settings may already match, so it must (re)write the owner tags where the
-   * cloud has tags.
+   * cloud has tags. The engine never asks it to lower a protection on a
+   * resync: a held field arrives with the cloud's value in the spec.
    */
   update(resource: R, observation: Observation, call: CallOptions): Promise<ApplyResult | void>;
   /**
    * Delete the resource. Missing is success. Throws DeletionBlockedError
-   * rather than lose data. Returning means the delete was accepted; the engine
+   * rather than lose data, and never turns a protection off to get through
+   * (deletion protection, a retention policy): the engine stops first on a
+   * reported protection with `blocksDeletion`, and the cloud's refusal is the
+   * provider's DeletionBlockedError. Returning means the delete was accepted; the engine
    * removes its finalizer only after a fresh `probe` (or `observe`) says `exists: false`.
    */
   delete(resource: R, call: CallOptions): Promise<void>;
+  /**
+   * Optional: release ownership, for deletion policy Retain: remove this object's owner tags
+   * (at least `k8or.io/managed-by`; or set it to another value where a cloud cannot remove a
+   * tag) so that another cluster or object can adopt the resource. Changes nothing else, and
+   * never a protection. Missing resource or tags is success. The engine calls it only for a
+   * resource proven its own.
+   */
+  release?(resource: R, call: CallOptions): Promise<void>;
 }
 
 /** Which of the plugin's rate-limited services one cloud call draws on, and under which signal. */
@@ -230,6 +294,14 @@ export interface DefaultNameInput {
   namespace: string;
   /** metadata.name of the object. */
   name: string;
+  /**
+   * metadata.uid of the object, when known (the engine gives it; admission may not have one yet).
+   * A rule that folds `perObjectNameToken(uid)` (`@k8or/core/policy`) into the name makes it
+   * proof of ownership for a kind without tags: a create with an unknown outcome (a timeout, a
+   * crash) under such a name is finished by the engine, where otherwise it stops for a user to
+   * adopt. Optional: a rule may ignore it.
+   */
+  uid?: string;
 }
 
 /**
@@ -265,6 +337,16 @@ export interface ProviderValidation {
   validateProviderConfig?(providerConfig: ProviderConfig): ValidationResult;
 }
 
+/**
+ * Where a client of a ProviderConfig points: a plain record of the parts that tell one cloud
+ * namespace of resources from another (aws `{ provider, region, endpoint, accountId? }`; gcp
+ * `{ provider, project, instance?, endpoint }`; azure `{ provider, storageAccount, endpoint }`).
+ * Two targets are the same when every key both have holds the same value (a key only one has is
+ * no difference, so a provider may add parts later): emit every key always, '' for the cloud's
+ * default. Never credentials: rotating keys to the same account keeps the target.
+ */
+export type CloudTarget = Readonly<Record<string, string>>;
+
 /** Everything one installed provider package contributes. */
 export interface ProviderPlugin {
   /**
@@ -293,4 +375,14 @@ export interface ProviderPlugin {
    */
   rateLimits?: Readonly<Record<string, CloudServiceRateLimit>>;
   validation: ProviderValidation;
+  /**
+   * Optional, pure (no cloud call): the target a client for `kind` built from this
+   * ProviderConfig (and credentials) points at, see CloudTarget. Include every part that moves
+   * the client to another set of resources (the region or endpoint for the kind, an account id
+   * the settings name, a Bigtable instance); leave out what does not (credentials, timeouts,
+   * rate limits). Emit every key always ('' for the cloud's default). The engine adds
+   * `provider`. Without it, the engine uses `defaultCloudTarget`.
+   * Read it with `cloudTargetFor` (`@k8or/core/policy`).
+   */
+  targetOf?(kind: ManagedKindName, providerConfig: ProviderConfig, credentials: Readonly<Record<string, string>> | undefined): Record<string, string>;
 }
