@@ -62,7 +62,7 @@ describe('one object per cloud resource: the rule, offline', () => {
     assert.deepEqual(edited.violations, [], 'ratcheting: the stored object already broke the rule');
   });
 
-  it('a ProviderConfig may not point where its objects would collide, nor away from resources they created', () => {
+  it('a ProviderConfig may not point where its objects would collide; pointing away from created resources is warned about', () => {
     const eu = table('apps', 'eu', { name: 'orders', providerConfigRef: { name: 'staging' } });
     const created = table('apps', 'made', { name: 'made-here', providerConfigRef: { name: 'staging' } }, { annotations: { 'k8or.io/create-succeeded': '2026-01-01T00:00:00Z' } });
     const staging = providerConfig('staging', { provider: 'aws', region: 'eu-west-1' });
@@ -70,14 +70,20 @@ describe('one object per cloud resource: the rule, offline', () => {
     const review = admit(reviewOf('UPDATE', retargeted, staging), world([orders, eu, created]));
     assert.equal(review.response?.allowed, false);
     const causes = review.response?.status?.details?.causes ?? [];
-    assert.deepEqual(causes.map((c) => c.reason).sort(), [RULE, 'providerconfig.target-in-use']);
-    assert.match(causes.find((c) => c.reason === RULE)?.message ?? '', /Table apps\/eu would name "orders" as Table shop\/orders does/);
-    assert.match(causes.find((c) => c.reason === 'providerconfig.target-in-use')?.message ?? '', /cannot point from aws region eu-west-1 to aws region us-east-1: Table apps\/made has a cloud resource in aws region eu-west-1/);
-    // Credentials, endpoints and rate limits are not the target.
-    const rotated = providerConfig('staging', { provider: 'aws', region: 'eu-west-1', endpoint: 'http://127.0.0.1:4566', credentials: { source: 'Environment' } });
-    assert.equal(admit(reviewOf('UPDATE', rotated, staging), world([orders, eu, created])).response?.allowed, true);
-    // Nothing created and nothing to collide with: the ProviderConfig may point elsewhere.
-    assert.equal(admit(reviewOf('UPDATE', providerConfig('staging', { provider: 'aws', region: 'ap-south-1' }), staging), world([orders, eu])).response?.allowed, true);
+    assert.deepEqual(causes.map((c) => [c.field, c.reason]), [['spec', RULE]]);
+    assert.match(causes[0]?.message ?? '', /^Table apps\/eu would name the Table "orders" in aws region us-east-1, which Table shop\/orders already names: one object per cloud resource/);
+    assert.deepEqual(review.response?.warnings, [
+      'ProviderConfig "staging" now points elsewhere for Table apps/made, which may have created its resource in aws region eu-west-1: the target of a created resource is pinned, so the operator stops it with a condition rather than follow; to manage resources in the new place, use another ProviderConfig for new objects',
+    ]);
+    // Without the collision, the move is admitted with the warning.
+    const moved = admit(reviewOf('UPDATE', providerConfig('staging', { provider: 'aws', region: 'ap-south-1' }), staging), world([orders, eu, created]));
+    assert.equal(moved.response?.allowed, true);
+    assert.equal(moved.response?.warnings?.length, 1);
+    // Credentials and rate limits are not the target: nothing to say.
+    const rotated = providerConfig('staging', { provider: 'aws', region: 'eu-west-1', credentials: { source: 'Environment' }, rateLimits: {} });
+    const kept = admit(reviewOf('UPDATE', rotated, staging), world([orders, eu, created])).response;
+    assert.equal(kept?.allowed, true);
+    assert.equal(kept?.warnings, undefined);
   });
 
   it('k8or validate -f: two objects of the files naming one resource are both reported', () => {

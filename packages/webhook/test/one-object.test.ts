@@ -129,6 +129,15 @@ describe('one object per cloud resource: the webhook refuses a second object nam
     assert.equal((await kubectl.run(['get', 'providerconfig', 'staging', '-o', 'jsonpath={.spec.region}'])).stdout, 'eu-west-1');
   });
 
+  it('pointing a ProviderConfig away from resources its objects created is admitted with a warning (the target is pinned)', async () => {
+    await created('made', table('apps', 'made', '  name: made-in-mumbai\n  providerConfigRef: { name: solo }\n', '    k8or.io/create-succeeded: "2026-01-01T00:00:00Z"\n'));
+    const run = await waitFor('the warning shows', async () => {
+      const attempt = await kubectl.run(['patch', 'providerconfig', 'solo', '--dry-run=server', '--type', 'merge', '-p', '{"spec":{"region":"ap-southeast-1"}}']);
+      return attempt.code === 0 && /Warning/.test(attempt.stderr) ? attempt : undefined;
+    }, 30_000);
+    assert.match(run.stderr, /Warning: ProviderConfig "solo" now points elsewhere for Table apps\/made, which may have created its resource in aws region ap-south-1: the target of a created resource is pinned/);
+  });
+
   it('a second Bucket naming the same bucket is denied too', async () => {
     const bucket = (namespace: string, name: string): string => `apiVersion: k8or.io/v1alpha1\nkind: Bucket\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\nspec:\n  name: shared-assets-0f3c\n`;
     await created('assets', bucket('apps', 'assets'));

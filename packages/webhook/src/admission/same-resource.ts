@@ -1,6 +1,6 @@
 import { Annotations, type ManagedKindName, type ProviderConfig, type Violation } from '@k8or/api';
-import { externalNameFor, mayHaveCreated, namingRulesFor } from '@k8or/core/policy';
-import { cloudResourceKey, cloudTargetOf, type CloudTarget } from './cloud-resource.js';
+import type { CloudTarget } from '@k8or/core';
+import { cloudResourceKey, cloudTargetFor, externalNameFor, mayHaveCreated, namingRulesFor, sameCloudTarget } from '@k8or/core/policy';
 import { annotation, field, isManagedKind, namespaceOf, providerConfigFor, stringField } from './resource.js';
 import type { AdmissionContext, ResourceRef } from './types.js';
 
@@ -8,8 +8,6 @@ import type { AdmissionContext, ResourceRef } from './types.js';
 export const OneObjectRules = {
   /** A second object names a cloud resource another object already names. */
   oneObject: 'cloud-resource.one-object',
-  /** A ProviderConfig in use by created resources would point elsewhere. */
-  targetInUse: 'providerconfig.target-in-use',
 } as const;
 
 /** How many other objects a message names before it says "and N more". */
@@ -20,8 +18,9 @@ export interface NamedResource extends ResourceRef {
   kind: ManagedKindName;
   externalName: string;
   providerConfig: string;
+  /** Where its ProviderConfig points for this kind (core's cloudTargetFor; credentials left out, as admission cannot read them). */
   target: CloudTarget;
-  /** Equal for two objects exactly when they name one cloud resource. */
+  /** Equal for two objects exactly when they name one cloud resource (core's cloudResourceKey). */
   key: string;
   /** metadata.creationTimestamp; the older object is named first. */
   createdAt: string;
@@ -51,7 +50,7 @@ export function namedResourceOf(object: unknown, context: AdmissionContext, requ
   const named = { ...(object as Record<string, unknown>), metadata: { ...(field(object, 'metadata') as Record<string, unknown>), namespace } };
   const externalName = given ?? (context.clusterId ? externalNameFor(named, namingRulesFor(plugin, kind), context.clusterId) : undefined);
   if (!externalName) return undefined;
-  const target = cloudTargetOf(providerConfig, plugin);
+  const target = cloudTargetFor(plugin, kind, providerConfig);
   return {
     kind,
     namespace,
@@ -98,67 +97,75 @@ export function sameResourceViolations(object: unknown, context: AdmissionContex
       field: fromAnnotation ? `metadata.annotations[${Annotations.externalName}]` : 'spec.name',
       rule: OneObjectRules.oneObject,
       message:
-        `${listed(others)} already ${others.length === 1 ? 'names' : 'name'} the ${resource.kind} ${JSON.stringify(resource.externalName)} in ${resource.target.description}` +
+        `${listed(others)} already ${others.length === 1 ? 'names' : 'name'} the ${resource.kind} ${JSON.stringify(resource.externalName)} in ${describeTarget(resource.target)}` +
         `${first.deleting ? ` (${describe(first)} is being deleted: apply again once it is gone)` : ''}: one object per cloud resource ` +
         `(either object would manage it, and could delete it under the other); choose another name, or manage it through ${describe(first)}`,
     },
   ];
 }
 
+/** What a ProviderConfig UPDATE that points it elsewhere would do to the Buckets and Tables that use it. */
+export interface RetargetOutcome {
+  /** One object per cloud resource: an object would then name a resource another object already names. */
+  violations: Violation[];
+  /** The target is pinned: objects that may have created their resource at the old target will stop, not follow. */
+  warnings: string[];
+}
+
 /**
- * What an UPDATE of a ProviderConfig that points it at another cloud target
- * would break for the Buckets and Tables that use it:
- * - one object per cloud resource: one of them would then name a resource
- *   another object already names there;
- * - the target is pinned: one of them may already have created its resource
- *   at the old target, and would stop rather than follow.
+ * An UPDATE of a ProviderConfig, judged for the Buckets and Tables that use
+ * it, each at its kind's target (core's cloudTargetFor) before and after:
+ * - denied when one of them would then name a cloud resource that another
+ *   object already names there (one object per cloud resource);
+ * - a warning when one of them may already have created its resource at the
+ *   old target: the target is pinned, so the engine stops it with a condition
+ *   rather than create a second resource. Not a denial: the sandbox points its
+ *   ProviderConfigs at its backends' new ports on every restart, and an
+ *   operator may re-point an endpoint at the same service on purpose.
  */
-export function retargetViolations(oldObject: unknown, object: unknown, context: AdmissionContext): Violation[] {
+export function retargetOutcome(oldObject: unknown, object: unknown, context: AdmissionContext): RetargetOutcome {
+  const outcome: RetargetOutcome = { violations: [], warnings: [] };
   const name = stringField(object, 'metadata', 'name') ?? '';
-  const before = object as ProviderConfig;
-  const previous = oldObject as ProviderConfig;
-  const plugin = context.providers.get(stringField(object, 'spec', 'provider') ?? '');
-  const oldPlugin = context.providers.get(stringField(oldObject, 'spec', 'provider') ?? '');
-  if (!plugin || !oldPlugin || !context.getResource) return [];
-  const from = cloudTargetOf(previous, oldPlugin);
-  const to = cloudTargetOf(before, plugin);
-  if (from.key === to.key) return [];
-  const users = (context.resourcesUsingProviderConfig?.(name) ?? []).flatMap((ref) => {
-    const stored = isManagedKind(ref.kind) ? context.getResource?.(ref.kind, ref.namespace, ref.name) : undefined;
-    return stored === undefined ? [] : [stored];
-  });
-  if (users.length === 0) return [];
+  if (!context.getResource || !context.resourcesUsingProviderConfig) return outcome;
+  const before: ProviderConfigLookup = (configName) => (configName === name ? (oldObject as ProviderConfig) : context.getProviderConfig(configName));
+  const after: ProviderConfigLookup = (configName) => (configName === name ? (object as ProviderConfig) : context.getProviderConfig(configName));
 
-  const violations: Violation[] = [];
-  const created = users.filter((user) => mayHaveCreated(user)).map((user) => namedResourceOf(user, context)).filter((r): r is NamedResource => r !== undefined);
-  if (created.length > 0) {
-    violations.push({
-      field: 'spec',
-      rule: OneObjectRules.targetInUse,
-      message:
-        `cannot point from ${from.description} to ${to.description}: ${listed(created)} ${created.length === 1 ? 'has' : 'have'} a cloud resource in ${from.description}, ` +
-        `and the target of a created resource is pinned (they would stop, not follow); create another ProviderConfig for ${to.description} and use it for new objects`,
-    });
-  }
-
-  const after: ProviderConfigLookup = (configName) => (configName === name ? before : context.getProviderConfig(configName));
+  const stranded: NamedResource[] = [];
   const collisions: string[] = [];
-  for (const user of users) {
+  for (const ref of context.resourcesUsingProviderConfig(name)) {
+    const user = isManagedKind(ref.kind) ? context.getResource(ref.kind, ref.namespace, ref.name) : undefined;
+    const was = namedResourceOf(user, context, undefined, before);
     const moved = namedResourceOf(user, context, undefined, after);
-    if (!moved) continue;
-    // Objects using this ProviderConfig move together; they are judged among themselves when they were admitted.
+    if (!was || !moved || sameCloudTarget(was.target, moved.target)) continue;
+    if (mayHaveCreated(user)) stranded.push(was);
+    // Objects using this ProviderConfig move together; they were judged among themselves when admitted.
     const others = othersNaming(moved, context, undefined, (other) => other.providerConfig === name);
-    if (others.length > 0) collisions.push(`${describe(moved)} would name ${JSON.stringify(moved.externalName)} as ${listed(others)} does`);
+    if (others.length > 0) collisions.push(`${describe(moved)} would name the ${moved.kind} ${JSON.stringify(moved.externalName)} in ${describeTarget(moved.target)}, which ${listed(others)} already ${others.length === 1 ? 'names' : 'name'}`);
   }
   if (collisions.length > 0) {
     const more = collisions.length > LISTED ? `; and ${collisions.length - LISTED} more` : '';
-    violations.push({
+    outcome.violations.push({
       field: 'spec',
       rule: OneObjectRules.oneObject,
-      message: `pointing at ${to.description}, ${collisions.slice(0, LISTED).join('; ')}${more}: one object per cloud resource`,
+      message: `${collisions.slice(0, LISTED).join('; ')}${more}: one object per cloud resource; point the objects elsewhere first, or use another ProviderConfig`,
     });
   }
-  return violations;
+  if (stranded.length > 0) {
+    outcome.warnings.push(
+      `ProviderConfig "${name}" now points elsewhere for ${listed(stranded)}, which may have created ${stranded.length === 1 ? 'its resource' : 'their resources'} in ${describeTarget(stranded[0]?.target ?? {})}: ` +
+        `the target of a created resource is pinned, so the operator stops ${stranded.length === 1 ? 'it' : 'them'} with a condition rather than follow; to manage resources in the new place, use another ProviderConfig for new objects`,
+    );
+  }
+  return outcome;
+}
+
+/** A target for messages: `aws region us-east-1, endpoint http://127.0.0.1:4566` (its non-empty parts). */
+export function describeTarget(target: CloudTarget): string {
+  const parts = Object.entries(target)
+    .filter(([key, value]) => key !== 'provider' && value !== '')
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, value]) => `${key} ${value}`);
+  return [target['provider'] ?? 'the cloud', parts.join(', ')].filter((part) => part !== '').join(' ');
 }
 
 const describe = (r: ResourceRef): string => `${r.kind} ${r.namespace}/${r.name}`;
