@@ -65,18 +65,23 @@ export function namedResourceOf(object: unknown, context: AdmissionContext, requ
 }
 
 /**
- * Other Buckets or Tables in the cluster that name the same cloud resource as
- * `resource` (same target, kind and external name), oldest first. Empty when
- * the context cannot list them (offline without resources).
+ * Every Bucket or Table in the cluster that names the cloud resource of
+ * `kind` and `externalName` at `target` (core's cloudResourceKey), oldest
+ * first. Empty when the context cannot list them (offline without resources).
  */
-export function othersNaming(resource: NamedResource, context: AdmissionContext, lookup?: ProviderConfigLookup, skip: (other: NamedResource) => boolean = () => false): NamedResource[] {
+export function objectsNaming(kind: ManagedKindName, externalName: string, target: CloudTarget, context: AdmissionContext, lookup?: ProviderConfigLookup): NamedResource[] {
+  const key = cloudResourceKey(target, kind, externalName);
   const found: NamedResource[] = [];
-  for (const object of context.resourcesNaming?.(resource.kind, resource.externalName) ?? []) {
+  for (const object of context.resourcesNaming?.(kind, externalName) ?? []) {
     const other = namedResourceOf(object, context, undefined, lookup);
-    if (!other || other.key !== resource.key || sameObject(other, resource) || skip(other)) continue;
-    found.push(other);
+    if (other?.key === key) found.push(other);
   }
   return found.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || describe(a).localeCompare(describe(b)));
+}
+
+/** The objects other than `resource` itself that name its cloud resource, oldest first; `skip` leaves more out. */
+export function othersNaming(resource: NamedResource, context: AdmissionContext, lookup?: ProviderConfigLookup, skip: (other: NamedResource) => boolean = () => false): NamedResource[] {
+  return objectsNaming(resource.kind, resource.externalName, resource.target, context, lookup).filter((other) => !sameObject(other, resource) && !skip(other));
 }
 
 /**
