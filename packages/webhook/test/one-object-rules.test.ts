@@ -84,6 +84,9 @@ describe('one object per cloud resource: the rule, offline', () => {
     const kept = admit(reviewOf('UPDATE', rotated, staging), world([orders, eu, created])).response;
     assert.equal(kept?.allowed, true);
     assert.equal(kept?.warnings, undefined);
+    // A ProviderConfig that lost its spec is refused for that, not by a crash of this check.
+    const broken = admit(reviewOf('UPDATE', { apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'staging' } }, staging), world([orders, eu, created])).response;
+    assert.ok(broken?.status?.details?.causes.some((c) => c.reason === 'schema.object'), JSON.stringify(broken));
   });
 
   it('k8or validate -f: two objects of the files naming one resource are both reported', () => {

@@ -1,4 +1,5 @@
-import { Annotations, type ManagedKindName, type ProviderConfig, type Violation } from '@k8or/api';
+import { Annotations, MANAGED_KINDS, type ManagedKindName, type ProviderConfig, type Violation } from '@k8or/api';
+import type { ProviderPlugin } from '@k8or/core';
 import type { CloudTarget } from '@k8or/core';
 import { cloudResourceKey, cloudTargetFor, externalNameFor, mayHaveCreated, namingRulesFor, sameCloudTarget } from '@k8or/core/policy';
 import { annotation, field, isManagedKind, namespaceOf, providerConfigFor, stringField } from './resource.js';
@@ -44,13 +45,14 @@ export function namedResourceOf(object: unknown, context: AdmissionContext, requ
   const namespace = namespaceOf(object, requestNamespace) ?? 'default';
   const choice = providerConfigFor(object, namespace, context);
   const providerConfig = choice ? lookup(choice.name) : undefined;
-  const plugin = providerConfig ? context.providers.get(providerConfig.spec.provider) : undefined;
+  const plugin = context.providers.get(stringField(providerConfig, 'spec', 'provider') ?? '');
   if (!choice || !providerConfig || !plugin) return undefined;
   const given = stringField(object, 'spec', 'name') ?? annotation(object, Annotations.externalName);
   const named = { ...(object as Record<string, unknown>), metadata: { ...(field(object, 'metadata') as Record<string, unknown>), namespace } };
   const externalName = given ?? (context.clusterId ? externalNameFor(named, namingRulesFor(plugin, kind), context.clusterId) : undefined);
   if (!externalName) return undefined;
-  const target = cloudTargetFor(plugin, kind, providerConfig);
+  const target = targetOf(plugin, kind, providerConfig);
+  if (!target) return undefined;
   return {
     kind,
     namespace,
@@ -132,6 +134,14 @@ export function retargetOutcome(oldObject: unknown, object: unknown, context: Ad
   const outcome: RetargetOutcome = { violations: [], warnings: [] };
   const name = stringField(object, 'metadata', 'name') ?? '';
   if (!context.getResource || !context.resourcesUsingProviderConfig) return outcome;
+  // Most updates (labels, credentials, rate limits) point nowhere new: then no object need be looked at.
+  const pluginOf = (config: unknown): ProviderPlugin | undefined => context.providers.get(stringField(config, 'spec', 'provider') ?? '');
+  const moves = MANAGED_KINDS.some((kind) => {
+    const from = targetOf(pluginOf(oldObject), kind, oldObject as ProviderConfig);
+    const to = targetOf(pluginOf(object), kind, object as ProviderConfig);
+    return !from || !to || !sameCloudTarget(from, to);
+  });
+  if (!moves) return outcome;
   const before: ProviderConfigLookup = (configName) => (configName === name ? (oldObject as ProviderConfig) : context.getProviderConfig(configName));
   const after: ProviderConfigLookup = (configName) => (configName === name ? (object as ProviderConfig) : context.getProviderConfig(configName));
 
@@ -162,6 +172,15 @@ export function retargetOutcome(oldObject: unknown, object: unknown, context: Ad
     );
   }
   return outcome;
+}
+
+/** core's cloudTargetFor; undefined when the provider's `targetOf` throws on this ProviderConfig (its own rules report why). */
+function targetOf(plugin: ProviderPlugin | undefined, kind: ManagedKindName, providerConfig: ProviderConfig): CloudTarget | undefined {
+  try {
+    return cloudTargetFor(plugin, kind, providerConfig);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A target for messages: `aws region us-east-1, endpoint http://127.0.0.1:4566` (its non-empty parts). */
