@@ -32,7 +32,10 @@ function identityOf(resource: { createdTime: string; uid?: string }): ResourceId
 }
 
 function bucketProtection(bucket: CloudBucket): ProtectionSetting[] {
-  return [{ field: 'spec.versioning', enabled: bucket.versioning }];
+  return [
+    { field: 'spec.versioning', enabled: bucket.versioning },
+    { field: 'retentionPolicy', enabled: bucket.retentionLocked ?? false, blocksDeletion: true },
+  ];
 }
 
 function tableProtection(table: CloudTable): ProtectionSetting[] {
@@ -165,6 +168,9 @@ class BucketClient implements ExternalClient<Bucket> {
       await this.#cloud.enter('Bucket', 'delete', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) return;
+      if (bucket.retentionLocked) {
+        throw new DeletionBlockedError(`bucket "${this.#name}" has a locked retention policy; it cannot be deleted while the lock holds`, { code: 'RetentionPolicyLocked' });
+      }
       if (bucket.objects > 0 && !resource.spec.forceDelete) {
         throw new DeletionBlockedError(`bucket "${this.#name}" holds ${bucket.objects} objects; empty it, or set spec.forceDelete: true to delete its contents too`, { code: 'BucketNotEmpty' });
       }
