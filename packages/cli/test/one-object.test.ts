@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -32,7 +32,7 @@ interface Imported {
  * cloud, four tables exist: one named by an object's spec.name, one by an object's
  * k8or.io/external-name annotation only, one at an object's default name, and one no object names.
  */
-describe('k8or import skips tables that an object already names, tags or no tags', () => {
+describe('one object per cloud resource: k8or import skips tables that an object already names, tags or no tags; k8or plan blocks a second object', () => {
   const dir = mkdtempSync(join(tmpdir(), 'k8or-import-one-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
   const env = { ...process.env, KUBECONFIG: kubeconfigPath, K8OR_CLUSTER_ID: CLUSTER_ID };
@@ -144,6 +144,18 @@ describe('k8or import skips tables that an object already names, tags or no tags
       for (const name of names) await tables.createTable(name);
     });
     assertNoSecondObject('azure-apps', defaultName, await importTables('local-azure'));
+  });
+
+  it('k8or plan blocks a second object: one naming a table an object in the cluster names, and the later of two new ones naming one table', async () => {
+    const manifest = join(dir, 'plan.yaml');
+    const table = (name: string, externalName: string): string =>
+      `---\napiVersion: ${API_VERSION}\nkind: Table\nmetadata: { name: ${name}, namespace: imported }\nspec:\n  name: ${externalName}\n  providerConfigRef: { name: local-azure }\n  partitionKey: { name: id, type: string }\n`;
+    writeFileSync(manifest, table('orders-copy', 'orders') + table('first', 'fresh') + table('second', 'fresh'));
+    const result = await k8or(['plan', '-f', manifest], { env });
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /Table imported\/orders-copy: blocked \(second object\) "orders" \(ProviderConfig local-azure\): Table azure-apps\/orders already names this Table: one object per cloud resource/);
+    assert.match(result.stdout, /Table imported\/first: create "fresh"/);
+    assert.match(result.stdout, /Table imported\/second: blocked \(second object\) "fresh" .*: Table imported\/first already names this Table/);
   });
 
   it('Bigtable (no tags): an object on a table is never proposed again', { skip: 'missing' in bigtableLocated ? `${bigtableLocated.missing} (this test needs it)` : false }, async () => {
