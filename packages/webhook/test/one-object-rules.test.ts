@@ -28,7 +28,7 @@ describe('one object per cloud resource: the rule, offline', () => {
     );
     assert.equal(
       violations[0]?.message,
-      'Table shop/orders already names the Table "orders" in aws region us-east-1: one object per cloud resource (either object would manage it, and could delete it under the other); choose another name, or manage it through Table shop/orders',
+      'Table shop/orders already names the Table "orders" in aws (region=us-east-1): one object per cloud resource (either object would manage it, and could delete it under the other); choose another name, or manage it through Table shop/orders',
     );
   });
 
@@ -71,9 +71,9 @@ describe('one object per cloud resource: the rule, offline', () => {
     assert.equal(review.response?.allowed, false);
     const causes = review.response?.status?.details?.causes ?? [];
     assert.deepEqual(causes.map((c) => [c.field, c.reason]), [['spec', RULE]]);
-    assert.match(causes[0]?.message ?? '', /^Table apps\/eu would name the Table "orders" in aws region us-east-1, which Table shop\/orders already names: one object per cloud resource/);
+    assert.match(causes[0]?.message ?? '', /^Table apps\/eu would name the Table "orders" in aws \(region=us-east-1\), which Table shop\/orders already names: one object per cloud resource/);
     assert.deepEqual(review.response?.warnings, [
-      'ProviderConfig "staging" now points elsewhere for Table apps/made, which may have created its resource in aws region eu-west-1: the target of a created resource is pinned, so the operator stops it with a condition rather than follow; to manage resources in the new place, use another ProviderConfig for new objects',
+      'ProviderConfig "staging" now points elsewhere for Table apps/made, which may have created its resource in aws (region=eu-west-1): the target of a created resource is pinned, so the operator stops it with a condition rather than follow; to manage resources in the new place, use another ProviderConfig for new objects',
     ]);
     // Without the collision, the move is admitted with the warning.
     const moved = admit(reviewOf('UPDATE', providerConfig('staging', { provider: 'aws', region: 'ap-south-1' }), staging), world([orders, eu, created]));

@@ -135,7 +135,7 @@ describe('one object per cloud resource: the webhook refuses a second object nam
       const attempt = await kubectl.run(['patch', 'providerconfig', 'solo', '--dry-run=server', '--type', 'merge', '-p', '{"spec":{"region":"ap-southeast-1"}}']);
       return attempt.code === 0 && /Warning/.test(attempt.stderr) ? attempt : undefined;
     }, 30_000);
-    assert.match(run.stderr, /Warning: ProviderConfig "solo" now points elsewhere for Table apps\/made, which may have created its resource in aws region ap-south-1: the target of a created resource is pinned/);
+    assert.match(run.stderr, /Warning: ProviderConfig "solo" now points elsewhere for Table apps\/made, which may have created its resource in aws \(region=ap-south-1\): the target of a created resource is pinned/);
   });
 
   it('a second Bucket naming the same bucket is denied too', async () => {

@@ -1,6 +1,5 @@
 import { Annotations, MANAGED_KINDS, type ManagedKindName, type ProviderConfig, type Violation } from '@k8or/api';
-import type { ProviderPlugin } from '@k8or/core';
-import type { CloudTarget } from '@k8or/core';
+import type { CloudTarget, ProviderPlugin } from '@k8or/core';
 import { cloudResourceKey, cloudTargetFor, externalNameFor, mayHaveCreated, namingRulesFor, sameCloudTarget } from '@k8or/core/policy';
 import { annotation, field, isManagedKind, namespaceOf, providerConfigFor, stringField } from './resource.js';
 import type { AdmissionContext, ResourceRef } from './types.js';
@@ -183,13 +182,12 @@ function targetOf(plugin: ProviderPlugin | undefined, kind: ManagedKindName, pro
   }
 }
 
-/** A target for messages: `aws region us-east-1, endpoint http://127.0.0.1:4566` (its non-empty parts). */
+/** A target for messages, as the engine's conditions write it: `aws (region=us-east-1, endpoint=http://127.0.0.1:4566)`. */
 export function describeTarget(target: CloudTarget): string {
   const parts = Object.entries(target)
     .filter(([key, value]) => key !== 'provider' && value !== '')
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, value]) => `${key} ${value}`);
-  return [target['provider'] ?? 'the cloud', parts.join(', ')].filter((part) => part !== '').join(' ');
+    .map(([key, value]) => `${key}=${value}`);
+  return `${target['provider'] ?? 'the cloud'} (${parts.join(', ') || 'defaults'})`;
 }
 
 const describe = (r: ResourceRef): string => `${r.kind} ${r.namespace}/${r.name}`;
