@@ -254,9 +254,9 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
       const ours = await kit.assertProbeAgrees(client, resource, 'our resource');
       assert.equal(ours?.exists, true);
       const created = kit.markedCreated(resource, (await client.observe(resource, kit.call())).identity);
-      if (ours && (ours.ownerTags !== undefined || !kit.optedOut('identity'))) {
+      if (ours) {
         const verdict = ownershipOf(created, ours, ownerTagsFor(resource, kit.clusterId), name);
-        assert.ok(mayManage(verdict), `our resource is ours by its probe (owner tags or the identity recorded at creation), not ${verdict}`);
+        assert.ok(mayManage(verdict), `our resource is ours by its probe (owner tags, or the identity recorded at creation), not ${verdict}`);
       }
       const taken = kit.externalName();
       await kit.createForeign(taken);
@@ -581,11 +581,6 @@ class Kit<K extends ManagedKindName> {
       );
     this.#reconciler = reconciler(plugin);
     this.#withoutProbe = reconciler(withoutProbe(plugin, kind));
-  }
-
-  /** True when the provider opted out of the rule (ConformanceBackend.optOut). */
-  optedOut(rule: ConformanceOptOut): boolean {
-    return this.#backend.optOut?.[rule] !== undefined;
   }
 
   /** Skips the case, with the provider's reason, when it opted out of the rule; true when skipped. */
