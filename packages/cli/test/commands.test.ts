@@ -137,6 +137,15 @@ describe('k8or validate: the webhook\'s rules, offline', () => {
     assert.equal(report.objects.length, 1501);
   });
 
+  it('reports both objects of the files that name one cloud resource, each naming the other', async () => {
+    const table = (namespace: string, name: string): string =>
+      `---\napiVersion: k8or.io/v1alpha1\nkind: Table\nmetadata: { name: ${name}, namespace: ${namespace} }\nspec:\n  name: orders\n  partitionKey: { name: id, type: string }\n`;
+    const result = await k8or(['validate', '-f', file('twins.yaml', PROVIDER_CONFIG + table('shop', 'orders') + table('apps', 'orders-copy'))]);
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stdout, /twins\.yaml#2: Table shop\/orders: 1 violation\n.*spec\.name: Table apps\/orders-copy already names the Table "orders" in aws \(region=us-east-1\).*\(rule cloud-resource\.one-object\)/);
+    assert.match(result.stdout, /twins\.yaml#3: Table apps\/orders-copy: 1 violation\n.*spec\.name: Table shop\/orders already names/);
+  });
+
   it('reads subdirectories only with -R', async () => {
     const result = await k8or(['validate', '-f', join(dir, 'estate'), '-R']);
     assert.equal(result.code, 1);

@@ -8,13 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { API_VERSION } from '@k8or/api';
-import { startSandbox, type Sandbox } from '@k8or/apiserver';
-import { installCrds } from '@k8or/core';
+import type { Sandbox } from '@k8or/apiserver';
 import { callRateReport } from '@k8or/core/testing';
 import { startS3Fake, type S3Fake } from '@k8or/local-clouds';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { k8or } from './support.ts';
+import { k8or, startCommandCluster } from './support.ts';
 
 const credentials = { accessKeyId: 'AKIAPACEDTESTEXAMPLE', secretAccessKey: 'paced-test-secret-access-key' };
 const CLUSTER_ID = 'paced-test-cluster';
@@ -105,12 +104,8 @@ describe("k8or plan and k8or import keep to the ProviderConfig's rate limits, as
     const EXISTING = 5;
 
     before(async () => {
-      sandbox = await startSandbox({ port: 0, kubeconfigPath, logLevel: 'warn' });
-      kubeConfig = new KubeConfig();
-      kubeConfig.loadFromString(sandbox.kubeconfig);
-      await installCrds(kubeConfig);
+      ({ sandbox, kubeConfig } = await startCommandCluster(kubeconfigPath));
       const core = kubeConfig.makeApiClient(CoreV1Api);
-      await core.createNamespace({ body: { metadata: { name: 'k8or-system' } } });
       await core.createNamespacedSecret({ namespace: 'k8or-system', body: { metadata: { name: 'aws-credentials' }, stringData: credentials } });
       const custom = kubeConfig.makeApiClient(CustomObjectsApi);
       for (const [name, rateLimits] of [

@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
+import { installCrds } from '@k8or/core';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 
 /** The k8or command as a user runs it: the package's bin entry. */
 export const k8orBin = fileURLToPath(new URL('../bin/k8or.js', import.meta.url));
@@ -43,4 +46,14 @@ export function startK8or(args: readonly string[], env: NodeJS.ProcessEnv = proc
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));
   return { child, output: () => output, exited };
+}
+
+/** The embedded API server with k8or's CRDs and the `k8or-system` namespace, as plan and import find a cluster; its kubeconfig written to `kubeconfigPath`. */
+export async function startCommandCluster(kubeconfigPath: string): Promise<{ sandbox: Sandbox; kubeConfig: KubeConfig }> {
+  const sandbox = await startSandbox({ port: 0, kubeconfigPath, logLevel: 'warn' });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(sandbox.kubeconfig);
+  await installCrds(kubeConfig);
+  await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'k8or-system' } } });
+  return { sandbox, kubeConfig };
 }

@@ -1,8 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
@@ -11,16 +9,9 @@ import { installCrds } from '@k8or/core';
 import { awsProvider } from '@k8or/provider-aws';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { startWebhookServer, webhookConfigurations, type WebhookServer } from '@k8or/webhook';
+import { kubectlFor, type Kubectl, type Run } from './helpers/kubectl.ts';
 
 const CLUSTER_ID = 'webhook-cluster-test';
-const KUBECTL = existsSync('/usr/bin/kubectl') ? '/usr/bin/kubectl' : '/usr/lib/google-cloud-sdk/bin/kubectl.1.33';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 async function eventually<T>(what: string, attempt: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -37,23 +28,14 @@ describe('kubectl through the sandbox API server and the webhook', () => {
   let dir: string;
   let kubeConfig: KubeConfig;
 
-  /** Runs the real kubectl against the sandbox; never throws, the exit code is part of the answer. */
-  const kubectl = (args: string[], stdin?: string): Promise<Run> =>
-    new Promise((resolve) => {
-      const child = execFile(KUBECTL, args, { env: { ...process.env, KUBECONFIG: sandbox.kubeconfigPath }, timeout: 60_000 }, (error, stdout, stderr) => {
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
-      if (stdin !== undefined) child.stdin?.end(stdin);
-    });
-  const apply = async (name: string, yaml: string, extra: string[] = []): Promise<Run> => {
-    const file = join(dir, `${name}.yaml`);
-    await writeFile(file, yaml);
-    return kubectl(['apply', '-f', file, ...extra]);
-  };
+  let cli: Kubectl;
+  const kubectl = (args: string[], stdin?: string): Promise<Run> => cli.run(args, stdin);
+  const apply = (name: string, yaml: string, extra: string[] = []): Promise<Run> => cli.apply(name, yaml, extra);
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'k8or-webhook-cluster-'));
     sandbox = await startSandbox({ kubeconfigPath: join(dir, 'kubeconfig'), logLevel: 'error' });
+    cli = kubectlFor(join(dir, 'kubeconfig'), dir);
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(sandbox.kubeconfig);
     await installCrds(kubeConfig);

@@ -4,6 +4,9 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Namespace } from '@kube
 /** A `--context` the kubeconfig does not have: a usage error. */
 export class ClusterContextError extends Error {}
 
+/** Objects a list call pages through at a time. */
+const PAGE = 500;
+
 /** Read-only access to what plan, import and validate need from a cluster: GETs and LISTs, nothing else. */
 export class ClusterReader {
   readonly #core: CoreV1Api;
@@ -51,6 +54,22 @@ export class ClusterReader {
     return orUndefined(this.#custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural, namespace, name }) as Promise<unknown>);
   }
 
+  /** Every object of a k8or resource (`providerconfigs`, `buckets`, `tables`), in every namespace. */
+  listAll(plural: string): Promise<unknown[]> {
+    return allPages(async (next) => {
+      const page = (await this.#custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural, limit: PAGE, ...(next ? { _continue: next } : {}) })) as { items?: unknown[]; metadata?: { continue?: string } };
+      return { items: page.items ?? [], next: page.metadata?.continue };
+    });
+  }
+
+  /** Every Namespace. */
+  namespaces(): Promise<unknown[]> {
+    return allPages(async (next) => {
+      const page = await this.#core.listNamespace({ limit: PAGE, ...(next ? { _continue: next } : {}) });
+      return { items: page.items, next: page.metadata?._continue };
+    });
+  }
+
   namespace(name: string): Promise<unknown> {
     return orUndefined(this.#core.readNamespace({ name }));
   }
@@ -66,6 +85,18 @@ export class ClusterReader {
     const namespace = await this.namespace('kube-system');
     return (namespace as { metadata?: { uid?: string } } | undefined)?.metadata?.uid;
   }
+}
+
+/** Lists page by page (`limit` and `continue`) until the last. */
+async function allPages(page: (next: string | undefined) => Promise<{ items: unknown[]; next: string | undefined }>): Promise<unknown[]> {
+  const items: unknown[] = [];
+  let next: string | undefined;
+  do {
+    const answer = await page(next);
+    items.push(...answer.items);
+    next = answer.next || undefined;
+  } while (next);
+  return items;
 }
 
 /** A definite 404 is absence; every other failure (403, timeout) is an error. */

@@ -1,8 +1,10 @@
 import { API_VERSION, Annotations, MANAGED_KINDS, OwnerTags, shortHash, type ManagedKindName, type ManagedResource } from '@k8or/api';
-import type { CloudCallRecorder, Connector, InventoryItem, ProviderPlugin } from '@k8or/core';
+import { cloudTargetFor, type CloudCallRecorder, type Connector, type InventoryItem, type ProviderPlugin } from '@k8or/core';
 import { ProviderLoader } from '@k8or/operator';
+import { objectsNaming } from '@k8or/webhook';
 import { CloudPacing } from '../cloud-pacing.js';
 import { stringify } from 'yaml';
+import { clusterObjects } from '../cluster/named-resources.js';
 import { ClusterReader } from '../cluster/reads.js';
 
 export interface ImportOptions {
@@ -25,8 +27,12 @@ export class ImportError extends Error {}
  * `k8or.io/adopt: "true"` and deletionPolicy Retain, so applying them brings
  * an existing estate under k8or without a single cloud write. Settings the
  * cloud reports (an observe per resource) go into the spec, so the manifests
- * start without drift. Reads the cluster and the cloud only, keeping to the
- * ProviderConfig's rate limits as the operator does (CloudPacing).
+ * start without drift. A resource that an object in the cluster already
+ * names (same cloud target, kind and external name, as the webhook decides:
+ * one object per cloud resource) is skipped with a note, tags or no tags; so is
+ * one whose owner tags say k8or manages it. Reads the cluster and the cloud
+ * only, keeping to the ProviderConfig's rate limits as the operator does
+ * (CloudPacing).
  */
 export async function importCommand(options: ImportOptions): Promise<number> {
   const cluster = ClusterReader.from(options.kubeconfig);
@@ -49,6 +55,9 @@ export async function importCommand(options: ImportOptions): Promise<number> {
     throw new ImportError(error instanceof Error ? error.message : String(error));
   }
   const context = { providerConfig, credentials, recordCall };
+  const existing = await clusterObjects(cluster, providers, clusterId).catch((error: unknown) => {
+    throw new ImportError(`cannot list the cluster's Buckets and Tables, which decide what is already managed: ${error instanceof Error ? error.message : String(error)}`);
+  });
   const call = () => ({ signal: AbortSignal.timeout(options.timeoutMs) });
 
   const manifests: ManagedResource[] = [];
@@ -62,7 +71,14 @@ export async function importCommand(options: ImportOptions): Promise<number> {
       continue;
     }
     const names = new Set<string>();
+    const target = cloudTargetFor(plugin, kind, providerConfig);
     for (const item of await connector.list(context, call())) {
+      const named = objectsNaming(kind, item.externalName, target, existing);
+      if (named.length > 0) {
+        const objects = named.map((o) => `${o.kind} ${o.namespace}/${o.name}`).join(', ');
+        notes.push(`${kind} "${item.externalName}" is already named by ${objects} (one object per cloud resource); skipped`);
+        continue;
+      }
       const manifest = manifestFor(kind, item, options, names);
       const client = await connector.connect(manifest, { ...context, externalName: item.externalName, ownerTags: {} });
       const observation = await client.observe(manifest, call());

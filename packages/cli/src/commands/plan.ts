@@ -2,6 +2,7 @@ import { KINDS, type ManagedKindName, type ManagedResource, type ProviderConfig 
 import { cloudTargetFor, decideOwnership, externalNameFor, sameCloudTarget, mayManage, namingRulesFor, ownerTagsFor, providerConfigFor, type CloudCallRecorder, type Connector, type FieldDiff, type Observation, type ProviderPlugin } from '@k8or/core';
 import { ProviderLoader } from '@k8or/operator';
 import { CloudPacing } from '../cloud-pacing.js';
+import { FirstNamers } from '../cluster/named-resources.js';
 import { ClusterReader } from '../cluster/reads.js';
 import { readManifests } from '../manifests/read.js';
 import { describeObject, identityOf } from '../manifests/objects.js';
@@ -28,6 +29,7 @@ export type BlockReason =
   | 'not owned'
   | 'replaced'
   | 'target changed'
+  | 'second object'
   | 'immutable change'
   | 'missing credentials'
   | 'no ProviderConfig'
@@ -65,7 +67,8 @@ export async function planCommand(options: PlanOptions): Promise<number> {
   const fileConfig = options.providerConfig ? providerConfigFromFile(options.providerConfig) : undefined;
   const cluster = fileConfig && !options.kubeconfig && !process.env.KUBECONFIG ? undefined : ClusterReader.from(options.kubeconfig);
   const clusterId = options.clusterId ?? process.env.K8OR_CLUSTER_ID ?? (await cluster?.kubeSystemUid()) ?? 'unknown';
-  const planner = new Planner({ providers, fileConfig, cluster, clusterId, manifests: objects, timeoutMs: options.timeoutMs, pacing: new CloudPacing() });
+  const firstNamers = await FirstNamers.load({ cluster, files: managed, providerConfigFromFile: fileConfig, providers, clusterId });
+  const planner = new Planner({ providers, fileConfig, cluster, clusterId, manifests: objects, timeoutMs: options.timeoutMs, pacing: new CloudPacing(), firstNamers });
 
   const entries: PlanEntry[] = [];
   for (const resource of managed) entries.push(await planner.plan(resource));
@@ -85,6 +88,8 @@ interface PlannerDeps {
   timeoutMs: number;
   /** The ProviderConfigs' rate limits, kept across every resource of the run. */
   pacing: CloudPacing;
+  /** One object per cloud resource: who came first to each. */
+  firstNamers: FirstNamers;
 }
 
 /** The engine's decisions, made from the same policy functions, with every write left out. */
@@ -111,6 +116,11 @@ class Planner {
     const connector = plugin.connectors[kind] as Connector | undefined;
     if (!connector) return entry({ action: 'blocked', reason: 'kind not supported', message: `provider ${plugin.provider} does not manage ${kind}` }, configLabel);
     const externalName = externalNameFor(resource, namingRulesFor(plugin, kind), this.deps.clusterId) ?? '';
+    const ahead = this.deps.firstNamers.ahead(resource, plugin, providerConfig, externalName);
+    if (ahead.length > 0) {
+      const first = ahead.map((o) => `${o.kind} ${o.namespace}/${o.name}`).join(', ');
+      return entry({ action: 'blocked', externalName, reason: 'second object', message: `${first} already names this ${kind}: one object per cloud resource (the webhook refuses this object; the operator lets only the first act)` }, configLabel);
+    }
 
     let credentials: Record<string, string> | undefined;
     const credentialsSpec = providerConfig.spec.credentials;

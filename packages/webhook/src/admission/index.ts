@@ -7,3 +7,4 @@ export { checkImmutableFields, ImmutableRules } from './immutability.js';
 export { checkDeletion } from './protection.js';
 export { escapePointerToken, pointer, PatchBuilder } from './patch.js';
 export { providerConfigFor, deletionPolicyFor, type ProviderConfigChoice, type DeletionPolicyChoice } from './resource.js';
+export { namedResourceOf, objectsNaming, othersNaming, sameResourceViolations, retargetOutcome, describeTarget, OneObjectRules, type NamedResource, type RetargetOutcome } from './same-resource.js';

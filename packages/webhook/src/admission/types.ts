@@ -1,4 +1,4 @@
-import type { DeletionPolicy, ProviderConfig, Violation } from '@k8or/api';
+import type { DeletionPolicy, ManagedKindName, ProviderConfig, Violation } from '@k8or/api';
 import type { ProviderPlugin } from '@k8or/core';
 
 /** admission.k8s.io/v1 AdmissionReview, as kube-apiserver sends and expects it. */
@@ -98,6 +98,17 @@ export interface AdmissionContext {
    * Omitted offline, where the orphan check is skipped.
    */
   resourcesUsingProviderConfig?(name: string): ResourceRef[];
+  /**
+   * Buckets or Tables of `kind` that may name the cloud resource `externalName`:
+   * those whose `spec.name` (else `k8or.io/external-name` annotation) is
+   * `externalName`, and those that name none yet (their default name decides).
+   * Each carries at least its metadata (name, namespace, creationTimestamp,
+   * deletionTimestamp, annotations), `spec.name` and `spec.providerConfigRef`.
+   * Omitted offline, where the one-object check is skipped.
+   */
+  resourcesNaming?(kind: ManagedKindName, externalName: string): readonly unknown[];
+  /** A Bucket or Table in the cluster (as `resourcesNaming` gives it), or undefined. */
+  getResource?(kind: ManagedKindName, namespace: string, name: string): unknown;
 }
 
 /** What validation found: everything at once, never only the first problem. */

@@ -14,6 +14,7 @@ import {
 import { checkImmutableFields } from './immutability.js';
 import { isPlainObject } from './patch.js';
 import { providerConfigUsers } from './protection.js';
+import { OneObjectRules, retargetOutcome, sameResourceViolations } from './same-resource.js';
 import { annotation, field, isDeletionPolicy, isManagedKind, namespaceOf, providerConfigFor, stringField } from './resource.js';
 import type { AdmissionContext, ValidationOutcome } from './types.js';
 
@@ -38,13 +39,17 @@ export const Rules = {
   deletionPolicyAnnotation: 'annotation.deletion-policy',
   externalNameAnnotation: 'annotation.external-name',
   resyncPeriod: 'resync-period.format',
+  oneObject: OneObjectRules.oneObject,
 } as const;
 
 /**
  * Every rule an object breaks, at once: the installed provider's naming and
  * spec rules, the ProviderConfig it uses, credentials the operator can read,
+ * one object per cloud resource (where the context knows the other objects),
  * and on UPDATE immutable fields and ProviderConfig changes that would orphan
- * resources. Portability warnings come from the provider.
+ * resources or make two objects name one resource (a warning when one would
+ * move resources already created: the target is pinned).
+ * Portability warnings come from the provider.
  *
  * On UPDATE a violation the stored object already had (same field and rule) is
  * not reported again: an object admitted under older rules can still be edited
@@ -58,9 +63,14 @@ export function validateObject(object: unknown, context: AdmissionContext, optio
   const kind = stringField(object, 'kind') ?? '';
   const violations = outcome.violations.filter((v) => !known.has(key(v)));
   violations.push(...checkImmutableFields(kind, options.oldObject, object));
-  if (kind === 'ProviderConfig') violations.push(...providerChange(options.oldObject, object, context));
+  const warnings = [...outcome.warnings];
+  if (kind === 'ProviderConfig') {
+    const retarget = retargetOutcome(options.oldObject, object, context);
+    violations.push(...providerChange(options.oldObject, object, context), ...retarget.violations);
+    warnings.push(...retarget.warnings);
+  }
   if (isManagedKind(kind)) violations.push(...cloudChange(options.oldObject, object, context, options.namespace));
-  return { violations, warnings: outcome.warnings };
+  return { violations, warnings };
 }
 
 const key = (v: Violation): string => `${v.field}\u0000${v.rule}`;
@@ -118,6 +128,7 @@ function validateManaged(kind: 'Bucket' | 'Table', object: Record<string, unknow
   const seen = new Set(violations.map(key));
   violations.push(...result.violations.filter((v) => !seen.has(key(v))));
   warnings.push(...result.warnings);
+  violations.push(...sameResourceViolations(object, context, namespace));
   return { violations, warnings };
 }
 

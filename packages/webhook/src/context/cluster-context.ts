@@ -1,8 +1,8 @@
-import { API_VERSION, GROUP, KINDS, VERSION, type DeletionPolicy, type ProviderConfig } from '@k8or/api';
+import { API_VERSION, Annotations, GROUP, KINDS, VERSION, type DeletionPolicy, type ManagedKindName, type ProviderConfig } from '@k8or/api';
 import { createInformer, type Informer, type KubeAccess, type ProviderPlugin } from '@k8or/core';
 import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { providerConfigFor } from '../admission/resource.js';
+import { annotation, providerConfigFor, stringField } from '../admission/resource.js';
 import type { AdmissionContext, NamespaceInfo, ResourceRef } from '../admission/types.js';
 
 export interface ClusterContextOptions {
@@ -18,7 +18,10 @@ export interface ClusterContextOptions {
   logger: Logger;
 }
 
-type CustomObject = KubernetesObject & { spec?: unknown };
+type CustomObject = KubernetesObject & { spec?: unknown; status?: unknown };
+
+/** The index of cached Buckets and Tables by the external name they give (`''` for none yet). */
+const EXTERNAL_NAME_INDEX = 'external-name';
 
 /**
  * The admission context of a running webhook: ProviderConfigs, Namespaces,
@@ -33,7 +36,7 @@ export class ClusterContext implements AdmissionContext {
   readonly resyncFloorMs: number | undefined;
   private readonly providerConfigs: Informer<CustomObject>;
   private readonly namespaces: Informer<V1Namespace>;
-  private readonly managed: { kind: string; informer: Informer<CustomObject> }[];
+  private readonly managed: { kind: ManagedKindName; informer: Informer<CustomObject> }[];
 
   constructor(options: ClusterContextOptions) {
     this.providers = toMap(options.providers);
@@ -49,9 +52,10 @@ export class ClusterContext implements AdmissionContext {
     this.providerConfigs = informer<CustomObject>(GROUP, VERSION, KINDS.ProviderConfig.plural);
     this.namespaces = informer<V1Namespace>('', 'v1', 'namespaces');
     this.managed = [
-      { kind: KINDS.Bucket.kind, informer: informer<CustomObject>(GROUP, VERSION, KINDS.Bucket.plural, providerConfigUse) },
-      { kind: KINDS.Table.kind, informer: informer<CustomObject>(GROUP, VERSION, KINDS.Table.plural, providerConfigUse) },
+      { kind: KINDS.Bucket.kind, informer: informer<CustomObject>(GROUP, VERSION, KINDS.Bucket.plural, (object) => admissionView(object, KINDS.Bucket.kind)) },
+      { kind: KINDS.Table.kind, informer: informer<CustomObject>(GROUP, VERSION, KINDS.Table.plural, (object) => admissionView(object, KINDS.Table.kind)) },
     ];
+    for (const { informer: managed } of this.managed) managed.cache.addIndex(EXTERNAL_NAME_INDEX, (object) => [givenExternalName(object) ?? '']);
   }
 
   private informers(): Informer<KubernetesObject>[] {
@@ -91,22 +95,57 @@ export class ClusterContext implements AdmissionContext {
     }
     return users;
   }
+
+  resourcesNaming(kind: ManagedKindName, externalName: string): CustomObject[] {
+    const cache = this.#cacheOf(kind);
+    if (!cache) return [];
+    return externalName === '' ? cache.byIndex(EXTERNAL_NAME_INDEX, '') : [...cache.byIndex(EXTERNAL_NAME_INDEX, externalName), ...cache.byIndex(EXTERNAL_NAME_INDEX, '')];
+  }
+
+  getResource(kind: ManagedKindName, namespace: string, name: string): CustomObject | undefined {
+    return this.#cacheOf(kind)?.get(`${namespace}/${name}`);
+  }
+
+  #cacheOf(kind: ManagedKindName): Informer<CustomObject>['cache'] | undefined {
+    return this.managed.find((m) => m.kind === kind)?.informer.cache;
+  }
 }
+
+/** The external name an object gives itself: `spec.name`, else the `k8or.io/external-name` annotation (the engine's order). */
+function givenExternalName(object: unknown): string | undefined {
+  return stringField(object, 'spec', 'name') ?? annotation(object, Annotations.externalName);
+}
+
+/** The annotations admission reads of another object. */
+const KEPT_ANNOTATIONS = [Annotations.externalName, Annotations.createPending, Annotations.createSucceeded];
 
 /**
  * What the webhook reads of a cached Bucket or Table: which ProviderConfig it uses
- * (`resourcesUsingProviderConfig`). The rest of the object (status, the spec's settings, the
- * annotations) is dropped from the cache: in `operator --webhook` the engine caches every object
- * whole already, and the webhook's copy would double it.
+ * (`resourcesUsingProviderConfig`), which cloud resource it names (`spec.name`, the
+ * `k8or.io/external-name` annotation) and whether it may have created it (the create markers,
+ * `status.atProvider.id`). The rest of the object (the spec's settings, other annotations, the
+ * rest of status) is dropped from the cache: in `operator --webhook` the engine caches every
+ * object whole already, and the webhook's copy would double it.
  */
-export function providerConfigUse(object: CustomObject): CustomObject {
-  const { name, namespace, uid, resourceVersion } = object.metadata ?? {};
-  const providerConfigRef = (object.spec as { providerConfigRef?: unknown } | undefined)?.providerConfigRef;
+export function admissionView(object: CustomObject, kind: ManagedKindName): CustomObject {
+  const { name, namespace, uid, resourceVersion, creationTimestamp, deletionTimestamp } = object.metadata ?? {};
+  const annotations = Object.fromEntries(KEPT_ANNOTATIONS.flatMap((key) => (object.metadata?.annotations?.[key] !== undefined ? [[key, object.metadata.annotations[key]]] : [])));
+  const spec = (object.spec ?? {}) as { providerConfigRef?: unknown; name?: unknown };
+  const atProviderId = (object.status as { atProvider?: { id?: unknown } } | undefined)?.atProvider?.id;
   return {
-    ...(object.apiVersion ? { apiVersion: object.apiVersion } : {}),
-    ...(object.kind ? { kind: object.kind } : {}),
-    metadata: { name, namespace, uid, resourceVersion },
-    spec: providerConfigRef === undefined ? {} : { providerConfigRef },
+    apiVersion: object.apiVersion ?? API_VERSION,
+    kind,
+    metadata: {
+      name,
+      namespace,
+      uid,
+      resourceVersion,
+      ...(creationTimestamp !== undefined ? { creationTimestamp } : {}),
+      ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}),
+      ...(Object.keys(annotations).length ? { annotations } : {}),
+    },
+    spec: { ...(spec.providerConfigRef !== undefined ? { providerConfigRef: spec.providerConfigRef } : {}), ...(spec.name !== undefined ? { name: spec.name } : {}) },
+    ...(atProviderId !== undefined ? { status: { atProvider: { id: atProviderId } } } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
-import type { DeletionPolicy, ProviderConfig } from '@k8or/api';
+import { Annotations, type DeletionPolicy, type ProviderConfig } from '@k8or/api';
 import type { ProviderPlugin } from '@k8or/core';
 import { secretNamespacesFor } from '@k8or/core/policy';
-import { providerConfigFor, stringField } from '../admission/resource.js';
+import { annotation, providerConfigFor, stringField } from '../admission/resource.js';
 import type { AdmissionContext, NamespaceInfo, ResourceRef } from '../admission/types.js';
 import { toMap } from './cluster-context.js';
 
@@ -9,7 +9,7 @@ export interface StaticContextOptions {
   providers: ReadonlyMap<string, ProviderPlugin> | readonly ProviderPlugin[];
   providerConfigs?: readonly ProviderConfig[];
   namespaces?: readonly NamespaceInfo[];
-  /** Managed resources (Buckets, Tables) already in the cluster, for the ProviderConfig orphan checks. */
+  /** Managed resources (Buckets, Tables) already in the cluster, for the ProviderConfig orphan checks and one object per cloud resource. */
   resources?: readonly unknown[];
   defaultDeletionPolicy?: DeletionPolicy;
   /** Default: the operator's own namespace (core's secretNamespacesFor). */
@@ -27,6 +27,10 @@ export interface StaticContextOptions {
 export function staticContext(options: StaticContextOptions): AdmissionContext {
   const providerConfigs = new Map((options.providerConfigs ?? []).map((pc) => [pc.metadata?.name ?? '', pc]));
   const namespaces = new Map((options.namespaces ?? []).map((ns) => [ns.metadata.name ?? '', ns]));
+  const resources = options.resources ?? [];
+  const ofKind = (kind: string): unknown[] => resources.filter((r) => stringField(r, 'kind') === kind);
+  // A manifest without a namespace lands in `default`, as `k8or validate` reads it.
+  const namespaceOf = (r: unknown): string => stringField(r, 'metadata', 'namespace') ?? 'default';
   const context: AdmissionContext = {
     providers: toMap(options.providers),
     defaultDeletionPolicy: options.defaultDeletionPolicy ?? 'Delete',
@@ -36,9 +40,15 @@ export function staticContext(options: StaticContextOptions): AdmissionContext {
     getProviderConfig: (name) => providerConfigs.get(name),
     getNamespace: (name) => namespaces.get(name),
     resourcesUsingProviderConfig: (name): ResourceRef[] =>
-      (options.resources ?? [])
-        .filter((r) => providerConfigFor(r, stringField(r, 'metadata', 'namespace'), context)?.name === name)
-        .map((r) => ({ kind: stringField(r, 'kind') ?? '', namespace: stringField(r, 'metadata', 'namespace') ?? '', name: stringField(r, 'metadata', 'name') ?? '' })),
+      resources
+        .filter((r) => providerConfigFor(r, namespaceOf(r), context)?.name === name)
+        .map((r) => ({ kind: stringField(r, 'kind') ?? '', namespace: namespaceOf(r), name: stringField(r, 'metadata', 'name') ?? '' })),
+    resourcesNaming: (kind, externalName) =>
+      ofKind(kind).filter((r) => {
+        const given = stringField(r, 'spec', 'name') ?? annotation(r, Annotations.externalName);
+        return given === undefined || given === externalName;
+      }),
+    getResource: (kind, namespace, name) => ofKind(kind).find((r) => namespaceOf(r) === namespace && stringField(r, 'metadata', 'name') === name),
   };
   return context;
 }
