@@ -1,7 +1,17 @@
 import { GROUP, VERSION, type ProviderConfig } from '@k8or/api';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 
-/** Read-only access to what plan and import need from a cluster: GETs, nothing else. */
+/** One Event of an object, as `kubectl describe` shows it. */
+export interface ObjectEvent {
+  type: string;
+  reason: string;
+  message: string;
+  count: number;
+  /** When it last happened (RFC 3339), if the Event says. */
+  last?: string;
+}
+
+/** Read-only access to what plan, import and trace need from a cluster: GETs, nothing else. */
 export class ClusterReader {
   readonly #core: CoreV1Api;
   readonly #custom: CustomObjectsApi;
@@ -11,11 +21,15 @@ export class ClusterReader {
     this.#custom = kubeConfig.makeApiClient(CustomObjectsApi);
   }
 
-  /** From `--kubeconfig FILE`, else KUBECONFIG, else in-cluster or ~/.kube/config. */
-  static from(file: string | undefined): ClusterReader {
+  /** From `--kubeconfig FILE`, else KUBECONFIG, else in-cluster or ~/.kube/config; `context` picks one of its contexts. */
+  static from(file: string | undefined, context?: string): ClusterReader {
     const kubeConfig = new KubeConfig();
     if (file) kubeConfig.loadFromFile(file);
     else kubeConfig.loadFromDefault();
+    if (context !== undefined) {
+      if (!kubeConfig.getContextObject(context)) throw new UnknownContextError(`context "${context}" is not in the kubeconfig`);
+      kubeConfig.setCurrentContext(context);
+    }
     return new ClusterReader(kubeConfig);
   }
 
@@ -37,11 +51,43 @@ export class ClusterReader {
     return Object.fromEntries(Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]));
   }
 
+  /** Just the names of a Secret's keys: what a report may show of it. Undefined when there is no such Secret. */
+  async secretKeys(namespace: string, name: string): Promise<string[] | undefined> {
+    const secret = await orUndefined(this.#core.readNamespacedSecret({ namespace, name }));
+    return secret ? Object.keys({ ...(secret.data ?? {}), ...(secret.stringData ?? {}) }).sort() : undefined;
+  }
+
+  async configMapData(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+    const configMap = await orUndefined(this.#core.readNamespacedConfigMap({ namespace, name }));
+    return configMap ? { ...(configMap.data ?? {}) } : undefined;
+  }
+
+  /** The Events about one object (core/v1, as the engine records them), oldest first; `namespace` undefined for a cluster-scoped object. */
+  async events(namespace: string | undefined, kind: string, name: string, uid: string | undefined): Promise<ObjectEvent[]> {
+    const fieldSelector = [`involvedObject.kind=${kind}`, `involvedObject.name=${name}`, ...(uid ? [`involvedObject.uid=${uid}`] : [])].join(',');
+    const list = namespace === undefined ? await this.#core.listEventForAllNamespaces({ fieldSelector }) : await this.#core.listNamespacedEvent({ namespace, fieldSelector });
+    const when = (e: (typeof list.items)[number]): string | undefined => toIso(e.series?.lastObservedTime ?? e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata.creationTimestamp);
+    return list.items
+      .map((e) => {
+        const last = when(e);
+        return { type: e.type ?? 'Normal', reason: e.reason ?? '', message: e.message ?? '', count: e.series?.count ?? e.count ?? 1, ...(last ? { last } : {}) };
+      })
+      .sort((a, b) => (a.last ?? '').localeCompare(b.last ?? ''));
+  }
+
   /** The operator's default cluster id: the uid of kube-system. */
   async kubeSystemUid(): Promise<string | undefined> {
     const namespace = await this.namespace('kube-system');
     return (namespace as { metadata?: { uid?: string } } | undefined)?.metadata?.uid;
   }
+}
+
+/** `--context NAME` names no context of the kubeconfig: a usage error. */
+export class UnknownContextError extends Error {}
+
+function toIso(value: Date | string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return value instanceof Date ? value.toISOString() : String(value);
 }
 
 /** A definite 404 is absence; every other failure (403, timeout) is an error. */
