@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
+import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { Storage } from '@google-cloud/storage';
 import type { LocalStackEndpoints } from '@k8or/cli';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -123,7 +124,9 @@ describe('k8or trace: why is this object (not) Ready, on every cloud', () => {
 
     const wrongSecret = `apiVersion: v1\nkind: Secret\nmetadata: { name: azure-wrong, namespace: k8or-system }\nstringData: { accountKey: "${wrongAzureKey}" }\n`;
     const refusedConfig = `---\napiVersion: k8or.io/v1alpha1\nkind: ProviderConfig\nmetadata: { name: refused-azure }\nspec:\n  provider: azure\n  storageAccount: devstoreaccount1\n  endpoints: { bucket: "${endpoints.azurite.blob}", table: "${endpoints.azurite.table}" }\n  credentials: { source: Secret, secretRef: { namespace: k8or-system, name: azure-wrong } }\n`;
-    await apply(wrongSecret + refusedConfig);
+    // A copy of the default ProviderConfig, to be pointed elsewhere once its Bucket exists.
+    const moving = `---\napiVersion: k8or.io/v1alpha1\nkind: ProviderConfig\nmetadata: { name: moving-aws }\nspec:\n  provider: aws\n  region: us-east-1\n  endpoints: { bucket: "${endpoints.s3}" }\n  credentials: { source: Secret, secretRef: { namespace: k8or-system, name: aws-credentials } }\n`;
+    await apply(wrongSecret + refusedConfig + moving);
     await apply(
       bucket('aws-ready', 'default', '  writeOutputsTo: { name: aws-ready-outputs }\n') +
         bucket('aws-foreign', 'default', '  name: someone-elses-aws\n') +
@@ -133,9 +136,14 @@ describe('k8or trace: why is this object (not) Ready, on every cloud', () => {
         protectedTable('gcp-keep', 'local-gcp') +
         bucket('azure-ready', 'local-azure', '  writeOutputsTo: { name: azure-ready-outputs }\n') +
         bucket('azure-refused', 'refused-azure') +
-        protectedTable('azure-keep', 'local-azure'),
+        protectedTable('azure-keep', 'local-azure') +
+        bucket('aws-drift', 'default', '  versioning: true\n') +
+        bucket('gcp-drift', 'local-gcp', '  versioning: true\n') +
+        bucket('azure-drift', 'local-azure', '  publicAccess: Blocked\n') +
+        bucket('aws-moved', 'moving-aws'),
     );
-    await kubectl('wait', '--for=condition=Ready', 'bucket/aws-ready', 'bucket/gcp-ready', 'bucket/azure-ready', 'table/aws-keep', 'table/gcp-keep', 'table/azure-keep', '--timeout=120s');
+    const made = ['bucket/aws-ready', 'bucket/gcp-ready', 'bucket/azure-ready', 'table/aws-keep', 'table/gcp-keep', 'table/azure-keep', 'bucket/aws-drift', 'bucket/gcp-drift', 'bucket/azure-drift', 'bucket/aws-moved'];
+    await kubectl('wait', '--for=condition=Ready', ...made, '--timeout=120s');
     await kubectl('delete', 'table', 'aws-keep', 'gcp-keep', 'azure-keep', '--wait=false');
   });
 
@@ -206,6 +214,39 @@ describe('k8or trace: why is this object (not) Ready, on every cloud', () => {
     assert.equal(pcReport.object.kind, 'ProviderConfig');
     assert.equal(pcReport.providerConfig?.targets?.Bucket?.storageAccount, 'devstoreaccount1');
     assert.match(pcText, /Secret k8or-system\/azure-wrong: found, keys accountKey \(values not shown\)/);
+  });
+
+  it('aws, gcp and azure: a setting changed in the cloud behind k8or\'s back: the live diff, and when k8or sets it back', async () => {
+    const name = async (ref: string): Promise<string> => (await kubectl('get', ref, '-o', 'jsonpath={.spec.name}')).trim();
+    const s3 = new S3Client({ endpoint: endpoints.s3, region: 'us-east-1', forcePathStyle: true, credentials: awsCredentials });
+    await s3.send(new PutBucketVersioningCommand({ Bucket: await name('bucket/aws-drift'), VersioningConfiguration: { Status: 'Suspended' } }));
+    s3.destroy();
+    await new Storage({ apiEndpoint: endpoints.gcp.gcs, projectId: 'k8or-sandbox' }).bucket(await name('bucket/gcp-drift')).setMetadata({ versioning: { enabled: false } });
+    const blobs = new BlobServiceClient(endpoints.azurite.blob, new StorageSharedKeyCredential('devstoreaccount1', azuriteKey));
+    await blobs.getContainerClient(await name('bucket/azure-drift')).setAccessPolicy('container');
+
+    for (const [cloud, field] of [['aws', 'spec.versioning'], ['gcp', 'spec.versioning'], ['azure', 'spec.publicAccess']] as const) {
+      const { report } = await trace(`bucket/${cloud}-drift`);
+      const problem = report.problems.find((p) => p.code === 'drift');
+      assert.ok(problem, `${cloud}: ${JSON.stringify(report)}`);
+      assert.ok(problem.what.includes(field), problem.what);
+      assert.match(problem.todo, /k8or sets the cloud back at its next check \(every 1h\); to do it now, change any annotation \(kubectl annotate bucket\/.*-drift -n default/);
+      assert.equal(report.schedule?.source, 'operator-default');
+    }
+  });
+
+  it('aws: a ProviderConfig pointed elsewhere after the Bucket was made: the target pinned, no cloud call, move it back', async () => {
+    await kubectl('patch', 'providerconfig/moving-aws', '--type', 'merge', '-p', '{"spec":{"region":"eu-west-1"}}');
+    const { text, report } = await trace('bucket/aws-moved');
+    assert.equal(report.providerConfig?.recordedTarget?.region, 'us-east-1');
+    assert.equal(report.providerConfig?.target?.region, 'eu-west-1');
+    assert.equal(report.providerConfig?.targetMatches, false);
+    assert.equal(report.cloud?.read, 'skipped');
+    assert.match(text, /target at creation: .*region=us-east-1.* \(DIFFERENT\)/);
+    const problem = report.problems.find((p) => p.code === 'target-changed');
+    assert.ok(problem, JSON.stringify(report.problems));
+    assert.match(problem.what, /^ProviderConfig "moving-aws" now points elsewhere \(target pinned\)/);
+    assert.match(problem.todo, /^move ProviderConfig "moving-aws" back to .*region=us-east-1/);
   });
 
   it('the kubeconfig context, -n, and usage: a missing object exits 1, a bad KIND/NAME exits 2', async () => {

@@ -9,6 +9,9 @@ export function isCredentialRefusal(code: string | undefined, message: string | 
   return REFUSAL.test(`${code ?? ''} ${message ?? ''}`);
 }
 
+/** The object as kubectl names it: `bucket/NAME -n NS`. */
+const ref = (object: TraceReport['object']): string => `${object.kind.toLowerCase()}/${object.name}${object.namespace ? ` -n ${object.namespace}` : ''}`;
+
 const show = (target: Readonly<Record<string, string>>): string =>
   Object.entries(target)
     .filter(([, v]) => v !== '')
@@ -82,6 +85,20 @@ export function problemsOf(report: Omit<TraceReport, 'problems'>): Problem[] {
     if (!cloud.exists && !observeOnly && object.creation === 'created' && !object.deleting) {
       add({ code: 'missing', what: `"${name}" was created by k8or but is gone from the cloud`, todo: 'nothing to undo: k8or creates it again at its next check; to hurry it, edit the object (any change)' });
     }
+    // A field k8or holds on purpose (ProtectionHeld, listed in status.drift) is that condition's problem, not drift to repair.
+    const held = report.conditions.some((c) => c.reason === 'ProtectionHeld') ? new Set((report.drift ?? []).map((d) => d.field)) : new Set<string>();
+    const drift = (cloud.diff ?? []).filter((d) => !held.has(d.field));
+    if (cloud.exists && drift.length) {
+      const fields = drift.map((d) => `${d.field} (cloud ${JSON.stringify(d.actual)}, spec ${JSON.stringify(d.desired)})`).join(', ');
+      const every = report.schedule ? ` (every ${report.schedule.period})` : '';
+      add(
+        observeOnly
+          ? { code: 'drift', what: `the cloud differs from the spec in ${fields}; ObserveOnly only reports it`, todo: 'change the spec to match the cloud, or set the cloud back by hand' }
+          : object.annotations[Annotations.paused] === 'true'
+            ? { code: 'drift', what: `the cloud differs from the spec in ${fields}`, todo: `remove the annotation ${Annotations.paused}: k8or then sets the cloud back` }
+            : { code: 'drift', what: `the cloud differs from the spec in ${fields}`, todo: `nothing, if the spec is right: k8or sets the cloud back at its next check${every}; to do it now, change any annotation (kubectl annotate ${ref(object)} touched-at="$(date +%s)" --overwrite)` },
+      );
+    }
     if (cloud.immutableDiff?.length) {
       const fields = cloud.immutableDiff.map((d) => `${d.field} (cloud ${JSON.stringify(d.actual)}, spec ${JSON.stringify(d.desired)})`).join(', ');
       add({ code: 'immutable-change', what: `the cloud cannot change ${fields} in place`, todo: 'set the spec back to what the cloud has; for the new setting, create a new object under another spec.name' });
@@ -132,11 +149,11 @@ function fromCondition(condition: TracedCondition, report: Omit<TraceReport, 'pr
     case 'ChangesPending':
       return { code: 'changes-pending', what, todo: 'wait: k8or looks again shortly; if it lasts, check the cloud for a setting it does not accept' };
     case 'DeletionBlocked': {
-      const ref = `${report.object.kind.toLowerCase()}/${report.object.name}${report.object.namespace ? ` -n ${report.object.namespace}` : ''}`;
+      const target = ref(report.object);
       const todo = /spec\.deletionProtection: true/.test(message)
-        ? `set spec.deletionProtection: false (kubectl patch ${ref} --type merge -p '{"spec":{"deletionProtection":false}}'); k8or then deletes it, or keep it with the deletion policy Retain`
+        ? `set spec.deletionProtection: false (kubectl patch ${target} --type merge -p '{"spec":{"deletionProtection":false}}'); k8or then deletes it, or keep it with the deletion policy Retain`
         : /not empty|NotEmpty/i.test(message)
-          ? `set spec.forceDelete: true (kubectl patch ${ref} --type merge -p '{"spec":{"forceDelete":true}}') to delete its contents with it, or empty it yourself`
+          ? `set spec.forceDelete: true (kubectl patch ${target} --type merge -p '{"spec":{"forceDelete":true}}') to delete its contents with it, or empty it yourself`
           : /protect/i.test(message)
             ? `turn the protection off on the cloud resource (k8or never lowers one to delete), or remove the finalizer ${FINALIZER} to leave the resource in the cloud`
             : 'resolve what the message names; k8or tries the delete again every minute';
