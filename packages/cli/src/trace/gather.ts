@@ -14,6 +14,7 @@ import {
   sameCloudTarget,
   DEFAULT_RESYNC_FLOOR_MS,
   ProviderError,
+  type CloudCallRecorder,
   type Connector,
   type FieldDiff,
   type ProviderPlugin,
@@ -184,8 +185,14 @@ async function readCloud(
   if (credentials.missing) return { ...base, read: 'skipped', why: 'the credentials Secret is missing' };
   // The engine never calls the cloud where the ProviderConfig now points for a resource made elsewhere; neither does trace.
   if (!targetHolds) return { ...base, read: 'skipped', why: 'the ProviderConfig points away from where the resource was created' };
+  let recordCall: CloudCallRecorder;
   try {
-    const recordCall = deps.pacing.recorder(plugin, providerConfig);
+    recordCall = deps.pacing.recorder(plugin, providerConfig);
+  } catch (error) {
+    // An invalid spec.rateLimits: the engine refuses to connect, and so does trace.
+    return { ...base, read: 'skipped', why: `ProviderConfig "${providerConfig.metadata.name ?? ''}" is invalid: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  try {
     const client = await connector.connect(resource, { providerConfig, credentials: credentials.values, externalName, ownerTags: ownerTagsFor(resource, deps.clusterId), recordCall });
     const observation = await client.observe(resource, { signal: AbortSignal.timeout(deps.timeoutMs) });
     const recorded = recordedIdentity(resource);

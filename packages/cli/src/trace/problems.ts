@@ -55,6 +55,9 @@ export function problemsOf(report: Omit<TraceReport, 'problems'>): Problem[] {
     });
   }
 
+  if (cloud?.read === 'skipped' && cloud.why?.startsWith('ProviderConfig "') && cloud.why.includes('" is invalid: ')) {
+    add({ code: 'invalid-settings', what: cloud.why, todo: `fix ProviderConfig "${pc?.name ?? ''}" as the message says (its spec.rateLimits or spec.settings)` });
+  }
   if (cloud?.read === 'failed') {
     if (isCredentialRefusal(cloud.errorCode, cloud.why)) {
       const where = secret ? `Secret ${secretName}${secret.keys?.length ? ` keys ${secret.keys.join(', ')}` : ''}` : `the operator's ${credentials?.source ?? 'ambient'} identity`;
