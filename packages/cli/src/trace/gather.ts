@@ -82,7 +82,7 @@ export async function gatherManaged(deps: GatherDeps, kind: ManagedKindName, nam
   let cloud: TracedCloud;
 
   if (!providerConfig) {
-    cloud = { read: 'skipped', why: `ProviderConfig "${choice.name}" not found` };
+    cloud = { read: 'skipped', skippedBecause: 'providerconfig-missing', why: `ProviderConfig "${choice.name}" not found` };
   } else {
     traced.provider = providerConfig.spec.provider;
     traced.installed = plugin !== undefined;
@@ -177,20 +177,20 @@ async function readCloud(
   credentials: Credentials,
   targetHolds: boolean,
 ): Promise<TracedCloud> {
-  if (!plugin) return { read: 'skipped', why: `no installed provider serves "${providerConfig.spec.provider}"` };
+  if (!plugin) return { read: 'skipped', skippedBecause: 'provider-not-installed', why: `no installed provider serves "${providerConfig.spec.provider}"` };
   const connector = plugin.connectors[kind] as Connector | undefined;
-  if (!connector) return { read: 'skipped', why: `provider ${plugin.provider} does not manage ${kind}` };
+  if (!connector) return { read: 'skipped', skippedBecause: 'kind-not-supported', why: `provider ${plugin.provider} does not manage ${kind}` };
   const externalName = externalNameFor(resource, namingRulesFor(plugin, kind), deps.clusterId) ?? '';
   const base = { externalName };
-  if (credentials.missing) return { ...base, read: 'skipped', why: 'the credentials Secret is missing' };
+  if (credentials.missing) return { ...base, read: 'skipped', skippedBecause: 'credentials-missing', why: 'the credentials Secret is missing' };
   // The engine never calls the cloud where the ProviderConfig now points for a resource made elsewhere; neither does trace.
-  if (!targetHolds) return { ...base, read: 'skipped', why: 'the ProviderConfig points away from where the resource was created' };
+  if (!targetHolds) return { ...base, read: 'skipped', skippedBecause: 'target-changed', why: 'the ProviderConfig points away from where the resource was created' };
   let recordCall: CloudCallRecorder;
   try {
     recordCall = deps.pacing.recorder(plugin, providerConfig);
   } catch (error) {
     // An invalid spec.rateLimits: the engine refuses to connect, and so does trace.
-    return { ...base, read: 'skipped', why: `ProviderConfig "${providerConfig.metadata.name ?? ''}" is invalid: ${error instanceof Error ? error.message : String(error)}` };
+    return { ...base, read: 'skipped', skippedBecause: 'invalid-providerconfig', why: `ProviderConfig "${providerConfig.metadata.name ?? ''}" is invalid: ${error instanceof Error ? error.message : String(error)}` };
   }
   try {
     const client = await connector.connect(resource, { providerConfig, credentials: credentials.values, externalName, ownerTags: ownerTagsFor(resource, deps.clusterId), recordCall });

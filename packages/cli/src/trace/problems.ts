@@ -55,8 +55,8 @@ export function problemsOf(report: Omit<TraceReport, 'problems'>): Problem[] {
     });
   }
 
-  if (cloud?.read === 'skipped' && cloud.why?.startsWith('ProviderConfig "') && cloud.why.includes('" is invalid: ')) {
-    add({ code: 'invalid-settings', what: cloud.why, todo: `fix ProviderConfig "${pc?.name ?? ''}" as the message says (its spec.rateLimits or spec.settings)` });
+  if (cloud?.skippedBecause === 'invalid-providerconfig') {
+    add({ code: 'invalid-settings', what: cloud.why ?? '', todo: `fix ProviderConfig "${pc?.name ?? ''}" as the message says (its spec.rateLimits or spec.settings)` });
   }
   if (cloud?.read === 'failed') {
     if (isCredentialRefusal(cloud.errorCode, cloud.why)) {

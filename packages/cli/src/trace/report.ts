@@ -75,6 +75,8 @@ export interface TracedCloud {
   /** Whether the live read was made: `done`, `skipped` (with why), or `failed` (with the error). */
   read: 'done' | 'skipped' | 'failed';
   why?: string;
+  /** For a skipped read: what stopped it. */
+  skippedBecause?: 'providerconfig-missing' | 'provider-not-installed' | 'kind-not-supported' | 'credentials-missing' | 'target-changed' | 'invalid-providerconfig';
   errorCode?: string;
   exists?: boolean;
   ready?: boolean;
