@@ -55,6 +55,9 @@ export function problemsOf(report: Omit<TraceReport, 'problems'>): Problem[] {
     });
   }
 
+  if (cloud?.skippedBecause === 'kind-not-supported') {
+    add({ code: 'kind-not-supported', what: cloud.why ?? '', todo: `use a ProviderConfig whose provider manages ${object.kind}s (spec.providerConfigRef)` });
+  }
   if (cloud?.skippedBecause === 'invalid-providerconfig') {
     add({ code: 'invalid-settings', what: cloud.why ?? '', todo: `fix ProviderConfig "${pc?.name ?? ''}" as the message says (its spec.rateLimits or spec.settings)` });
   }

@@ -66,6 +66,7 @@ export function renderTrace(report: TraceReport): string {
         children.push(leaf(`identity at creation: ${cloud.identity.recorded ? pairs(cloud.identity.recorded) : '(not recorded)'}`));
         children.push(leaf(`identity found: ${cloud.identity.found ? pairs(cloud.identity.found) : '(none reported)'} (${cloud.identity.comparison})`));
       }
+      else if (cloud.exists) children.push(leaf('identity: none recorded at creation, none reported by the cloud for this kind'));
       if (cloud.ownership) children.push(leaf(`whose: ${cloud.ownership.verdict}${cloud.ownership.proof ? ` (proof: ${cloud.ownership.proof})` : ''}`));
       for (const p of cloud.protection ?? []) children.push(leaf(`protection ${p.field}: ${p.enabled ? 'on' : 'off'}${p.blocksDeletion ? ', blocks deletion' : ''}`));
       for (const d of cloud.diff ?? []) children.push(leaf(`differs now: ${d.field}: cloud ${value(d.actual)}, spec ${value(d.desired)}`));
