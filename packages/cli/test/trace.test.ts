@@ -121,6 +121,7 @@ describe('k8or trace: why is this object (not) Ready, on every cloud', () => {
     await s3.send(new CreateBucketCommand({ Bucket: 'someone-elses-aws' }));
     s3.destroy();
     await new Storage({ apiEndpoint: endpoints.gcp.gcs, projectId: 'k8or-sandbox' }).createBucket('someone-elses-gcp');
+    await new BlobServiceClient(endpoints.azurite.blob, new StorageSharedKeyCredential('devstoreaccount1', azuriteKey)).getContainerClient('someone-elses-azure').create();
 
     const wrongSecret = `apiVersion: v1\nkind: Secret\nmetadata: { name: azure-wrong, namespace: k8or-system }\nstringData: { accountKey: "${wrongAzureKey}" }\n`;
     const refusedConfig = `---\napiVersion: k8or.io/v1alpha1\nkind: ProviderConfig\nmetadata: { name: refused-azure }\nspec:\n  provider: azure\n  storageAccount: devstoreaccount1\n  endpoints: { bucket: "${endpoints.azurite.blob}", table: "${endpoints.azurite.table}" }\n  credentials: { source: Secret, secretRef: { namespace: k8or-system, name: azure-wrong } }\n`;
@@ -136,6 +137,7 @@ describe('k8or trace: why is this object (not) Ready, on every cloud', () => {
         protectedTable('gcp-keep', 'local-gcp') +
         bucket('azure-ready', 'local-azure', '  writeOutputsTo: { name: azure-ready-outputs }\n') +
         bucket('azure-refused', 'refused-azure') +
+        bucket('azure-foreign', 'local-azure', '  name: someone-elses-azure\n') +
         protectedTable('azure-keep', 'local-azure') +
         bucket('aws-drift', 'default', '  versioning: true\n') +
         bucket('gcp-drift', 'local-gcp', '  versioning: true\n') +
@@ -188,8 +190,8 @@ describe('k8or trace: why is this object (not) Ready, on every cloud', () => {
     });
   }
 
-  it('aws and gcp: a Bucket naming a bucket someone else made: not ours, and how to adopt it', async () => {
-    for (const cloud of ['aws', 'gcp']) {
+  it('aws, gcp and azure: a Bucket naming a bucket someone else made: not ours, and how to adopt it', async () => {
+    for (const cloud of ['aws', 'gcp', 'azure']) {
       await waitReason(`bucket/${cloud}-foreign`, 'Synced', 'NotOwned');
       const { report } = await trace(`buckets.k8or.io/${cloud}-foreign`);
       assert.equal(report.cloud?.exists, true);
