@@ -10,10 +10,14 @@ import { importCommand, ImportError } from './commands/import.js';
 import { planCommand, PlanUsageError } from './commands/plan.js';
 import { ClusterReadError, validateCommand, ValidateUsageError } from './commands/validate.js';
 import { ClusterContextError } from './cluster/reads.js';
+import { traceCommand, TraceNotFoundError } from './commands/trace.js';
+import { TraceArgumentError } from './trace/target-arg.js';
 import { ManifestPathError } from './manifests/read.js';
 
 /** How long plan and import wait for one cloud call. */
 const CLOUD_TIMEOUT_MS = 60_000;
+/** The operator's default drift-check period (its --resync-period). */
+const DEFAULT_RESYNC_MS = 3_600_000;
 
 function kindList(value: string): ManagedKindName[] {
   const kinds = list(value);
@@ -129,6 +133,31 @@ export async function main(argv: readonly string[]): Promise<number> {
     exitCode = await importCommand({ ...options, kubeconfig: options.kubeconfig, providerRoot: options.providerRoot, providers: options.providers ?? [], timeoutMs: CLOUD_TIMEOUT_MS });
   });
 
+  providerOptions(
+    program
+      .command('trace')
+      .description('show one Bucket, Table or ProviderConfig as a tree: its conditions, ProviderConfig and cloud target, credential source (never its content), the cloud resource read live (read-only, within the ProviderConfig\'s rate limits) and whose it is, drift and resync schedule, last Events, outputs ConfigMap, and each problem found with the one thing to do about it')
+      .argument('<KIND/NAME...>', 'bucket/NAME, table/NAME or providerconfig/NAME (or KIND NAME); kubectl\'s spellings work (buckets, bkt, bucket.k8or.io)')
+      .option('-n, --namespace <NS>', 'the object\'s namespace (default: the context\'s, else default)')
+      .option('--kubeconfig <FILE>', 'the cluster to read (default: KUBECONFIG, in-cluster, ~/.kube/config)')
+      .option('--context <NAME>', 'the kubeconfig context to use (default: its current context)')
+      .option('--cluster-id <ID>', 'the operator\'s cluster id, for owner tags and default names (default: K8OR_CLUSTER_ID, else the uid of kube-system)')
+      .addOption(new Option('-o, --output <FORMAT>', 'human or json').choices(['human', 'json']).default('human')),
+  ).action(async (target: string[], options: { namespace?: string; kubeconfig?: string; context?: string; clusterId?: string; output: 'human' | 'json'; providers?: string[]; providerRoot?: string }) => {
+    exitCode = await traceCommand({
+      target,
+      namespace: options.namespace,
+      kubeconfig: options.kubeconfig,
+      context: options.context,
+      clusterId: options.clusterId,
+      output: options.output,
+      providers: options.providers ?? [],
+      providerRoot: options.providerRoot,
+      timeoutMs: CLOUD_TIMEOUT_MS,
+      defaultResyncMs: DEFAULT_RESYNC_MS,
+    });
+  });
+
   program
     .command('crds')
     .description('print the k8or CRDs as YAML, ready for kubectl apply -f -')
@@ -142,9 +171,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) {
       return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? ExitCode.ok : ExitCode.usage;
     }
-    if (error instanceof ManifestPathError || error instanceof PlanUsageError || error instanceof ValidateUsageError || error instanceof ClusterContextError) {
+    if (error instanceof ManifestPathError || error instanceof PlanUsageError || error instanceof ValidateUsageError || error instanceof ClusterContextError || error instanceof TraceArgumentError) {
       process.stderr.write(`k8or: ${error.message}\n`);
       return ExitCode.usage;
+    }
+    if (error instanceof TraceNotFoundError) {
+      process.stderr.write(`k8or trace: ${error.message}\n`);
+      return ExitCode.failed;
     }
     if (error instanceof ClusterReadError) {
       process.stderr.write(`k8or validate: ${error.message}\n`);

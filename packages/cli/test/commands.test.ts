@@ -201,13 +201,16 @@ describe('k8or: help, crds, and the Node version', () => {
   it('k8or --help lists every command; each command has help for each flag', async () => {
     const top = await k8or(['--help']);
     assert.equal(top.code, 0);
-    for (const command of ['sandbox', 'operator', 'webhook', 'validate', 'plan', 'import', 'crds']) assert.match(top.stdout, new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of ['sandbox', 'operator', 'webhook', 'validate', 'plan', 'import', 'trace', 'crds']) assert.match(top.stdout, new RegExp(`^  ${command}\\b`, 'm'));
     const operator = await k8or(['operator', '--help']);
     assert.equal(operator.code, 0);
     for (const flag of ['--providers', '--provider-root', '--namespaces', '--workers', '--resync-period', '--min-resync-period', '--reconcile-timeout', '--default-deletion-policy', '--leader-elect', '--leader-election-namespace', '--metrics-bind-address', '--health-probe-bind-address', '--log-level', '--webhook']) {
       assert.match(operator.stdout, new RegExp(`${flag}\\b.*\\S`), flag);
     }
     assert.match(operator.stdout, /env K8OR_WORKERS;\s+default\s+10/);
+    const trace = await k8or(['trace', '--help']);
+    assert.equal(trace.code, 0);
+    for (const flag of ['--namespace', '--kubeconfig', '--context', '--cluster-id', '--output', '--providers']) assert.match(trace.stdout, new RegExp(`${flag}\\b.*\\S`), flag);
   });
 
   it('k8or crds prints the three CRDs', async () => {

@@ -7,7 +7,18 @@ export class ClusterContextError extends Error {}
 /** Objects a list call pages through at a time. */
 const PAGE = 500;
 
-/** Read-only access to what plan, import and validate need from a cluster: GETs and LISTs, nothing else. */
+
+/** One Event of an object, as `kubectl describe` shows it. */
+export interface ObjectEvent {
+  type: string;
+  reason: string;
+  message: string;
+  count: number;
+  /** When it last happened (RFC 3339), if the Event says. */
+  last?: string;
+}
+
+/** Read-only access to what plan, import, validate and trace need from a cluster: GETs and LISTs, nothing else. */
 export class ClusterReader {
   readonly #core: CoreV1Api;
   readonly #custom: CustomObjectsApi;
@@ -80,6 +91,30 @@ export class ClusterReader {
     return Object.fromEntries(Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]));
   }
 
+  /** Just the names of a Secret's keys: what a report may show of it. Undefined when there is no such Secret. */
+  async secretKeys(namespace: string, name: string): Promise<string[] | undefined> {
+    const secret = await orUndefined(this.#core.readNamespacedSecret({ namespace, name }));
+    return secret ? Object.keys({ ...(secret.data ?? {}), ...(secret.stringData ?? {}) }).sort() : undefined;
+  }
+
+  async configMapData(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+    const configMap = await orUndefined(this.#core.readNamespacedConfigMap({ namespace, name }));
+    return configMap ? { ...(configMap.data ?? {}) } : undefined;
+  }
+
+  /** The Events about one object (core/v1, as the engine records them), oldest first; `namespace` undefined for a cluster-scoped object. */
+  async events(namespace: string | undefined, kind: string, name: string, uid: string | undefined): Promise<ObjectEvent[]> {
+    const fieldSelector = [`involvedObject.kind=${kind}`, `involvedObject.name=${name}`, ...(uid ? [`involvedObject.uid=${uid}`] : [])].join(',');
+    const list = namespace === undefined ? await this.#core.listEventForAllNamespaces({ fieldSelector }) : await this.#core.listNamespacedEvent({ namespace, fieldSelector });
+    const when = (e: (typeof list.items)[number]): string | undefined => toIso(e.series?.lastObservedTime ?? e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata.creationTimestamp);
+    return list.items
+      .map((e) => {
+        const last = when(e);
+        return { type: e.type ?? 'Normal', reason: e.reason ?? '', message: e.message ?? '', count: e.series?.count ?? e.count ?? 1, ...(last ? { last } : {}) };
+      })
+      .sort((a, b) => (a.last ?? '').localeCompare(b.last ?? ''));
+  }
+
   /** The operator's default cluster id: the uid of kube-system. */
   async kubeSystemUid(): Promise<string | undefined> {
     const namespace = await this.namespace('kube-system');
@@ -97,6 +132,11 @@ async function allPages(page: (next: string | undefined) => Promise<{ items: unk
     next = answer.next || undefined;
   } while (next);
   return items;
+}
+
+function toIso(value: Date | string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return value instanceof Date ? value.toISOString() : String(value);
 }
 
 /** A definite 404 is absence; every other failure (403, timeout) is an error. */
