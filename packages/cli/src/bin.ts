@@ -9,6 +9,8 @@ import { sandboxCommand } from './commands/sandbox.js';
 import { importCommand, ImportError } from './commands/import.js';
 import { planCommand, PlanUsageError } from './commands/plan.js';
 import { validateCommand } from './commands/validate.js';
+import { approveCommand } from './commands/approve.js';
+import { reconcileCommand } from './commands/reconcile.js';
 import { ManifestPathError } from './manifests/read.js';
 
 /** How long plan and import wait for one cloud call. */
@@ -123,6 +125,31 @@ export async function main(argv: readonly string[]): Promise<number> {
   ).action(async (options: { providerConfig: string; kubeconfig?: string; namespace: string; kinds: ManagedKindName[]; includeManaged: boolean; providers?: string[]; providerRoot?: string }) => {
     exitCode = await importCommand({ ...options, kubeconfig: options.kubeconfig, providerRoot: options.providerRoot, providers: options.providers ?? [], timeoutMs: CLOUD_TIMEOUT_MS });
   });
+
+  program
+    .command('approve')
+    .description('approve the drift a Bucket or Table holds under spec.driftPolicy Hold: prints the held difference and writes its digest into k8or.io/approve-drift; the operator then repairs exactly that difference')
+    .argument('<KIND/NAME>', 'the object, such as bucket/photos or table/orders')
+    .option('-n, --namespace <NS>', 'namespace of the object (default: the kubeconfig context\'s, else default)')
+    .option('--kubeconfig <FILE>', 'the cluster (default: KUBECONFIG, in-cluster, ~/.kube/config)')
+    .action(async (target: string, options: { namespace?: string; kubeconfig?: string }) => {
+      exitCode = await approveCommand({ target, namespace: options.namespace, kubeconfig: options.kubeconfig });
+    });
+
+  program
+    .command('reconcile')
+    .description('reconcile a Bucket or Table now, drift check included, by setting k8or.io/reconcile-requested-at; the operator echoes the value in status.lastHandledReconcileAt')
+    .argument('<KIND/NAME>', 'the object, such as bucket/photos or table/orders')
+    .option('-n, --namespace <NS>', 'namespace of the object (default: the kubeconfig context\'s, else default)')
+    .option('--kubeconfig <FILE>', 'the cluster (default: KUBECONFIG, in-cluster, ~/.kube/config)')
+    .option('--wait <SECONDS>', 'wait up to SECONDS for the operator to handle it, then print Synced', (v) => {
+      const seconds = Number(v);
+      if (!Number.isFinite(seconds) || seconds < 0) throw new InvalidArgumentError('must be a number of seconds');
+      return seconds;
+    })
+    .action(async (target: string, options: { namespace?: string; kubeconfig?: string; wait?: number }) => {
+      exitCode = await reconcileCommand({ target, namespace: options.namespace, kubeconfig: options.kubeconfig, waitMs: (options.wait ?? 0) * 1000 });
+    });
 
   program
     .command('crds')
