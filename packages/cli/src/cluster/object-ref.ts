@@ -18,3 +18,14 @@ export function parseObjectRef(text: string): ObjectRef {
   if (!kind || !name || rest.length > 0) throw new ObjectRefError(`"${text}" is not KIND/NAME with KIND one of ${MANAGED_KINDS.map((k) => KINDS[k].singular).join(', ')} (for example bucket/photos)`);
   return { kind, name };
 }
+
+/** The object a command names, or undefined after telling the user why `text` names none (a usage error). */
+export function objectRefOrUsage(text: string, err: { write(text: string): unknown }): ObjectRef | undefined {
+  try {
+    return parseObjectRef(text);
+  } catch (error) {
+    if (!(error instanceof ObjectRefError)) throw error;
+    err.write(`k8or: ${error.message}\n`);
+    return undefined;
+  }
+}

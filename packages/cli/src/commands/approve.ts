@@ -1,7 +1,7 @@
 import { Annotations, KINDS, type DriftEntry } from '@k8or/api';
 import { isConflict } from '@k8or/core';
 import { ManagedObjects } from '../cluster/managed-objects.js';
-import { parseObjectRef, ObjectRefError } from '../cluster/object-ref.js';
+import { objectRefOrUsage } from '../cluster/object-ref.js';
 
 export interface ApproveOptions {
   /** `KIND/NAME`. */
@@ -21,16 +21,8 @@ interface Output {
  * Exit 0 approved, 1 nothing to approve or a failure, 2 usage.
  */
 export async function approveCommand(options: ApproveOptions, out: Output = process.stdout, err: Output = process.stderr): Promise<number> {
-  let ref;
-  try {
-    ref = parseObjectRef(options.target);
-  } catch (error) {
-    if (error instanceof ObjectRefError) {
-      err.write(`k8or: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
-  }
+  const ref = objectRefOrUsage(options.target, err);
+  if (!ref) return 2;
   const objects = ManagedObjects.from(options.kubeconfig, options.namespace);
   const what = `${KINDS[ref.kind].singular} ${objects.namespace}/${ref.name}`;
   try {

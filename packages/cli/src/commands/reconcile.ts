@@ -1,6 +1,6 @@
 import { Annotations, ConditionTypes, KINDS, type ManagedResource } from '@k8or/api';
 import { ManagedObjects } from '../cluster/managed-objects.js';
-import { parseObjectRef, ObjectRefError } from '../cluster/object-ref.js';
+import { objectRefOrUsage } from '../cluster/object-ref.js';
 
 export interface ReconcileOptions {
   /** `KIND/NAME`. */
@@ -25,16 +25,8 @@ const POLL_MS = 500;
  * Exit 0 requested (and handled, when waiting), 1 a failure or the wait ran out, 2 usage.
  */
 export async function reconcileCommand(options: ReconcileOptions, out: Output = process.stdout, err: Output = process.stderr): Promise<number> {
-  let ref;
-  try {
-    ref = parseObjectRef(options.target);
-  } catch (error) {
-    if (error instanceof ObjectRefError) {
-      err.write(`k8or: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
-  }
+  const ref = objectRefOrUsage(options.target, err);
+  if (!ref) return 2;
   const objects = ManagedObjects.from(options.kubeconfig, options.namespace);
   const what = `${KINDS[ref.kind].singular} ${objects.namespace}/${ref.name}`;
   try {
