@@ -194,6 +194,16 @@ describe('Hold and its approval', () => {
   });
 });
 
+describe('the interval in force', () => {
+  it('status.driftCheckInterval shows the resync period: the annotation, else the default', async () => {
+    const w = await driftedBucket(undefined);
+    assert.equal(w.object('photos')?.status?.driftCheckInterval, '1h');
+    w.annotate('photos', Annotations.resyncPeriod, '90s');
+    await w.reconcile('photos');
+    assert.equal(w.object('photos')?.status?.driftCheckInterval, '1m30s');
+  });
+});
+
 describe('reconcile now', () => {
   it('echoes k8or.io/reconcile-requested-at into status.lastHandledReconcileAt', async () => {
     const w = await driftedBucket({ default: 'Report' });
@@ -201,5 +211,15 @@ describe('reconcile now', () => {
     await w.reconcile('photos');
     assert.equal(w.object('photos')?.status?.lastHandledReconcileAt, '2026-11-27T18:00:00Z');
     assert.equal(w.synced('photos')?.reason, Reasons.DriftReported, 'the drift check ran');
+  });
+
+  it('echoes it on an object in sync too, where nothing else in status changes', async () => {
+    const w = world();
+    w.objects.put(bucket('quiet', { name: 'quiet-bucket' }));
+    await w.reconcile('quiet');
+    assert.equal(w.synced('quiet')?.reason, Reasons.ReconcileSuccess);
+    w.annotate('quiet', Annotations.reconcileRequestedAt, 'now-1');
+    await w.reconcile('quiet');
+    assert.equal(w.object('quiet')?.status?.lastHandledReconcileAt, 'now-1');
   });
 });

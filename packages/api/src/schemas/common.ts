@@ -128,6 +128,10 @@ export const managedStatusSchema = obj('Observed state, written by the operator.
     'Digest of the drift held under driftPolicy Hold. Annotate the object with k8or.io/approve-drift=<this digest> (or run k8or approve KIND/NAME) to have exactly that difference repaired. Absent when nothing is held.',
     { maxLength: 128 },
   ),
+  driftCheckInterval: str(
+    'How often the operator checks the cloud for drift, as a Go duration (1h, 30s): the k8or.io/resync-period annotation, else the operator\'s --resync-period, never below its --min-resync-period. k8or reconcile KIND/NAME checks at once.',
+    { maxLength: 64 },
+  ),
   lastHandledReconcileAt: str('The value of the k8or.io/reconcile-requested-at annotation the operator last handled.', { maxLength: 256 }),
   target: map(
     'Where the cloud resource lives (provider, account, region, project, storage account, instance, endpoint), recorded when k8or created the resource or proved it its own. If the ProviderConfig later resolves elsewhere, the operator stops with a condition rather than create a second resource. Never holds credentials.',

@@ -103,6 +103,11 @@ export interface ManagedStatus {
    * nothing is held.
    */
   heldDriftDigest?: string;
+  /**
+   * How often the cloud is checked for drift, as a Go duration (`1h`, `30s`): the
+   * `k8or.io/resync-period` annotation, else the operator's default, never below its floor.
+   */
+  driftCheckInterval?: string;
   /** The value of the `k8or.io/reconcile-requested-at` annotation the last reconcile handled. */
   lastHandledReconcileAt?: string;
   /**

@@ -37,7 +37,7 @@ import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
 import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
 import { driftDigest, heldDriftApproved, sortDrift } from '../policy/drift.js';
-import { DEFAULT_RESYNC_FLOOR_MS, resyncPeriodFor, withJitter } from '../policy/resync.js';
+import { DEFAULT_RESYNC_FLOOR_MS, formatGoDuration, resyncPeriodFor, withJitter } from '../policy/resync.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerSettingsViolations } from '../policy/settings.js';
 import { rateLimitViolations } from '../policy/rate-limits.js';
@@ -690,6 +690,7 @@ export class ManagedReconciler {
         provider: target.provider,
         drift: [...pending.map((d) => driftEntry(d)), ...[...held, ...reported, ...holding].map((d) => driftEntry(d, leftAlone.get(d.field)))],
         heldDriftDigest: digest,
+        driftCheckInterval: this.#resyncPeriod(resource),
         ...(options.record ? { target: target.cloudTarget, ...(observation.identity ? { identity: observation.identity } : {}) } : {}),
       },
       // A change still on its way is no warning: it is looked at again within seconds.
@@ -709,6 +710,7 @@ export class ManagedReconciler {
         provider: target.provider,
         drift: [],
         heldDriftDigest: null,
+        driftCheckInterval: this.#resyncPeriod(resource),
       });
       return this.#resync(resource);
     }
@@ -725,7 +727,15 @@ export class ManagedReconciler {
     await this.#setStatus(
       resource,
       call,
-      { ready: readyCondition(observation), synced, atProvider: observation, provider: target.provider, drift: drift.map((d) => driftEntry(d)), heldDriftDigest: null },
+      {
+        ready: readyCondition(observation),
+        synced,
+        atProvider: observation,
+        provider: target.provider,
+        drift: drift.map((d) => driftEntry(d)),
+        heldDriftDigest: null,
+        driftCheckInterval: this.#resyncPeriod(resource),
+      },
       synced.status === 'False' ? { type: 'Warning', reason: synced.reason, message: synced.message } : undefined,
     );
     return this.#resync(resource);
@@ -794,6 +804,11 @@ export class ManagedReconciler {
     return { requeueAfterMs: withJitter(resyncPeriodFor(resource, this.#resyncPeriodMs, this.#resyncFloorMs), this.#resyncJitter, this.#random) };
   }
 
+  /** The drift-check period in force for the resource (before jitter), as status shows it. */
+  #resyncPeriod(resource: ManagedResource): string {
+    return formatGoDuration(resyncPeriodFor(resource, this.#resyncPeriodMs, this.#resyncFloorMs));
+  }
+
   /**
    * Computes the new status and writes it only when it differs from the
    * stored one (a no-op resync writes nothing). The Event, if any, goes out
@@ -812,6 +827,8 @@ export class ManagedReconciler {
       drift?: readonly DriftEntry[];
       /** The digest of drift held for approval; null: nothing held. */
       heldDriftDigest?: string | null;
+      /** The drift-check period in force, as a Go duration. */
+      driftCheckInterval?: string;
       target?: CloudTarget;
       identity?: ResourceIdentity;
     },
@@ -838,6 +855,7 @@ export class ManagedReconciler {
       }
       if (change.heldDriftDigest) next.heldDriftDigest = change.heldDriftDigest;
       else if (change.heldDriftDigest === null) delete next.heldDriftDigest;
+      if (change.driftCheckInterval) next.driftCheckInterval = change.driftCheckInterval;
       const requested = current.metadata.annotations?.[Annotations.reconcileRequestedAt];
       if (requested !== undefined) next.lastHandledReconcileAt = requested;
       if (change.target) next.target = { ...change.target };
