@@ -3,9 +3,11 @@
 // held under driftPolicy Hold, shown, approved by digest and then repaired.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { GetBucketTaggingCommand, PutBucketTaggingCommand, S3Client } from '@aws-sdk/client-s3';
 import { API_VERSION, Annotations, type Bucket } from '@k8or/api';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
@@ -16,6 +18,7 @@ import { awsProvider } from '@k8or/provider-aws';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { k8or } from './support.ts';
 
+const run = promisify(execFile);
 const credentials = { accessKeyId: 'AKIADRIFTTESTEXAMPLE', secretAccessKey: 'drift-test-secret-access-key' };
 const CLUSTER_ID = 'drift-test-cluster';
 const NS = 'media';
@@ -67,6 +70,21 @@ describe('k8or reconcile and k8or approve: drift held under Hold is repaired onl
     await s3Fake?.stop();
     await sandbox?.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('kubectl explain bucket.spec.driftPolicy describes the modes and the approval', async (t) => {
+    const explained = await run('kubectl', ['explain', 'bucket.spec.driftPolicy'], { env, timeout: 60_000 }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (!explained) {
+      t.skip('kubectl is not installed');
+      return;
+    }
+    assert.match(explained.stdout, /FIELD:\s+driftPolicy/);
+    assert.match(explained.stdout.replace(/\s+/g, ' '), /Report shows the difference/);
+    assert.match(explained.stdout, /k8or\.io\/approve-drift/);
+    assert.match(explained.stdout, /fields\s+<\[\]Object>/);
   });
 
   it('reconcile shows the held drift at once; approve prints it and has exactly it repaired; usage errors exit 2', async () => {
