@@ -99,6 +99,19 @@ describe('drift policy modes', () => {
     assert.equal(driftModeFor({ fields: [{ path: 'spec.label', mode: 'Hold' }] }, 'spec.labels'), 'Repair', 'a path covers whole segments only');
   });
 
+  it('a change of spec.driftPolicy alone is no request to apply the spec: the drift stays under the policy', async () => {
+    const w = await driftedBucket({ default: 'Report' });
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.DriftReported);
+    w.objects.editSpec('Bucket', NS, 'photos', (spec) => {
+      spec.driftPolicy = { default: 'Hold' };
+    });
+    await w.reconcile('photos');
+    assert.deepEqual(w.cloud.buckets.get('photos-drift')?.labels, { team: 'ops' }, 'not repaired by the policy edit');
+    assert.equal(w.synced('photos')?.reason, Reasons.DriftHeld);
+    assert.equal(w.object('photos')?.status?.observedGeneration, w.object('photos')?.metadata.generation);
+  });
+
   it('a new generation is applied whatever the mode: the user asked for the spec', async () => {
     const w = await driftedBucket({ default: 'Hold' });
     w.objects.editSpec('Bucket', NS, 'photos', (spec) => {

@@ -132,6 +132,10 @@ export const managedStatusSchema = obj('Observed state, written by the operator.
     'How often the operator checks the cloud for drift, as a Go duration (1h, 30s): the k8or.io/resync-period annotation, else the operator\'s --resync-period, never below its --min-resync-period. k8or reconcile KIND/NAME checks at once.',
     { maxLength: 64 },
   ),
+  appliedSpecDigest: str(
+    'Digest of the spec, without driftPolicy, the cloud was last brought in line with: a change of spec.driftPolicy alone applies nothing, and drift stays under the policy.',
+    { maxLength: 128 },
+  ),
   lastHandledReconcileAt: str('The value of the k8or.io/reconcile-requested-at annotation the operator last handled.', { maxLength: 256 }),
   target: map(
     'Where the cloud resource lives (provider, account, region, project, storage account, instance, endpoint), recorded when k8or created the resource or proved it its own. If the ProviderConfig later resolves elsewhere, the operator stops with a condition rather than create a second resource. Never holds credentials.',

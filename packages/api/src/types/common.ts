@@ -108,6 +108,11 @@ export interface ManagedStatus {
    * `k8or.io/resync-period` annotation, else the operator's default, never below its floor.
    */
   driftCheckInterval?: string;
+  /**
+   * Digest of the spec (without `driftPolicy`) the cloud was last brought in line with: a new
+   * generation that changed only the drift policy is no request to apply the spec.
+   */
+  appliedSpecDigest?: string;
   /** The value of the `k8or.io/reconcile-requested-at` annotation the last reconcile handled. */
   lastHandledReconcileAt?: string;
   /**

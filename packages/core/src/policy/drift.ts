@@ -48,6 +48,24 @@ export function driftDigest(drift: readonly FieldDiff[]): string {
   return createHash('sha256').update(canonical(entries) ?? '').digest('hex').slice(0, 32);
 }
 
+/** A stable digest of the spec without `driftPolicy`: equal for specs that ask the cloud for the same. */
+export function specDigest(spec: Readonly<Record<string, unknown>>): string {
+  const { driftPolicy: _policy, ...rest } = spec;
+  return createHash('sha256').update(canonical(rest) ?? '').digest('hex').slice(0, 32);
+}
+
+/**
+ * Whether this pass finds drift rather than a request: the spec was brought in line before
+ * (observedGeneration current), or only the drift policy changed since (the applied spec's
+ * digest still matches). A spec change is the user asking, and is applied whatever the policy.
+ */
+export function isResync(resource: ManagedResource): boolean {
+  const status = resource.status;
+  if (status?.observedGeneration === undefined) return false;
+  if (status.observedGeneration === resource.metadata.generation) return true;
+  return status.appliedSpecDigest !== undefined && status.appliedSpecDigest === specDigest(resource.spec as unknown as Record<string, unknown>);
+}
+
 /** Whether the object's `k8or.io/approve-drift` annotation approves exactly this held drift. */
 export function heldDriftApproved(resource: ManagedResource, held: readonly FieldDiff[]): boolean {
   const approval = resource.metadata.annotations?.[Annotations.approveDrift]?.trim();

@@ -61,5 +61,6 @@ function normalise(status: ManagedStatus): unknown {
     heldDriftDigest: status.heldDriftDigest,
     driftCheckInterval: status.driftCheckInterval,
     lastHandledReconcileAt: status.lastHandledReconcileAt,
+    appliedSpecDigest: status.appliedSpecDigest,
   };
 }

@@ -36,7 +36,7 @@ import { decideOwnership, mayManage, ownerTagsFor } from '../policy/ownership.js
 import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
 import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
-import { driftDigest, heldDriftApproved, sortDrift } from '../policy/drift.js';
+import { driftDigest, heldDriftApproved, isResync, sortDrift, specDigest } from '../policy/drift.js';
 import { DEFAULT_RESYNC_FLOOR_MS, formatGoDuration, resyncPeriodFor, withJitter } from '../policy/resync.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerSettingsViolations } from '../policy/settings.js';
@@ -379,8 +379,8 @@ export class ManagedReconciler {
    * nothing is held.
    */
   #heldProtection(resource: ManagedResource, observation: Observation): FieldDiff[] {
-    const observed = resource.status?.observedGeneration;
-    const asked = observed !== undefined && resource.metadata.generation !== undefined && resource.metadata.generation > observed;
+    // A change of the drift policy alone asks for nothing (isResync).
+    const asked = resource.status?.observedGeneration !== undefined && !isResync(resource);
     if (asked) return [];
     const on = (observation.protection ?? []).filter((p) => p.enabled).map((p) => p.field);
     return (observation.diff ?? []).filter((d) => on.some((field) => d.field === field || d.field.startsWith(`${field}.`) || d.field.startsWith(`${field}[`)));
@@ -691,6 +691,7 @@ export class ManagedReconciler {
         drift: [...pending.map((d) => driftEntry(d)), ...[...held, ...reported, ...holding].map((d) => driftEntry(d, leftAlone.get(d.field)))],
         heldDriftDigest: digest,
         driftCheckInterval: this.#resyncPeriod(resource),
+        appliedSpecDigest: specDigest(resource.spec as unknown as Record<string, unknown>),
         ...(options.record ? { target: target.cloudTarget, ...(observation.identity ? { identity: observation.identity } : {}) } : {}),
       },
       // A change still on its way is no warning: it is looked at again within seconds.
@@ -829,6 +830,7 @@ export class ManagedReconciler {
       heldDriftDigest?: string | null;
       /** The drift-check period in force, as a Go duration. */
       driftCheckInterval?: string;
+      appliedSpecDigest?: string;
       target?: CloudTarget;
       identity?: ResourceIdentity;
     },
@@ -856,6 +858,7 @@ export class ManagedReconciler {
       if (change.heldDriftDigest) next.heldDriftDigest = change.heldDriftDigest;
       else if (change.heldDriftDigest === null) delete next.heldDriftDigest;
       if (change.driftCheckInterval) next.driftCheckInterval = change.driftCheckInterval;
+      if (change.appliedSpecDigest) next.appliedSpecDigest = change.appliedSpecDigest;
       const requested = current.metadata.annotations?.[Annotations.reconcileRequestedAt];
       if (requested !== undefined) next.lastHandledReconcileAt = requested;
       if (change.target) next.target = { ...change.target };
@@ -921,11 +924,6 @@ function driftEntry(diff: FieldDiff, mode?: DriftEntry['mode']): DriftEntry {
 /** Why a difference is not written this pass: a protection held, or the drift policy. */
 type LeftAlone = 'Protected' | 'Report' | 'Hold';
 
-/** A pass over a spec already brought in line once (observedGeneration set and current): what differs now is drift. */
-function isResync(resource: ManagedResource): boolean {
-  const observed = resource.status?.observedGeneration;
-  return observed !== undefined && observed === resource.metadata.generation;
-}
 
 /** `spec.versioning (wanted true, found false), spec.labels.team (...)`: what the user reads in events and conditions. */
 export function describeDiff(diff: readonly FieldDiff[]): string {
