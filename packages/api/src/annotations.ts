@@ -17,6 +17,17 @@ export const Annotations = {
   protect: 'k8or.io/protect',
   /** On a namespace: ProviderConfig used when a resource names none. */
   providerConfig: 'k8or.io/provider-config',
+  /**
+   * Approves the drift held under driftPolicy Hold: its value is the digest shown in
+   * `status.heldDriftDigest`. The engine repairs the held drift when the digest matches the drift
+   * it finds, then removes the annotation; a drift that changed since needs a new approval.
+   */
+  approveDrift: 'k8or.io/approve-drift',
+  /**
+   * Any new value asks for a reconcile now (a drift check included); the value handled last is
+   * echoed in `status.lastHandledReconcileAt`. `k8or reconcile KIND/NAME` sets it to the time.
+   */
+  reconcileRequestedAt: 'k8or.io/reconcile-requested-at',
   /** Engine marker: set (RFC 3339 time) just before the first create call. */
   createPending: 'k8or.io/create-pending',
   /** Engine marker: set (RFC 3339 time) once the create call returned success. */

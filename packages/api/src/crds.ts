@@ -46,6 +46,7 @@ const managedColumns: PrinterColumn[] = [
   { name: 'EXTERNAL-NAME', type: 'string', jsonPath: '.spec.name', description: 'Name of the resource in the cloud.' },
   condition('Ready'),
   condition('Synced'),
+  { name: 'DRIFT', type: 'integer', jsonPath: '.status.driftCount', description: 'How many settings differ between the cloud and the spec.' },
   { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   { name: 'CONFIG', type: 'string', jsonPath: '.spec.providerConfigRef.name', description: 'ProviderConfig in use.', priority: 1 },
   { name: 'LOCATION', type: 'string', jsonPath: '.status.atProvider.location', description: 'Where the resource lives.', priority: 1 },

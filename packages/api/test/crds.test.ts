@@ -66,10 +66,24 @@ describe('generated CRDs', () => {
     });
   }
 
-  it('prints provider, external name, Ready, Synced and age for Buckets and Tables', () => {
+  it('prints provider, external name, Ready, Synced, the drift count and age for Buckets and Tables', () => {
     for (const crd of crds.filter((c) => c.spec.names.kind !== 'ProviderConfig')) {
-      const names = crd.spec.versions[0]!.additionalPrinterColumns.filter((c) => !c.priority).map((c) => c.name);
-      assert.deepEqual(names, ['PROVIDER', 'EXTERNAL-NAME', 'READY', 'SYNCED', 'AGE']);
+      const columns = crd.spec.versions[0]!.additionalPrinterColumns.filter((c) => !c.priority);
+      assert.deepEqual(
+        columns.map((c) => c.name),
+        ['PROVIDER', 'EXTERNAL-NAME', 'READY', 'SYNCED', 'DRIFT', 'AGE'],
+      );
+      assert.deepEqual(columns.find((c) => c.name === 'DRIFT'), { name: 'DRIFT', type: 'integer', jsonPath: '.status.driftCount', description: 'How many settings differ between the cloud and the spec.' });
+    }
+  });
+
+  it('describes spec.driftPolicy for kubectl explain: modes, per-field paths, approval', () => {
+    for (const crd of crds.filter((c) => c.spec.names.kind !== 'ProviderConfig')) {
+      const policy = crd.spec.versions[0]!.schema.openAPIV3Schema.properties?.['spec']?.properties?.['driftPolicy'];
+      assert.ok(policy, `${crd.spec.names.kind} has spec.driftPolicy`);
+      assert.match(policy.description ?? '', /Repair.*Report.*Hold.*k8or\.io\/approve-drift/s);
+      assert.deepEqual(policy.properties?.['default']?.enum, ['Repair', 'Report', 'Hold']);
+      assert.deepEqual(policy.properties?.['fields']?.items?.required, ['path', 'mode']);
     }
   });
 

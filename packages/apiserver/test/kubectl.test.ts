@@ -125,12 +125,12 @@ for (const version of KUBECTL_VERSIONS) {
     it('lists Buckets with their printer columns', async () => {
       const table = await kubectlOk(env, ['get', 'buckets']);
       const [header, ...rows] = table.trim().split('\n');
-      assert.deepEqual(header!.split(/\s+/), ['NAME', 'PROVIDER', 'EXTERNAL-NAME', 'READY', 'SYNCED', 'AGE']);
+      assert.deepEqual(header!.split(/\s+/), ['NAME', 'PROVIDER', 'EXTERNAL-NAME', 'READY', 'SYNCED', 'DRIFT', 'AGE']);
       assert.deepEqual(rows.map((row) => row.split(/\s+/)[0]), ['archive', 'photos']);
       assert.match(rows[0]!, /^archive\s+\d+s$/, 'nothing observed yet, no external name');
       assert.match(rows.find((r) => r.startsWith('photos'))!, /^photos\s+photos-prod\s+\d+s$/);
       const wide = await kubectlOk(env, ['get', 'bucket', 'photos', '-o', 'wide']);
-      assert.deepEqual(wide.split('\n')[0]!.split(/\s+/), ['NAME', 'PROVIDER', 'EXTERNAL-NAME', 'READY', 'SYNCED', 'AGE', 'CONFIG', 'LOCATION']);
+      assert.deepEqual(wide.split('\n')[0]!.split(/\s+/), ['NAME', 'PROVIDER', 'EXTERNAL-NAME', 'READY', 'SYNCED', 'DRIFT', 'AGE', 'CONFIG', 'LOCATION']);
       const short = await kubectlOk(env, ['get', 'bkt', 'photos', '--no-headers']);
       assert.match(short, /^photos\s+photos-prod/);
       const category = await kubectlOk(env, ['get', 'k8or', '--no-headers']);
@@ -230,7 +230,7 @@ for (const version of KUBECTL_VERSIONS) {
       await watch.waitForOutput(/\narchive\s/);
       await kubectlOk(env, ['patch', 'bucket', 'archive', '--subresource=status', '--type=merge', '-p', readyStatus('Synced')]);
       const out = await watch.waitForOutput(/\narchive\s+aws\s+True\s+\S+/);
-      assert.match(out, /^NAME\s+PROVIDER\s+EXTERNAL-NAME\s+READY\s+SYNCED\s+AGE\n/);
+      assert.match(out, /^NAME\s+PROVIDER\s+EXTERNAL-NAME\s+READY\s+SYNCED\s+DRIFT\s+AGE\n/);
       watch.kill();
     });
 

@@ -12,6 +12,8 @@ import { ClusterReadError, validateCommand, ValidateUsageError } from './command
 import { ClusterContextError } from './cluster/reads.js';
 import { traceCommand, TraceNotFoundError } from './commands/trace.js';
 import { TraceArgumentError } from './trace/target-arg.js';
+import { approveCommand } from './commands/approve.js';
+import { reconcileCommand } from './commands/reconcile.js';
 import { ManifestPathError } from './manifests/read.js';
 
 /** How long plan and import wait for one cloud call. */
@@ -157,6 +159,31 @@ export async function main(argv: readonly string[]): Promise<number> {
       defaultResyncMs: DEFAULT_RESYNC_MS,
     });
   });
+
+  program
+    .command('approve')
+    .description('approve the drift a Bucket or Table holds under spec.driftPolicy Hold: prints the held difference and writes its digest into k8or.io/approve-drift; the operator then repairs exactly that difference')
+    .argument('<KIND/NAME>', 'the object, such as bucket/photos or table/orders')
+    .option('-n, --namespace <NS>', 'namespace of the object (default: the kubeconfig context\'s, else default)')
+    .option('--kubeconfig <FILE>', 'the cluster (default: KUBECONFIG, in-cluster, ~/.kube/config)')
+    .action(async (target: string, options: { namespace?: string; kubeconfig?: string }) => {
+      exitCode = await approveCommand({ target, namespace: options.namespace, kubeconfig: options.kubeconfig });
+    });
+
+  program
+    .command('reconcile')
+    .description('reconcile a Bucket or Table now, drift check included, by setting k8or.io/reconcile-requested-at; the operator echoes the value in status.lastHandledReconcileAt')
+    .argument('<KIND/NAME>', 'the object, such as bucket/photos or table/orders')
+    .option('-n, --namespace <NS>', 'namespace of the object (default: the kubeconfig context\'s, else default)')
+    .option('--kubeconfig <FILE>', 'the cluster (default: KUBECONFIG, in-cluster, ~/.kube/config)')
+    .option('--wait <SECONDS>', 'wait up to SECONDS for the operator to handle it, then print Synced', (v) => {
+      const seconds = Number(v);
+      if (!Number.isFinite(seconds) || seconds < 0) throw new InvalidArgumentError('must be a number of seconds');
+      return seconds;
+    })
+    .action(async (target: string, options: { namespace?: string; kubeconfig?: string; wait?: number }) => {
+      exitCode = await reconcileCommand({ target, namespace: options.namespace, kubeconfig: options.kubeconfig, waitMs: (options.wait ?? 0) * 1000 });
+    });
 
   program
     .command('crds')

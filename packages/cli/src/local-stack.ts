@@ -24,6 +24,8 @@ export interface LocalStackOptions {
   dataDir?: string;
   /** JSON log lines of every part go here. */
   logFile: string;
+  /** How often each resource is checked for drift; default the operator's (1 h). */
+  resyncPeriodMs?: number;
   logLevel: string;
   /** Told as each part starts and is ready (or fails with its fix), for the progress lines. */
   onProgress?: (event: ProgressEvent) => void;
@@ -161,6 +163,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       secretsNamespace: SYSTEM_NAMESPACE,
       metrics,
       health,
+      ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
       logger: logger.child({ component: 'engine' }),
     });
     await engine.start();

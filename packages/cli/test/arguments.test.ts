@@ -22,6 +22,8 @@ describe('k8or: bad arguments are refused with the option and the rule, before a
     [['sandbox', '--port', ''], /--port must be a whole number from 0 to 65535, got ""/],
     [['sandbox', '--log-level', 'loud'], /--log-level must be one of trace, debug, info, warn, error, fatal, silent, got "loud"/],
     [['sandbox', '--bogus'], /k8or sandbox: Unknown option '--bogus'/],
+    [['sandbox', '--resync-period', '5s'], /--resync-period must be a Go duration of at least 10s, such as 30s or 5m, got "5s"/],
+    [['sandbox', '--resync-period', 'soon'], /--resync-period must be a Go duration of at least 10s/],
     [['frob'], /unknown command 'frob'/],
   ];
   for (const [args, message] of cases) {

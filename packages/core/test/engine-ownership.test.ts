@@ -227,7 +227,8 @@ describe('protection only goes up on its own', () => {
     assert.deepEqual(w.cloud.tables.get('orders-protected')?.labels, { team: 'a' }, 'other drift repaired');
     assert.equal(w.synced('orders')?.reason, Reasons.ProtectionHeld);
     assert.match(w.synced('orders')?.message ?? '', /spec\.deletionProtection/);
-    assert.deepEqual(w.object('orders')?.status?.drift, [{ field: 'spec.deletionProtection', desired: false, actual: true }]);
+    assert.deepEqual(w.object('orders')?.status?.drift, [{ field: 'spec.deletionProtection', desired: false, actual: true, mode: 'Protected' }]);
+    assert.equal(w.object('orders')?.status?.driftCount, 1);
     assert.ok((outcome.requeueAfterMs ?? 0) > 60_000, 'held for the user: looked at again at the resync');
 
     // The delete never removes it: it stops, naming the setting, and calls no delete.

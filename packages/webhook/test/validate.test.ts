@@ -49,6 +49,28 @@ describe('validating webhook: what the cloud would reject is rejected at apply',
     assert.equal(response.status?.details?.causes.length, 2);
   });
 
+  it('denies a driftPolicy path that names no cloud setting of the kind, naming the entry and the rule', async () => {
+    const policy = {
+      driftPolicy: {
+        default: 'Report',
+        fields: [
+          { path: 'spec.labels.team', mode: 'Hold' },
+          { path: 'spec.versionin', mode: 'Hold' },
+          { path: 'spec.deletionPolicy', mode: 'Report' },
+          { path: 'spec.lifecycle.expirationDays', mode: 'Report' },
+          { path: 'spec.versioning', mode: 'Repair' },
+        ],
+      },
+    };
+    const response = await send(client, 'validate', reviewOf('CREATE', valid('drift', policy)));
+    assertDenied(response, 'spec.driftPolicy.fields[1].path', 'driftPolicy.path', /has no field "versionin"; its fields are .*versioning/);
+    assertDenied(response, 'spec.driftPolicy.fields[2].path', 'driftPolicy.path', /k8or's own setting/);
+    assertDenied(response, 'spec.driftPolicy.fields[3].path', 'driftPolicy.path', /spec\.lifecycle is a list/);
+    assert.equal(response.status?.details?.causes.length, 3, 'the valid paths pass');
+    const ok = await send(client, 'validate', reviewOf('CREATE', table('apps', 'orders', { name: 'apps.orders', providerConfigRef: { name: 'default' }, driftPolicy: { fields: [{ path: 'spec.billing.mode', mode: 'Hold' }] } })));
+    assert.equal(ok.allowed, true);
+  });
+
   it('denies a reference to a ProviderConfig that does not exist, or whose provider is not installed', async () => {
     const missing = await send(client, 'validate', reviewOf('CREATE', valid('x', { providerConfigRef: { name: 'nope' } })));
     assertDenied(missing, 'spec.providerConfigRef.name', 'providerconfig.exists', /ProviderConfig "nope" does not exist/);

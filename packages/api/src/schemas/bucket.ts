@@ -1,6 +1,7 @@
 import { arr, bool, immutable, int, notRemovable, obj, str, type JSONSchemaProps } from './json-schema.js';
 import {
   deletionPolicySchema,
+  driftPolicySchema,
   externalNameSchema,
   forceDeleteSchema,
   labelsSchema,
@@ -87,6 +88,7 @@ export const bucketSpecSchema: JSONSchemaProps = obj(
     forceDelete: forceDeleteSchema,
     managementPolicy: managementPolicySchema,
     writeOutputsTo: writeOutputsToSchema,
+    driftPolicy: driftPolicySchema,
   },
   {
     'x-kubernetes-validations': [notRemovable('name', 'spec.name'), notRemovable('location', 'spec.location')],

@@ -49,6 +49,31 @@ export const writeOutputsToSchema = obj(
   { required: ['name'] },
 );
 
+const driftModeSchema = (description: string): JSONSchemaProps => str(description, { enum: ['Repair', 'Report', 'Hold'] });
+
+export const driftPolicySchema = obj(
+  'What a drift check (a resync) does with a setting changed in the cloud behind k8or\'s back. Repair (the default) writes the spec\'s value back. Report shows the difference in status.drift, the DRIFT column and a Warning Event (reason DriftReported) and never writes it. Hold shows it with Synced False (reason DriftHeld) and the digest of the held difference in status.heldDriftDigest, and writes the spec\'s value back only once the object is annotated k8or.io/approve-drift=<that digest> (k8or approve KIND/NAME does it); a difference that changed since the approval needs a new one. A change to the spec itself (a new generation) is always applied, and drift that would lower a protection the cloud has on (deletion protection, versioning) is never repaired by a resync, whatever the mode.',
+  {
+    default: driftModeSchema('Mode for every setting no entry of fields names: Repair (default), Report or Hold.'),
+    fields: arr(
+      'Per-setting modes. An entry applies to the spec path it names and everything under it (spec.labels covers spec.labels.team); the longest matching path wins.',
+      obj(
+        'The mode for one spec path.',
+        {
+          path: str('Spec path of the setting, such as spec.versioning, spec.lifecycle or spec.labels.team. Checked against the kind\'s schema.', {
+            minLength: 6,
+            maxLength: 256,
+            pattern: '^spec\\.[A-Za-z0-9_.-]+$',
+          }),
+          mode: driftModeSchema('Repair, Report or Hold.'),
+        },
+        { required: ['path', 'mode'] },
+      ),
+      { maxItems: 64, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['path'] },
+    ),
+  },
+);
+
 const conditionSchema = obj(
   'A condition in metav1.Condition shape.',
   {
@@ -89,11 +114,29 @@ export const managedStatusSchema = obj('Observed state, written by the operator.
         field: str('Spec path of the setting, such as spec.versioning or spec.lifecycle.', { maxLength: 1024 }),
         desired: { description: 'The value the spec asks for (absent when the spec leaves it unset).', 'x-kubernetes-preserve-unknown-fields': true },
         actual: { description: 'The value found in the cloud (absent when unset there).', 'x-kubernetes-preserve-unknown-fields': true },
+        mode: str(
+          'What k8or does with it: Repair (written back now), Report (shown, never written), Hold (written back once approved), Protected (a protection k8or does not lower on its own). Absent for a change of the spec on its way.',
+          { enum: ['Repair', 'Report', 'Hold', 'Protected'] },
+        ),
       },
       { required: ['field'] },
     ),
     { maxItems: 100 },
   ),
+  driftCount: int('How many settings differ between the cloud and the spec (the entries of drift): the DRIFT column.', { minimum: 0 }),
+  heldDriftDigest: str(
+    'Digest of the drift held under driftPolicy Hold. Annotate the object with k8or.io/approve-drift=<this digest> (or run k8or approve KIND/NAME) to have exactly that difference repaired. Absent when nothing is held.',
+    { maxLength: 128 },
+  ),
+  driftCheckInterval: str(
+    'How often the operator checks the cloud for drift, as a Go duration (1h, 30s): the k8or.io/resync-period annotation, else the operator\'s --resync-period, never below its --min-resync-period. k8or reconcile KIND/NAME checks at once.',
+    { maxLength: 64 },
+  ),
+  appliedSpecDigest: str(
+    'Digest of the spec, without driftPolicy, the cloud was last brought in line with: a change of spec.driftPolicy alone applies nothing, and drift stays under the policy.',
+    { maxLength: 128 },
+  ),
+  lastHandledReconcileAt: str('The value of the k8or.io/reconcile-requested-at annotation the operator last handled.', { maxLength: 256 }),
   target: map(
     'Where the cloud resource lives (provider, account, region, project, storage account, instance, endpoint), recorded when k8or created the resource or proved it its own. If the ProviderConfig later resolves elsewhere, the operator stops with a condition rather than create a second resource. Never holds credentials.',
     str('One part of the target.', { maxLength: 1024 }),

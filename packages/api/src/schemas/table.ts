@@ -1,6 +1,7 @@
 import { bool, immutable, int, notRemovable, obj, str, type JSONSchemaProps } from './json-schema.js';
 import {
   deletionPolicySchema,
+  driftPolicySchema,
   externalNameSchema,
   labelsSchema,
   managedStatusSchema,
@@ -49,6 +50,7 @@ export const tableSpecSchema: JSONSchemaProps = obj(
     deletionPolicy: deletionPolicySchema,
     managementPolicy: managementPolicySchema,
     writeOutputsTo: writeOutputsToSchema,
+    driftPolicy: driftPolicySchema,
   },
   {
     required: ['partitionKey'],

@@ -18,6 +18,27 @@ export interface OutputsReference {
   name: string;
 }
 
+/**
+ * What a resync does with a setting the cloud changed behind k8or's back: `Repair` writes the
+ * spec's value back, `Report` shows the difference (status, Event) and never writes it, `Hold`
+ * shows it and writes it back only once a user approves exactly that difference.
+ */
+export type DriftMode = 'Repair' | 'Report' | 'Hold';
+export const DRIFT_MODES: readonly DriftMode[] = ['Repair', 'Report', 'Hold'];
+
+/** The mode for settings under one spec path. */
+export interface DriftFieldPolicy {
+  /** Spec path, such as `spec.versioning` or `spec.labels`: the setting and everything under it. */
+  path: string;
+  mode: DriftMode;
+}
+
+/** How a resync treats drift: a default mode and per-path overrides (the longest matching path wins). */
+export interface DriftPolicy {
+  default?: DriftMode;
+  fields?: DriftFieldPolicy[];
+}
+
 /** Spec fields shared by every managed kind. */
 export interface ManagedSpec {
   providerConfigRef?: ProviderConfigReference;
@@ -27,6 +48,7 @@ export interface ManagedSpec {
   deletionPolicy?: DeletionPolicy;
   managementPolicy?: ManagementPolicy;
   writeOutputsTo?: OutputsReference;
+  driftPolicy?: DriftPolicy;
 }
 
 /** What the provider last observed in the cloud. */
@@ -54,6 +76,11 @@ export interface DriftEntry {
   desired?: unknown;
   /** What the cloud has; absent when the cloud has it unset. */
   actual?: unknown;
+  /**
+   * What k8or does with it: a drift mode on a resync, `Protected` for a protection k8or does not
+   * lower on its own, absent for a change on its way (a new generation, or being repaired).
+   */
+  mode?: DriftMode | 'Protected';
 }
 
 /** Status shared by every managed kind. */
@@ -68,6 +95,26 @@ export interface ManagedStatus {
    * holds (ProtectionHeld), or a change not in effect yet (ChangesPending). Absent when it matches.
    */
   drift?: DriftEntry[];
+  /** How many settings differ (the length of `drift`): the DRIFT column of `kubectl get`. */
+  driftCount?: number;
+  /**
+   * Digest of the drift held for approval (driftPolicy Hold): annotate the object with
+   * `k8or.io/approve-drift: <digest>` to have exactly that difference repaired. Absent when
+   * nothing is held.
+   */
+  heldDriftDigest?: string;
+  /**
+   * How often the cloud is checked for drift, as a Go duration (`1h`, `30s`): the
+   * `k8or.io/resync-period` annotation, else the operator's default, never below its floor.
+   */
+  driftCheckInterval?: string;
+  /**
+   * Digest of the spec (without `driftPolicy`) the cloud was last brought in line with: a new
+   * generation that changed only the drift policy is no request to apply the spec.
+   */
+  appliedSpecDigest?: string;
+  /** The value of the `k8or.io/reconcile-requested-at` annotation the last reconcile handled. */
+  lastHandledReconcileAt?: string;
   /**
    * Where the cloud resource lives (provider, account, region, project, storage account,
    * instance, endpoint): recorded when k8or created the resource or proved it its own. An

@@ -7,7 +7,6 @@ export class ClusterContextError extends Error {}
 /** Objects a list call pages through at a time. */
 const PAGE = 500;
 
-
 /** One Event of an object, as `kubectl describe` shows it. */
 export interface ObjectEvent {
   type: string;

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { dirname, join, resolve } from 'node:path';
+import { DEFAULT_RESYNC_FLOOR_MS, parseGoDuration } from '@k8or/core/policy';
 import { localStackLogger, startLocalStack, type ProgressEvent } from '../local-stack.js';
 
 const HELP = `k8or sandbox: run k8or locally, ready for kubectl
@@ -17,7 +18,13 @@ Options:
                       (default: memory)
   --log-file FILE     JSON logs of every part (default .k8or/sandbox.log)
   --log-level LEVEL   debug, info, warn (default info)
+  --resync-period D   how often each resource is checked for drift, a Go
+                      duration (default 30s, so a change made in a local
+                      cloud shows at once; the operator's default is 1h)
 `;
+
+/** The sandbox checks for drift often: its clouds are local, and a new user should see drift at once. */
+export const SANDBOX_RESYNC_PERIOD = '30s';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -30,6 +37,7 @@ function parseSandboxArgs(argv: string[]) {
       'data-dir': { type: 'string' },
       'log-file': { type: 'string', default: '.k8or/sandbox.log' },
       'log-level': { type: 'string', default: 'info' },
+      'resync-period': { type: 'string', default: SANDBOX_RESYNC_PERIOD },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -58,13 +66,18 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
     process.stderr.write(`k8or sandbox: --log-level must be one of ${LOG_LEVELS.join(', ')}, got "${values['log-level']}"\n`);
     return 2;
   }
+  const resyncPeriodMs = parseGoDuration(values['resync-period']);
+  if (resyncPeriodMs === undefined || resyncPeriodMs < DEFAULT_RESYNC_FLOOR_MS) {
+    process.stderr.write(`k8or sandbox: --resync-period must be a Go duration of at least 10s, such as 30s or 5m, got "${values['resync-period']}"\n`);
+    return 2;
+  }
   const kubeconfigPath = resolve(values.kubeconfig);
   const logFile = resolve(values['log-file']);
   const logger = localStackLogger(logFile, values['log-level']);
   process.stdout.write('starting the k8or sandbox...\n');
   const started = Date.now();
   const stack = await startLocalStack(
-    { kubeconfigPath, port, logFile, logLevel: values['log-level'], onProgress: progressPrinter(), ...(values['data-dir'] ? { dataDir: resolve(values['data-dir']) } : {}) },
+    { kubeconfigPath, port, logFile, logLevel: values['log-level'], resyncPeriodMs, onProgress: progressPrinter(), ...(values['data-dir'] ? { dataDir: resolve(values['data-dir']) } : {}) },
     logger,
   );
   process.stdout.write(`all started in ${seconds(Date.now() - started)}\n`);
@@ -84,13 +97,14 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
       `  Azurite      blob ${e.azurite.blob}  table ${e.azurite.table}  (account ${e.azurite.accountName}; ProviderConfig local-azure)`,
       `  for scripts  ${join(dirname(kubeconfigPath), 'sandbox.json')} (endpoints and local credentials)`,
       `  logs         ${logFile}`,
+      `  drift check  every ${values['resync-period']} (--resync-period); k8or reconcile KIND/NAME checks one at once`,
       '',
       'Try it:',
       `  export KUBECONFIG=${kubeconfigPath}`,
       '  kubectl apply -f examples/sandbox/            # AWS, through the default ProviderConfig',
       '  kubectl apply -f examples/sandbox/gcp/        # GCP, through the local-gcp ProviderConfig',
       '  kubectl apply -f examples/sandbox/azure/      # Azure, through the local-azure ProviderConfig',
-      '  kubectl get buckets,tables',
+      '  kubectl get buckets,tables                   # the DRIFT column counts settings changed in the cloud',
       '  npx k8or plan -f examples/sandbox/           # what k8or would do, writing nothing',
       '  npx k8or import --provider-config local-gcp  # manifests for what a cloud already holds',
       '',

@@ -15,3 +15,4 @@ export * from './secrets.js';
 export * from './naming.js';
 export * from './settings.js';
 export * from './rate-limits.js';
+export * from './drift.js';

@@ -24,7 +24,14 @@ export const ResyncRules = {
   floor: 'resync-period.floor',
 } as const;
 
-const formatMs = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
+/** A period as a Go duration a user reads: `1h`, `1h30m`, `30s`, `1500ms`. */
+export function formatGoDuration(ms: number): string {
+  if (ms % 1000 !== 0 || ms === 0) return `${ms}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const sec = (ms % 60_000) / 1000;
+  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${sec ? `${sec}s` : ''}`;
+}
 
 /** What is wrong with a `k8or.io/resync-period` value, or undefined when it is a valid period at or above the floor. */
 export function resyncPeriodViolation(text: string, floorMs: number = DEFAULT_RESYNC_FLOOR_MS): Violation | undefined {
@@ -35,7 +42,7 @@ export function resyncPeriodViolation(text: string, floorMs: number = DEFAULT_RE
   }
   if (ms <= 0) return { field, rule: ResyncRules.positive, message: `must be a positive duration, not ${JSON.stringify(text)}` };
   if (ms < floorMs) {
-    return { field, rule: ResyncRules.floor, message: `${JSON.stringify(text)} is below the operator's floor of ${formatMs(floorMs)}; a shorter period would hammer the cloud API` };
+    return { field, rule: ResyncRules.floor, message: `${JSON.stringify(text)} is below the operator's floor of ${formatGoDuration(floorMs)}; a shorter period would hammer the cloud API` };
   }
   return undefined;
 }

@@ -57,5 +57,10 @@ function normalise(status: ManagedStatus): unknown {
     drift: status.drift && status.drift.length > 0 ? status.drift : undefined,
     target: status.target,
     identity: status.identity,
+    driftCount: status.driftCount,
+    heldDriftDigest: status.heldDriftDigest,
+    driftCheckInterval: status.driftCheckInterval,
+    lastHandledReconcileAt: status.lastHandledReconcileAt,
+    appliedSpecDigest: status.appliedSpecDigest,
   };
 }

@@ -37,6 +37,10 @@ export const Reasons = {
   DeletionBlocked: 'DeletionBlocked',
   /** ObserveOnly: the cloud differs from the spec (reported, never repaired). */
   DriftDetected: 'DriftDetected',
+  /** A resync found drift the driftPolicy holds for approval (mode Hold): not repaired until approved. */
+  DriftHeld: 'DriftHeld',
+  /** A resync found drift the driftPolicy only reports (mode Report): never repaired by a resync. */
+  DriftReported: 'DriftReported',
   ProviderConfigNotFound: 'ProviderConfigNotFound',
   ProviderNotInstalled: 'ProviderNotInstalled',
   KindNotSupported: 'KindNotSupported',
@@ -65,6 +69,8 @@ export const Reasons = {
   UpdatedExternalResource: 'UpdatedExternalResource',
   /** A resync found the cloud changed behind k8or's back and put it back. */
   RepairedDrift: 'RepairedDrift',
+  /** Drift held under driftPolicy Hold was repaired after its approval (k8or.io/approve-drift). */
+  RepairedApprovedDrift: 'RepairedApprovedDrift',
   DeletedExternalResource: 'DeletedExternalResource',
   RetainedExternalResource: 'RetainedExternalResource',
 } as const;
@@ -95,6 +101,10 @@ export const Messages = {
   protectionHeld: (fields: string) =>
     `The cloud is more protected than the spec in ${fields}; k8or does not lower a protection on its own. ` +
     'Set the spec to match, or change the spec (a new generation) to ask for the lower setting.',
+  driftHeld: (fields: string, kind: string, name: string, digest: string) =>
+    `The cloud differs from the spec in ${fields}; driftPolicy Hold keeps it until approved. ` +
+    `To repair exactly this difference, run k8or approve ${kind.toLowerCase()}/${name} (or annotate k8or.io/approve-drift=${digest}).`,
+  driftReported: (fields: string) => `The cloud differs from the spec in ${fields}; driftPolicy Report shows it and k8or does not change it.`,
   changesPending: (fields: string, seconds: number) => `The update was sent, but the cloud does not show it yet in ${fields}; looking again in ${seconds} s.`,
   protectedFromDeletion: (fields: string) =>
     `the cloud resource is protected from deletion by ${fields}; k8or never removes a protection on delete. Turn it off (in the spec, then wait for Synced), then delete again.`,

@@ -36,7 +36,8 @@ import { decideOwnership, mayManage, ownerTagsFor } from '../policy/ownership.js
 import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
 import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
-import { DEFAULT_RESYNC_FLOOR_MS, resyncPeriodFor, withJitter } from '../policy/resync.js';
+import { driftDigest, heldDriftApproved, isResync, sortDrift, specDigest } from '../policy/drift.js';
+import { DEFAULT_RESYNC_FLOOR_MS, formatGoDuration, resyncPeriodFor, withJitter } from '../policy/resync.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerSettingsViolations } from '../policy/settings.js';
 import { rateLimitViolations } from '../policy/rate-limits.js';
@@ -317,21 +318,35 @@ export class ManagedReconciler {
 
     const diff = observation.diff ?? [];
     const held = this.#heldProtection(resource, observation);
-    const repairable = diff.filter((d) => !held.includes(d));
+    // Only a resync's drift is the policy's: a new generation is the user asking for the spec.
+    const policyDrift = isResync(resource)
+      ? sortDrift(resource.spec.driftPolicy, diff.filter((d) => !held.includes(d) && d.field.startsWith('spec.')))
+      : { repair: [], report: [], hold: [] };
+    const approved = heldDriftApproved(resource, policyDrift.hold);
+    const kept = [...policyDrift.report, ...(approved ? [] : policyDrift.hold)];
+    // Not written this pass: protections the cloud has on, and drift the policy reports or holds.
+    const leftAlone = [...held, ...kept];
+    const repairable = diff.filter((d) => !leftAlone.includes(d));
     // Adopting, finishing a create, and an owner proven by identity alone write our owner tags, which is update's job even when the settings match.
     const tagsToWrite = decision.ownership !== 'ours' || (observation.ownerTags !== undefined && decision.proof !== 'owner-tags');
-    const sendable = held.length === 0 || held.every((d) => settableSpecPath(d.field));
-    const mustUpdate = sendable && (repairable.length > 0 || (!observation.upToDate && held.length === 0) || tagsToWrite);
+    const sendable = leftAlone.every((d) => settableSpecPath(d.field));
+    const mustUpdate = sendable && (repairable.length > 0 || (!observation.upToDate && leftAlone.length === 0) || tagsToWrite);
     let applyIssues: SettingIssue[] | undefined;
     if (mustUpdate) {
       try {
         call.signal.throwIfAborted();
-        // Held protections go to the provider as the cloud has them, so update leaves them be.
-        applyIssues = (await client.update(held.length > 0 ? withCloudValues(resource, held) : resource, observation, call))?.settingIssues;
+        // What is left alone goes to the provider as the cloud has it, so update leaves it be.
+        applyIssues = (await client.update(leftAlone.length > 0 ? withCloudValues(resource, leftAlone) : resource, observation, call))?.settingIssues;
       } catch (error) {
         return await this.#fail(resource, call, Reasons.CannotUpdateExternalResource, error);
       }
-      if (repairable.length > 0) {
+      if (approved) {
+        // An approval is for one repair: the same difference found again later needs a new one.
+        resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.approveDrift]: null } }, call.stop);
+        await this.#event(resource, call, 'Normal', Reasons.RepairedApprovedDrift, `Repaired approved drift in ${describeDiff(policyDrift.hold)}.`);
+      }
+      const unapproved = repairable.filter((d) => !(approved && policyDrift.hold.includes(d)));
+      if (unapproved.length > 0) {
         // Spec unchanged since the last successful reconcile means the cloud moved: drift.
         const drift = resource.status?.observedGeneration === resource.metadata.generation;
         await this.#event(
@@ -339,7 +354,7 @@ export class ManagedReconciler {
           call,
           drift ? 'Warning' : 'Normal',
           drift ? Reasons.RepairedDrift : Reasons.UpdatedExternalResource,
-          drift ? `Repaired drift in ${describeDiff(repairable)}.` : `Updated ${describeDiff(repairable)}.`,
+          drift ? `Repaired drift in ${describeDiff(unapproved)}.` : `Updated ${describeDiff(unapproved)}.`,
         );
       }
       try {
@@ -349,7 +364,12 @@ export class ManagedReconciler {
       }
     }
 
-    return await this.#succeed(resource, call, observation, target, externalName, { applyIssues, held: held.map((d) => d.field), record: true });
+    const leftModes = new Map<string, LeftAlone>([
+      ...held.map((d): [string, LeftAlone] => [d.field, 'Protected']),
+      ...policyDrift.report.map((d): [string, LeftAlone] => [d.field, 'Report']),
+      ...(approved ? [] : policyDrift.hold).map((d): [string, LeftAlone] => [d.field, 'Hold']),
+    ]);
+    return await this.#succeed(resource, call, observation, target, externalName, { applyIssues, leftAlone: leftModes, record: true });
   }
 
   /**
@@ -359,8 +379,8 @@ export class ManagedReconciler {
    * nothing is held.
    */
   #heldProtection(resource: ManagedResource, observation: Observation): FieldDiff[] {
-    const observed = resource.status?.observedGeneration;
-    const asked = observed !== undefined && resource.metadata.generation !== undefined && resource.metadata.generation > observed;
+    // A change of the drift policy alone asks for nothing (isResync).
+    const asked = resource.status?.observedGeneration !== undefined && !isResync(resource);
     if (asked) return [];
     const on = (observation.protection ?? []).filter((p) => p.enabled).map((p) => p.field);
     return (observation.diff ?? []).filter((d) => on.some((field) => d.field === field || d.field.startsWith(`${field}.`) || d.field.startsWith(`${field}[`)));
@@ -639,21 +659,26 @@ export class ManagedReconciler {
     observation: Observation,
     target: Target,
     externalName: string,
-    options: { applyIssues?: readonly SettingIssue[] | undefined; held?: readonly string[]; record?: boolean },
+    options: { applyIssues?: readonly SettingIssue[] | undefined; leftAlone?: ReadonlyMap<string, LeftAlone>; record?: boolean },
   ): Promise<ReconcileOutcome> {
     const outputsProblem = await this.#publishOutputs(resource, call, observation, target, externalName);
     const issues = distinctIssues([...(options.applyIssues ?? []), ...(observation.settingIssues ?? [])]);
-    const heldFields = new Set(options.held ?? []);
+    const leftAlone = options.leftAlone ?? new Map<string, LeftAlone>();
     const diff = observation.diff ?? [];
-    const held = diff.filter((d) => heldFields.has(d.field));
-    const pending = diff.filter((d) => !heldFields.has(d.field));
-    const converging = pending.length > 0 || (!observation.upToDate && held.length === 0);
+    const left = (mode: LeftAlone) => diff.filter((d) => leftAlone.get(d.field) === mode);
+    const [held, reported, holding] = [left('Protected'), left('Report'), left('Hold')];
+    const pending = diff.filter((d) => !leftAlone.has(d.field));
+    const converging = pending.length > 0 || (!observation.upToDate && pending.length === diff.length);
+    const digest = holding.length > 0 ? driftDigest(holding) : null;
     let problem: ConditionState | undefined;
     if (issues.length > 0) problem = { status: 'False', reason: Reasons.SettingsNotApplied, message: Messages.settingsNotApplied(describeIssues(issues)) };
     else if (converging) {
       const fields = pending.length > 0 ? describeDiff(pending) : 'settings the provider did not name';
       problem = { status: 'False', reason: Reasons.ChangesPending, message: Messages.changesPending(fields, Math.max(1, Math.round(this.#pollIntervalMs / 1000))) };
     } else if (held.length > 0) problem = { status: 'False', reason: Reasons.ProtectionHeld, message: Messages.protectionHeld(describeDiff(held)) };
+    else if (digest) {
+      problem = { status: 'False', reason: Reasons.DriftHeld, message: Messages.driftHeld(describeDiff(holding), this.kind, resource.metadata.name ?? '', digest) };
+    } else if (reported.length > 0) problem = { status: 'False', reason: Reasons.DriftReported, message: Messages.driftReported(describeDiff(reported)) };
     else problem = outputsProblem;
     await this.#setStatus(
       resource,
@@ -663,7 +688,10 @@ export class ManagedReconciler {
         synced: problem ?? { status: 'True', reason: Reasons.ReconcileSuccess, message: 'The cloud resource matches the spec.' },
         atProvider: observation,
         provider: target.provider,
-        drift: [...pending, ...held],
+        drift: [...pending.map((d) => driftEntry(d)), ...[...held, ...reported, ...holding].map((d) => driftEntry(d, leftAlone.get(d.field)))],
+        heldDriftDigest: digest,
+        driftCheckInterval: this.#resyncPeriod(resource),
+        appliedSpecDigest: specDigest(resource.spec as unknown as Record<string, unknown>),
         ...(options.record ? { target: target.cloudTarget, ...(observation.identity ? { identity: observation.identity } : {}) } : {}),
       },
       // A change still on its way is no warning: it is looked at again within seconds.
@@ -682,6 +710,8 @@ export class ManagedReconciler {
         synced: { status: 'True', reason: Reasons.Observed, message },
         provider: target.provider,
         drift: [],
+        heldDriftDigest: null,
+        driftCheckInterval: this.#resyncPeriod(resource),
       });
       return this.#resync(resource);
     }
@@ -698,7 +728,15 @@ export class ManagedReconciler {
     await this.#setStatus(
       resource,
       call,
-      { ready: readyCondition(observation), synced, atProvider: observation, provider: target.provider, drift },
+      {
+        ready: readyCondition(observation),
+        synced,
+        atProvider: observation,
+        provider: target.provider,
+        drift: drift.map((d) => driftEntry(d)),
+        heldDriftDigest: null,
+        driftCheckInterval: this.#resyncPeriod(resource),
+      },
       synced.status === 'False' ? { type: 'Warning', reason: synced.reason, message: synced.message } : undefined,
     );
     return this.#resync(resource);
@@ -767,6 +805,11 @@ export class ManagedReconciler {
     return { requeueAfterMs: withJitter(resyncPeriodFor(resource, this.#resyncPeriodMs, this.#resyncFloorMs), this.#resyncJitter, this.#random) };
   }
 
+  /** The drift-check period in force for the resource (before jitter), as status shows it. */
+  #resyncPeriod(resource: ManagedResource): string {
+    return formatGoDuration(resyncPeriodFor(resource, this.#resyncPeriodMs, this.#resyncFloorMs));
+  }
+
   /**
    * Computes the new status and writes it only when it differs from the
    * stored one (a no-op resync writes nothing). The Event, if any, goes out
@@ -782,7 +825,12 @@ export class ManagedReconciler {
       synced?: ConditionState;
       atProvider?: Observation;
       provider?: string;
-      drift?: readonly FieldDiff[];
+      drift?: readonly DriftEntry[];
+      /** The digest of drift held for approval; null: nothing held. */
+      heldDriftDigest?: string | null;
+      /** The drift-check period in force, as a Go duration. */
+      driftCheckInterval?: string;
+      appliedSpecDigest?: string;
       target?: CloudTarget;
       identity?: ResourceIdentity;
     },
@@ -803,9 +851,16 @@ export class ManagedReconciler {
       if (change.provider) next.provider = change.provider;
       if (change.atProvider?.atProvider) next.atProvider = change.atProvider.atProvider;
       if (change.drift) {
-        if (change.drift.length > 0) next.drift = change.drift.map(driftEntry);
+        if (change.drift.length > 0) next.drift = [...change.drift];
         else delete next.drift;
+        next.driftCount = change.drift.length;
       }
+      if (change.heldDriftDigest) next.heldDriftDigest = change.heldDriftDigest;
+      else if (change.heldDriftDigest === null) delete next.heldDriftDigest;
+      if (change.driftCheckInterval) next.driftCheckInterval = change.driftCheckInterval;
+      if (change.appliedSpecDigest) next.appliedSpecDigest = change.appliedSpecDigest;
+      const requested = current.metadata.annotations?.[Annotations.reconcileRequestedAt];
+      if (requested !== undefined) next.lastHandledReconcileAt = requested;
       if (change.target) next.target = { ...change.target };
       if (change.identity) next.identity = { ...change.identity };
       if (statusEqual(current.status, next)) break;
@@ -856,10 +911,19 @@ function readyCondition(observation: Observation): ConditionState {
   return { status: 'False', reason: Reasons.Creating, message: `Waiting for the cloud resource to become available${state ? ` (state ${state})` : ''}.` };
 }
 
-/** A diff entry as status.drift shows it: field, and the values where set. */
-function driftEntry(diff: FieldDiff): DriftEntry {
-  return { field: diff.field, ...(diff.desired !== undefined ? { desired: diff.desired } : {}), ...(diff.actual !== undefined ? { actual: diff.actual } : {}) };
+/** A diff entry as status.drift shows it: field, the values where set, and what k8or does with it. */
+function driftEntry(diff: FieldDiff, mode?: DriftEntry['mode']): DriftEntry {
+  return {
+    field: diff.field,
+    ...(diff.desired !== undefined ? { desired: diff.desired } : {}),
+    ...(diff.actual !== undefined ? { actual: diff.actual } : {}),
+    ...(mode ? { mode } : {}),
+  };
 }
+
+/** Why a difference is not written this pass: a protection held, or the drift policy. */
+type LeftAlone = 'Protected' | 'Report' | 'Hold';
+
 
 /** `spec.versioning (wanted true, found false), spec.labels.team (...)`: what the user reads in events and conditions. */
 export function describeDiff(diff: readonly FieldDiff[]): string {

@@ -1,4 +1,4 @@
-import { Annotations, type ManagedResource, type ProviderConfig, type Violation } from '@k8or/api';
+import { Annotations, driftPolicyViolations, type ManagedResource, type ProviderConfig, type Violation } from '@k8or/api';
 import type { ProviderPlugin } from '@k8or/core';
 import {
   canReadSecretsIn,
@@ -90,6 +90,7 @@ function validateManaged(kind: 'Bucket' | 'Table', object: Record<string, unknow
     return { violations: [{ field: 'spec', rule: Rules.object, message: `a ${kind} needs a spec object` }], warnings };
   }
   violations.push(...annotationViolations(object, context));
+  violations.push(...driftPolicyViolations(kind, object.spec));
   const policyAnnotation = annotation(object, Annotations.deletionPolicy);
   const specPolicy = stringField(object, 'spec', 'deletionPolicy');
   if (isDeletionPolicy(policyAnnotation) && specPolicy && specPolicy !== policyAnnotation) {
