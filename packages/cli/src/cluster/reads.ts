@@ -51,11 +51,6 @@ export class ClusterReader {
     return list.items ?? [];
   }
 
-  /** Every Namespace of the cluster (a LIST). */
-  async namespaces(): Promise<V1Namespace[]> {
-    return (await this.#core.listNamespace()).items;
-  }
-
   providerConfig(name: string): Promise<ProviderConfig | undefined> {
     return orUndefined(this.#custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providerconfigs', name }) as Promise<ProviderConfig>);
   }
@@ -72,12 +67,12 @@ export class ClusterReader {
     });
   }
 
-  /** Every Namespace. */
-  namespaces(): Promise<unknown[]> {
-    return allPages(async (next) => {
+  /** Every Namespace of the cluster (a LIST, page by page). */
+  async namespaces(): Promise<V1Namespace[]> {
+    return (await allPages(async (next) => {
       const page = await this.#core.listNamespace({ limit: PAGE, ...(next ? { _continue: next } : {}) });
       return { items: page.items, next: page.metadata?._continue };
-    });
+    })) as V1Namespace[];
   }
 
   namespace(name: string): Promise<unknown> {
