@@ -160,6 +160,17 @@ export function tableSettingIssues(table: Table, observed: Pick<ObservedTable, '
   return issues;
 }
 
+/**
+ * A table that can be read and written: ACTIVE, or UPDATING (a change in progress, such as a
+ * throughput or index change, keeps the table serving).
+ */
+export const isUsable = (status: string | undefined): boolean => status === 'ACTIVE' || status === 'UPDATING';
+
+/** The issue update reports for a protection it leaves on: the table is more protected than the spec, and k8or never lowers a protection on its own. */
+export function protectionKept(field: string, found: string): SettingIssue {
+  return { field, problem: 'unapplied', message: `${found} while the spec does not ask for it; k8or never turns a protection off on its own: turn it off in DynamoDB, or set ${field}: true` };
+}
+
 // --- the client ---------------------------------------------------------------------------------
 
 /** One DynamoDB table's client. No call waits for the table: observe reports ready once it is ACTIVE. */
@@ -258,8 +269,8 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
       location: this.#region,
       ...(description.CreationDateTime ? { createdTime: description.CreationDateTime.toISOString() } : {}),
     };
-    const ready = description.TableStatus === 'ACTIVE';
-    // TTL and backups cannot be read or set before the table is ACTIVE; report what we know and look again.
+    const ready = isUsable(description.TableStatus);
+    // TTL and backups cannot be read or set before the table is first ACTIVE; report what we know and look again.
     if (!ready) return { exists: true, ready: false, upToDate: true, diff: [], atProvider };
     const observed = await this.#read(description, call);
     const { diff, immutableDiff } = diffTable(table, observed, this.#context.ownerTags);
@@ -278,14 +289,14 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
   }
 
   /**
-   * Existence and owner tags: DescribeTable, then ListTagsOfResource when the table is ACTIVE. A
-   * table in any other state (CREATING, UPDATING, DELETING) exists, its tags unread, as observe
-   * reports it; only ResourceNotFoundException is absence.
+   * Existence and owner tags: DescribeTable, then ListTagsOfResource when the table is usable
+   * (ACTIVE or UPDATING). A table in any other state (CREATING, DELETING) exists, its tags unread, as
+   * observe reports it; only ResourceNotFoundException is absence.
    */
   async probe(_table: Table, call: CallOptions): Promise<Presence> {
     const description = await this.#describe(call);
     if (description === undefined) return { exists: false };
-    if (description.TableStatus !== 'ACTIVE' || !description.TableArn) return { exists: true };
+    if (!isUsable(description.TableStatus) || !description.TableArn) return { exists: true };
     const tags = await this.#tags(description.TableArn, call);
     return { exists: true, ...(tags instanceof Unsupported ? {} : { ownerTags: ownerTagsIn(tags, ownerTagKeys(this.#context.ownerTags)) }) };
   }
@@ -352,7 +363,12 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     }
   }
 
-  /** Changes what DynamoDB changes in place: billing and throughput, deletion protection, TTL, PITR, tags. */
+  /**
+   * Changes what DynamoDB changes in place: billing and throughput, deletion protection, TTL, PITR,
+   * tags. Protections (deletion protection, point-in-time recovery) only go up here: a table more
+   * protected than the spec keeps its protection, the result names it, and observe keeps reporting
+   * the difference.
+   */
   async update(table: Table, observation: Observation, call: CallOptions): Promise<ApplyResult | void> {
     if (observation.atProvider?.state !== 'ACTIVE') {
       throw new RetryableError(`DynamoDB table "${this.#name}" is ${observation.atProvider?.state ?? 'not ACTIVE'}; it can be updated once ACTIVE`);
@@ -360,15 +376,25 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     const diff = observation.diff ?? [];
     const drifted = (prefix: string): FieldDiff | undefined => diff.find((d) => d.field === prefix || d.field.startsWith(`${prefix}.`));
     const TableName = this.#name;
-    if (drifted('spec.billing') || drifted('spec.deletionProtection')) {
-      // DeletionProtectionEnabled goes with every UpdateTable: DynamoDB Local resets it when omitted.
+    const protection = drifted('spec.deletionProtection');
+    const keepProtection = protection?.actual === true;
+    const backups = drifted('spec.pointInTimeRecovery');
+    const keepBackups = backups?.actual === true;
+    const kept = [
+      ...(keepProtection ? [protectionKept('spec.deletionProtection', `DynamoDB table "${TableName}" has deletion protection on (DeletionProtectionEnabled)`)] : []),
+      ...(keepBackups ? [protectionKept('spec.pointInTimeRecovery', `DynamoDB table "${TableName}" has point-in-time recovery on`)] : []),
+    ];
+    if (drifted('spec.billing') || (protection && !keepProtection)) {
+      // DeletionProtectionEnabled goes with every UpdateTable (DynamoDB Local resets it when omitted),
+      // as the spec's value or, where the spec has none, as the table's own: never lower.
+      const DeletionProtectionEnabled = table.spec.deletionProtection === true || (await this.#describe(call))?.DeletionProtectionEnabled === true;
       await this.#call(call, 'UpdateTable', (d, abort) =>
         d.send(
           new UpdateTableCommand({
             TableName,
             // Real DynamoDB rejects an UpdateTable that repeats the current throughput, so billing goes only when it changed.
             ...(drifted('spec.billing') ? billingFor(table.spec.billing) : {}),
-            DeletionProtectionEnabled: table.spec.deletionProtection ?? false,
+            DeletionProtectionEnabled,
           }), abort,
         ),
       );
@@ -376,7 +402,9 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     const ttl = drifted('spec.ttlAttribute');
     if (ttl) await this.#updateTtl(table, typeof ttl.actual === 'string' ? ttl.actual : undefined, call);
     if (diff.some((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'))) await this.#updateTags(table, diff, call);
-    if (drifted('spec.pointInTimeRecovery')) return await this.#updatePointInTimeRecovery(table, call);
+    const recovery = backups && !keepBackups ? await this.#updatePointInTimeRecovery(table, call) : undefined;
+    const settingIssues = [...kept, ...(recovery?.settingIssues ?? [])];
+    if (settingIssues.length > 0) return { settingIssues };
   }
 
   /** TTL is one attribute at a time: turn the old one off before the new one on. */
@@ -402,9 +430,9 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
   }
 
   /**
-   * DeleteTable. Deletion protection is never switched off behind the user's back: while the spec
-   * asks for it, delete stops with DeletionBlockedError. A table still CREATING or UPDATING is retried;
-   * one already DELETING, or missing, is success.
+   * DeleteTable. A delete never removes a protection: a table with deletion protection on, whoever
+   * set it, stops with DeletionBlockedError naming the setting. A table still CREATING or UPDATING is
+   * retried; one already DELETING, or missing, is success.
    */
   async delete(table: Table, call: CallOptions): Promise<void> {
     const TableName = this.#name;
@@ -414,14 +442,11 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
       throw new RetryableError(`DynamoDB table "${TableName}" is ${description.TableStatus}; it can be deleted once ACTIVE`, { code: 'ResourceInUseException' });
     }
     if (description.DeletionProtectionEnabled) {
-      if (table.spec.deletionProtection) {
-        throw new DeletionBlockedError(
-          `DynamoDB table "${TableName}" has deletion protection on (spec.deletionProtection: true); set it to false to delete the table, or use deletionPolicy: Retain to keep it`,
-          { code: 'DeletionProtectionEnabled' },
-        );
-      }
-      // The spec says no protection: it was turned on behind k8or's back, so bring it in line first.
-      await this.#call(call, 'UpdateTable', (d, abort) => d.send(new UpdateTableCommand({ TableName, DeletionProtectionEnabled: false }), abort));
+      const why = table.spec.deletionProtection ? 'spec.deletionProtection: true' : 'set outside k8or: the spec does not ask for it';
+      throw new DeletionBlockedError(
+        `DynamoDB table "${TableName}" has deletion protection on (DeletionProtectionEnabled; ${why}), and a delete never turns a protection off: turn it off in DynamoDB to delete the table, or use deletionPolicy: Retain to keep it`,
+        { code: 'DeletionProtectionEnabled' },
+      );
     }
     try {
       await this.#callOrUndefined(call, 'DeleteTable', ['ResourceNotFoundException'], (d, abort) => d.send(new DeleteTableCommand({ TableName }), abort));

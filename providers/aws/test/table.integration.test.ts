@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -15,6 +15,43 @@ import { DeletionBlockedError, NotOwnedError, TerminalError, type ExternalClient
 import { destroyDynamoDbClients, tableConnector } from '@k8or/provider-aws';
 import { startDynamoDbLocal, type DynamoDbLocal } from '@k8or/local-clouds';
 import { awsProviderConfig, call, connectionContext, credentials, table } from './support.ts';
+
+/**
+ * A proxy in front of DynamoDB Local that forwards every request and answers DescribeTable with
+ * `status` as the table's TableStatus (the checksum header goes, since the body changes).
+ */
+async function startStatusProxy(target: string, status: string): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const base = new URL(target);
+  const server = createServer((req, res) => {
+    const describing = String(req.headers['x-amz-target'] ?? '').endsWith('.DescribeTable');
+    const upstream = httpRequest({ host: base.hostname, port: base.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('end', () => {
+        let body = Buffer.concat(chunks);
+        const headers = { ...answer.headers };
+        if (describing && answer.statusCode === 200) {
+          const parsed = JSON.parse(body.toString('utf8')) as { Table?: { TableStatus?: string } };
+          if (parsed.Table) parsed.Table.TableStatus = status;
+          body = Buffer.from(JSON.stringify(parsed));
+          delete headers['x-amz-crc32'];
+        }
+        headers['content-length'] = String(body.length);
+        res.writeHead(answer.statusCode ?? 502, headers).end(body);
+      });
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
 
 describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Local', () => {
   let local: DynamoDbLocal;
@@ -112,24 +149,70 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
     assert.deepEqual(observation.diff, []);
   });
 
-  it('keeps a protected table: delete stops with DeletionBlockedError while the spec asks for protection', async () => {
+  it('keeps a protected table: delete stops with DeletionBlockedError naming the setting, and never turns protection off', async () => {
     const resource = table('ledger', { deletionProtection: true });
     const client = await connect(resource);
     await client.create(resource, call);
     assert.equal((await describeTable('ledger'))?.DeletionProtectionEnabled, true);
-    await assert.rejects(client.delete(resource, call), (error: unknown) => {
-      assert.ok(error instanceof DeletionBlockedError);
-      assert.match(error.message, /deletion protection/);
+    const blocked = (error: unknown): boolean => {
+      assert.ok(error instanceof DeletionBlockedError, String(error));
+      assert.equal(error.code, 'DeletionProtectionEnabled');
+      assert.match(error.message, /deletion protection on \(DeletionProtectionEnabled/);
       return true;
-    });
-    assert.ok(await describeTable('ledger'));
-
+    };
+    await assert.rejects(client.delete(resource, call), blocked);
+    // A spec without protection does not lower it either: the delete still stops, and the table keeps its protection.
     const unprotected = table('ledger', { deletionProtection: false });
-    const observation = await client.observe(unprotected, call);
-    assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.deletionProtection']);
-    await client.update(unprotected, observation, call);
+    await assert.rejects(client.delete(unprotected, call), blocked);
+    assert.equal((await describeTable('ledger'))?.DeletionProtectionEnabled, true);
+
+    // Turned off where it was set, the table goes.
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'ledger', DeletionProtectionEnabled: false }));
     await client.delete(unprotected, call);
     await assert.rejects(describeTable('ledger'), { name: 'ResourceNotFoundException' });
+  });
+
+  it('reports deletion protection set outside k8or as drift and leaves it on: update names it, a billing repair keeps it, delete stops', async () => {
+    const resource = table('guarded', { deletionProtection: false });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'guarded', DeletionProtectionEnabled: true }));
+
+    const drifted = await client.observe(resource, call);
+    assert.deepEqual(drifted.diff, [{ field: 'spec.deletionProtection', desired: false, actual: true }]);
+    assert.equal(drifted.upToDate, false);
+    const applied = await client.update(resource, drifted, call);
+    assert.deepEqual(applied?.settingIssues?.map((i) => [i.field, i.problem]), [['spec.deletionProtection', 'unapplied']]);
+    assert.match(applied?.settingIssues?.[0]?.message ?? '', /never turns a protection off/);
+    assert.equal((await describeTable('guarded'))?.DeletionProtectionEnabled, true);
+
+    // Billing drifts too: its repair (an UpdateTable, which DynamoDB Local resets protection in unless told) keeps the protection.
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'guarded', BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 }, DeletionProtectionEnabled: true }));
+    const both = await client.observe(resource, call);
+    assert.deepEqual(both.diff?.map((d) => d.field), ['spec.billing.mode', 'spec.deletionProtection']);
+    await client.update(resource, both, call);
+    const after = await describeTable('guarded');
+    assert.equal(after?.BillingModeSummary?.BillingMode, 'PAY_PER_REQUEST');
+    assert.equal(after?.DeletionProtectionEnabled, true);
+    assert.deepEqual((await client.observe(resource, call)).diff?.map((d) => d.field), ['spec.deletionProtection']);
+
+    await assert.rejects(client.delete(resource, call), (error: unknown) => error instanceof DeletionBlockedError && /set outside k8or/.test(error.message));
+    assert.ok(await describeTable('guarded'));
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'guarded', DeletionProtectionEnabled: false }));
+    await client.delete(resource, call);
+  });
+
+  it('raises protection the spec asks for that the table lacks', async () => {
+    const resource = table('raised', { deletionProtection: true });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'raised', DeletionProtectionEnabled: false }));
+    const drifted = await client.observe(resource, call);
+    assert.deepEqual(drifted.diff, [{ field: 'spec.deletionProtection', desired: true, actual: false }]);
+    assert.equal(await client.update(resource, drifted, call), undefined);
+    assert.equal((await describeTable('raised'))?.DeletionProtectionEnabled, true);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'raised', DeletionProtectionEnabled: false }));
+    await client.delete(resource, call);
   });
 
   it('deletes a table with items, and deleting a missing table succeeds', async () => {
@@ -238,6 +321,28 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
         return true;
       });
     });
+  });
+
+  it('reports a table in UPDATING as ready (it serves reads and writes), with its settings read and compared', async () => {
+    const resource = table('busy-table', { ttlAttribute: 'expiresAt' });
+    await (await connect(resource)).create(resource, call);
+    await dynamodb.send(new UpdateTimeToLiveCommand({ TableName: 'busy-table', TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: false } }));
+    // DynamoDB Local finishes an UpdateTable at once; this proxy answers DescribeTable as DynamoDB does while one runs.
+    const proxy = await startStatusProxy(local.endpoint, 'UPDATING');
+    try {
+      const context = connectionContext(awsProviderConfig({ table: proxy.endpoint }), resource);
+      const client = await tableConnector.connect(resource, context);
+      const observation = await client.observe(resource, call);
+      assert.equal(observation.atProvider?.state, 'UPDATING');
+      assert.equal(observation.ready, true);
+      assert.deepEqual(observation.diff, [{ field: 'spec.ttlAttribute', desired: 'expiresAt', actual: undefined }]);
+      assert.equal(observation.upToDate, false);
+      context.calls.length = 0;
+      assert.deepEqual(await client.probe?.(resource, call), { exists: true });
+      assert.deepEqual(context.calls, ['DescribeTable', 'ListTagsOfResource'], 'the probe reads the tags of a usable table, as observe does');
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('reports no setting issue for a table that asks for nothing DynamoDB Local lacks', async () => {
