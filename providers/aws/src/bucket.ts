@@ -28,7 +28,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { isDeepStrictEqual } from 'node:util';
 import { type Bucket, type BucketEncryption, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation, type Presence } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, type ApplyResult, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation, type Presence, type SettingIssue } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
 import { callAws, hasCode, isAccessDenied } from './errors.js';
@@ -180,6 +180,27 @@ export function diffBucket(bucket: Bucket, observed: ObservedBucket, ownerTags: 
   }
   diff.push(...diffTags(desiredTags(bucket.spec.labels, ownerTags), observed.tags, ownerTagKeys(ownerTags)));
   return diff;
+}
+
+/**
+ * A difference whose repair would lower a protection: a public access block (any of the four
+ * settings on) the spec would turn off, or versioning it would suspend.
+ */
+export function lowersProtection(difference: FieldDiff): boolean {
+  if (difference.field === 'spec.publicAccess') return difference.desired === 'Allowed';
+  if (difference.field === 'spec.versioning') return difference.desired === false && difference.actual === true;
+  return false;
+}
+
+/** The issue update reports for a protection it leaves on: k8or never lowers a protection on its own. */
+export function protectionKept(field: string, what: string): SettingIssue {
+  const setting = field === 'spec.publicAccess' ? 'Block Public Access on' : 'versioning enabled';
+  const raise = field === 'spec.publicAccess' ? 'spec.publicAccess: Blocked' : 'spec.versioning: true';
+  return {
+    field,
+    problem: 'unapplied',
+    message: `${what} has ${setting} while the spec does not ask for it; k8or never lowers a protection on its own: change it in S3, or set ${raise}`,
+  };
 }
 
 /** atProvider for a bucket: its ARN, region and URL (path-style under an endpoint override). */
@@ -381,15 +402,22 @@ export class S3BucketClient implements ExternalClient<Bucket> {
     );
   }
 
-  /** Repairs each setting the observation found different, and only those. */
-  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
-    const fields = (observation.diff ?? []).map((d) => d.field);
-    const drifted = (prefix: string): boolean => fields.some((field) => field === prefix || field.startsWith(`${prefix}.`));
+  /**
+   * Repairs each setting the observation found different, and only those. Protections only go up
+   * here: a bucket more protected than the spec (a public access block, versioning) keeps its
+   * protection, the result names it, and observe keeps reporting the difference.
+   */
+  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<ApplyResult | void> {
+    const diff = observation.diff ?? [];
+    const drifted = (prefix: string): boolean => diff.some(({ field }) => field === prefix || field.startsWith(`${prefix}.`));
+    const kept = diff.filter(lowersProtection);
+    const repair = (field: string): boolean => drifted(field) && !kept.some((d) => d.field === field);
     if (drifted('spec.labels') || drifted('ownerTags')) await this.#putTags(bucket, call);
-    if (drifted('spec.publicAccess')) await this.#putPublicAccess(bucket, call);
+    if (repair('spec.publicAccess')) await this.#putPublicAccess(bucket, call);
     if (drifted('spec.encryption')) await this.#putEncryption(bucket, call);
-    if (drifted('spec.versioning')) await this.#putVersioning(bucket, call);
+    if (repair('spec.versioning')) await this.#putVersioning(bucket, call);
     if (drifted('spec.lifecycle')) await this.#putLifecycle(bucket, call);
+    if (kept.length > 0) return { settingIssues: kept.map((d) => protectionKept(d.field, `S3 bucket "${this.#name}"`)) };
   }
 
   /**

@@ -18,6 +18,7 @@ import {
   DeleteObjectCommand,
   CreateBucketCommand,
   DeletePublicAccessBlockCommand,
+  PutPublicAccessBlockCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { DeletionBlockedError, NotOwnedError, RetryableError, TerminalError, type ExternalClient } from '@k8or/core';
@@ -141,17 +142,36 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket }))).Status, 'Enabled');
   });
 
-  it('applies a spec change: versioning off becomes Suspended, labels and lifecycle follow', async () => {
+  it('applies a spec change but never lowers a protection: versioning and the public access block stay, reported, while labels and lifecycle follow', async () => {
     const resource = bucket('changing-bucket', { versioning: true, labels: { team: 'a' }, lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 1 }] });
     const client = await connect(resource);
     await client.create(resource, call);
     const changed = bucket('changing-bucket', { versioning: false, labels: { team: 'b' }, publicAccess: 'Allowed' });
     const observation = await client.observe(changed, call);
     assert.deepEqual(observation.diff?.map((d) => d.field).sort(), ['spec.labels.team', 'spec.lifecycle', 'spec.publicAccess', 'spec.versioning']);
-    await client.update(changed, observation, call);
-    assert.deepEqual((await client.observe(changed, call)).diff, []);
-    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: 'changing-bucket' }))).Status, 'Suspended');
+    client.calls.length = 0;
+    const applied = await client.update(changed, observation, call);
+    assert.deepEqual(client.calls.sort(), ['DeleteBucketLifecycle', 'PutBucketTagging']);
+    assert.deepEqual(applied?.settingIssues?.map((i) => [i.field, i.problem]).sort(), [['spec.publicAccess', 'unapplied'], ['spec.versioning', 'unapplied']]);
+    assert.ok(applied?.settingIssues?.every((i) => /never lowers a protection/.test(i.message)));
+    assert.deepEqual((await client.observe(changed, call)).diff?.map((d) => d.field).sort(), ['spec.publicAccess', 'spec.versioning']);
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: 'changing-bucket' }))).Status, 'Enabled');
+    assert.equal((await s3.send(new GetPublicAccessBlockCommand({ Bucket: 'changing-bucket' }))).PublicAccessBlockConfiguration?.BlockPublicPolicy, true);
     await assert.rejects(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'changing-bucket' })), { name: 'NoSuchLifecycleConfiguration' });
+  });
+
+  it('keeps a partial public access block set outside k8or on a bucket whose spec allows public access', async () => {
+    const Bucket = 'open-bucket';
+    const resource = bucket(Bucket, { publicAccess: 'Allowed' });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    assert.deepEqual((await client.observe(resource, call)).diff, []);
+    await s3.send(new PutPublicAccessBlockCommand({ Bucket, PublicAccessBlockConfiguration: { BlockPublicAcls: true, IgnorePublicAcls: false, BlockPublicPolicy: false, RestrictPublicBuckets: false } }));
+    const drifted = await client.observe(resource, call);
+    assert.deepEqual(drifted.diff?.map((d) => d.field), ['spec.publicAccess']);
+    const applied = await client.update(resource, drifted, call);
+    assert.deepEqual(applied?.settingIssues?.map((i) => i.field), ['spec.publicAccess']);
+    assert.equal((await s3.send(new GetPublicAccessBlockCommand({ Bucket }))).PublicAccessBlockConfiguration?.BlockPublicAcls, true);
   });
 
   it('reports a bucket whose tags were all removed with no owner tags ({}), and the missing ones as drift', async () => {
