@@ -9,6 +9,7 @@ import {
   DeletionBlockedError,
   NotOwnedError,
   RetryableError,
+  type ApplyResult,
   type CallOptions,
   type ConnectionContext,
   type Connector,
@@ -227,13 +228,32 @@ export function patchBody(desired: DesiredBucket, actual: DesiredBucket, diff: r
   const patch: Record<string, unknown> = {};
   if (fields.has('spec.versioning')) patch['versioning'] = { enabled: desired.versioning };
   if (fields.has('spec.publicAccess') || fields.has('uniformBucketLevelAccess')) {
-    patch['iamConfiguration'] = { uniformBucketLevelAccess: { enabled: desired.iamConfiguration.uniformBucketLevelAccess }, publicAccessPrevention: desired.iamConfiguration.publicAccessPrevention };
+    // The two go together in one iamConfiguration: the one not being repaired keeps the bucket's value.
+    const publicAccessPrevention = (fields.has('spec.publicAccess') ? desired : actual).iamConfiguration.publicAccessPrevention;
+    const uniformBucketLevelAccess = (fields.has('uniformBucketLevelAccess') ? desired : actual).iamConfiguration.uniformBucketLevelAccess;
+    patch['iamConfiguration'] = { uniformBucketLevelAccess: { enabled: uniformBucketLevelAccess }, publicAccessPrevention };
   }
   if (fields.has('spec.encryption')) patch['encryption'] = desired.kmsKey ? { defaultKmsKeyName: desired.kmsKey } : null;
   if (fields.has('spec.lifecycle')) patch['lifecycle'] = desired.lifecycle.length ? { rule: desired.lifecycle } : null;
   if (fields.has('storageClass')) patch['storageClass'] = desired.storageClass;
   if (fields.has('labels')) patch['labels'] = labelsPatch(desired.labels, actual.labels);
   return patch;
+}
+
+/**
+ * A difference whose repair would lower a protection: public access prevention the spec would
+ * relax (enforced to inherited), or versioning it would turn off.
+ */
+export function lowersProtection(difference: FieldDiff): boolean {
+  if (difference.field === 'spec.publicAccess') return difference.desired === 'Allowed' && difference.actual === 'Blocked';
+  if (difference.field === 'spec.versioning') return difference.desired === false && difference.actual === true;
+  return false;
+}
+
+/** The issue update reports for a protection it leaves on: k8or never lowers a protection on its own. */
+export function protectionKept(field: string, what: string): SettingIssue {
+  const [setting, raise] = field === 'spec.publicAccess' ? ['public access prevention enforced', 'spec.publicAccess: Blocked'] : ['versioning enabled', 'spec.versioning: true'];
+  return { field, problem: 'unapplied', message: `${what} has ${setting} while the spec does not ask for it; k8or never lowers a protection on its own: change it in Cloud Storage, or set ${raise}` };
 }
 
 /** atProvider: the self link, location, gs:// URL and creation time. */
@@ -355,8 +375,10 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
   /**
    * One patch with only the drifted settings, conditional on the metageneration the observation
    * saw: a concurrent change (412) is retried after a fresh observe rather than overwritten.
+   * Protections only go up here: a bucket more protected than the spec (public access prevention,
+   * versioning) keeps its protection, the result names it, and observe keeps reporting the difference.
    */
-  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
+  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<ApplyResult | void> {
     let read = this.#reads.get(observation);
     if (read === undefined) {
       // An observation this client did not make: read the bucket now and patch against that.
@@ -367,7 +389,9 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
     const { metageneration, actual } = read;
     const desired = this.#desired(bucket);
     // The labels go with every update: adoption and an interrupted create need the owner labels written.
-    const patch = { ...patchBody(desired, actual, observation.diff ?? []), labels: labelsPatch(desired.labels, actual.labels) };
+    const diff = observation.diff ?? [];
+    const kept = diff.filter(lowersProtection);
+    const patch = { ...patchBody(desired, actual, diff.filter((d) => !kept.includes(d))), labels: labelsPatch(desired.labels, actual.labels) };
     try {
       await this.#call(call, 'buckets.patch', (gcs) => gcs.setMetadata(patch as BucketMetadata, { ifMetagenerationMatch: Number(metageneration) }));
     } catch (error) {
@@ -377,6 +401,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
         cause: error,
       });
     }
+    if (kept.length > 0) return { settingIssues: kept.map((d) => protectionKept(d.field, `Cloud Storage bucket "${this.#context.externalName}"`)) };
   }
 
   /**

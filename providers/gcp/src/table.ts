@@ -18,7 +18,7 @@ import type { Table } from '@k8or/api';
 import {
   DeletionBlockedError,
   NotOwnedError,
-  RetryableError,
+  type ApplyResult,
   type CallOptions,
   type ConnectionContext,
   type Connector,
@@ -243,9 +243,11 @@ export class BigtableTableClient implements ExternalClient<Table> {
 
   /**
    * ModifyColumnFamilies for missing or changed families; UpdateTable (started, not awaited) for
-   * deletion protection. The settings Bigtable cannot apply are already in the observation's issues.
+   * deletion protection, which only goes up here: a table protected while the spec says `false`
+   * keeps its protection, the result names it, and observe keeps reporting the difference. The
+   * settings Bigtable cannot apply are already in the observation's issues.
    */
-  async update(table: Table, observation: Observation, call: CallOptions): Promise<void> {
+  async update(table: Table, observation: Observation, call: CallOptions): Promise<ApplyResult | void> {
     const diff = observation.diff ?? [];
     const families = desiredFamilies(table);
     const modifications = Object.entries(families).flatMap(([id, rule]): Modification[] => {
@@ -254,7 +256,19 @@ export class BigtableTableClient implements ExternalClient<Table> {
       return [];
     });
     if (modifications.length > 0) await this.#call(call, 'ModifyColumnFamilies', (admin, options) => admin.modifyColumnFamilies({ name: this.#tablePath, modifications }, options));
-    if (diff.some((d) => d.field === 'spec.deletionProtection')) await this.#setDeletionProtection(table.spec.deletionProtection ?? false, call);
+    const protection = diff.find((d) => d.field === 'spec.deletionProtection');
+    if (protection?.actual === true) {
+      return {
+        settingIssues: [
+          {
+            field: 'spec.deletionProtection',
+            problem: 'unapplied',
+            message: `Bigtable table "${this.#tablePath}" has deletion protection on while the spec does not ask for it; k8or never turns a protection off on its own: turn it off in Bigtable, or set spec.deletionProtection: true`,
+          },
+        ],
+      };
+    }
+    if (protection) await this.#setDeletionProtection(true, call);
   }
 
   /** Starts the UpdateTable operation; the next observe sees its effect. */
@@ -263,34 +277,29 @@ export class BigtableTableClient implements ExternalClient<Table> {
   }
 
   /**
-   * DeleteTable. Deletion protection is never switched off behind the user's back: while the spec
-   * asks for it, delete stops with DeletionBlockedError. Missing is success.
+   * DeleteTable. A delete never removes a protection: a table with deletion protection on, whoever
+   * set it, stops with DeletionBlockedError naming the setting. Missing is success.
    */
   async delete(table: Table, call: CallOptions): Promise<void> {
     const found = await this.#get(call);
     if (found === undefined) return;
-    if (found.deletionProtection) {
-      if (table.spec.deletionProtection) {
-        throw new DeletionBlockedError(
-          `Bigtable table "${this.#tablePath}" has deletion protection on (spec.deletionProtection: true); set it to false to delete the table, or use deletionPolicy: Retain to keep it`,
-          { code: 'DeletionProtectionEnabled' },
-        );
-      }
-      // The spec says no protection: it was turned on behind k8or's back, so bring it in line first.
-      await this.#setDeletionProtection(false, call);
-    }
+    if (found.deletionProtection) throw this.#protected(table);
     try {
       await this.#call(call, 'DeleteTable', (admin, options) => admin.deleteTable({ name: this.#tablePath }, options));
     } catch (error) {
       if (isNotFound(error)) return;
-      if (answerOf(error).grpc === 'FAILED_PRECONDITION') {
-        throw new RetryableError(`DeleteTable: Bigtable table "${this.#tablePath}" is still protected (FAILED_PRECONDITION); trying again once the protection change applies`, {
-          code: 'FAILED_PRECONDITION',
-          cause: error,
-        });
-      }
+      // Bigtable refuses to delete a protected table: protection turned on since the read above.
+      if (answerOf(error).grpc === 'FAILED_PRECONDITION') throw this.#protected(table, error);
       throw error;
     }
+  }
+
+  #protected(table: Table, cause?: unknown): DeletionBlockedError {
+    const why = table.spec.deletionProtection ? 'spec.deletionProtection: true' : 'set outside k8or: the spec does not ask for it';
+    return new DeletionBlockedError(
+      `Bigtable table "${this.#tablePath}" has deletion protection on (deletionProtection; ${why}), and a delete never turns a protection off: turn it off in Bigtable to delete the table, or use deletionPolicy: Retain to keep it`,
+      { code: 'DeletionProtectionEnabled', cause },
+    );
   }
 }
 

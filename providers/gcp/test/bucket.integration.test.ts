@@ -113,19 +113,31 @@ describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against t
     assert.equal((await metadataOf('racing-bucket')).labels?.['added'], undefined, 'the label added behind k8or\'s back is removed: the spec owns the label set');
   });
 
-  it('applies spec changes: lifecycle removed, encryption back to Google-managed, public access allowed; the location is immutable', async () => {
-    const resource = bucket('changing-bucket', { location: 'EU', lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 1 }], encryption: { type: 'CustomerManaged', keyId: 'projects/p/locations/eu/keyRings/r/cryptoKeys/k' } });
+  it('applies spec changes (lifecycle removed, encryption back to Google-managed) but never lowers a protection: public access prevention and versioning stay, reported; the location is immutable', async () => {
+    const resource = bucket('changing-bucket', { location: 'EU', versioning: true, lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 1 }], encryption: { type: 'CustomerManaged', keyId: 'projects/p/locations/eu/keyRings/r/cryptoKeys/k' } });
     const client = await connect(resource);
     await client.create(resource, call());
-    const changed = bucket('changing-bucket', { location: 'EU', publicAccess: 'Allowed' });
+    const changed = bucket('changing-bucket', { location: 'EU', versioning: false, publicAccess: 'Allowed' });
     const observation = await client.observe(changed, call());
-    assert.deepEqual(observation.diff?.map((d) => d.field).sort(), ['spec.encryption', 'spec.lifecycle', 'spec.publicAccess']);
-    await client.update(changed, observation, call());
-    assert.deepEqual((await client.observe(changed, call())).diff, []);
+    assert.deepEqual(observation.diff?.map((d) => d.field).sort(), ['spec.encryption', 'spec.lifecycle', 'spec.publicAccess', 'spec.versioning']);
+    const applied = await client.update(changed, observation, call());
+    assert.deepEqual(applied?.settingIssues?.map((i) => [i.field, i.problem]).sort(), [['spec.publicAccess', 'unapplied'], ['spec.versioning', 'unapplied']]);
+    assert.ok(applied?.settingIssues?.every((i) => /never lowers a protection/.test(i.message)));
+    assert.deepEqual((await client.observe(changed, call())).diff?.map((d) => d.field).sort(), ['spec.publicAccess', 'spec.versioning']);
     const metadata = await metadataOf('changing-bucket');
     assert.equal(metadata.lifecycle, undefined);
     assert.equal(metadata.encryption, undefined);
-    assert.equal(metadata.iamConfiguration?.publicAccessPrevention, 'inherited');
+    assert.equal(metadata.iamConfiguration?.publicAccessPrevention, 'enforced');
+    assert.equal(metadata.versioning?.enabled, true);
+
+    // Uniform bucket-level access turned off behind k8or's back is repaired without relaxing the prevention kept above.
+    await storage.bucket('changing-bucket').setMetadata({ iamConfiguration: { uniformBucketLevelAccess: { enabled: false } } });
+    const ubla = await client.observe(changed, call());
+    assert.deepEqual(ubla.diff?.map((d) => d.field).sort(), ['spec.publicAccess', 'spec.versioning', 'uniformBucketLevelAccess']);
+    await client.update(changed, ubla, call());
+    const repaired = await metadataOf('changing-bucket');
+    assert.equal(repaired.iamConfiguration?.uniformBucketLevelAccess?.enabled, true);
+    assert.equal(repaired.iamConfiguration?.publicAccessPrevention, 'enforced');
     const moved = await client.observe(bucket('changing-bucket', { location: 'us-central1' }), call());
     assert.deepEqual(moved.immutableDiff, [{ field: 'spec.location', desired: 'US-CENTRAL1', actual: 'EU' }]);
   });

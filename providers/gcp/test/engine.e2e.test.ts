@@ -102,9 +102,11 @@ describe('GCP provider through the engine: Kubernetes objects in, Cloud Storage 
     await waitFor('deletion protection restored', async () => (await admin.getTable({ name: path, view: 'FULL' }))[0].deletionProtection === true);
     await waitFor('a RepairedDrift event naming columnFamilies.d', () => eventMentions('orders', 'RepairedDrift', ['columnFamilies.d']));
 
-    // Protected: the delete waits; unprotected, it goes.
+    // Protected: the delete waits, and never turns the protection off; turned off in Bigtable, the table goes.
     await world.deleteTable('orders');
     await world.waitForTable('orders', 'DeletionBlocked', (t) => conditionOf(t, 'Synced')?.reason === 'DeletionBlocked');
+    assert.equal((await admin.getTable({ name: path, view: 'FULL' }))[0].deletionProtection, true);
+    await admin.updateTable({ table: { name: path, deletionProtection: false }, updateMask: { paths: ['deletion_protection'] } });
     await world.patchTable('orders', { spec: { deletionProtection: false } });
     await waitFor('the Table object gone', async () => (await world.table('orders')) === undefined);
     await assert.rejects(admin.getTable({ name: path }), (error: { code?: number }) => error.code === 5);

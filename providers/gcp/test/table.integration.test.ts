@@ -103,20 +103,49 @@ describe('Table -> Bigtable, with the real @google-cloud/bigtable against the Bi
     assert.deepEqual((await client.observe(resource, call())).diff, []);
   });
 
-  it('keeps a protected table: delete stops with DeletionBlocked while the spec asks for protection, and proceeds once it does not', async () => {
+  it('keeps a protected table: delete stops with DeletionBlocked naming the setting, and never turns protection off', async () => {
     const resource = table('ledger', { deletionProtection: true });
     const client = await connect(resource);
     await client.create(resource, call());
-    await assert.rejects(client.delete(resource, call()), (error: unknown) => error instanceof DeletionBlockedError && /deletion protection/.test(error.message));
-    assert.ok(await getTable('ledger'));
+    const blocked = (error: unknown): boolean => {
+      assert.ok(error instanceof DeletionBlockedError, String(error));
+      assert.equal(error.code, 'DeletionProtectionEnabled');
+      assert.match(error.message, /has deletion protection on \(deletionProtection/);
+      return true;
+    };
+    await assert.rejects(client.delete(resource, call()), blocked);
     const unprotected = table('ledger', { deletionProtection: false });
-    const observation = await client.observe(unprotected, call());
-    assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.deletionProtection']);
-    await client.update(unprotected, observation, call());
-    assert.equal((await getTable('ledger')).deletionProtection, false);
+    await assert.rejects(client.delete(unprotected, call()), blocked);
+    assert.equal((await getTable('ledger')).deletionProtection, true);
+
+    // Turned off where it was set, the table goes.
+    await admin().updateTable({ table: { name: tablePath('ledger'), deletionProtection: false }, updateMask: { paths: ['deletion_protection'] } });
     await client.delete(unprotected, call());
     assert.equal((await client.observe(unprotected, call())).exists, false);
     await client.delete(unprotected, call());
+  });
+
+  it('reports deletion protection set outside k8or as drift and leaves it on; raises it where the spec asks', async () => {
+    const resource = table('guarded', { deletionProtection: false });
+    const client = await connect(resource);
+    await client.create(resource, call());
+    await admin().updateTable({ table: { name: tablePath('guarded'), deletionProtection: true }, updateMask: { paths: ['deletion_protection'] } });
+    const drifted = await client.observe(resource, call());
+    assert.deepEqual(drifted.diff, [{ field: 'spec.deletionProtection', desired: false, actual: true }]);
+    client.calls.length = 0;
+    const applied = await client.update(resource, drifted, call());
+    assert.deepEqual(client.calls, [], 'nothing written');
+    assert.deepEqual(applied?.settingIssues?.map((i) => [i.field, i.problem]), [['spec.deletionProtection', 'unapplied']]);
+    assert.match(applied?.settingIssues?.[0]?.message ?? '', /never turns a protection off/);
+    assert.equal((await getTable('guarded')).deletionProtection, true);
+    await assert.rejects(client.delete(resource, call()), (error: unknown) => error instanceof DeletionBlockedError && /set outside k8or/.test(error.message));
+
+    const wanted = table('guarded', { deletionProtection: true });
+    await admin().updateTable({ table: { name: tablePath('guarded'), deletionProtection: false }, updateMask: { paths: ['deletion_protection'] } });
+    const lacking = await client.observe(wanted, call());
+    assert.deepEqual(lacking.diff, [{ field: 'spec.deletionProtection', desired: true, actual: false }]);
+    assert.equal(await client.update(wanted, lacking, call()), undefined);
+    assert.equal((await getTable('guarded')).deletionProtection, true);
   });
 
   it('names the settings Bigtable cannot apply (billing capacities, point-in-time recovery, labels) instead of skipping them', async () => {
