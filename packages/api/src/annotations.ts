@@ -21,6 +21,13 @@ export const Annotations = {
   createPending: 'k8or.io/create-pending',
   /** Engine marker: set (RFC 3339 time) once the create call returned success. */
   createSucceeded: 'k8or.io/create-succeeded',
+  /**
+   * Engine marker: set (RFC 3339 time) when the cloud definitely refused the last create call
+   * (a throttle before any effect, a 4xx, a name taken by someone else): nothing of this
+   * object's is in the cloud from that attempt. Removed when the next create is sent; it
+   * replaces create-pending, so "pending without failed" means the outcome is unknown.
+   */
+  createFailed: 'k8or.io/create-failed',
 } as const;
 
 /** The finalizer the engine puts on every managed resource before any cloud call. */

@@ -94,6 +94,16 @@ export const managedStatusSchema = obj('Observed state, written by the operator.
     ),
     { maxItems: 100 },
   ),
+  target: map(
+    'Where the cloud resource lives (provider, account, region, project, storage account, instance, endpoint), recorded when k8or created the resource or proved it its own. If the ProviderConfig later resolves elsewhere, the operator stops with a condition rather than create a second resource. Never holds credentials.',
+    str('One part of the target.', { maxLength: 1024 }),
+    { maxProperties: 32 },
+  ),
+  identity: map(
+    "The cloud's own identity of the resource (a DynamoDB TableId, a GCS bucket's creation time and project number, an S3 bucket's creation date), recorded when k8or created the resource or proved it its own. A resource found later under the name with another identity was replaced by someone else: the operator stops and never writes to it.",
+    str('One part of the identity.', { maxLength: 1024 }),
+    { maxProperties: 32 },
+  ),
 });
 
 export const forceDeleteSchema = bool(

@@ -65,4 +65,18 @@ export interface ManagedStatus {
   atProvider?: AtProvider;
   /** ObserveOnly: where the cloud differs from the spec; empty (absent) when it matches. */
   drift?: DriftEntry[];
+  /**
+   * Where the cloud resource lives (provider, account, region, project, storage account,
+   * instance, endpoint): recorded when k8or created the resource or proved it its own. An
+   * object whose ProviderConfig now resolves elsewhere stops with a condition. Never holds
+   * credentials.
+   */
+  target?: Record<string, string>;
+  /**
+   * The cloud's own identity of the resource (a DynamoDB TableId, a GCS bucket's timeCreated
+   * and project number, an S3 bucket's creation date), recorded when k8or created the resource
+   * or proved it its own. A resource found later under the name whose identity differs was
+   * replaced by someone else: k8or stops and never writes to it.
+   */
+  identity?: Record<string, string>;
 }

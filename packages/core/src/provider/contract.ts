@@ -48,6 +48,37 @@ export interface SettingIssue {
   message: string;
 }
 
+/**
+ * The cloud's own identity of one resource: values the cloud assigns at creation and never
+ * changes, so a resource deleted and made again under the same name has another (a DynamoDB
+ * TableId; a GCS bucket's timeCreated and projectNumber; an S3 bucket's CreationDate; an Azure
+ * container's creation time; a Bigtable table's creation time where the API has one). Keys are
+ * the provider's own, stable across versions (`tableId`, `timeCreated`, ...). Values compare as
+ * strings, exactly. Never credentials, never a URL with a query string.
+ */
+export type ResourceIdentity = Readonly<Record<string, string>>;
+
+/**
+ * One protection setting as found in the cloud. Protections only go up on their own: the engine
+ * never lowers one in drift repair (a diff on `field` while `enabled` is held, reported and not
+ * repaired, unless a new generation of the spec asks for it), and a delete never removes one.
+ */
+export interface ProtectionSetting {
+  /**
+   * The spec path of the portable setting it belongs to (`spec.deletionProtection`,
+   * `spec.publicAccess`, `spec.versioning`), so the engine can match it with a FieldDiff of the
+   * same field (or a prefix of it); else a provider setting's name (`retentionPolicy`, `softDelete`).
+   */
+  field: string;
+  /** The protection is on in the cloud. */
+  enabled: boolean;
+  /**
+   * While enabled, the resource must not be deleted (deletion protection, a locked retention
+   * policy): the engine's delete stops with DeletionBlocked naming `field` and never calls `delete`.
+   */
+  blocksDeletion?: boolean;
+}
+
 /** What `observe` found. */
 export interface Observation {
   /**
@@ -82,14 +113,29 @@ export interface Observation {
   immutableDiff?: FieldDiff[];
   /** Managed settings that could not be read here; see SettingIssue. */
   settingIssues?: SettingIssue[];
+  /**
+   * The cloud's own identity of the resource (see ResourceIdentity), when it exists. The engine
+   * records it in `status.identity` when it created the resource (or proved it its own) and
+   * compares it on every later observe and probe: a different identity means the resource was
+   * replaced, and the engine stops. Undefined where the API offers none.
+   */
+  identity?: ResourceIdentity;
+  /**
+   * Every protection setting the cloud has for this kind, on or off (deletion protection, a
+   * public access block, versioning, retention), as found. Facts only: the engine decides.
+   * Undefined where the provider does not report them yet.
+   */
+  protection?: ProtectionSetting[];
 }
 
 /**
  * What `probe` found: whether the resource exists and whose it is, with exactly the meaning of the
  * same fields of Observation (`exists: false` only on a definite not-found; `ownerTags` undefined
- * only where this cloud has no tags for this kind).
+ * only where this cloud has no tags for this kind). `identity` and `protection` as in Observation:
+ * the delete path compares the identity and stops on a protection that blocks deletion, so a
+ * probe reports them where observe does.
  */
-export type Presence = Pick<Observation, 'exists' | 'ownerTags'>;
+export type Presence = Pick<Observation, 'exists' | 'ownerTags' | 'identity' | 'protection'>;
 
 /** What `create` and `update` may report besides success. */
 export interface ApplyResult {
@@ -146,6 +192,14 @@ export interface ExternalClient<R extends ManagedResource = ManagedResource> {
    * removes its finalizer only after a fresh `probe` (or `observe`) says `exists: false`.
    */
   delete(resource: R, call: CallOptions): Promise<void>;
+  /**
+   * Optional: release ownership, for deletion policy Retain: remove this object's owner tags
+   * (at least `k8or.io/managed-by`; or set it to another value where a cloud cannot remove a
+   * tag) so that another cluster or object can adopt the resource. Changes nothing else, and
+   * never a protection. Missing resource or tags is success. The engine calls it only for a
+   * resource proven its own.
+   */
+  release?(resource: R, call: CallOptions): Promise<void>;
 }
 
 /** Which of the plugin's rate-limited services one cloud call draws on, and under which signal. */
@@ -265,6 +319,15 @@ export interface ProviderValidation {
   validateProviderConfig?(providerConfig: ProviderConfig): ValidationResult;
 }
 
+/**
+ * Where a client of a ProviderConfig points: a plain record of the parts that tell one cloud
+ * namespace of resources from another (aws `{ provider, region, endpoint, accountId? }`; gcp
+ * `{ provider, project, instance?, endpoint }`; azure `{ provider, storageAccount, endpoint }`).
+ * Two targets are the same when every key of either has the same value in both (a missing key
+ * counts as ''). Never credentials: rotating keys to the same account keeps the target.
+ */
+export type CloudTarget = Readonly<Record<string, string>>;
+
 /** Everything one installed provider package contributes. */
 export interface ProviderPlugin {
   /**
@@ -293,4 +356,13 @@ export interface ProviderPlugin {
    */
   rateLimits?: Readonly<Record<string, CloudServiceRateLimit>>;
   validation: ProviderValidation;
+  /**
+   * Optional, pure (no cloud call): the target a client for `kind` built from this
+   * ProviderConfig (and credentials) points at, see CloudTarget. Include every part that moves
+   * the client to another set of resources (the region or endpoint for the kind, an account id
+   * the settings name, a Bigtable instance); leave out what does not (credentials, timeouts,
+   * rate limits). The engine adds `provider`. Without it, the engine uses `defaultCloudTarget`.
+   * Read it with `cloudTargetFor` (`@k8or/core/policy`).
+   */
+  targetOf?(kind: ManagedKindName, providerConfig: ProviderConfig, credentials: Readonly<Record<string, string>> | undefined): Record<string, string>;
 }

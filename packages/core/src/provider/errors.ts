@@ -7,12 +7,21 @@ export class ProviderError extends Error {
   /** The cloud's own error code (`AccessDenied`, `ThrottlingException`...), shown in the condition message. */
   readonly code: string | undefined;
   readonly retryable: boolean;
+  /**
+   * The cloud definitely did nothing for this call: it refused it before any effect (a 4xx, a
+   * throttle such as S3 SlowDown or DynamoDB ThrottlingException, a name taken). For a create,
+   * the engine records create-failed (nothing of ours is there). False: the call may have had
+   * its effect (a timeout, a 5xx, a dropped connection): the create's outcome is unknown.
+   * Default: true for terminal errors, false for retryable ones.
+   */
+  readonly noEffect: boolean;
 
-  constructor(message: string, options: { code?: string; retryable: boolean; cause?: unknown }) {
+  constructor(message: string, options: { code?: string; retryable: boolean; cause?: unknown; noEffect?: boolean }) {
     super(message, { cause: options.cause });
     this.name = new.target.name;
     this.code = options.code;
     this.retryable = options.retryable;
+    this.noEffect = options.noEffect ?? !options.retryable;
   }
 }
 
@@ -24,7 +33,8 @@ export class RetryableError extends ProviderError {
    */
   readonly retryAfterMs: number | undefined;
 
-  constructor(message: string, options: { code?: string; cause?: unknown; retryAfterMs?: number } = {}) {
+  /** `noEffect: true` for a throttle or refusal the cloud answered before acting (see ProviderError.noEffect). */
+  constructor(message: string, options: { code?: string; cause?: unknown; retryAfterMs?: number; noEffect?: boolean } = {}) {
     const { retryAfterMs, ...rest } = options;
     super(message, { ...rest, retryable: true });
     this.retryAfterMs = retryAfterMs;
@@ -33,7 +43,8 @@ export class RetryableError extends ProviderError {
 
 /** Invalid input, access denied, a conflict no retry can fix. */
 export class TerminalError extends ProviderError {
-  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
+  /** `noEffect: false` when the call failed after the cloud acted (a create made, then its tag write denied). */
+  constructor(message: string, options: { code?: string; cause?: unknown; noEffect?: boolean } = {}) {
     super(message, { ...options, retryable: false });
   }
 }

@@ -55,5 +55,7 @@ function normalise(status: ManagedStatus): unknown {
     provider: status.provider,
     atProvider: atProvider && Object.keys(atProvider).length > 0 ? atProvider : undefined,
     drift: status.drift && status.drift.length > 0 ? status.drift : undefined,
+    target: status.target,
+    identity: status.identity,
   };
 }

@@ -13,6 +13,8 @@ export interface CloudBucket {
   /** How many objects it holds; a non-empty bucket cannot be deleted without forceDelete. */
   objects: number;
   createdTime: string;
+  /** The cloud's own id, new for every bucket made (`InMemoryCloud.newId`); part of its reported identity. */
+  uid?: string;
 }
 
 /** A table in the in-memory cloud. */
@@ -28,12 +30,16 @@ export interface CloudTable {
   labels: Record<string, string>;
   itemCount: number;
   createdTime: string;
+  /** The cloud's own id, new for every table made (`InMemoryCloud.newId`); part of its reported identity. */
+  uid?: string;
+  /** Deletion protection: while on, the cloud refuses to delete the table. */
+  deletionProtection?: boolean;
   /** `CREATING` for the first observes after create (see InMemoryCloudOptions.observesUntilActive), then `ACTIVE`. */
   state: 'CREATING' | 'ACTIVE';
   observesLeft: number;
 }
 
-export type CloudOperation = 'observe' | 'probe' | 'create' | 'update' | 'delete';
+export type CloudOperation = 'observe' | 'probe' | 'create' | 'update' | 'delete' | 'release';
 
 /** One call made to the cloud, in order. */
 export interface CloudCall {
@@ -104,6 +110,7 @@ export class InMemoryCloud {
   readonly #acceptCredentials: (credentials: Readonly<Record<string, string>> | undefined) => boolean;
   #failures: Failure[] = [];
   #crashes: Crash[] = [];
+  #ids = 0;
   #hooks: ((call: CloudCall, signal: AbortSignal | undefined) => void | Promise<void>)[] = [];
 
   constructor(options: InMemoryCloudOptions = {}) {
@@ -197,5 +204,11 @@ export class InMemoryCloud {
 
   timestamp(): string {
     return this.#now().toISOString();
+  }
+
+  /** A fresh id for a resource being made (a TableId, say): never the same twice in this cloud. */
+  newId(): string {
+    this.#ids += 1;
+    return `mem-${this.#ids.toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   }
 }

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Bucket, ProviderName, Table } from '@k8or/api';
-import type { CallOptions, ConnectionContext, ExternalClient, FieldDiff, Observation, Presence, ProviderPlugin } from '../provider/contract.js';
+import { OwnerTags, type Bucket, type ProviderName, type Table } from '@k8or/api';
+import type { CallOptions, ConnectionContext, ExternalClient, FieldDiff, Observation, Presence, ProtectionSetting, ProviderPlugin, ResourceIdentity } from '../provider/contract.js';
 import { DeletionBlockedError, NotOwnedError } from '../provider/errors.js';
-import type { InMemoryCloud } from './in-memory-cloud.js';
+import type { CloudBucket, CloudTable, InMemoryCloud } from './in-memory-cloud.js';
 
 export interface InMemoryProviderOptions {
   /** The ProviderConfig.spec.provider value it serves. Default `aws`. */
@@ -26,11 +26,31 @@ function locationFor(resource: { spec: { location?: string } }, context: Connect
   return resource.spec.location ?? context.providerConfig.spec.region ?? fallback;
 }
 
-/** The optional probe: existence and owner tags, one recorded call. */
-async function probeIn(
+/** The cloud's own identity of a resource: its creation time and the id the cloud gave it. */
+function identityOf(resource: { createdTime: string; uid?: string }): ResourceIdentity {
+  return { createdTime: resource.createdTime, ...(resource.uid ? { uid: resource.uid } : {}) };
+}
+
+function bucketProtection(bucket: CloudBucket): ProtectionSetting[] {
+  return [{ field: 'spec.versioning', enabled: bucket.versioning }];
+}
+
+function tableProtection(table: CloudTable): ProtectionSetting[] {
+  return [{ field: 'spec.deletionProtection', enabled: table.deletionProtection ?? false, blocksDeletion: true }];
+}
+
+/** Removes k8or's owner tags (Retain releases the resource for another owner to adopt). */
+function withoutOwnerTags(tags: Record<string, string>): Record<string, string> {
+  const ownerKeys = new Set<string>(Object.values(OwnerTags));
+  return Object.fromEntries(Object.entries(tags).filter(([key]) => !ownerKeys.has(key)));
+}
+
+/** The optional probe: existence, owner tags, identity and protection, one recorded call. */
+async function probeIn<T extends CloudBucket | CloudTable>(
   cloud: InMemoryCloud,
   kind: 'Bucket' | 'Table',
-  store: ReadonlyMap<string, { tags: Record<string, string> }>,
+  store: ReadonlyMap<string, T>,
+  protection: (found: T) => ProtectionSetting[],
   context: ConnectionContext,
   caller: string | undefined,
   call: CallOptions,
@@ -38,7 +58,23 @@ async function probeIn(
   return await context.recordCall('probe', async () => {
     await cloud.enter(kind, 'probe', context.externalName, { signal: call.signal, credentials: context.credentials, caller });
     const found = store.get(context.externalName);
-    return found ? { exists: true, ownerTags: { ...found.tags } } : { exists: false };
+    return found ? { exists: true, ownerTags: { ...found.tags }, identity: identityOf(found), protection: protection(found) } : { exists: false };
+  });
+}
+
+/** The optional release: our owner tags removed, nothing else changed. */
+async function releaseIn(
+  cloud: InMemoryCloud,
+  kind: 'Bucket' | 'Table',
+  store: ReadonlyMap<string, CloudBucket | CloudTable>,
+  context: ConnectionContext,
+  caller: string | undefined,
+  call: CallOptions,
+): Promise<void> {
+  await context.recordCall('release', async () => {
+    await cloud.enter(kind, 'release', context.externalName, { signal: call.signal, credentials: context.credentials, caller });
+    const found = store.get(context.externalName);
+    if (found) found.tags = withoutOwnerTags(found.tags);
   });
 }
 
@@ -54,7 +90,7 @@ class BucketClient implements ExternalClient<Bucket> {
     this.#context = context;
     this.#defaultLocation = defaultLocation;
     this.#caller = caller;
-    if (withProbe) this.probe = async (_resource, call) => await probeIn(cloud, 'Bucket', cloud.buckets, context, caller, call);
+    if (withProbe) this.probe = async (_resource, call) => await probeIn(cloud, 'Bucket', cloud.buckets, bucketProtection, context, caller, call);
   }
 
   get #name(): string {
@@ -78,6 +114,8 @@ class BucketClient implements ExternalClient<Bucket> {
         diff,
         immutableDiff,
         ownerTags: { ...bucket.tags },
+        identity: identityOf(bucket),
+        protection: bucketProtection(bucket),
         atProvider: {
           id: `arn:mem:s3:::${bucket.name}`,
           url: `https://${bucket.name}.storage.mem.test`,
@@ -105,6 +143,7 @@ class BucketClient implements ExternalClient<Bucket> {
         labels: { ...resource.spec.labels },
         objects: 0,
         createdTime: this.#cloud.timestamp(),
+        uid: this.#cloud.newId(),
       });
       await this.#cloud.crashPoint('after-create', entered);
     });
@@ -132,6 +171,10 @@ class BucketClient implements ExternalClient<Bucket> {
       this.#cloud.buckets.delete(this.#name);
     });
   }
+
+  async release(_resource: Bucket, call: CallOptions): Promise<void> {
+    await releaseIn(this.#cloud, 'Bucket', this.#cloud.buckets, this.#context, this.#caller, call);
+  }
 }
 
 class TableClient implements ExternalClient<Table> {
@@ -146,7 +189,7 @@ class TableClient implements ExternalClient<Table> {
     this.#context = context;
     this.#defaultLocation = defaultLocation;
     this.#caller = caller;
-    if (withProbe) this.probe = async (_resource, call) => await probeIn(cloud, 'Table', cloud.tables, context, caller, call);
+    if (withProbe) this.probe = async (_resource, call) => await probeIn(cloud, 'Table', cloud.tables, tableProtection, context, caller, call);
   }
 
   get #name(): string {
@@ -167,6 +210,7 @@ class TableClient implements ExternalClient<Table> {
       diffField(diff, 'spec.pointInTimeRecovery', resource.spec.pointInTimeRecovery ?? false, table.pointInTimeRecovery);
       diffField(diff, 'spec.ttlAttribute', resource.spec.ttlAttribute, table.ttlAttribute);
       diffField(diff, 'spec.labels', resource.spec.labels ?? {}, table.labels);
+      diffField(diff, 'spec.deletionProtection', resource.spec.deletionProtection ?? false, table.deletionProtection ?? false);
       const immutableDiff: FieldDiff[] = [];
       diffField(immutableDiff, 'spec.partitionKey', resource.spec.partitionKey, table.partitionKey);
       diffField(immutableDiff, 'spec.sortKey', resource.spec.sortKey, table.sortKey);
@@ -177,6 +221,8 @@ class TableClient implements ExternalClient<Table> {
         diff,
         immutableDiff,
         ownerTags: { ...table.tags },
+        identity: identityOf(table),
+        protection: tableProtection(table),
         atProvider: {
           id: `arn:mem:dynamodb:${table.location}:table/${table.name}`,
           location: table.location,
@@ -210,6 +256,8 @@ class TableClient implements ExternalClient<Table> {
         labels: { ...spec.labels },
         itemCount: 0,
         createdTime: this.#cloud.timestamp(),
+        uid: this.#cloud.newId(),
+        deletionProtection: spec.deletionProtection ?? false,
         state: this.#cloud.observesUntilActive > 0 ? 'CREATING' : 'ACTIVE',
         observesLeft: this.#cloud.observesUntilActive,
       });
@@ -227,6 +275,7 @@ class TableClient implements ExternalClient<Table> {
       if (resource.spec.ttlAttribute) table.ttlAttribute = resource.spec.ttlAttribute;
       else delete table.ttlAttribute;
       table.labels = { ...resource.spec.labels };
+      table.deletionProtection = resource.spec.deletionProtection ?? false;
       table.tags = { ...table.tags, ...this.#context.ownerTags };
     });
   }
@@ -234,11 +283,16 @@ class TableClient implements ExternalClient<Table> {
   async delete(resource: Table, call: CallOptions): Promise<void> {
     await this.#context.recordCall('delete', async () => {
       await this.#cloud.enter('Table', 'delete', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
-      if (resource.spec.deletionProtection) {
+      const table = this.#cloud.tables.get(this.#name);
+      if (table?.deletionProtection || resource.spec.deletionProtection) {
         throw new DeletionBlockedError(`table "${this.#name}" has deletion protection on; set spec.deletionProtection: false to delete it`, { code: 'DeletionProtection' });
       }
       this.#cloud.tables.delete(this.#name);
     });
+  }
+
+  async release(_resource: Table, call: CallOptions): Promise<void> {
+    await releaseIn(this.#cloud, 'Table', this.#cloud.tables, this.#context, this.#caller, call);
   }
 }
 
@@ -262,5 +316,8 @@ export function inMemoryProviderPlugin(cloud: InMemoryCloud, options: InMemoryPr
       Table: connector((context) => new TableClient(cloud, context, defaultLocation, options.caller, options.probe ?? true)),
     },
     validation: { validate: () => ({ violations: [], warnings: [] }) },
+    // Every client of this plugin reaches the one InMemoryCloud; the target still follows the
+    // ProviderConfig, as a real cloud's does, so retargeting is seen.
+    targetOf: (_kind, providerConfig) => ({ region: providerConfig.spec.region ?? defaultLocation, endpoint: providerConfig.spec.endpoint ?? '' }),
   };
 }
