@@ -203,9 +203,13 @@ export function protectionKept(field: string, what: string): SettingIssue {
   };
 }
 
-/** atProvider for a bucket: its ARN, region and URL (path-style under an endpoint override). */
+/**
+ * atProvider for a bucket: its ARN, region and URL (path-style under an endpoint override, whose
+ * user info and query string are never published).
+ */
 export function bucketAtProvider(name: string, region: string, endpoint: string | undefined): { id: string; location: string; url: string } {
-  const url = endpoint ? `${endpoint.replace(/\/+$/, '')}/${name}` : `https://${name}.s3.${region}.amazonaws.com`;
+  const base = endpoint && URL.canParse(endpoint) ? ((u) => `${u.protocol}//${u.host}${u.pathname}`)(new URL(endpoint)) : endpoint?.replace(/[?#].*$/, '');
+  const url = base ? `${base.replace(/\/+$/, '')}/${name}` : `https://${name}.s3.${region}.amazonaws.com`;
   return { id: `arn:aws:s3:::${name}`, location: region, url };
 }
 

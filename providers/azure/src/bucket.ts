@@ -22,6 +22,7 @@ import { callAzure, hasCode } from './errors.js';
 import { AzureServices } from './rate-limits.js';
 import { desiredMetadata, diffMetadata, ownerTagsIn } from './metadata.js';
 import { everyPage, type AzureConnectorOptions } from './paging.js';
+import { publicUrl } from './public-url.js';
 import { unappliedBucketSettings } from './unapplied.js';
 
 // --- mapping: portable spec -> container ---------------------------------------------------------
@@ -124,7 +125,8 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
       ready: true,
       upToDate: diff.length === 0,
       diff,
-      atProvider: containerAtProvider(this.#container.url, observed),
+      // The container client's URL keeps the service URL's query string: a SAS token, never published.
+      atProvider: containerAtProvider(publicUrl(this.#container.url), observed),
       ownerTags: ownerTagsIn(observed.metadata, this.#context.ownerTags),
       ...(settingIssues.length > 0 ? { settingIssues } : {}),
     };

@@ -12,6 +12,7 @@ import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
 import { everyPage, pagesOf, type AzureConnectorOptions, type ListingPage } from './paging.js';
 import { AzureServices } from './rate-limits.js';
+import { publicUrl } from './public-url.js';
 import { unappliedTableSettings } from './unapplied.js';
 
 /** The keys Azure gives every table: a string PartitionKey and a string RowKey. */
@@ -48,9 +49,9 @@ export class AzureTableClient implements ExternalClient<Table> {
     return this.#context.externalName;
   }
 
-  /** The table's URL: where its entities are addressed. */
+  /** The table's URL: where its entities are addressed (never with a query string: no SAS is published). */
   get #url(): string {
-    return `${this.#service.url.replace(/\/+$/, '')}/${this.#name}`;
+    return `${publicUrl(this.#service.url).replace(/\/+$/, '')}/${this.#name}`;
   }
 
   /**

@@ -5,7 +5,7 @@ import { BlobServiceClient } from '@azure/storage-blob';
 import { DeletionBlockedError, NotOwnedError, RetryableError, TerminalError } from '@k8or/core';
 import { bucketConnector, clearAzureClients } from '@k8or/provider-azure';
 import { startAzurite, type Azurite } from '@k8or/local-clouds';
-import { accountKeySecret, azureProviderConfig, bucket, connectionContext, startFaultProxy, type FaultProxy } from './support.ts';
+import { accountKeySecret, accountSas, azureProviderConfig, bucket, connectionContext, startFaultProxy, stringsIn, type FaultProxy } from './support.ts';
 
 /** The engine's call options: a signal that never aborts here. */
 const call = { signal: new AbortController().signal };
@@ -55,6 +55,23 @@ describe('Bucket -> Azure Blob container, against Azurite', () => {
     assert.equal(observation.atProvider?.url, `${azurite.blobEndpoint}/photos`);
     assert.equal((observation.atProvider as { etag?: string }).etag, properties.etag);
     assert.equal((observation.atProvider as { lastModified?: string }).lastModified, properties.lastModified?.toISOString());
+  });
+
+  it('publishes no SAS: with sasToken credentials, atProvider (id, url) carries no query string and no signature', async () => {
+    const sasToken = accountSas(azurite);
+    const signature = new URLSearchParams(sasToken).get('sig') ?? '';
+    assert.ok(signature.length > 10, 'the account SAS is signed');
+    const shared = bucket('shared-by-sas');
+    const { client } = await connect(shared, { secret: { sasToken } });
+    await client.create(shared, call);
+    const observation = await client.observe(shared, call);
+    assert.equal(observation.exists, true);
+    assert.equal(observation.atProvider?.url, `${azurite.blobEndpoint}/shared-by-sas`);
+    assert.equal(observation.atProvider?.id, `${azurite.blobEndpoint}/shared-by-sas`);
+    for (const text of stringsIn(observation)) {
+      assert.ok(!text.includes(signature) && !text.includes('sig='), `no SAS in ${text}`);
+      if (URL.canParse(text)) assert.equal(new URL(text).search, '', `no query string in ${text}`);
+    }
   });
 
   it('finds opened public access and removed owner metadata as drift, and repairs only those, keeping stored access policies', async () => {

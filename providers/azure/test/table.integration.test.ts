@@ -5,7 +5,7 @@ import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables'
 import { DeletionBlockedError, NotOwnedError, RetryableError, TerminalError } from '@k8or/core';
 import { clearAzureClients, tableConnector } from '@k8or/provider-azure';
 import { startAzurite, type Azurite } from '@k8or/local-clouds';
-import { accountKeySecret, azureProviderConfig, connectionContext, startFaultProxy, table, type FaultProxy } from './support.ts';
+import { accountKeySecret, accountSas, azureProviderConfig, connectionContext, startFaultProxy, stringsIn, table, type FaultProxy } from './support.ts';
 
 /** The engine's call options: a signal that never aborts here. */
 const call = { signal: new AbortController().signal };
@@ -46,6 +46,21 @@ describe('Table -> Azure Table Storage table, against Azurite', () => {
     const observation = await client.observe(orders, call);
     assert.deepEqual({ exists: observation.exists, ready: observation.ready, upToDate: observation.upToDate, ownerTags: observation.ownerTags }, { exists: true, ready: true, upToDate: true, ownerTags: undefined });
     assert.equal(observation.atProvider?.url, `${azurite.tableEndpoint}/orders`);
+  });
+
+  it('publishes no SAS: with sasToken credentials, atProvider (id, url) carries no query string and no signature', async () => {
+    const sasToken = accountSas(azurite);
+    const signature = new URLSearchParams(sasToken).get('sig') ?? '';
+    const shared = table('sharedbysas');
+    const { client } = await connect(shared, { secret: { sasToken } });
+    await client.create(shared, call);
+    const observation = await client.observe(shared, call);
+    assert.equal(observation.exists, true);
+    assert.equal(observation.atProvider?.url, `${azurite.tableEndpoint}/sharedbysas`);
+    for (const text of stringsIn(observation)) {
+      assert.ok(!text.includes(signature) && !text.includes('sig='), `no SAS in ${text}`);
+      if (URL.canParse(text)) assert.equal(new URL(text).search, '', `no query string in ${text}`);
+    }
   });
 
   it('tells a table of another name apart: only the exact name is found', async () => {
