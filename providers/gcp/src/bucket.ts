@@ -306,15 +306,47 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
     return callGoogle(this.#context, { service: gcsServiceFor(operation), signal: call.signal }, operation, () => withinTimeout(this.#requestTimeoutMs, () => run(this.#bucket)));
   }
 
-  /** The bucket resource, or undefined on a definite 404. A 403 is an error, never absence. */
+  /**
+   * The bucket resource, or undefined on a definite 404. A 403 is an error, never absence: another
+   * project's bucket (NotOwnedError, see #explainDenial) or a denial of this project's own.
+   */
   async #read(call: CallOptions): Promise<BucketMetadata | undefined> {
     try {
       const [metadata] = await this.#call(call, 'buckets.get', (bucket) => bucket.getMetadata());
       return metadata;
     } catch (error) {
       if (isNotFound(error)) return undefined;
+      if (answerOf(error).status === 403) await this.#explainDenial(error, call);
       throw error;
     }
+  }
+
+  /**
+   * After a 403 on the bucket: GCS answers 403 both for another project's bucket and for missing
+   * permissions on one's own. When this project's bucket list can be read and the name is not in
+   * it, another project owns the name (NotOwnedError: nothing of this object's is there). Otherwise
+   * the denial stands as it is.
+   */
+  async #explainDenial(denied: unknown, call: CallOptions): Promise<void> {
+    const name = this.#context.externalName;
+    let pageToken: string | undefined;
+    try {
+      do {
+        const query = { prefix: name, maxResults: 1000, autoPaginate: false, ...(pageToken ? { pageToken } : {}) };
+        const [page, next] = await callGoogle(this.#context, { service: GcpServices.gcsBucketMetadata, signal: call.signal }, 'buckets.list', () =>
+          withinTimeout(this.#requestTimeoutMs, () => this.#storage.getBuckets(query)),
+        );
+        if (page.some((listed) => listed.name === name)) return;
+        pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken || undefined;
+      } while (pageToken);
+    } catch {
+      return;
+    }
+    const message = denied instanceof Error ? denied.message : String(denied);
+    throw new NotOwnedError(`${message}; Cloud Storage bucket "${name}" exists but is not in project ${this.#settings.project}'s bucket list: another project owns the name`, {
+      code: 'forbidden',
+      cause: denied,
+    });
   }
 
   #desired(bucket: Bucket): DesiredBucket {
@@ -360,7 +392,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
       if (answerOf(error).status !== 409) throw error;
       // Only a 403 says "another project's"; a throttled or failed read is retried, never a verdict.
       const existing = await this.#read(call).catch((readError: unknown) => {
-        if (answerOf(readError).status === 403) return undefined;
+        if (readError instanceof NotOwnedError || answerOf(readError).status === 403) return undefined;
         throw readError;
       });
       const found = existing ? ownerTagsFromLabels(observedBucket(existing).labels, this.#context.ownerTags) : {};

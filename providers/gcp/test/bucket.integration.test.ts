@@ -181,12 +181,16 @@ describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against t
     await theirs.createBucket('taken-name');
     const resource = bucket('taken-name');
     const client = await connect(resource);
-    await assert.rejects(client.observe(resource, call()), (error: unknown) => {
-      assert.ok(error instanceof TerminalError);
+    // observe and probe say what the create says: the name is another project's, nothing of ours is there (never absence).
+    const notOurs = (error: unknown): boolean => {
+      assert.ok(error instanceof NotOwnedError, String(error));
       assert.equal(error.code, 'forbidden');
       assert.match(error.message, /buckets\.get failed with 403 forbidden/);
+      assert.match(error.message, /not in project k8or-test-project's bucket list: another project owns the name/);
       return true;
-    });
+    };
+    await assert.rejects(client.observe(resource, call()), notOurs);
+    await assert.rejects(client.probe?.(resource, call()) ?? Promise.resolve(), notOurs);
     await assert.rejects(client.create(resource, call()), (error: unknown) => {
       assert.ok(error instanceof NotOwnedError);
       assert.match(error.message, /taken by another project/);
@@ -247,7 +251,8 @@ describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against t
     assert.equal(observation.ownerTags?.['k8or.io/name'], 'probed-bucket');
     fake.deny(operator.key['client_email'] as string);
     try {
-      await assert.rejects(client.probe?.(resource, call()) ?? Promise.resolve(), (error: unknown) => error instanceof TerminalError && error.code === 'forbidden');
+      // A denial of this project's own bucket (its bucket list denied too) stays a denial: never "not ours", never absence.
+      await assert.rejects(client.probe?.(resource, call()) ?? Promise.resolve(), (error: unknown) => error instanceof TerminalError && !(error instanceof NotOwnedError) && error.code === 'forbidden');
     } finally {
       fake.allow(operator.key['client_email'] as string);
     }

@@ -73,6 +73,18 @@ describe('GCP provider through the engine: Kubernetes objects in, Cloud Storage 
     assert.equal((await gcs.exists())[0], false);
   });
 
+  it("never keeps a Bucket named after another project's bucket Terminating: NotOwned, and its delete leaves the bucket and releases the object", async () => {
+    // Someone in another project holds the name (an anonymous caller of the fake may act in any project).
+    const theirs = new Storage({ apiEndpoint: world.gcs.endpoint, projectId: 'someone-elses-project' });
+    await theirs.createBucket('e2e-their-bucket');
+    await world.createBucket('theirs', { name: 'e2e-their-bucket' });
+    const refused = await world.waitForBucket('theirs', 'NotOwned', (b) => conditionOf(b, 'Synced')?.reason === 'NotOwned');
+    assert.equal(conditionOf(refused, 'Synced')?.status, 'False');
+    await world.deleteBucket('theirs');
+    await waitFor('the Bucket object gone', async () => (await world.bucket('theirs')) === undefined);
+    assert.equal((await theirs.bucket('e2e-their-bucket').exists())[0], true, 'their bucket stays');
+  });
+
   it('creates, updates, repairs drift in and deletes a Table', { skip: 'missing' in emulator ? emulator.missing : false }, async () => {
     const id = 'e2e-orders';
     const admin = bigtable?.admin.getTableAdminClient();
