@@ -27,6 +27,7 @@ import { type KeyAttribute, type KeyType, type Table, type TableBilling } from '
 import {
   DeletionBlockedError,
   NotOwnedError,
+  ProviderError,
   RetryableError,
   type ApplyResult,
   type CallOptions,
@@ -38,11 +39,13 @@ import {
   type InventoryItem,
   type Observation,
   type Presence,
+  type ProtectionSetting,
+  type ResourceIdentity,
   type SettingIssue,
 } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION } from './config.js';
-import { callAws, hasCode } from './errors.js';
+import { afterEffect, callAws, hasCode } from './errors.js';
 import { takeTokenPerAttempt } from './retry-tokens.js';
 import { retryWithoutQuota } from './retry-strategy.js';
 import { AwsServices } from './rate-limits.js';
@@ -166,6 +169,26 @@ export function tableSettingIssues(table: Table, observed: Pick<ObservedTable, '
  */
 export const isUsable = (status: string | undefined): boolean => status === 'ACTIVE' || status === 'UPDATING';
 
+/**
+ * The table's own identity: its TableId (which DynamoDB Local does not give) and its creation time,
+ * both fixed at creation, so a table made again under the same name has others.
+ */
+export function tableIdentity(description: TableDescription): ResourceIdentity | undefined {
+  const identity = {
+    ...(description.TableId ? { tableId: description.TableId } : {}),
+    ...(description.CreationDateTime ? { createdAt: description.CreationDateTime.toISOString() } : {}),
+  };
+  return Object.keys(identity).length > 0 ? identity : undefined;
+}
+
+/** The table's protections as found: deletion protection (it blocks deletion), and point-in-time recovery where it was read. */
+export function tableProtection(description: TableDescription, pointInTimeRecovery: boolean | undefined): ProtectionSetting[] {
+  return [
+    { field: 'spec.deletionProtection', enabled: description.DeletionProtectionEnabled === true, blocksDeletion: true },
+    ...(pointInTimeRecovery === undefined ? [] : [{ field: 'spec.pointInTimeRecovery', enabled: pointInTimeRecovery }]),
+  ];
+}
+
 /** The issue update reports for a protection it leaves on: the table is more protected than the spec, and k8or never lowers a protection on its own. */
 export function protectionKept(field: string, found: string): SettingIssue {
   return { field, problem: 'unapplied', message: `${found} while the spec does not ask for it; k8or never turns a protection off on its own: turn it off in DynamoDB, or set ${field}: true` };
@@ -270,8 +293,10 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
       ...(description.CreationDateTime ? { createdTime: description.CreationDateTime.toISOString() } : {}),
     };
     const ready = isUsable(description.TableStatus);
+    const identity = tableIdentity(description);
+    const facts = { ...(identity ? { identity } : {}) };
     // TTL and backups cannot be read or set before the table is first ACTIVE; report what we know and look again.
-    if (!ready) return { exists: true, ready: false, upToDate: true, diff: [], atProvider };
+    if (!ready) return { exists: true, ready: false, upToDate: true, diff: [], atProvider, ...facts, protection: tableProtection(description, undefined) };
     const observed = await this.#read(description, call);
     const { diff, immutableDiff } = diffTable(table, observed, this.#context.ownerTags);
     const settingIssues = tableSettingIssues(table, observed);
@@ -282,6 +307,8 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
       diff,
       immutableDiff,
       atProvider,
+      ...facts,
+      protection: tableProtection(description, observed.pointInTimeRecovery),
       // Undefined where the endpoint has no tags at all: ownership then rests on the engine's create markers.
       ownerTags: observed.tags === undefined ? undefined : ownerTagsIn(observed.tags, ownerTagKeys(this.#context.ownerTags)),
       ...(settingIssues.length > 0 ? { settingIssues } : {}),
@@ -296,9 +323,24 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
   async probe(_table: Table, call: CallOptions): Promise<Presence> {
     const description = await this.#describe(call);
     if (description === undefined) return { exists: false };
-    if (!isUsable(description.TableStatus) || !description.TableArn) return { exists: true };
+    const identity = tableIdentity(description);
+    // Deletion protection comes with DescribeTable; point-in-time recovery, which blocks nothing, is observe's to read.
+    const facts = { ...(identity ? { identity } : {}), protection: tableProtection(description, undefined) };
+    if (!isUsable(description.TableStatus) || !description.TableArn) return { exists: true, ...facts };
     const tags = await this.#tags(description.TableArn, call);
-    return { exists: true, ...(tags instanceof Unsupported ? {} : { ownerTags: ownerTagsIn(tags, ownerTagKeys(this.#context.ownerTags)) }) };
+    return { exists: true, ...(tags instanceof Unsupported ? {} : { ownerTags: ownerTagsIn(tags, ownerTagKeys(this.#context.ownerTags)) }), ...facts };
+  }
+
+  /**
+   * Deletion policy Retain: UntagResource of k8or's owner tags, so another cluster or object can
+   * adopt the table; nothing else changes. A missing table, or an endpoint without tags (DynamoDB
+   * Local), has none to remove.
+   */
+  async release(_table: Table, call: CallOptions): Promise<void> {
+    const ResourceArn = (await this.#describe(call))?.TableArn;
+    if (!ResourceArn) return;
+    const TagKeys = ownerTagKeys(this.#context.ownerTags);
+    await this.#supported(this.#callOrUndefined(call, 'UntagResource', ['ResourceNotFoundException'], (d, abort) => d.send(new UntagResourceCommand({ ResourceArn, TagKeys }), abort)));
   }
 
   /**
@@ -329,9 +371,14 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     }
     // Some endpoints (DynamoDB Local) answer ACTIVE at once: then the rest is set now rather than at the next resync.
     if (status !== 'ACTIVE') return;
-    if (table.spec.ttlAttribute) await this.#updateTtl(table, undefined, call);
-    // Where the endpoint lacks it, the observe that follows every create names spec.pointInTimeRecovery (once).
-    if (table.spec.pointInTimeRecovery) await this.#updatePointInTimeRecovery(table, call);
+    try {
+      if (table.spec.ttlAttribute) await this.#updateTtl(table, undefined, call);
+      // Where the endpoint lacks it, the observe that follows every create names spec.pointInTimeRecovery (once).
+      if (table.spec.pointInTimeRecovery) await this.#updatePointInTimeRecovery(table, call);
+    } catch (error) {
+      // The table exists: whatever failed after CreateTable, the create had its effect.
+      throw afterEffect(error);
+    }
   }
 
   /**
@@ -347,6 +394,8 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     throw new NotOwnedError(`CreateTable: DynamoDB table "${this.#name}" already exists and ${why}, so k8or leaves it alone (set k8or.io/adopt: "true" to take it over)`, {
       code: 'ResourceInUseException',
       cause: inUse,
+      // A CreateTable the SDK retried may have made the table in an earlier attempt: then the outcome is unknown.
+      noEffect: inUse instanceof ProviderError ? inUse.noEffect : false,
     });
   }
 

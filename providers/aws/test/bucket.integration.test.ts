@@ -11,6 +11,7 @@ import {
   GetBucketVersioningCommand,
   GetPublicAccessBlockCommand,
   HeadBucketCommand,
+  ListBucketsCommand,
   ListObjectVersionsCommand,
   PutBucketTaggingCommand,
   PutBucketVersioningCommand,
@@ -172,6 +173,39 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     const applied = await client.update(resource, drifted, call);
     assert.deepEqual(applied?.settingIssues?.map((i) => i.field), ['spec.publicAccess']);
     assert.equal((await s3.send(new GetPublicAccessBlockCommand({ Bucket }))).PublicAccessBlockConfiguration?.BlockPublicAcls, true);
+  });
+
+  it('reports its identity (ListBuckets CreationDate) and its protections (public access block, versioning) as facts', async () => {
+    const resource = bucket('identified-bucket', { versioning: true });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    const observation = await client.observe(resource, call);
+    const listed = (await s3.send(new ListBucketsCommand({}))).Buckets?.find((b) => b.Name === 'identified-bucket');
+    assert.deepEqual(observation.identity, { creationDate: listed?.CreationDate?.toISOString() });
+    assert.deepEqual(observation.protection, [
+      { field: 'spec.publicAccess', enabled: true },
+      { field: 'spec.versioning', enabled: true },
+    ]);
+  });
+
+  it('releases ownership for Retain: the owner tags go, the labels and every setting stay; a missing bucket is success', async () => {
+    const resource = bucket('released-bucket', { versioning: true, labels: { team: 'a' } });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    await client.release?.(resource, call);
+    const tags = (await s3.send(new GetBucketTaggingCommand({ Bucket: 'released-bucket' }))).TagSet ?? [];
+    assert.deepEqual(tags.map((t) => [t.Key, t.Value]), [['team', 'a']]);
+    assert.deepEqual((await client.observe(resource, call)).ownerTags, {});
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: 'released-bucket' }))).Status, 'Enabled');
+    await client.release?.(resource, call);
+
+    const bare = bucket('released-bare');
+    const bareClient = await connect(bare);
+    await bareClient.create(bare, call);
+    await bareClient.release?.(bare, call);
+    await assert.rejects(s3.send(new GetBucketTaggingCommand({ Bucket: 'released-bare' })), { name: 'NoSuchTagSet' });
+    await bareClient.delete(bare, call);
+    await bareClient.release?.(bare, call);
   });
 
   it('reports a bucket whose tags were all removed with no owner tags ({}), and the missing ones as drift', async () => {
@@ -415,22 +449,24 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
   });
 
   describe('probe: existence and owner tags for the delete path', () => {
-    it('answers in one GetBucketTagging call where observe makes six: our bucket, an untagged one, a missing one', async () => {
+    it('answers with GetBucketTagging and ListBuckets (its identity) where observe makes seven: our bucket, an untagged one, a missing one', async () => {
       const resource = bucket('probed-bucket', { versioning: true, labels: { team: 'a' } });
       const client = await connect(resource);
       await client.create(resource, call);
       client.calls.length = 0;
       const observation = await client.observe(resource, call);
       const observeCalls = client.calls.splice(0);
-      assert.equal(observeCalls.length, 6, observeCalls.join(', '));
-      assert.deepEqual(await client.probe?.(resource, call), { exists: true, ownerTags: observation.ownerTags });
-      assert.deepEqual(client.calls.splice(0), ['GetBucketTagging']);
+      assert.equal(observeCalls.length, 7, observeCalls.join(', '));
+      assert.ok(observation.identity?.['creationDate']);
+      assert.deepEqual(await client.probe?.(resource, call), { exists: true, ownerTags: observation.ownerTags, identity: observation.identity });
+      assert.deepEqual(client.calls.splice(0), ['GetBucketTagging', 'ListBuckets']);
 
       await s3.send(new CreateBucketCommand({ Bucket: 'probed-untagged' }));
       const untagged = bucket('probed-untagged');
       const bare = await connect(untagged);
-      assert.deepEqual(await bare.probe?.(untagged, call), { exists: true, ownerTags: {} }, 'NoSuchTagSet: the bucket exists with no owner tags, never "gone"');
-      assert.deepEqual(bare.calls, ['GetBucketTagging']);
+      const presence = await bare.probe?.(untagged, call);
+      assert.deepEqual({ exists: presence?.exists, ownerTags: presence?.ownerTags }, { exists: true, ownerTags: {} }, 'NoSuchTagSet: the bucket exists with no owner tags, never "gone"');
+      assert.deepEqual(bare.calls, ['GetBucketTagging', 'ListBuckets']);
 
       await client.delete(resource, call);
       assert.deepEqual(await client.probe?.(resource, call), { exists: false });

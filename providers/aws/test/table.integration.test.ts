@@ -16,6 +16,14 @@ import { destroyDynamoDbClients, tableConnector } from '@k8or/provider-aws';
 import { startDynamoDbLocal, type DynamoDbLocal } from '@k8or/local-clouds';
 import { awsProviderConfig, call, connectionContext, credentials, table } from './support.ts';
 
+/** Resolves once `done` holds (checked every 50 ms, for at most 10 s). */
+async function waitUntil(done: () => Promise<boolean>): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !(await done()); ) {
+    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /**
  * A proxy in front of DynamoDB Local that forwards every request and answers DescribeTable with
  * `status` as the table's TableStatus (the checksum header goes, since the body changes).
@@ -279,7 +287,12 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
       const observation = await client.observe(resource, call);
       assert.deepEqual([...client.calls.splice(0)].sort(), ['DescribeContinuousBackups', 'DescribeTable', 'DescribeTimeToLive', 'ListTagsOfResource']);
       // DynamoDB Local has no tags (UnknownOperationException): unknown owner tags, as observe reports them.
-      assert.deepEqual(await client.probe?.(resource, call), { exists: true, ...(observation.ownerTags ? { ownerTags: observation.ownerTags } : {}) });
+      assert.deepEqual(await client.probe?.(resource, call), {
+        exists: true,
+        ...(observation.ownerTags ? { ownerTags: observation.ownerTags } : {}),
+        identity: observation.identity,
+        protection: [{ field: 'spec.deletionProtection', enabled: false, blocksDeletion: true }],
+      });
       assert.deepEqual(client.calls.splice(0), ['DescribeTable', 'ListTagsOfResource']);
       await client.delete(resource, call);
       client.calls.length = 0;
@@ -301,7 +314,7 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
         const resource = table('leaving');
         const context = connectionContext(awsProviderConfig({ table: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }), resource);
         const client = await tableConnector.connect(resource, context);
-        assert.deepEqual(await client.probe?.(resource, call), { exists: true });
+        assert.deepEqual(await client.probe?.(resource, call), { exists: true, protection: [{ field: 'spec.deletionProtection', enabled: false, blocksDeletion: true }] });
         assert.deepEqual(context.calls, ['DescribeTable']);
         assert.equal((await client.observe(resource, call)).exists, true);
       } finally {
@@ -338,11 +351,45 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
       assert.deepEqual(observation.diff, [{ field: 'spec.ttlAttribute', desired: 'expiresAt', actual: undefined }]);
       assert.equal(observation.upToDate, false);
       context.calls.length = 0;
-      assert.deepEqual(await client.probe?.(resource, call), { exists: true });
+      assert.equal((await client.probe?.(resource, call))?.exists, true);
       assert.deepEqual(context.calls, ['DescribeTable', 'ListTagsOfResource'], 'the probe reads the tags of a usable table, as observe does');
     } finally {
       await proxy.close();
     }
+  });
+
+  it('reports its identity (creation time; TableId where the endpoint gives one) and its protections as facts; a table made again has another identity', async () => {
+    const resource = table('identified', { deletionProtection: true });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    const first = await client.observe(resource, call);
+    const described = await describeTable('identified');
+    assert.deepEqual(first.identity, {
+      ...(described?.TableId ? { tableId: described.TableId } : {}),
+      createdAt: described?.CreationDateTime?.toISOString(),
+    });
+    assert.deepEqual((await client.observe(resource, call)).identity, first.identity, 'stable across reads');
+    // DynamoDB Local has no continuous backups: point-in-time recovery is not reported.
+    assert.deepEqual(first.protection, [{ field: 'spec.deletionProtection', enabled: true, blocksDeletion: true }]);
+
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'identified', DeletionProtectionEnabled: false }));
+    await client.delete(resource, call);
+    await waitUntil(async () => Date.now() - new Date(first.identity?.['createdAt'] ?? 0).getTime() > 1_000);
+    await client.create(resource, call);
+    const again = await client.observe(resource, call);
+    assert.notDeepEqual(again.identity, first.identity);
+  });
+
+  it('releases ownership for Retain: UntagResource of the owner tags (DynamoDB Local has no tags: nothing to remove), a missing table is success', async () => {
+    const resource = table('released');
+    const client = await connect(resource);
+    await client.create(resource, call);
+    client.calls.length = 0;
+    await client.release?.(resource, call);
+    assert.deepEqual(client.calls, ['DescribeTable', 'UntagResource']);
+    assert.ok(await describeTable('released'), 'the table stays');
+    await client.delete(resource, call);
+    await client.release?.(resource, call);
   });
 
   it('reports no setting issue for a table that asks for nothing DynamoDB Local lacks', async () => {
