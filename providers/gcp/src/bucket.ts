@@ -4,7 +4,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { Storage, type Bucket as GcsBucket, type BucketMetadata, type CreateBucketRequest, type File } from '@google-cloud/storage';
-import type { Bucket, BucketEncryption, LifecycleRule, PublicAccess, StorageTier } from '@k8or/api';
+import { OwnerTags, type Bucket, type BucketEncryption, type LifecycleRule, type PublicAccess, type StorageTier } from '@k8or/api';
 import {
   DeletionBlockedError,
   NotOwnedError,
@@ -19,13 +19,15 @@ import {
   type InventoryItem,
   type Observation,
   type Presence,
+  type ProtectionSetting,
+  type ResourceIdentity,
   type SettingIssue,
 } from '@k8or/core';
 import { withinTimeout } from './abort.js';
 import { ClientCache } from './client-cache.js';
 import { answerOf, callGoogle, isNotFound } from './errors.js';
 import { GcpServices, gcsServiceFor } from './rate-limits.js';
-import { desiredLabels, diffLabels, labelsPatch, ownerTagsFromLabels } from './labels.js';
+import { desiredLabels, diffLabels, labelsPatch, ownerLabelKey, ownerTagsFromLabels } from './labels.js';
 import { DEFAULT_STORAGE_CLASS, gcpSettings, type GcpSettings } from './settings.js';
 
 // --- mapping: portable spec -> GCS -------------------------------------------------------------
@@ -256,6 +258,27 @@ export function protectionKept(field: string, what: string): SettingIssue {
   return { field, problem: 'unapplied', message: `${what} has ${setting} while the spec does not ask for it; k8or never lowers a protection on its own: change it in Cloud Storage, or set ${raise}` };
 }
 
+/**
+ * The facts core decides ownership and deletion on: the bucket's identity (its timeCreated and
+ * projectNumber, fixed at creation) and its protections (public access prevention, versioning, a
+ * retention policy, which blocks deletion once locked).
+ */
+export function bucketFacts(metadata: BucketMetadata): { identity?: ResourceIdentity; protection: ProtectionSetting[] } {
+  const identity = {
+    ...(metadata.timeCreated ? { timeCreated: new Date(metadata.timeCreated).toISOString() } : {}),
+    ...(metadata.projectNumber !== undefined ? { projectNumber: String(metadata.projectNumber) } : {}),
+  };
+  const retention = metadata.retentionPolicy;
+  return {
+    ...(Object.keys(identity).length > 0 ? { identity } : {}),
+    protection: [
+      { field: 'spec.publicAccess', enabled: metadata.iamConfiguration?.publicAccessPrevention === 'enforced' },
+      { field: 'spec.versioning', enabled: metadata.versioning?.enabled === true },
+      { field: 'retentionPolicy', enabled: Number(retention?.retentionPeriod ?? 0) > 0, blocksDeletion: retention?.isLocked === true },
+    ],
+  };
+}
+
 /** atProvider: the self link, location, gs:// URL and creation time. */
 export function bucketAtProvider(name: string, metadata: BucketMetadata): { id: string; location: string; url: string; createdTime?: string } {
   return {
@@ -367,6 +390,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
       atProvider: bucketAtProvider(this.#context.externalName, metadata),
       // GCS always has labels: `{}` means none of k8or's, so the bucket is someone else's.
       ownerTags: ownerTagsFromLabels(actual.labels, this.#context.ownerTags),
+      ...bucketFacts(metadata),
       ...(actual.portableLifecycle === undefined ? { settingIssues: [nonPortableLifecycle(actual.lifecycle)] } : {}),
     };
     this.#reads.set(observation, { metageneration: String(metadata.metageneration), actual });
@@ -377,7 +401,29 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
   async probe(_bucket: Bucket, call: CallOptions): Promise<Presence> {
     const metadata = await this.#read(call);
     if (metadata === undefined) return { exists: false };
-    return { exists: true, ownerTags: ownerTagsFromLabels(observedBucket(metadata).labels, this.#context.ownerTags) };
+    return { exists: true, ownerTags: ownerTagsFromLabels(observedBucket(metadata).labels, this.#context.ownerTags), ...bucketFacts(metadata) };
+  }
+
+  /**
+   * Deletion policy Retain: one patch that removes k8or's owner labels (the user's labels and every
+   * setting stay), so another cluster or object can adopt the bucket. A missing bucket, or one
+   * without owner labels, has none to remove.
+   */
+  async release(_bucket: Bucket, call: CallOptions): Promise<void> {
+    const metadata = await this.#read(call);
+    if (metadata === undefined) return;
+    const labels = observedBucket(metadata).labels;
+    const owned = Object.keys(ownerTagsFromLabels(labels, this.#context.ownerTags)).length > 0;
+    if (!owned) return;
+    const ownerKeys = new Set([...Object.values(OwnerTags), ...Object.keys(this.#context.ownerTags)].map(ownerLabelKey));
+    const kept = Object.fromEntries(Object.entries(labels).filter(([key]) => !ownerKeys.has(key)));
+    try {
+      await this.#call(call, 'buckets.patch', (gcs) => gcs.setMetadata({ labels: labelsPatch(kept, labels) } as BucketMetadata, { ifMetagenerationMatch: Number(metadata.metageneration) }));
+    } catch (error) {
+      if (isNotFound(error)) return;
+      if (answerOf(error).status !== 412) throw error;
+      throw new RetryableError(`buckets.patch: Cloud Storage bucket "${this.#context.externalName}" changed since it was read (412 conditionNotMet); releasing it again`, { code: 'conditionNotMet', cause: error });
+    }
   }
 
   /**

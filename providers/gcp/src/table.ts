@@ -28,6 +28,7 @@ import {
   type InventoryItem,
   type Observation,
   type Presence,
+  type ProtectionSetting,
 } from '@k8or/core';
 import { cancelOnAbort } from './abort.js';
 import { ClientCache } from './client-cache.js';
@@ -121,6 +122,11 @@ export function diffTable(table: Table, observed: ObservedTable): FieldDiff[] {
   return diff;
 }
 
+/** A table's protection as found: deletion protection, which blocks deletion. */
+export function tableProtection(found: Pick<AdminTable, 'deletionProtection'>): ProtectionSetting[] {
+  return [{ field: 'spec.deletionProtection', enabled: found.deletionProtection === true, blocksDeletion: true }];
+}
+
 // --- the client ---------------------------------------------------------------------------------
 
 type TableAdminClient = ReturnType<Bigtable['admin']['getTableAdminClient']>;
@@ -197,19 +203,21 @@ export class BigtableTableClient implements ExternalClient<Table> {
       atProvider: { id: this.#tablePath, location: this.#instancePath, state: 'READY' },
       // Bigtable tables carry no labels: ownership rests on the external name and the create markers.
       ownerTags: undefined,
+      // Nor any identity: the admin API gives a table no creation time or id beyond its name.
+      protection: tableProtection(found),
       ...(unapplied.length ? { settingIssues: unapplied } : {}),
     };
   }
 
   /**
-   * Existence: GetTable with the NAME_ONLY view (no column families read). Bigtable tables carry no
-   * labels, so there are no owner tags to read: ownership rests on the persisted external name and
-   * the engine's create markers, as with observe.
+   * Existence and deletion protection: GetTable with the SCHEMA_VIEW (no replication or encryption
+   * state read). Bigtable tables carry no labels, so there are no owner tags to read: ownership
+   * rests on the persisted external name and the engine's create markers, as with observe.
    */
   async probe(_table: Table, call: CallOptions): Promise<Presence> {
     try {
-      await this.#call(call, 'GetTable', (admin, options) => admin.getTable({ name: this.#tablePath, view: 'NAME_ONLY' }, options));
-      return { exists: true };
+      const [found] = await this.#call(call, 'GetTable', (admin, options) => admin.getTable({ name: this.#tablePath, view: 'SCHEMA_VIEW' }, options));
+      return { exists: true, protection: tableProtection(found as AdminTable) };
     } catch (error) {
       if (isNotFound(error)) return { exists: false };
       throw error;

@@ -7,6 +7,14 @@ import { bucketConnector, destroyStorageClients, ownerLabelKey } from '@k8or/pro
 import { startGcsFake, type GcsFake } from '@k8or/local-clouds';
 import { PROJECT, bucket, call, connectionContext, gcpProviderConfig, serviceAccountKey } from './support.ts';
 
+/** Resolves once `done` holds (checked every 10 ms, for at most 10 s). */
+async function waitUntil(done: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !done(); ) {
+    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against the GCS fake', () => {
   let fake: GcsFake;
   let storage: Storage;
@@ -198,6 +206,38 @@ describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against t
     });
   });
 
+  it('reports its identity (timeCreated, projectNumber) and its protections as facts; a bucket made again has another identity', async () => {
+    const resource = bucket('identified-bucket', { versioning: true });
+    const client = await connect(resource);
+    await client.create(resource, call());
+    const observation = await client.observe(resource, call());
+    const metadata = await metadataOf('identified-bucket');
+    assert.deepEqual(observation.identity, { timeCreated: new Date(String(metadata.timeCreated)).toISOString(), projectNumber: String(metadata.projectNumber) });
+    assert.deepEqual(observation.protection, [
+      { field: 'spec.publicAccess', enabled: true },
+      { field: 'spec.versioning', enabled: true },
+      { field: 'retentionPolicy', enabled: false, blocksDeletion: false },
+    ]);
+    await client.delete(resource, call());
+    await waitUntil(() => Date.now() > new Date(observation.identity?.['timeCreated'] ?? 0).getTime() + 5);
+    await client.create(resource, call());
+    assert.notDeepEqual((await client.observe(resource, call())).identity, observation.identity);
+  });
+
+  it('releases ownership for Retain: one patch removes the owner labels, the user\'s labels and settings stay; a missing bucket is success', async () => {
+    const resource = bucket('released-bucket', { versioning: true, labels: { team: 'a' } });
+    const client = await connect(resource);
+    await client.create(resource, call());
+    await client.release?.(resource, call());
+    const metadata = await metadataOf('released-bucket');
+    assert.deepEqual(metadata.labels, { team: 'a' });
+    assert.equal(metadata.versioning?.enabled, true);
+    assert.deepEqual((await client.observe(resource, call())).ownerTags, {});
+    await client.release?.(resource, call());
+    await client.delete(resource, call());
+    await client.release?.(resource, call());
+  });
+
   it('retries rather than calls the name taken when the read after a 409 fails: a 503 is no verdict on ownership', async () => {
     const resource = bucket('busy-name');
     const client = await connect(resource);
@@ -246,7 +286,7 @@ describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against t
     await client.create(resource, call());
     const observation = await client.observe(resource, call());
     client.calls.length = 0;
-    assert.deepEqual(await client.probe?.(resource, call()), { exists: true, ownerTags: observation.ownerTags });
+    assert.deepEqual(await client.probe?.(resource, call()), { exists: true, ownerTags: observation.ownerTags, identity: observation.identity, protection: observation.protection });
     assert.deepEqual(client.calls, ['buckets.get']);
     assert.equal(observation.ownerTags?.['k8or.io/name'], 'probed-bucket');
     fake.deny(operator.key['client_email'] as string);

@@ -165,13 +165,19 @@ describe('Table -> Bigtable, with the real @google-cloud/bigtable against the Bi
     await assert.rejects(unreachable.observe(resource, { signal: AbortSignal.timeout(30_000) }), (error: unknown) => error instanceof RetryableError && error.code === 'UNAVAILABLE');
   });
 
-  it('probes with one GetTable (NAME_ONLY view); absence only on NOT_FOUND, an unreachable Bigtable thrown', async () => {
-    const resource = table('probed-table');
+  it('probes with one GetTable (SCHEMA_VIEW): existence and deletion protection as observe reports it; absence only on NOT_FOUND, an unreachable Bigtable thrown', async () => {
+    const resource = table('probed-table', { deletionProtection: true });
     const client = await connect(resource);
     await client.create(resource, call());
+    const protection = [{ field: 'spec.deletionProtection', enabled: true, blocksDeletion: true }];
+    const observation = await client.observe(resource, call());
+    assert.deepEqual(observation.protection, protection);
+    assert.equal(observation.identity, undefined, 'the admin API gives a table no identity beyond its name');
     client.calls.length = 0;
-    assert.deepEqual(await client.probe?.(resource, call()), { exists: true });
+    assert.deepEqual(await client.probe?.(resource, call()), { exists: true, protection });
     assert.deepEqual(client.calls, ['GetTable']);
+    await admin().updateTable({ table: { name: tablePath('probed-table'), deletionProtection: false }, updateMask: { paths: ['deletion_protection'] } });
+    assert.deepEqual(await client.probe?.(resource, call()), { exists: true, protection: [{ ...protection[0], enabled: false }] });
     await client.delete(resource, call());
     assert.deepEqual(await client.probe?.(resource, call()), { exists: false });
     const unreachable = await tableConnector.connect(resource, connectionContext(gcpProviderConfig({ table: 'http://127.0.0.1:1' }), resource));
