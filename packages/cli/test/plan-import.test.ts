@@ -128,7 +128,7 @@ describe('k8or plan and k8or import against a cluster and the cloud, writing not
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, new RegExp(`Bucket default/tracked: update "${trackedName}" \\(ProviderConfig local-aws\\)\\n  spec\\.versioning: false -> true`));
     assert.match(result.stdout, /Bucket default\/fresh: create "[a-z0-9-]+" \(ProviderConfig local-aws\)/);
-    assert.match(result.stdout, /Bucket default\/foreign: blocked \(not owned\) "someone-elses-logs" .*not owned by this object/);
+    assert.match(result.stdout, /Bucket default\/foreign: blocked \(not owned\) "someone-elses-logs" .*nothing proves it is this object's.*k8or\.io\/adopt/);
     assert.match(result.stdout, /Bucket default\/no-secret: blocked \(missing credentials\) .*Secret k8or-system\/missing-secret not found/);
     assert.match(result.stdout, /Bucket default\/watched: no change "someone-elses-logs" .*\[ObserveOnly/);
     assert.match(result.stdout, /5 resources: 1 to create, 1 to update, 1 unchanged, 2 blocked\. Nothing was written\./);

@@ -26,6 +26,7 @@ describe('desiredStateChanged: which updates are worth a reconcile', () => {
     // No annotations and an empty map (or only markers) are the same desired state.
     assert.equal(desiredStateChanged(bucket(), bucket({ annotations: {}, labels: {} })), false);
     assert.equal(desiredStateChanged(bucket(), bucket({ annotations: { [Annotations.createPending]: 't1' } })), false);
+    assert.equal(desiredStateChanged(bucket(), bucket({ annotations: { [Annotations.createFailed]: 't1' } })), false, 'a refused create recorded is the engine\'s own write');
   });
 
   it('reconciles on a new object, a spec change, a deletion, and any change to user annotations or labels', () => {

@@ -86,7 +86,7 @@ describe('a reconcile on a copy that is behind', () => {
 class FakeInformer {
   readonly objects = new Map<string, ManagedObject>();
   readonly handlers: Record<string, ((obj: ManagedObject) => void)[]> = { add: [], update: [], delete: [] };
-  readonly cache = { get: (key: string) => this.objects.get(key) };
+  readonly cache = { get: (key: string) => this.objects.get(key), addIndex: () => {}, byIndex: () => [] };
   synced = true;
   hasSynced = () => this.synced;
   on(event: string, handler: (obj: ManagedObject) => void): void {

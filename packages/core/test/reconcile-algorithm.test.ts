@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, FINALIZER, type Bucket, type ManagedKindName, type ManagedResource, type ManagedStatus, type ProviderConfig } from '@k8or/api';
-import { CloudRateLimits, KubeApiError, ManagedReconciler, NotOwnedError, Reasons, RetryableError, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
+import { CloudRateLimits, KubeApiError, ManagedReconciler, NotOwnedError, perObjectNameToken, Reasons, RetryableError, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 
 /** An API server holding one object, logging every write to the shared timeline. */
@@ -128,20 +128,41 @@ describe('the reconcile algorithm, effect by effect', () => {
     assert.equal(cloud.buckets.size, 1);
   });
 
-  it('finishes a create cut short between the create call and its tags: tags written, one bucket, an Event', async () => {
-    const { timeline, reconciler, request, cloud, objects } = arrange();
+  // The withdrawn rule "create-pending, the resource exists, no foreign owner tags = our own
+  // interrupted create" is gone: an untagged resource under a pending marker proves nothing
+  // (someone else may have made it after our create failed). Only a name k8or generated for this
+  // very object (its per-object token) lets the engine finish such a create.
+  it('does not take an untagged bucket under its create-pending marker: NotOwned, no write, no delete', async () => {
+    const { timeline, reconciler, request, cloud, objects } = arrange({ name: 'hand-made' });
+    assert.ok(objects.object);
+    objects.object.metadata.annotations = { [Annotations.createPending]: '2026-01-01T00:00:00Z' };
+    cloud.buckets.set('hand-made', { name: 'hand-made', location: 'mem-1', versioning: false, tags: {}, labels: {}, objects: 1, createdTime: '2026-01-01T00:00:00Z', uid: 'someone-elses' });
     await reconciler.reconcile(request);
-    const name = objects.object?.spec.name ?? '';
-    const bucket = cloud.buckets.get(name);
-    assert.ok(bucket);
-    // As if the process died after CreateBucket and before the tags and the marker.
-    bucket.tags = {};
-    delete objects.object?.metadata.annotations?.[Annotations.createSucceeded];
-    timeline.length = 0;
+    assert.equal(objects.object?.status?.conditions?.find((c) => c.type === 'Synced')?.reason, Reasons.NotOwned);
+    assert.match(objects.object?.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '', /k8or\.io\/adopt/);
+    assert.equal(cloud.callCount({ operation: 'update' }) + cloud.callCount({ operation: 'create' }), 0);
+    assert.ok(!timeline.some((t) => t.includes('create-succeeded')), 'no takeover recorded');
+    assert.ok(objects.object);
+    objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    await reconciler.reconcile(request);
+    assert.equal(cloud.callCount({ operation: 'delete' }), 0);
+    assert.ok(cloud.buckets.has('hand-made'), 'never deleted');
+    assert.deepEqual(objects.object?.metadata.finalizers ?? [], [], 'the finalizer goes: nothing of ours is there');
+  });
+
+  it('finishes a create with an unknown outcome under a name k8or generated for this object: tags written, one bucket, an Event', async () => {
+    const name = `media-photos-${perObjectNameToken('uid-1')}`;
+    const { timeline, reconciler, request, cloud, objects } = arrange({ name });
+    assert.ok(objects.object);
+    // As if the process died after CreateBucket and before the tags, the marker and the status.
+    objects.object.metadata.annotations = { [Annotations.createPending]: '2026-01-01T00:00:00Z', [Annotations.externalName]: name };
+    objects.object.metadata.finalizers = [FINALIZER];
+    cloud.buckets.set(name, { name, location: 'mem-1', versioning: false, tags: {}, labels: {}, objects: 0, createdTime: '2026-01-01T00:00:00Z', uid: 'ours' });
     await reconciler.reconcile(request);
     assert.deepEqual(timeline.slice(0, 4), ['cloud observe', 'patch create-succeeded', `event Normal ${Reasons.FinishedInterruptedCreate}`, 'cloud update']);
     assert.equal(cloud.buckets.size, 1);
     assert.equal(cloud.buckets.get(name)?.tags['k8or.io/cluster'], 'c1');
+    assert.deepEqual(objects.object?.status?.identity, { createdTime: '2026-01-01T00:00:00Z', uid: 'ours' }, 'the identity is recorded once ownership is proven');
   });
 
   it('never takes over a bucket that names another owner, even under its own create-pending marker', async () => {
@@ -498,14 +519,17 @@ describe('the reconcile algorithm, effect by effect', () => {
     assert.equal(cloud.callCount({ operation: 'delete' }), 0);
   });
 
-  it('retains: never a cloud call, just the finalizer', async () => {
-    const { timeline, reconciler, request, objects, cloud } = arrange({ deletionPolicy: 'Retain' });
+  it('retains: releases ownership (our owner tags removed, nothing else), then the finalizer', async () => {
+    const { timeline, reconciler, request, objects, cloud } = arrange({ deletionPolicy: 'Retain', versioning: true });
     await reconciler.reconcile(request);
     assert.ok(objects.object);
     objects.object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
     timeline.length = 0;
     await reconciler.reconcile(request);
-    assert.deepEqual(timeline, [`event Normal ${Reasons.RetainedExternalResource}`, 'patch finalizers=']);
+    assert.deepEqual(timeline, ['cloud probe', 'cloud release', `event Normal ${Reasons.RetainedExternalResource}`, 'patch finalizers=']);
     assert.equal(cloud.buckets.size, 1);
+    const [bucket] = cloud.buckets.values();
+    assert.equal(bucket?.tags['k8or.io/managed-by'], undefined, 'another cluster may adopt it');
+    assert.equal(bucket?.versioning, true, 'nothing else changed');
   });
 });

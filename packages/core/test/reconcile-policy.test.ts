@@ -1,7 +1,29 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { Annotations, FINALIZER, type Bucket, type Condition } from '@k8or/api';
-import { deletionPolicyFor, describeDiff, mergeConditions, ownershipOf, parseGoDuration, providerConfigFor, resyncPeriodFor, resyncPeriodViolation, statusEqual, withJitter } from '@k8or/core';
+import { Annotations, FINALIZER, type Bucket, type Condition, type ProviderConfig } from '@k8or/api';
+import {
+  NotOwnedError,
+  RetryableError,
+  TerminalError,
+  cloudResourceKey,
+  cloudTargetFor,
+  compareIdentity,
+  createOutcomeOf,
+  decideOwnership,
+  mayManage,
+  perObjectNameToken,
+  sameCloudTarget,
+  deletionPolicyFor,
+  describeDiff,
+  mergeConditions,
+  ownershipOf,
+  parseGoDuration,
+  providerConfigFor,
+  resyncPeriodFor,
+  resyncPeriodViolation,
+  statusEqual,
+  withJitter,
+} from '@k8or/core';
 
 function bucket(spec: Bucket['spec'] = {}, annotations: Record<string, string> = {}): Bucket {
   return { apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media', annotations, finalizers: [FINALIZER] }, spec };
@@ -71,22 +93,74 @@ describe('reconcile rules', () => {
     assert.equal(statusEqual({ conditions: before }, { conditions: flipped }), false);
   });
 
-  it('recognises its own cloud resources by every owner tag, finishes its own interrupted creates, and adopts others only when asked', () => {
+  // Replaces the test of the withdrawn rule ("create-pending or create-succeeded, no foreign owner
+  // tags = ours"): ownership is proven by owner tags, the recorded identity, or a name k8or
+  // generated for this object, never inferred from a marker and a missing tag.
+  it('proves ownership from evidence only: owner tags, the identity recorded at creation, a generated name', () => {
     const ours = { 'k8or.io/managed-by': 'k8or', 'k8or.io/name': 'photos' };
     const pending = { [Annotations.createPending]: '2026-01-01T00:00:00Z' };
+    const failed = { [Annotations.createFailed]: '2026-01-01T00:00:00Z' };
     const created = { [Annotations.createSucceeded]: '2026-01-01T00:00:00Z' };
-    assert.equal(ownershipOf(bucket(), { ...ours, extra: 'x' }, ours), 'ours');
-    assert.equal(ownershipOf(bucket(), { 'k8or.io/managed-by': 'k8or', 'k8or.io/name': 'videos' }, ours), 'foreign', 'another owner named');
-    assert.equal(ownershipOf(bucket(pendingSpec(), pending), { 'k8or.io/managed-by': 'k8or', 'k8or.io/name': 'videos' }, ours), 'foreign', 'another owner named, even mid-create');
-    assert.equal(ownershipOf(bucket({}, { [Annotations.adopt]: 'true' }), {}, ours), 'adopt');
-    assert.equal(ownershipOf(bucket(), {}, ours), 'foreign', 'untagged and never created by us');
-    // A create cut short between the create call and the tags (or the marker).
-    assert.equal(ownershipOf(bucket({}, pending), {}, ours), 'interrupted-create');
-    assert.equal(ownershipOf(bucket({}, pending), undefined, ours), 'interrupted-create');
-    // A cloud without tags: the create k8or recorded proves ownership.
-    assert.equal(ownershipOf(bucket(), undefined, ours), 'foreign');
-    assert.equal(ownershipOf(bucket({}, created), undefined, ours), 'ours');
-    assert.equal(ownershipOf(bucket({}, created), {}, ours), 'ours', 'our tags removed behind our back: still ours, update rewrites them');
+    const adopt = { [Annotations.adopt]: 'true' };
+    const withIdentity = (b: Bucket, identity: Record<string, string>): Bucket => ({ ...b, status: { identity } });
+    const uid = (b: Bucket): Bucket => ({ ...b, metadata: { ...b.metadata, uid: 'u-1' } });
+    const generated = `media-photos-${perObjectNameToken('u-1')}`;
+
+    assert.equal(ownershipOf(bucket(), { ownerTags: { ...ours, extra: 'x' } }, ours), 'ours', 'every owner tag');
+    assert.equal(ownershipOf(bucket(), { ownerTags: { 'k8or.io/managed-by': 'k8or', 'k8or.io/name': 'videos' } }, ours), 'foreign', 'another owner named');
+    assert.equal(ownershipOf(bucket({}, pending), { ownerTags: { 'k8or.io/managed-by': 'k8or', 'k8or.io/name': 'videos' } }, ours), 'foreign', 'another owner named, even mid-create');
+    assert.equal(ownershipOf(bucket({}, adopt), { ownerTags: { 'k8or.io/managed-by': 'k8or', 'k8or.io/name': 'videos' } }, ours), 'foreign', 'adopt never overrides another live owner');
+    assert.equal(ownershipOf(bucket({}, adopt), { ownerTags: { 'k8or.io/name': 'videos' } }, ours), 'adopt', 'released (no managed-by): adoptable');
+    assert.equal(ownershipOf(bucket({}, adopt), { ownerTags: {} }, ours), 'adopt');
+    assert.equal(ownershipOf(bucket(), { ownerTags: {} }, ours), 'unproven', 'untagged and never created by us');
+
+    // Create-pending without proof: someone else may have made it after our create failed.
+    assert.equal(ownershipOf(bucket({}, pending), { ownerTags: {} }, ours), 'unproven');
+    assert.equal(ownershipOf(bucket({}, pending), {}, ours), 'unproven', 'a cloud without tags');
+    assert.equal(ownershipOf(bucket({}, failed), { ownerTags: {} }, ours), 'unproven', 'a refused create left nothing of ours');
+    // ...unless the name is one k8or generated for this very object.
+    assert.equal(ownershipOf(uid(bucket({ name: generated }, pending)), {}, ours), 'finish-create');
+    assert.equal(ownershipOf(uid(bucket({ name: 'media-photos-0000beef' }, pending)), {}, ours), 'unproven', "another object's token proves nothing");
+
+    // Created, tags gone: not ours without the identity.
+    assert.equal(ownershipOf(bucket({}, created), { ownerTags: {} }, ours), 'unproven', 'created, tags gone, no identity recorded');
+    assert.equal(ownershipOf(bucket({}, created), {}, ours), 'unproven', 'created, a cloud without tags, no identity recorded');
+    assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { ownerTags: {}, identity: { id: 'a' } }, ours), 'ours', 'the recorded identity matches');
+    assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { identity: { id: 'b' } }, ours), 'replaced', 'another identity: replaced');
+    assert.equal(ownershipOf(withIdentity(bucket({}, { ...created, ...adopt }), { id: 'a' }), { ownerTags: {}, identity: { id: 'b' } }, ours), 'replaced', 'adopt does not override a replacement');
+    assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { ownerTags: ours, identity: { id: 'b' } }, ours), 'ours', 'our atomic tags on a resource we made again');
+    assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { ownerTags: {}, identity: { other: 'b' } }, ours), 'unproven', 'no shared key proves nothing');
+    assert.equal(ownershipOf(uid(bucket({ name: generated }, created)), {}, ours), 'ours', 'a kind without tags, under a generated name');
+    assert.equal(ownershipOf(uid(bucket({ name: generated }, created)), { ownerTags: {} }, ours), 'unproven', 'a taggable kind whose tags are gone');
+
+    assert.equal(compareIdentity({ a: '1', b: '2' }, { a: '1', c: '3' }), 'same');
+    assert.equal(compareIdentity({ a: '1' }, { a: '2' }), 'different');
+    assert.equal(compareIdentity(undefined, { a: '1' }), 'unknown');
+    assert.ok(mayManage('ours') && mayManage('finish-create') && mayManage('adopt'));
+    assert.ok(!mayManage('foreign') && !mayManage('unproven') && !mayManage('replaced'));
+    assert.match(decideOwnership(bucket({ name: 'x' }), { ownerTags: {} }, ours).message ?? '', /k8or\.io\/adopt: "true"/, 'says how to adopt');
+  });
+
+  it('classifies a failed create: refused before any effect, or an unknown outcome', () => {
+    assert.equal(createOutcomeOf(new TerminalError('bad request')), 'refused');
+    assert.equal(createOutcomeOf(new NotOwnedError('taken')), 'refused');
+    assert.equal(createOutcomeOf(new RetryableError('SlowDown', { code: 'SlowDown', noEffect: true })), 'refused');
+    assert.equal(createOutcomeOf(new RetryableError('socket hang up')), 'unknown');
+    assert.equal(createOutcomeOf(new TerminalError('tagging denied after create', { noEffect: false })), 'unknown');
+    assert.equal(createOutcomeOf(new Error('timeout')), 'unknown');
+  });
+
+  it('names cloud targets and resources: same target on the union of keys, no secret in an endpoint', () => {
+    const pc = (spec: Partial<ProviderConfig['spec']>): ProviderConfig => ({ apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'p' }, spec: { provider: 'aws', ...spec } });
+    const a = cloudTargetFor(undefined, 'Table', pc({ region: 'eu-west-1', endpoint: 'http://user:pw@LocalHost:8000/?sig=abc' }));
+    assert.deepEqual(a, { provider: 'aws', region: 'eu-west-1', project: '', storageAccount: '', instance: '', endpoint: 'http://localhost:8000' });
+    assert.ok(sameCloudTarget(a, { ...a, extra: '' }), 'a missing key counts as empty');
+    assert.ok(!sameCloudTarget(a, { ...a, region: 'us-east-1' }));
+    assert.ok(sameCloudTarget(cloudTargetFor(undefined, 'Table', pc({ region: 'eu-west-1' }), { key: 'old' }), cloudTargetFor(undefined, 'Table', pc({ region: 'eu-west-1' }), { key: 'new' })), 'credentials are no part of it');
+    const plugin = { targetOf: () => ({ account: '123', endpoint: 'https://x.test/a/?token=s3cr3t' }) };
+    assert.deepEqual(cloudTargetFor(plugin, 'Bucket', pc({})), { provider: 'aws', account: '123', endpoint: 'https://x.test/a' });
+    assert.equal(cloudResourceKey({ provider: 'aws', region: 'eu', endpoint: '' }, 'Table', 'orders'), 'provider=aws,region=eu/Table/orders');
+    assert.equal(cloudResourceKey({ region: 'eu', provider: 'aws' }, 'Table', 'orders'), cloudResourceKey({ provider: 'aws', region: 'eu' }, 'Table', 'orders'), 'key order makes no difference');
   });
 
   it('describes a diff in words a user can act on', () => {
@@ -100,6 +174,3 @@ describe('reconcile rules', () => {
   });
 });
 
-function pendingSpec(): Bucket['spec'] {
-  return {};
-}

@@ -82,7 +82,7 @@ export const managedStatusSchema = obj('Observed state, written by the operator.
     lastModified: str('When the resource or its settings last changed in the cloud (Azure containers).', { format: 'date-time' }),
   }),
   drift: arr(
-    'ObserveOnly: each setting where the cloud differs from the spec, as last observed. k8or reports it and never changes the cloud; absent when they match.',
+    'Each setting where the cloud differs from the spec, as last observed: under ObserveOnly (reported, never changed), a protection the cloud has and k8or does not lower on its own (ProtectionHeld), or a change sent and not in effect yet (ChangesPending). Absent when they match.',
     obj(
       'One differing setting.',
       {

@@ -63,7 +63,10 @@ export interface ManagedStatus {
   /** The cloud (`aws`, `gcp`, `azure`) the resource lives in. */
   provider?: string;
   atProvider?: AtProvider;
-  /** ObserveOnly: where the cloud differs from the spec; empty (absent) when it matches. */
+  /**
+   * Where the cloud differs from the spec, as last observed: under ObserveOnly, a protection k8or
+   * holds (ProtectionHeld), or a change not in effect yet (ChangesPending). Absent when it matches.
+   */
   drift?: DriftEntry[];
   /**
    * Where the cloud resource lives (provider, account, region, project, storage account,

@@ -1,5 +1,5 @@
-import { Annotations, KINDS, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
-import { externalNameFor, namingRulesFor, ownerTagsFor, ownershipOf, providerConfigFor, type CloudCallRecorder, type Connector, type FieldDiff, type Observation, type ProviderPlugin } from '@k8or/core';
+import { KINDS, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
+import { cloudTargetFor, decideOwnership, externalNameFor, sameCloudTarget, mayManage, namingRulesFor, ownerTagsFor, providerConfigFor, type CloudCallRecorder, type Connector, type FieldDiff, type Observation, type ProviderPlugin } from '@k8or/core';
 import { ProviderLoader } from '@k8or/operator';
 import { CloudPacing } from '../cloud-pacing.js';
 import { ClusterReader } from '../cluster/reads.js';
@@ -26,6 +26,8 @@ export type PlannedAction =
 
 export type BlockReason =
   | 'not owned'
+  | 'replaced'
+  | 'target changed'
   | 'immutable change'
   | 'missing credentials'
   | 'no ProviderConfig'
@@ -120,6 +122,14 @@ class Planner {
       }
     }
 
+    // The target is pinned: the engine never calls the cloud where the ProviderConfig now points if the resource was created elsewhere.
+    const recordedTarget = resource.status?.target;
+    const target = cloudTargetFor(plugin, kind, providerConfig, credentials);
+    if (recordedTarget && !sameCloudTarget(recordedTarget, target)) {
+      const show = (t: Readonly<Record<string, string>>): string => Object.entries(t).filter(([, v]) => v !== '').map(([k, v]) => `${k}=${v}`).join(', ');
+      return entry({ action: 'blocked', externalName, reason: 'target changed', message: `created in ${show(recordedTarget)}, but the ProviderConfig now points at ${show(target)}` }, configLabel);
+    }
+
     let recordCall: CloudCallRecorder;
     try {
       recordCall = this.deps.pacing.recorder(plugin, providerConfig);
@@ -161,22 +171,25 @@ export function decide(resource: ManagedResource, observation: Observation, exte
     return { action: 'no change', externalName, note };
   }
   if (!observation.exists) return { action: 'create', externalName };
-  const ownership = ownershipOf(resource, observation.ownerTags, ownerTagsFor(resource, clusterId));
-  if (ownership === 'foreign') {
-    return { action: 'blocked', externalName, reason: 'not owned', message: `"${externalName}" exists and is not owned by this object (annotate it with ${Annotations.adopt}: "true" to take it over)` };
+  // The engine's own ownership decision (@k8or/core policy/ownership.ts), from the same facts.
+  const { ownership, message } = decideOwnership(resource, observation, ownerTagsFor(resource, clusterId), externalName);
+  if (!mayManage(ownership)) {
+    const reason = ownership === 'replaced' ? 'replaced' : 'not owned';
+    return { action: 'blocked', externalName, reason, message: message ?? `"${externalName}" exists and is not owned by this object` };
   }
   if (observation.immutableDiff?.length) {
     return { action: 'blocked', externalName, reason: 'immutable change', message: `the cloud cannot change ${observation.immutableDiff.map(describeChange).join('; ')} in place` };
   }
   const changes = (observation.diff ?? []).map((d) => ({ field: d.field, from: d.actual, to: d.desired }));
-  if (changes.length > 0 || ownership === 'adopt' || ownership === 'interrupted-create') return { action: 'update', externalName, changes };
+  if (changes.length > 0 || ownership !== 'ours') return { action: 'update', externalName, changes };
   return { action: 'no change', externalName };
 }
 
 function merge(fromFile: ManagedResource, stored: ManagedResource | undefined, namespace: string): ManagedResource {
   const metadata = { ...fromFile.metadata, namespace, annotations: { ...(stored?.metadata.annotations ?? {}), ...(fromFile.metadata.annotations ?? {}) } };
   const spec = { ...fromFile.spec, ...(fromFile.spec.name ? {} : stored?.spec.name ? { name: stored.spec.name } : {}) };
-  return { ...fromFile, metadata, spec } as ManagedResource;
+  // What the engine recorded (identity, target) is evidence the ownership decision needs.
+  return { ...fromFile, metadata, spec, ...(stored?.status ? { status: stored.status } : {}) } as ManagedResource;
 }
 
 function providerConfigFromFile(path: string): ProviderConfig {

@@ -6,6 +6,8 @@ import type { ManagedObject } from './controller.js';
 
 /** The resourceVersion to wait for is not known (a write was refused as stale): read live until the cache agrees. */
 const UNKNOWN = Symbol('unknown resourceVersion');
+/** The cache index of managed objects by spec.name (their external name). */
+const EXTERNAL_NAME_INDEX = 'k8or-external-name';
 
 /**
  * A ManagedResourceClient that reads from the controllers' informer caches
@@ -46,6 +48,7 @@ export class CachedManagedResources implements ManagedResourceClient {
   /** Reads `kind` from this informer's cache from now on. */
   track(kind: ManagedKindName, informer: Informer<ManagedObject>): void {
     this.#informers.set(kind, informer);
+    informer.cache.addIndex(EXTERNAL_NAME_INDEX, (obj) => (typeof obj.spec?.name === 'string' && obj.spec.name !== '' ? [obj.spec.name] : []));
     const seen = (obj: ManagedObject): void => {
       const key = keyOf(kind, obj.metadata?.namespace, obj.metadata?.name);
       if (this.#awaiting.get(key) === obj.metadata?.resourceVersion) this.#awaiting.delete(key);
@@ -69,6 +72,12 @@ export class CachedManagedResources implements ManagedResourceClient {
     const live = await this.#live.get(kind, namespace, name, signal);
     if (informer) this.#expect(informer, key, namespace, name, live?.metadata.resourceVersion);
     return live;
+  }
+
+  withExternalName(kind: ManagedKindName, externalName: string): ManagedResource[] {
+    const informer = this.#informers.get(kind);
+    if (!informer?.hasSynced()) return [];
+    return informer.cache.byIndex(EXTERNAL_NAME_INDEX, externalName).map((obj) => structuredClone(obj) as ManagedResource);
   }
 
   async patch(resource: ManagedResource, patch: ManagedPatch, signal?: AbortSignal): Promise<ManagedResource> {

@@ -63,7 +63,7 @@ export function desiredStateChanged(old: ManagedObject | undefined, obj: Managed
 }
 
 /** The engine's own markers: it writes them mid-reconcile, and they change nothing it should act on. */
-const ENGINE_MARKERS: ReadonlySet<string> = new Set([Annotations.createPending, Annotations.createSucceeded, Annotations.externalName]);
+const ENGINE_MARKERS: ReadonlySet<string> = new Set([Annotations.createPending, Annotations.createSucceeded, Annotations.createFailed, Annotations.externalName]);
 const NONE: ReadonlySet<string> = new Set();
 
 /**

@@ -1,6 +1,7 @@
-import { Annotations, MANAGED_BY, OwnerTags } from '@k8or/api';
+import { Annotations, MANAGED_BY, OwnerTags, shortHash } from '@k8or/api';
+import type { ResourceIdentity } from '../provider/contract.js';
 import { creationStateOf } from './creation.js';
-import { annotationIsTrue, stringField } from './read.js';
+import { annotationIsTrue, field, isPlainObject, stringField } from './read.js';
 
 /** The owner tags k8or writes on (and expects to find on) the cloud resource of this object. */
 export function ownerTagsFor(resource: unknown, clusterId: string): Record<string, string> {
@@ -14,34 +15,147 @@ export function ownerTagsFor(resource: unknown, clusterId: string): Record<strin
 }
 
 /**
- * Whose an existing cloud resource is:
- *
- * - `ours`: every owner tag matches; or the cloud has no tags / the tags are
- *   gone, nothing names another owner, and the create was recorded as done.
- * - `interrupted-create`: nothing names another owner and the create-pending
- *   marker is set but not create-succeeded: a create cut short (a crash,
- *   throttle or denial between the create call and its tags or its marker).
- *   The engine finishes it (update writes the tags). The marker is written
- *   only after an observe found the name free, so this is never someone
- *   else's resource created before ours.
- * - `adopt`: not provably ours and `k8or.io/adopt: "true"`.
- * - `foreign`: an owner tag names another owner (another cluster, namespace,
- *   object or kind), or the resource predates any create of ours. Never
- *   updated or deleted.
- *
- * `found` is Observation.ownerTags: undefined where the cloud has no tags.
+ * The per-object random part of a name k8or generates: a short hash of the
+ * object's uid (random per object, never reused). A default external name that
+ * carries it cannot have been chosen by anyone else, so it proves ownership
+ * where tags cannot (see `nameProvesOwnership`). Naming rules fold it in when
+ * `DefaultNameInput.uid` is given.
  */
-export type Ownership = 'ours' | 'interrupted-create' | 'adopt' | 'foreign';
-
-export function ownershipOf(resource: unknown, found: Readonly<Record<string, string>> | undefined, expected: Readonly<Record<string, string>>): Ownership {
-  const entries = Object.entries(expected);
-  const allOurs = found !== undefined && entries.every(([key, value]) => found[key] === value);
-  const namesAnotherOwner = found !== undefined && entries.some(([key, value]) => found[key] !== undefined && found[key] !== value);
-  const adopt = annotationIsTrue(resource, Annotations.adopt);
-  if (allOurs) return 'ours';
-  if (namesAnotherOwner) return adopt ? 'adopt' : 'foreign';
-  const state = creationStateOf(resource);
-  if (state === 'created') return 'ours';
-  if (state === 'pending') return 'interrupted-create';
-  return adopt ? 'adopt' : 'foreign';
+export function perObjectNameToken(uid: string): string {
+  return shortHash('k8or-object', uid);
 }
+
+/** True when the external name carries this object's per-object token (a name k8or generated for this very object). */
+export function nameProvesOwnership(resource: unknown, externalName: string): boolean {
+  const uid = stringField(resource, 'metadata', 'uid');
+  return uid !== undefined && externalName.includes(perObjectNameToken(uid));
+}
+
+/** What the cloud reported about an existing resource: Observation's (or Presence's) `ownerTags` and `identity`. */
+export interface OwnershipFacts {
+  ownerTags?: Readonly<Record<string, string>> | undefined;
+  identity?: ResourceIdentity | undefined;
+}
+
+/**
+ * Whose an existing cloud resource is, decided from evidence only:
+ *
+ * - `ours`: every owner tag of this object is there (written atomically by our
+ *   create), or the identity recorded in `status.identity` at creation matches
+ *   the one found. Manage it.
+ * - `finish-create`: a create's outcome is unknown (create-pending, no
+ *   create-failed), no tags say either way, and the name is one k8or generated
+ *   for this object (`nameProvesOwnership`). Finish it: update writes the tags.
+ * - `adopt`: not provably ours, nothing names another live owner, and
+ *   `k8or.io/adopt: "true"` asks to take it over.
+ * - `replaced`: the identity recorded at creation differs from the one found:
+ *   someone deleted ours and made another under the name. Never written or
+ *   deleted; `k8or.io/adopt` does not override it.
+ * - `foreign`: owner tags name another live owner (`k8or.io/managed-by: k8or`
+ *   with another cluster, namespace, name or kind). Never written or deleted;
+ *   `k8or.io/adopt` never overrides it (the owner releases it first: Retain).
+ * - `unproven`: nothing proves it ours. A missing tag proves nothing, a
+ *   create-pending or create-succeeded marker neither: a resource someone
+ *   else made after our create failed, or after ours was deleted, looks the
+ *   same. Never written or deleted; the condition says how to adopt it.
+ */
+export type Ownership = 'ours' | 'finish-create' | 'adopt' | 'replaced' | 'foreign' | 'unproven';
+
+/** A verdict with the evidence it rests on and, when the engine must stop, the words for the condition. */
+export interface OwnershipDecision {
+  ownership: Ownership;
+  /** What proved it ours (`ours`, `finish-create`). */
+  proof?: 'owner-tags' | 'identity' | 'generated-name';
+  /** For `replaced`, `foreign` and `unproven`: what was found and how a user resolves it. */
+  message?: string;
+}
+
+/** The verdicts under which the engine may write to (and, with a Delete policy, delete) the resource. */
+export function mayManage(ownership: Ownership): boolean {
+  return ownership === 'ours' || ownership === 'finish-create' || ownership === 'adopt';
+}
+
+/**
+ * The one ownership decision of k8or: the engine (reconcile and delete), the
+ * webhook, `k8or plan` and `k8or import` all ask it. `found` is what observe or
+ * probe reported of an existing resource; `expected` is `ownerTagsFor` the object.
+ */
+export function decideOwnership(resource: unknown, found: OwnershipFacts, expected: Readonly<Record<string, string>>, externalName?: string): OwnershipDecision {
+  const tags = found.ownerTags;
+  const name = externalName ?? stringField(resource, 'spec', 'name') ?? '';
+  const entries = Object.entries(expected);
+  if (tags !== undefined && entries.every(([key, value]) => tags[key] === value)) return { ownership: 'ours', proof: 'owner-tags' };
+  // A live owner says so with managed-by; other k8or tags without it are left over from a release.
+  if (tags !== undefined && tags[OwnerTags.managedBy] === MANAGED_BY && entries.some(([key, value]) => tags[key] !== undefined && tags[key] !== value)) {
+    return { ownership: 'foreign', message: Messages.foreign(name, describeOwner(tags)) };
+  }
+
+  const recorded = recordedIdentity(resource);
+  const identity = compareIdentity(recorded, found.identity);
+  if (identity === 'same') return { ownership: 'ours', proof: 'identity' };
+  if (identity === 'different') return { ownership: 'replaced', message: Messages.replaced(name, recorded ?? {}, found.identity ?? {}) };
+
+  const state = creationStateOf(resource);
+  // Where no identity was recorded, a name k8or generated for this very object proves it: for an
+  // unknown create outcome, and for a created resource of a kind without tags (its identity may
+  // not have reached status before a crash).
+  const nameMayProve = recorded === undefined && (state === 'pending' || (state === 'created' && tags === undefined));
+  if (nameMayProve && nameProvesOwnership(resource, name)) {
+    return state === 'pending' ? { ownership: 'finish-create', proof: 'generated-name' } : { ownership: 'ours', proof: 'generated-name' };
+  }
+  if (annotationIsTrue(resource, Annotations.adopt)) return { ownership: 'adopt' };
+  return { ownership: 'unproven', message: Messages.unproven(name, state === 'pending', tags !== undefined) };
+}
+
+/** `decideOwnership`'s verdict alone. */
+export function ownershipOf(resource: unknown, found: OwnershipFacts, expected: Readonly<Record<string, string>>, externalName?: string): Ownership {
+  return decideOwnership(resource, found, expected, externalName).ownership;
+}
+
+/** `status.identity` of the object, when one was recorded. */
+export function recordedIdentity(resource: unknown): Record<string, string> | undefined {
+  const value = field(resource, 'status', 'identity');
+  if (!isPlainObject(value)) return undefined;
+  const entries = Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string');
+  return entries.length > 0 ? Object.fromEntries(entries) : undefined;
+}
+
+/**
+ * `same` when the identities share at least one key and agree on every shared
+ * one; `different` when a shared key differs; `unknown` when either is missing
+ * or they share no key (a provider that reports more, or other, keys than it
+ * did proves nothing either way).
+ */
+export function compareIdentity(recorded: ResourceIdentity | undefined, found: ResourceIdentity | undefined): 'same' | 'different' | 'unknown' {
+  if (!recorded || !found) return 'unknown';
+  const shared = Object.keys(recorded).filter((key) => Object.hasOwn(found, key));
+  if (shared.length === 0) return 'unknown';
+  return shared.every((key) => recorded[key] === found[key]) ? 'same' : 'different';
+}
+
+function describeOwner(tags: Readonly<Record<string, string>>): string {
+  const where = [tags[OwnerTags.kind], [tags[OwnerTags.namespace], tags[OwnerTags.name]].filter(Boolean).join('/')].filter(Boolean).join(' ');
+  const cluster = tags[OwnerTags.cluster];
+  return `${where || 'another object'}${cluster ? ` of cluster "${cluster}"` : ''}`;
+}
+
+const describeIdentity = (identity: Readonly<Record<string, string>>): string =>
+  Object.entries(identity)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(', ') || 'none';
+
+const ADOPT = `${Annotations.adopt}: "true"`;
+
+/** What a user reads in the condition when the engine stops on ownership. */
+const Messages = {
+  foreign: (name: string, owner: string) =>
+    `A cloud resource named "${name}" exists and its owner tags name ${owner}. k8or will not update or delete it, and ${Annotations.adopt} does not override another owner: ` +
+    'that owner must release it first (delete its object with deletion policy Retain), or choose another spec.name.',
+  replaced: (name: string, recorded: Readonly<Record<string, string>>, found: Readonly<Record<string, string>>) =>
+    `The cloud resource named "${name}" is not the one k8or created: its identity (${describeIdentity(found)}) differs from the one recorded at creation (${describeIdentity(recorded)}), ` +
+    `so someone replaced it. k8or will not update or delete it. To manage the new resource, delete this object with deletion policy Retain and create a new one with ${ADOPT}.`,
+  unproven: (name: string, pending: boolean, hasTags: boolean) =>
+    `A cloud resource named "${name}" exists, and nothing proves it is this object's (${hasTags ? 'no owner tags of this object' : 'this kind has no tags'}, no identity recorded at creation)` +
+    `${pending ? '; the create k8or sent for it has an unknown outcome, so it may be someone else\'s' : ''}. ` +
+    `k8or will not update or delete it. If it is yours, set the annotation ${ADOPT} to take it over; otherwise choose another spec.name.`,
+} as const;

@@ -104,9 +104,10 @@ export interface Observation {
    * form: all of k8or's owner tag keys (OwnerTags), whichever
    * ConnectionContext.ownerTags expects (`k8or import` expects none and still
    * must see a resource k8or manages). `undefined` means this cloud (or this
-   * backend) has no tags for this kind: ownership then rests on the persisted
-   * external name and the engine's create markers. `{}` means tags exist and
-   * none is k8or's: a resource someone else made.
+   * backend) has no tags for this kind: ownership then rests on `identity`
+   * (recorded at creation) alone. `{}` means tags exist and none is k8or's:
+   * proof of nothing (someone else's, or ours with its tags removed: the
+   * identity tells).
    */
   ownerTags?: Record<string, string>;
   /** Differences the cloud cannot update in place (immutable settings); reported as a terminal condition. */
@@ -171,24 +172,33 @@ export interface ExternalClient<R extends ManagedResource = ManagedResource> {
    * Create the resource under `ConnectionContext.externalName`, with the owner
    * tags in the create call itself wherever the cloud accepts tags at create
    * (S3 CreateBucketConfiguration.Tags, DynamoDB CreateTable Tags, GCS bucket
-   * labels, ...), so no crash or denial can leave an untagged resource. Where
-   * it cannot, tag right after; the engine finishes an interrupted create
-   * (create-pending marker, resource exists, no foreign owner tags) by calling
-   * `update`. A name that exists and is someone else's is NotOwnedError, never
-   * success: "already exists" is success only when the owner tags are ours.
+   * labels, ...), so no crash or denial can leave an untagged resource: tags
+   * written atomically are what proves a create with an unknown outcome ours.
+   * Where the cloud cannot, tag right after; an untagged resource found later
+   * proves nothing, and the engine finishes such a create (by `update`) only
+   * under a name it generated for this object. A name that exists and is
+   * someone else's is NotOwnedError, never success: "already exists" is
+   * success only when the owner tags are ours. Classify failures by effect
+   * (ProviderError.noEffect): a refusal before any effect (a 4xx, a throttle)
+   * is recorded as create-failed; anything else leaves the outcome unknown.
    */
   create(resource: R, call: CallOptions): Promise<ApplyResult | void>;
   /**
    * Bring the cloud in line with the spec, owner tags included; `observation`
    * is the one that found the diff. The engine also calls it to adopt a
-   * resource (`k8or.io/adopt`) and to finish an interrupted create, whose
+   * resource (`k8or.io/adopt`), to finish a create whose outcome was unknown,
+   * and for a resource proven ours by its identity whose tags are gone, whose
    * settings may already match, so it must (re)write the owner tags where the
-   * cloud has tags.
+   * cloud has tags. The engine never asks it to lower a protection on a
+   * resync: a held field arrives with the cloud's value in the spec.
    */
   update(resource: R, observation: Observation, call: CallOptions): Promise<ApplyResult | void>;
   /**
    * Delete the resource. Missing is success. Throws DeletionBlockedError
-   * rather than lose data. Returning means the delete was accepted; the engine
+   * rather than lose data, and never turns a protection off to get through
+   * (deletion protection, a retention policy): the engine stops first on a
+   * reported protection with `blocksDeletion`, and the cloud's refusal is the
+   * provider's DeletionBlockedError. Returning means the delete was accepted; the engine
    * removes its finalizer only after a fresh `probe` (or `observe`) says `exists: false`.
    */
   delete(resource: R, call: CallOptions): Promise<void>;

@@ -39,6 +39,12 @@ export interface ManagedResourceClient {
   patch(resource: ManagedResource, patch: ManagedPatch, signal?: AbortSignal): Promise<ManagedResource>;
   /** Replaces status through the /status subresource, guarded by resource.metadata.resourceVersion. Throws 409 when stale. */
   writeStatus(resource: ManagedResource, status: ManagedStatus, signal?: AbortSignal): Promise<ManagedResource>;
+  /**
+   * Optional: every object of `kind` (any namespace) whose `spec.name` is `externalName`, from a
+   * cache. The engine uses it to let only one object call the cloud for one cloud resource; without
+   * it, that check is skipped (the webhook still makes it).
+   */
+  withExternalName?(kind: ManagedKindName, externalName: string): ManagedResource[];
 }
 
 /** Decoded Secret data. */

@@ -22,7 +22,18 @@ export const Reasons = {
 
   // Synced: stop states a user resolves
   Paused: 'Paused',
+  /** The resource under the name exists and nothing proves it this object's, or another owner's tags name it. */
   NotOwned: 'NotOwned',
+  /** The identity recorded at creation differs from the resource found: someone replaced it. */
+  ExternalResourceReplaced: 'ExternalResourceReplaced',
+  /** The ProviderConfig now points at another cloud target than the one the resource was created in. */
+  TargetChanged: 'TargetChanged',
+  /** An older object names the same cloud resource (target, kind, external name); this one never calls the cloud. */
+  DuplicateCloudResource: 'DuplicateCloudResource',
+  /** The cloud is more protected than the spec asks; k8or does not lower a protection on a resync. */
+  ProtectionHeld: 'ProtectionHeld',
+  /** The update was sent but the cloud does not show all of it yet (an operation still running); looked at again within seconds. */
+  ChangesPending: 'ChangesPending',
   DeletionBlocked: 'DeletionBlocked',
   /** ObserveOnly: the cloud differs from the spec (reported, never repaired). */
   DriftDetected: 'DriftDetected',
@@ -75,4 +86,16 @@ export const Messages = {
     `Credentials Secret ${namespace}/${name} named by the ProviderConfig not found.`,
   invalidSettings: (providerConfig: string, problems: string) => `ProviderConfig "${providerConfig}" has invalid settings: ${problems}`,
   settingsNotApplied: (problems: string) => `The cloud resource exists, but these settings are not in effect: ${problems}`,
+  targetChanged: (recorded: string, now: string) =>
+    `The cloud resource was created in ${recorded}, but the ProviderConfig now points at ${now}. k8or will not create a second resource there. ` +
+    'Point the ProviderConfig (or spec.providerConfigRef) back at the original target; to move the data, create a new object for the new target.',
+  duplicate: (kind: string, other: string, externalName: string) =>
+    `${kind} ${other} (older) already names the cloud resource "${externalName}" in the same target; only it manages that resource, and this object makes no cloud call. ` +
+    'Choose another spec.name, or delete this object.',
+  protectionHeld: (fields: string) =>
+    `The cloud is more protected than the spec in ${fields}; k8or does not lower a protection on its own. ` +
+    'Set the spec to match, or change the spec (a new generation) to ask for the lower setting.',
+  changesPending: (fields: string, seconds: number) => `The update was sent, but the cloud does not show it yet in ${fields}; looking again in ${seconds} s.`,
+  protectedFromDeletion: (fields: string) =>
+    `the cloud resource is protected from deletion by ${fields}; k8or never removes a protection on delete. Turn it off (in the spec, then wait for Synced), then delete again.`,
 } as const;

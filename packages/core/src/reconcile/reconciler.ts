@@ -13,12 +13,28 @@ import {
   type ProviderName,
 } from '@k8or/api';
 import type { Logger } from 'pino';
-import type { ApplyResult, CallOptions, CloudCallRecorder, Connector, ExternalClient, FieldDiff, NamingRules, Observation, Presence, ProviderPlugin, SettingIssue } from '../provider/contract.js';
+import type {
+  ApplyResult,
+  CallOptions,
+  CloudCallRecorder,
+  CloudTarget,
+  Connector,
+  ExternalClient,
+  FieldDiff,
+  NamingRules,
+  Observation,
+  Presence,
+  ProviderPlugin,
+  ResourceIdentity,
+  SettingIssue,
+} from '../provider/contract.js';
 import { DeletionBlockedError, NotOwnedError, RetryableError, isRetryable } from '../provider/errors.js';
 import { isConflict } from '../kube/rest.js';
 import { deletionActionFor } from '../policy/deletion-policy.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
-import { ownerTagsFor, ownershipOf } from '../policy/ownership.js';
+import { decideOwnership, mayManage, ownerTagsFor } from '../policy/ownership.js';
+import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
+import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
 import { DEFAULT_RESYNC_FLOOR_MS, resyncPeriodFor, withJitter } from '../policy/resync.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
@@ -101,6 +117,8 @@ interface Target {
   connector: Connector;
   naming: NamingRules;
   plugin: ProviderPlugin;
+  /** Where a client built from this ProviderConfig points (policy/cloud-target.ts). */
+  cloudTarget: CloudTarget;
 }
 
 /** A reason the engine cannot go on that the user (not a retry) resolves. */
@@ -207,6 +225,13 @@ export class ManagedReconciler {
     const externalName = this.#externalName(resource, target);
     const observeOnly = resource.spec.managementPolicy === 'ObserveOnly';
 
+    // Both checks before any cloud call: a moved target or an older object naming the same
+    // resource means this object must not touch the cloud at all.
+    const moved = this.#targetMoved(resource, target);
+    if (moved) return await this.#block(resource, call, moved);
+    const older = await this.#olderClaimant(resource, target, externalName);
+    if (older) return await this.#block(resource, call, older);
+
     let client: ExternalClient;
     try {
       client = await this.#connect(resource, target, externalName, call);
@@ -225,9 +250,9 @@ export class ManagedReconciler {
     // Finalizer and external name in one patch before any cloud write, so a
     // crash from here on always leaves the name the cloud resource has (or
     // will have). With them, for a resource about to be created, the
-    // create-pending marker: set only after an observe found the name free, so
-    // a resource found later under a pending marker is ours, cut short, never
-    // someone else's made before us.
+    // create-pending marker: the create's outcome is unknown until create-succeeded or
+    // create-failed replaces it. A resource found later under a pending marker is ours only if
+    // ownership is proven (policy/ownership.ts): pending alone proves nothing.
     const aboutToCreate = !observeOnly && !observation.exists;
     resource = await this.#ensureManaged(resource, externalName, aboutToCreate, call);
 
@@ -239,6 +264,11 @@ export class ManagedReconciler {
         call.signal.throwIfAborted();
         applied = await client.create(resource, call);
       } catch (error) {
+        if (createOutcomeOf(error) === 'refused') {
+          // Definitely refused: nothing of ours is there. Recorded, so no later pass takes what it finds under the name for ours.
+          call.stop.throwIfAborted();
+          resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createFailed]: this.#timestamp(), [Annotations.createPending]: null } }, call.stop);
+        }
         return await this.#fail(resource, call, Reasons.CannotCreateExternalResource, error);
       }
       log?.info({ externalName }, 'created external resource');
@@ -252,30 +282,18 @@ export class ManagedReconciler {
         } catch (error) {
           return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
         }
-        return await this.#succeed(resource, call, observation, target, externalName, applied?.settingIssues);
+        return await this.#succeed(resource, call, observation, target, externalName, { applyIssues: applied?.settingIssues, record: true });
       } finally {
         await announced;
       }
     }
 
-    const ownership = ownershipOf(resource, observation.ownerTags, ownerTagsFor(resource, this.#clusterId));
-    if (ownership === 'foreign') {
-      return await this.#block(resource, call, { reason: Reasons.NotOwned, message: Messages.notOwned(externalName) });
+    const decision = decideOwnership(resource, observation, ownerTagsFor(resource, this.#clusterId), externalName);
+    if (!mayManage(decision.ownership)) {
+      const reason = decision.ownership === 'replaced' ? Reasons.ExternalResourceReplaced : Reasons.NotOwned;
+      return await this.#block(resource, call, { reason, message: decision.message ?? Messages.notOwned(externalName) });
     }
-    // Adopting and finishing an interrupted create write our owner tags, which is update's job even when the settings match.
-    const mustUpdate = !observation.upToDate || ownership !== 'ours';
-    if (!resource.metadata.annotations?.[Annotations.createSucceeded]) {
-      const [reason, why] =
-        ownership === 'interrupted-create'
-          ? [Reasons.FinishedInterruptedCreate, 'a create was cut short before its tags or its record; finishing it']
-          : ownership === 'adopt'
-            ? [Reasons.AdoptedExternalResource, 'k8or.io/adopt is set']
-            : [Reasons.RecoveredExternalResource, "carries this object's owner tags"];
-      // Guarded: taking over is decided on the missing marker, which a copy that is behind may lack.
-      resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() }, guarded: true }, call.stop);
-      await this.#event(resource, call, 'Normal', reason, `Took over existing ${this.kind} "${externalName}" in ${target.provider} (${why}).`);
-    }
-
+    // Before any takeover is recorded: a resource the cloud cannot bring to the spec is not taken.
     if (observation.immutableDiff && observation.immutableDiff.length > 0) {
       return await this.#block(resource, call, {
         reason: Reasons.ImmutableFieldChanged,
@@ -283,16 +301,37 @@ export class ManagedReconciler {
       });
     }
 
+    if (!resource.metadata.annotations?.[Annotations.createSucceeded]) {
+      const [reason, why] =
+        decision.ownership === 'finish-create'
+          ? [Reasons.FinishedInterruptedCreate, 'a create with an unknown outcome, under a name k8or generated for this object']
+          : decision.ownership === 'adopt'
+            ? [Reasons.AdoptedExternalResource, 'k8or.io/adopt is set']
+            : [Reasons.RecoveredExternalResource, decision.proof === 'identity' ? 'its identity matches the one recorded at creation' : "carries this object's owner tags"];
+      // Guarded: taking over is decided on the missing marker, which a copy that is behind may lack.
+      const annotations: Record<string, string | null> = { [Annotations.createSucceeded]: this.#timestamp() };
+      if (resource.metadata.annotations?.[Annotations.createFailed]) annotations[Annotations.createFailed] = null;
+      resource = await this.#deps.kube.patch(resource, { annotations, guarded: true }, call.stop);
+      await this.#event(resource, call, 'Normal', reason, `Took over existing ${this.kind} "${externalName}" in ${target.provider} (${why}).`);
+    }
+
+    const diff = observation.diff ?? [];
+    const held = this.#heldProtection(resource, observation);
+    const repairable = diff.filter((d) => !held.includes(d));
+    // Adopting, finishing a create, and an owner proven by identity alone write our owner tags, which is update's job even when the settings match.
+    const tagsToWrite = decision.ownership !== 'ours' || (observation.ownerTags !== undefined && decision.proof !== 'owner-tags');
+    const sendable = held.length === 0 || held.every((d) => settableSpecPath(d.field));
+    const mustUpdate = sendable && (repairable.length > 0 || (!observation.upToDate && held.length === 0) || tagsToWrite);
     let applyIssues: SettingIssue[] | undefined;
     if (mustUpdate) {
-      const diff = observation.diff ?? [];
       try {
         call.signal.throwIfAborted();
-        applyIssues = (await client.update(resource, observation, call))?.settingIssues;
+        // Held protections go to the provider as the cloud has them, so update leaves them be.
+        applyIssues = (await client.update(held.length > 0 ? withCloudValues(resource, held) : resource, observation, call))?.settingIssues;
       } catch (error) {
         return await this.#fail(resource, call, Reasons.CannotUpdateExternalResource, error);
       }
-      if (diff.length > 0) {
+      if (repairable.length > 0) {
         // Spec unchanged since the last successful reconcile means the cloud moved: drift.
         const drift = resource.status?.observedGeneration === resource.metadata.generation;
         await this.#event(
@@ -300,7 +339,7 @@ export class ManagedReconciler {
           call,
           drift ? 'Warning' : 'Normal',
           drift ? Reasons.RepairedDrift : Reasons.UpdatedExternalResource,
-          drift ? `Repaired drift in ${describeDiff(diff)}.` : `Updated ${describeDiff(diff)}.`,
+          drift ? `Repaired drift in ${describeDiff(repairable)}.` : `Updated ${describeDiff(repairable)}.`,
         );
       }
       try {
@@ -310,7 +349,52 @@ export class ManagedReconciler {
       }
     }
 
-    return await this.#succeed(resource, call, observation, target, externalName, applyIssues);
+    return await this.#succeed(resource, call, observation, target, externalName, { applyIssues, held: held.map((d) => d.field), record: true });
+  }
+
+  /**
+   * The diff entries a resync must not repair because they would lower a protection the cloud
+   * has on: an enabled ProtectionSetting whose field is the entry's field or a prefix of it. A
+   * new generation of the spec (observedGeneration set and behind) is the user asking: then
+   * nothing is held.
+   */
+  #heldProtection(resource: ManagedResource, observation: Observation): FieldDiff[] {
+    const observed = resource.status?.observedGeneration;
+    const asked = observed !== undefined && resource.metadata.generation !== undefined && resource.metadata.generation > observed;
+    if (asked) return [];
+    const on = (observation.protection ?? []).filter((p) => p.enabled).map((p) => p.field);
+    return (observation.diff ?? []).filter((d) => on.some((field) => d.field === field || d.field.startsWith(`${field}.`) || d.field.startsWith(`${field}[`)));
+  }
+
+  /** The condition for an object whose ProviderConfig now resolves to another target than the one recorded at creation, else undefined. */
+  #targetMoved(resource: ManagedResource, target: Target): Blocker | undefined {
+    const recorded = resource.status?.target;
+    if (!recorded || sameCloudTarget(recorded, target.cloudTarget)) return undefined;
+    return { reason: Reasons.TargetChanged, message: Messages.targetChanged(describeTarget(recorded), describeTarget(target.cloudTarget)) };
+  }
+
+  /**
+   * One object per cloud resource: the condition for this object when an older one (by
+   * creationTimestamp, then uid) names the same cloud resource key, else undefined.
+   */
+  async #olderClaimant(resource: ManagedResource, target: Target, externalName: string): Promise<Blocker | undefined> {
+    const others = this.#deps.kube.withExternalName?.(this.kind, externalName) ?? [];
+    const mine = cloudResourceKey(target.cloudTarget, this.kind, externalName);
+    for (const other of others.sort(byAge)) {
+      if (other.metadata.uid === resource.metadata.uid || byAge(other, resource) >= 0) continue;
+      const otherTarget = await this.#cloudTargetOf(other);
+      if (otherTarget && cloudResourceKey(otherTarget, this.kind, externalName) === mine) {
+        return { reason: Reasons.DuplicateCloudResource, message: Messages.duplicate(this.kind, `${other.metadata.namespace}/${other.metadata.name}`, externalName) };
+      }
+    }
+    return undefined;
+  }
+
+  /** Another object's target: the one recorded in its status, else where its ProviderConfig points now. */
+  async #cloudTargetOf(other: ManagedResource): Promise<CloudTarget | undefined> {
+    if (other.status?.target) return other.status.target;
+    const resolved = await this.#resolveTarget(other, await this.#deps.lookups.namespace(other.metadata.namespace ?? ''));
+    return 'reason' in resolved ? undefined : resolved.cloudTarget;
   }
 
   // ---- deletion ----------------------------------------------------------
@@ -321,15 +405,18 @@ export class ManagedReconciler {
     const policy = deletionActionFor(resource, namespace, this.#defaultDeletionPolicy);
     const externalName = resource.spec.name ?? resource.metadata.annotations?.[Annotations.externalName] ?? '';
 
-    if (policy === 'Retain') {
-      await this.#event(resource, call, 'Normal', Reasons.RetainedExternalResource, `Left ${this.kind} "${externalName}" in the cloud (${observeOnly ? 'managementPolicy ObserveOnly' : 'deletion policy Retain'}).`);
-      return await this.#release(resource, call);
-    }
-    // Nothing was ever created (no marker, no name persisted): nothing to delete.
-    if (!externalName && !resource.metadata.annotations?.[Annotations.createPending]) return await this.#release(resource, call);
+    if (policy === 'Retain') return await this.#retain(resource, namespace, call, observeOnly, externalName);
+    const state = creationStateOf(resource);
+    // Nothing was ever created (no marker, no name persisted), or the only create was definitely
+    // refused: nothing of ours is in the cloud, and whatever is under the name is someone else's.
+    if (!externalName && state === 'never') return await this.#release(resource, call);
+    if (state === 'failed' && !resource.status?.identity) return await this.#release(resource, call);
 
     const target = await this.#resolveTarget(resource, namespace);
     if ('reason' in target) return await this.#block(resource, call, target);
+    // Deleting at another target would delete another resource, or none while ours stays.
+    const moved = this.#targetMoved(resource, target);
+    if (moved) return await this.#block(resource, call, { reason: moved.reason, message: `${moved.message} Or set the deletion policy Retain to let the object go and leave the resource.` });
     const name = this.#externalName(resource, target);
 
     let client: ExternalClient;
@@ -342,7 +429,7 @@ export class ManagedReconciler {
     try {
       presence = await this.#presence(client, resource, call);
     } catch (error) {
-      if (error instanceof NotOwnedError) return await this.#leaveForeign(resource, call, name);
+      if (error instanceof NotOwnedError) return await this.#leaveForeign(resource, call, name, error.message);
       // A 403 or a timeout is not absence: the finalizer stays until the cloud answers.
       return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
     }
@@ -354,17 +441,19 @@ export class ManagedReconciler {
       return await this.#release(resource, call);
     }
 
-    if (ownershipOf(resource, presence.ownerTags, ownerTagsFor(resource, this.#clusterId)) === 'foreign') return await this.#leaveForeign(resource, call, name);
+    // Only what is proven ours is deleted; an adoption asked for but never recorded is not proof.
+    const decision = decideOwnership(resource, presence, ownerTagsFor(resource, this.#clusterId), name);
+    if (decision.ownership !== 'ours' && decision.ownership !== 'finish-create') return await this.#leaveForeign(resource, call, name, decision.message);
+
+    // A delete never removes a protection: a resource protected from deletion stays, and says why.
+    const protectedBy = (presence.protection ?? []).filter((p) => p.enabled && p.blocksDeletion).map((p) => p.field);
+    if (protectedBy.length > 0) return await this.#deletionBlocked(resource, call, Messages.protectedFromDeletion(protectedBy.join(', ')));
 
     try {
       call.signal.throwIfAborted();
       await client.delete(resource, call);
     } catch (error) {
-      if (error instanceof DeletionBlockedError) {
-        const blocked = { status: 'False' as const, reason: Reasons.DeletionBlocked, message: Messages.deletionBlocked(error.message) };
-        await this.#setStatus(resource, call, { ready: blocked, synced: blocked }, { type: 'Warning', reason: blocked.reason, message: blocked.message });
-        return { requeueAfterMs: this.#deletionBlockedRetryMs };
-      }
+      if (error instanceof DeletionBlockedError) return await this.#deletionBlocked(resource, call, error.message);
       return await this.#fail(resource, call, Reasons.CannotDeleteExternalResource, error);
     }
 
@@ -388,6 +477,54 @@ export class ManagedReconciler {
     return await this.#release(resource, call);
   }
 
+  async #deletionBlocked(resource: ManagedResource, call: Run, detail: string): Promise<ReconcileOutcome> {
+    const blocked = { status: 'False' as const, reason: Reasons.DeletionBlocked, message: Messages.deletionBlocked(detail) };
+    await this.#setStatus(resource, call, { ready: blocked, synced: blocked }, { type: 'Warning', reason: blocked.reason, message: blocked.message });
+    return { requeueAfterMs: this.#deletionBlockedRetryMs };
+  }
+
+  /**
+   * Deletion policy Retain: the cloud resource stays, and k8or lets go of it. For a managed
+   * resource proven ours, the provider's `release` removes our owner tags so another cluster or
+   * object can adopt it; nothing else in the cloud is touched. Where that cannot be done (the
+   * ProviderConfig is gone or moved, the provider has no `release`, the cloud refuses), the object
+   * still goes: Retain never holds a finalizer for a terminal reason. A retryable failure is
+   * retried.
+   */
+  async #retain(resource: ManagedResource, namespace: NamespaceInfo | undefined, call: Run, observeOnly: boolean, externalName: string): Promise<ReconcileOutcome> {
+    let released = false;
+    const state = creationStateOf(resource);
+    if (!observeOnly && externalName && (state === 'created' || state === 'pending')) {
+      const target = await this.#resolveTarget(resource, namespace);
+      if (!('reason' in target) && !this.#targetMoved(resource, target)) {
+        try {
+          const client = await this.#connect(resource, target, externalName, call);
+          if (client.release) {
+            const presence = await this.#presence(client, resource, call);
+            const decision = presence.exists ? decideOwnership(resource, presence, ownerTagsFor(resource, this.#clusterId), externalName) : undefined;
+            if (decision?.ownership === 'ours' || decision?.ownership === 'finish-create') {
+              call.signal.throwIfAborted();
+              await client.release(resource, call);
+              released = true;
+            }
+          }
+        } catch (error) {
+          if (isRetryable(error)) return await this.#fail(resource, call, Reasons.CannotDeleteExternalResource, error);
+          this.#logger?.warn({ resource: `${this.kind}/${resource.metadata.namespace}/${resource.metadata.name}`, err: errorMessage(error) }, 'could not release ownership on Retain');
+        }
+      }
+    }
+    const why = observeOnly ? 'managementPolicy ObserveOnly' : 'deletion policy Retain';
+    await this.#event(
+      resource,
+      call,
+      'Normal',
+      Reasons.RetainedExternalResource,
+      `Left ${this.kind} "${externalName}" in the cloud (${why})${released ? "; removed this object's owner tags so it can be adopted" : ''}.`,
+    );
+    return await this.#release(resource, call);
+  }
+
   /**
    * Existence and owner tags, all the delete path needs: the provider's `probe` where it has one (a
    * few calls instead of every setting's read), else `observe`. Errors pass through unchanged.
@@ -401,8 +538,8 @@ export class ManagedReconciler {
   }
 
   /** Never delete what is not ours: the object goes, the cloud resource stays. */
-  async #leaveForeign(resource: ManagedResource, call: Run, name: string): Promise<ReconcileOutcome> {
-    await this.#event(resource, call, 'Warning', Reasons.NotOwned, `Left ${this.kind} "${name}" in the cloud: it is not owned by this object.`);
+  async #leaveForeign(resource: ManagedResource, call: Run, name: string, why?: string): Promise<ReconcileOutcome> {
+    await this.#event(resource, call, 'Warning', Reasons.NotOwned, `Left ${this.kind} "${name}" in the cloud: it is not owned by this object.${why ? ` ${why}` : ''}`);
     return await this.#release(resource, call);
   }
 
@@ -440,7 +577,8 @@ export class ManagedReconciler {
       credentials = ref ? await this.#deps.lookups.secret(ref.namespace, ref.name) : undefined;
       if (!credentials) return { reason: Reasons.CredentialsSecretNotFound, message: Messages.secretNotFound(ref?.namespace ?? '', ref?.name ?? '') };
     }
-    return { provider, providerConfig, credentials, connector, naming: namingRulesFor(plugin, this.kind), plugin };
+    const cloudTarget = cloudTargetFor(plugin, this.kind, providerConfig, credentials);
+    return { provider, providerConfig, credentials, connector, naming: namingRulesFor(plugin, this.kind), plugin, cloudTarget };
   }
 
   #externalName(resource: ManagedResource, target: Target): string {
@@ -452,11 +590,13 @@ export class ManagedReconciler {
   async #ensureManaged(resource: ManagedResource, externalName: string, aboutToCreate: boolean, call: Run): Promise<ManagedResource> {
     const meta = resource.metadata;
     const patch: ManagedPatch = {};
-    const annotations: Record<string, string> = {};
+    const annotations: Record<string, string | null> = {};
     if (!meta.finalizers?.includes(FINALIZER)) patch.finalizers = [...(meta.finalizers ?? []), FINALIZER];
     if (resource.spec.name !== externalName) patch.specName = externalName;
     if (meta.annotations?.[Annotations.externalName] !== externalName) annotations[Annotations.externalName] = externalName;
     if (aboutToCreate && !meta.annotations?.[Annotations.createPending]) annotations[Annotations.createPending] = this.#timestamp();
+    // A new create is about to be sent: the last refusal no longer describes it.
+    if (aboutToCreate && meta.annotations?.[Annotations.createFailed]) annotations[Annotations.createFailed] = null;
     if (Object.keys(annotations).length > 0) patch.annotations = annotations;
     if (Object.keys(patch).length === 0) return resource;
     call.stop.throwIfAborted();
@@ -486,10 +626,12 @@ export class ManagedReconciler {
   }
 
   /**
-   * The cloud matches the spec (or is catching up): Ready from the
-   * observation, Synced True, outputs published. Settings a provider could not
-   * apply or read turn Synced False (SettingsNotApplied, naming each field):
-   * status never says the cloud matches the spec when it does not.
+   * The cloud as the last observe found it, after this pass's create or update (or none
+   * needed): Ready from the observation, Synced True only when that observe shows no
+   * difference from the spec. Otherwise Synced False: settings a provider could not apply or
+   * read (SettingsNotApplied), a change the cloud does not show yet (ChangesPending, looked at
+   * again within `pollIntervalMs`), a protection held (ProtectionHeld). With `record`, the
+   * target and the cloud's identity of the resource go into status (proof of ownership later).
    */
   async #succeed(
     resource: ManagedResource,
@@ -497,13 +639,22 @@ export class ManagedReconciler {
     observation: Observation,
     target: Target,
     externalName: string,
-    applyIssues: readonly SettingIssue[] | undefined,
+    options: { applyIssues?: readonly SettingIssue[] | undefined; held?: readonly string[]; record?: boolean },
   ): Promise<ReconcileOutcome> {
     const outputsProblem = await this.#publishOutputs(resource, call, observation, target, externalName);
-    const issues = distinctIssues([...(applyIssues ?? []), ...(observation.settingIssues ?? [])]);
-    const issuesProblem: ConditionState | undefined =
-      issues.length > 0 ? { status: 'False', reason: Reasons.SettingsNotApplied, message: Messages.settingsNotApplied(describeIssues(issues)) } : undefined;
-    const problem = issuesProblem ?? outputsProblem;
+    const issues = distinctIssues([...(options.applyIssues ?? []), ...(observation.settingIssues ?? [])]);
+    const heldFields = new Set(options.held ?? []);
+    const diff = observation.diff ?? [];
+    const held = diff.filter((d) => heldFields.has(d.field));
+    const pending = diff.filter((d) => !heldFields.has(d.field));
+    const converging = pending.length > 0 || (!observation.upToDate && held.length === 0);
+    let problem: ConditionState | undefined;
+    if (issues.length > 0) problem = { status: 'False', reason: Reasons.SettingsNotApplied, message: Messages.settingsNotApplied(describeIssues(issues)) };
+    else if (converging) {
+      const fields = pending.length > 0 ? describeDiff(pending) : 'settings the provider did not name';
+      problem = { status: 'False', reason: Reasons.ChangesPending, message: Messages.changesPending(fields, Math.max(1, Math.round(this.#pollIntervalMs / 1000))) };
+    } else if (held.length > 0) problem = { status: 'False', reason: Reasons.ProtectionHeld, message: Messages.protectionHeld(describeDiff(held)) };
+    else problem = outputsProblem;
     await this.#setStatus(
       resource,
       call,
@@ -512,11 +663,14 @@ export class ManagedReconciler {
         synced: problem ?? { status: 'True', reason: Reasons.ReconcileSuccess, message: 'The cloud resource matches the spec.' },
         atProvider: observation,
         provider: target.provider,
-        drift: [],
+        drift: [...pending, ...held],
+        ...(options.record ? { target: target.cloudTarget, ...(observation.identity ? { identity: observation.identity } : {}) } : {}),
       },
-      problem ? { type: 'Warning', ...problem } : undefined,
+      // A change still on its way is no warning: it is looked at again within seconds.
+      problem && problem.reason !== Reasons.ChangesPending ? { type: 'Warning', ...problem } : undefined,
     );
-    return observation.ready ? this.#resync(resource) : { requeueAfterMs: this.#pollIntervalMs };
+    if (converging || !observation.ready) return { requeueAfterMs: this.#pollIntervalMs };
+    return this.#resync(resource);
   }
 
   /** ObserveOnly: read and report (conditions, Events and status.drift), never write to the cloud. */
@@ -623,7 +777,15 @@ export class ManagedReconciler {
   async #setStatus(
     resource: ManagedResource,
     call: Run,
-    change: { ready?: ConditionState | undefined; synced?: ConditionState; atProvider?: Observation; provider?: string; drift?: readonly FieldDiff[] },
+    change: {
+      ready?: ConditionState | undefined;
+      synced?: ConditionState;
+      atProvider?: Observation;
+      provider?: string;
+      drift?: readonly FieldDiff[];
+      target?: CloudTarget;
+      identity?: ResourceIdentity;
+    },
     event?: { type: EventType; reason: string; message: string; always?: boolean },
   ): Promise<void> {
     let current = resource;
@@ -644,6 +806,8 @@ export class ManagedReconciler {
         if (change.drift.length > 0) next.drift = change.drift.map(driftEntry);
         else delete next.drift;
       }
+      if (change.target) next.target = { ...change.target };
+      if (change.identity) next.identity = { ...change.identity };
       if (statusEqual(current.status, next)) break;
       call.stop.throwIfAborted();
       try {
@@ -654,6 +818,10 @@ export class ManagedReconciler {
         if (!isConflict(error) || attempt >= MAX_STATUS_ATTEMPTS) throw error;
         const fresh = await this.#deps.kube.get(this.kind, current.metadata.namespace ?? '', current.metadata.name ?? '', call.stop);
         if (!fresh || fresh.metadata.uid !== current.metadata.uid) return;
+        // The spec changed meanwhile: this status was decided on the old one and must not be
+        // stamped with the new generation. The pass ends (409: reconcile again) and the next
+        // one decides on the new spec.
+        if (fresh.metadata.generation !== current.metadata.generation) throw error;
         current = fresh;
       }
     }
@@ -723,4 +891,45 @@ function errorMessage(error: unknown): string {
     return code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
   }
   return String(error);
+}
+
+/** Older first: creationTimestamp, then uid (the engine's one-object-per-cloud-resource rule). */
+function byAge(a: ManagedResource, b: ManagedResource): number {
+  const at = a.metadata.creationTimestamp ?? '';
+  const bt = b.metadata.creationTimestamp ?? '';
+  if (at !== bt) return Date.parse(at) - Date.parse(bt) || (at < bt ? -1 : 1);
+  const au = a.metadata.uid ?? '';
+  const bu = b.metadata.uid ?? '';
+  return au < bu ? -1 : au > bu ? 1 : 0;
+}
+
+/** `aws region=eu-west-1 endpoint=...`: a target as a user reads it (never holds credentials). */
+function describeTarget(target: Readonly<Record<string, string>>): string {
+  const parts = Object.entries(target)
+    .filter(([key, value]) => key !== 'provider' && value !== '')
+    .map(([key, value]) => `${key}=${value}`);
+  return `${target.provider ?? 'the cloud'} (${parts.join(', ') || 'defaults'})`;
+}
+
+/** A plain `spec.a.b` path, which a copy of the spec can take a value at. */
+function settableSpecPath(field: string): boolean {
+  return /^spec(\.[A-Za-z_$][\w$]*)+$/.test(field);
+}
+
+/** A copy of the resource whose spec holds the cloud's value at each held field (FieldDiff.actual is in the spec's shape). */
+function withCloudValues(resource: ManagedResource, held: readonly FieldDiff[]): ManagedResource {
+  const copy = structuredClone(resource);
+  for (const d of held) {
+    const path = d.field.split('.').slice(1);
+    let node = copy.spec as Record<string, unknown>;
+    for (const key of path.slice(0, -1)) {
+      const next = node[key];
+      if (typeof next !== 'object' || next === null || Array.isArray(next)) node[key] = {};
+      node = node[key] as Record<string, unknown>;
+    }
+    const last = path[path.length - 1] ?? '';
+    if (d.actual === undefined) delete node[last];
+    else node[last] = structuredClone(d.actual);
+  }
+  return copy;
 }

@@ -23,7 +23,13 @@ export class InMemoryObjects implements ManagedResourceClient {
   /** Stores a new object (as `kubectl apply` would), with generation 1. */
   put(resource: ManagedResource): ManagedResource {
     const stored = structuredClone(resource);
-    stored.metadata = { ...stored.metadata, generation: 1, resourceVersion: String(++this.#version), uid: stored.metadata.uid ?? `uid-${this.#version}` };
+    stored.metadata = {
+      ...stored.metadata,
+      generation: 1,
+      resourceVersion: String(++this.#version),
+      uid: stored.metadata.uid ?? `uid-${this.#version}`,
+      creationTimestamp: stored.metadata.creationTimestamp ?? new Date().toISOString(),
+    };
     this.#objects.set(InMemoryObjects.key(stored.kind, stored.metadata.namespace ?? '', stored.metadata.name ?? ''), stored);
     return structuredClone(stored);
   }
@@ -41,10 +47,31 @@ export class InMemoryObjects implements ManagedResourceClient {
     current.metadata.resourceVersion = String(++this.#version);
   }
 
+  /** Changes the spec of a stored object as `kubectl apply` would: a new generation and resourceVersion. */
+  editSpec(kind: ManagedKindName, namespace: string, name: string, edit: (spec: Record<string, unknown>) => void): void {
+    const current = this.#objects.get(InMemoryObjects.key(kind, namespace, name));
+    if (!current) throw new Error(`${kind} ${namespace}/${name} not found`);
+    edit(current.spec as Record<string, unknown>);
+    current.metadata.generation = (current.metadata.generation ?? 1) + 1;
+    current.metadata.resourceVersion = String(++this.#version);
+  }
+
+  /** Changes the metadata of a stored object (annotations, say) as a client would: a new resourceVersion, same generation. */
+  editMetadata(kind: ManagedKindName, namespace: string, name: string, edit: (metadata: ManagedResource['metadata']) => void): void {
+    const current = this.#objects.get(InMemoryObjects.key(kind, namespace, name));
+    if (!current) throw new Error(`${kind} ${namespace}/${name} not found`);
+    edit(current.metadata);
+    current.metadata.resourceVersion = String(++this.#version);
+  }
+
   /** The stored object (a copy), or undefined. */
   peek(kind: ManagedKindName, namespace: string, name: string): ManagedResource | undefined {
     const found = this.#objects.get(InMemoryObjects.key(kind, namespace, name));
     return found ? structuredClone(found) : undefined;
+  }
+
+  withExternalName(kind: ManagedKindName, externalName: string): ManagedResource[] {
+    return [...this.#objects.values()].filter((o) => o.kind === kind && o.spec.name === externalName).map((o) => structuredClone(o));
   }
 
   async get(kind: ManagedKindName, namespace: string, name: string, signal?: AbortSignal): Promise<ManagedResource | undefined> {

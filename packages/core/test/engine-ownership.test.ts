@@ -1,0 +1,275 @@
+// The engine's ownership rules (DESIGN.md "Rules that protect data"), each through the
+// reconcile algorithm over the in-memory provider and the in-memory API ports: a refused create,
+// a replaced resource, a moved target, two objects on one resource, protection, and the truth of
+// Synced.
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { Annotations, ConditionTypes, type Bucket, type ManagedKindName, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
+import { KubeApiError, ManagedReconciler, Reasons, RetryableError, type ExternalClient, type ProviderPlugin, type ReconcileOutcome } from '@k8or/core';
+import { InMemoryCloud, InMemoryEvents, InMemoryLookups, InMemoryObjects, inMemoryProviderPlugin, noOutputs } from '@k8or/core/testing';
+
+const NS = 'media';
+
+function providerConfig(spec: Partial<ProviderConfig['spec']> = {}): ProviderConfig {
+  return { apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'default' }, spec: { provider: 'aws', region: 'mem-1', ...spec } };
+}
+
+function bucket(name: string, spec: Bucket['spec'] = {}, created?: string): Bucket {
+  return { apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name, namespace: NS, ...(created ? { creationTimestamp: created } : {}) }, spec: { deletionPolicy: 'Delete', ...spec } };
+}
+
+function table(name: string, spec: Partial<Table['spec']> = {}): Table {
+  return { apiVersion: 'k8or.io/v1alpha1', kind: 'Table', metadata: { name, namespace: NS }, spec: { deletionPolicy: 'Delete', partitionKey: { name: 'id', type: 'string' }, ...spec } };
+}
+
+/** A world of one kind: in-memory cloud, API objects, lookups and events, and a reconciler over them. */
+function world(kind: ManagedKindName = 'Bucket', plugin?: (cloud: InMemoryCloud) => ProviderPlugin) {
+  const cloud = new InMemoryCloud();
+  const objects = new InMemoryObjects();
+  const lookups = new InMemoryLookups();
+  const events = new InMemoryEvents();
+  lookups.providerConfigs.set('default', providerConfig());
+  const provider = plugin ? plugin(cloud) : inMemoryProviderPlugin(cloud);
+  const reconciler = new ManagedReconciler(kind, { kube: objects, lookups, providers: new Map([['aws', provider]]), events, outputs: noOutputs }, { clusterId: 'c1', pollIntervalMs: 2_000, random: () => 0.5 });
+  const reconcile = async (name: string): Promise<ReconcileOutcome> => await reconciler.reconcile({ namespace: NS, name });
+  const object = (name: string): ManagedResource | undefined => objects.peek(kind, NS, name);
+  const synced = (name: string) => object(name)?.status?.conditions?.find((c) => c.type === ConditionTypes.Synced);
+  return { cloud, objects, lookups, events, reconcile, object, synced };
+}
+
+/** The in-memory plugin whose clients' `update` is replaced (a cloud operation that has not taken effect yet, say). */
+function withUpdate(base: ProviderPlugin, update: (inner: ExternalClient, ...args: Parameters<ExternalClient['update']>) => ReturnType<ExternalClient['update']>): ProviderPlugin {
+  const wrap = (connector: NonNullable<ProviderPlugin['connectors']['Bucket']>) => ({
+    connect: async (...args: Parameters<typeof connector.connect>) => {
+      const inner = (await connector.connect(...args)) as unknown as ExternalClient;
+      const client: ExternalClient = {
+        observe: (r, c) => inner.observe(r, c),
+        create: (r, c) => inner.create(r, c),
+        update: (r, o, c) => update(inner, r, o, c),
+        delete: (r, c) => inner.delete(r, c),
+      };
+      return client as never;
+    },
+  });
+  return { ...base, connectors: { ...base.connectors, Bucket: wrap(base.connectors.Bucket as NonNullable<ProviderPlugin['connectors']['Bucket']>) } };
+}
+
+describe('ownership, decided from evidence', () => {
+  it('a create refused before any effect (SlowDown) records create-failed; a bucket someone else then makes under the name is never taken, nor deleted', async () => {
+    const w = world();
+    w.objects.put(bucket('photos', { name: 'photos-shared' }));
+    w.cloud.failWith({ operation: 'create' }, () => new RetryableError('Please reduce your request rate.', { code: 'SlowDown', noEffect: true }), 1);
+    const first = await w.reconcile('photos');
+    assert.equal(first.backoff, true, 'a throttle is retried');
+    const annotations = w.object('photos')?.metadata.annotations ?? {};
+    assert.ok(annotations[Annotations.createFailed], 'create-failed recorded');
+    assert.equal(annotations[Annotations.createPending], undefined, 'the outcome is known: no pending marker');
+
+    // Someone else creates the name by hand, untagged.
+    w.cloud.buckets.set('photos-shared', { name: 'photos-shared', location: 'mem-1', versioning: false, tags: {}, labels: {}, objects: 7, createdTime: new Date().toISOString(), uid: 'theirs' });
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.NotOwned);
+    assert.equal(w.cloud.callCount({ operation: 'update' }), 0, 'no tag or setting written');
+    assert.deepEqual(w.cloud.buckets.get('photos-shared')?.tags, {}, 'not taken over');
+
+    w.objects.markDeleted('Bucket', NS, 'photos');
+    await w.reconcile('photos');
+    assert.equal(w.cloud.callCount({ operation: 'delete' }), 0, 'never deleted');
+    assert.equal(w.cloud.buckets.get('photos-shared')?.objects, 7);
+    assert.equal(w.object('photos'), undefined, 'the finalizer is released: nothing of ours is there');
+  });
+
+  it('an unknown create outcome (a 500) keeps create-pending; an untagged bucket found there is not ours', async () => {
+    const w = world();
+    w.objects.put(bucket('photos', { name: 'photos-unknown' }));
+    w.cloud.failWith({ operation: 'create' }, () => new RetryableError('InternalError', { code: 'InternalError' }), 1);
+    await w.reconcile('photos');
+    const annotations = w.object('photos')?.metadata.annotations ?? {};
+    assert.ok(annotations[Annotations.createPending], 'outcome unknown: pending stays');
+    assert.equal(annotations[Annotations.createFailed], undefined);
+    w.cloud.buckets.set('photos-unknown', { name: 'photos-unknown', location: 'mem-1', versioning: false, tags: {}, labels: {}, objects: 0, createdTime: new Date().toISOString(), uid: 'who-knows' });
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.NotOwned);
+    assert.match(w.synced('photos')?.message ?? '', /unknown outcome/);
+    assert.equal(w.cloud.callCount({ operation: 'update' }), 0);
+  });
+
+  it('created, then replaced by someone else under the same name (tags gone, another identity): stops, writes nothing, deletes nothing', async () => {
+    const w = world();
+    w.objects.put(bucket('photos', { name: 'photos-replaced' }));
+    await w.reconcile('photos');
+    const recorded = w.object('photos')?.status?.identity;
+    assert.ok(recorded?.uid, 'the identity is recorded at creation');
+    assert.deepEqual(w.object('photos')?.status?.target, { provider: 'aws', region: 'mem-1', endpoint: '' }, 'and the target');
+
+    w.cloud.buckets.delete('photos-replaced');
+    w.cloud.buckets.set('photos-replaced', { name: 'photos-replaced', location: 'mem-1', versioning: true, tags: {}, labels: {}, objects: 2, createdTime: new Date().toISOString(), uid: 'someone-elses' });
+    const updates = w.cloud.callCount({ operation: 'update' });
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.ExternalResourceReplaced);
+    assert.equal(w.cloud.callCount({ operation: 'update' }), updates, 'never written');
+    w.objects.markDeleted('Bucket', NS, 'photos');
+    await w.reconcile('photos');
+    assert.equal(w.cloud.callCount({ operation: 'delete' }), 0, 'never deleted');
+    assert.ok(w.cloud.buckets.has('photos-replaced'));
+  });
+
+  it('created, tags removed behind its back, same identity: still ours, the tags are written again', async () => {
+    const w = world();
+    w.objects.put(bucket('photos', { name: 'photos-untagged' }));
+    await w.reconcile('photos');
+    const found = w.cloud.buckets.get('photos-untagged');
+    assert.ok(found);
+    found.tags = {};
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.ReconcileSuccess);
+    assert.equal(w.cloud.buckets.get('photos-untagged')?.tags['k8or.io/cluster'], 'c1');
+  });
+
+  it('the target is pinned: a ProviderConfig moved to another region stops the object with no cloud call; rotated credentials keep working', async () => {
+    const w = world();
+    w.lookups.providerConfigs.set('default', providerConfig({ credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'creds' } } }));
+    w.lookups.secrets.set('k8or-system/creds', { accessKeyId: 'AKIAOLD', secretAccessKey: 'S3CRET-OLD' });
+    w.objects.put(bucket('photos', { name: 'photos-pinned' }));
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.ReconcileSuccess);
+
+    w.lookups.secrets.set('k8or-system/creds', { accessKeyId: 'AKIANEW', secretAccessKey: 'S3CRET-NEW' });
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.ReconcileSuccess, 'the same target with new keys');
+
+    w.lookups.providerConfigs.set('default', providerConfig({ region: 'mem-2', credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'creds' } } }));
+    w.cloud.buckets.delete('photos-pinned'); // as the new region would answer: not found
+    const calls = w.cloud.calls.length;
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.TargetChanged);
+    assert.match(w.synced('photos')?.message ?? '', /region=mem-1.*region=mem-2/);
+    assert.doesNotMatch(w.synced('photos')?.message ?? '', /S3CRET|AKIA/, 'no credential in the message');
+    assert.equal(w.cloud.calls.length, calls, 'no cloud call at all: no second resource');
+    assert.equal(w.cloud.buckets.size, 0);
+
+    w.objects.markDeleted('Bucket', NS, 'photos');
+    await w.reconcile('photos');
+    assert.equal(w.cloud.calls.length, calls, 'nor a delete somewhere else');
+    assert.equal(w.synced('photos')?.reason, Reasons.TargetChanged, 'the finalizer stays until the target is back or the policy is Retain');
+  });
+
+  it('two objects naming one cloud resource: the older manages it, the newer gets a condition and never calls the cloud', async () => {
+    const w = world();
+    w.objects.put(bucket('first', { name: 'orders-shared' }, '2026-01-01T00:00:00Z'));
+    w.objects.put(bucket('second', { name: 'orders-shared' }, '2026-01-02T00:00:00Z'));
+    await w.reconcile('second');
+    assert.equal(w.synced('second')?.reason, Reasons.DuplicateCloudResource);
+    assert.match(w.synced('second')?.message ?? '', /media\/first/);
+    assert.equal(w.cloud.calls.length, 0, 'the newer never calls the cloud');
+    await w.reconcile('first');
+    assert.equal(w.synced('first')?.reason, Reasons.ReconcileSuccess);
+    const calls = w.cloud.calls.length;
+    await w.reconcile('second');
+    assert.equal(w.cloud.calls.length, calls);
+    // Deleting the newer never deletes the older's resource.
+    w.objects.markDeleted('Bucket', NS, 'second');
+    await w.reconcile('second');
+    assert.equal(w.cloud.callCount({ operation: 'delete' }), 0);
+    assert.ok(w.cloud.buckets.has('orders-shared'));
+    assert.equal(w.object('second'), undefined);
+  });
+});
+
+describe('protection only goes up on its own', () => {
+  it('a resync never lowers deletion protection set in the cloud; it repairs the rest and reports the held field', async () => {
+    const w = world('Table');
+    w.objects.put(table('orders', { name: 'orders-protected', labels: { team: 'a' } }));
+    await w.reconcile('orders');
+    const found = w.cloud.tables.get('orders-protected');
+    assert.ok(found);
+    found.deletionProtection = true; // set in the console
+    found.labels = {}; // and drift elsewhere
+    const outcome = await w.reconcile('orders');
+    assert.equal(w.cloud.tables.get('orders-protected')?.deletionProtection, true, 'never lowered on a resync');
+    assert.deepEqual(w.cloud.tables.get('orders-protected')?.labels, { team: 'a' }, 'other drift repaired');
+    assert.equal(w.synced('orders')?.reason, Reasons.ProtectionHeld);
+    assert.match(w.synced('orders')?.message ?? '', /spec\.deletionProtection/);
+    assert.deepEqual(w.object('orders')?.status?.drift, [{ field: 'spec.deletionProtection', desired: false, actual: true }]);
+    assert.ok((outcome.requeueAfterMs ?? 0) > 60_000, 'held for the user: looked at again at the resync');
+
+    // The delete never removes it: it stops, naming the setting, and calls no delete.
+    w.objects.markDeleted('Table', NS, 'orders');
+    await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.DeletionBlocked);
+    assert.match(w.synced('orders')?.message ?? '', /spec\.deletionProtection/);
+    assert.equal(w.cloud.callCount({ operation: 'delete' }), 0);
+    assert.equal(w.cloud.tables.get('orders-protected')?.deletionProtection, true);
+  });
+
+  it('a new generation of the spec may lower it: the user asked', async () => {
+    const w = world('Table');
+    w.objects.put(table('orders', { name: 'orders-lowered', deletionProtection: true }));
+    await w.reconcile('orders');
+    assert.equal(w.cloud.tables.get('orders-lowered')?.deletionProtection, true);
+    w.objects.editSpec('Table', NS, 'orders', (spec) => {
+      spec.deletionProtection = false;
+    });
+    await w.reconcile('orders');
+    assert.equal(w.cloud.tables.get('orders-lowered')?.deletionProtection, false);
+    assert.equal(w.synced('orders')?.reason, Reasons.ReconcileSuccess);
+  });
+});
+
+describe('status tells the truth', () => {
+  it('a 409 on the status write with a new generation meanwhile never stamps that generation as observed', async () => {
+    const w = world();
+    w.objects.put(bucket('photos', { name: 'photos-409' }));
+    await w.reconcile('photos');
+    const before = w.object('photos');
+    assert.ok(before?.status?.observedGeneration);
+    // The cloud changed (versioning turned on by hand: a protection, held and reported), and the
+    // user edits the spec while the reconcile that found it is on its way to writing status.
+    const found = w.cloud.buckets.get('photos-409');
+    assert.ok(found);
+    found.versioning = true;
+    let edited = false;
+    w.objects.beforeWrite = ({ verb }) => {
+      if (verb !== 'status' || edited) return;
+      edited = true;
+      w.objects.editSpec('Bucket', NS, 'photos', (spec) => {
+        spec.versioning = true;
+      });
+      throw KubeApiError.fromResponse('PUT', '/status', 409, { reason: 'Conflict', message: 'the object has been modified' });
+    };
+    const outcome = await w.reconcile('photos');
+    w.objects.beforeWrite = undefined;
+    const after = w.object('photos');
+    assert.equal(outcome.backoff, true, 'the pass ends and the next decides on the new spec');
+    assert.notEqual(after?.status?.observedGeneration, after?.metadata.generation, 'the new generation is not observed');
+    assert.ok(!after?.status?.conditions?.some((c) => c.observedGeneration === after.metadata.generation), 'no condition claims the new generation');
+    assert.ok(edited);
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.ReconcileSuccess, 'the next pass decides on the new spec');
+    assert.equal(w.object('photos')?.status?.observedGeneration, w.object('photos')?.metadata.generation);
+  });
+
+  it('an update the cloud does not show yet: Synced False with a reason, and another look within seconds', async () => {
+    let applied = false;
+    const w = world('Bucket', (cloud) =>
+      withUpdate(inMemoryProviderPlugin(cloud), async (inner, resource, observation, call) => {
+        // A long cloud operation: accepted now, in effect only on a later call.
+        if (applied) return await inner.update(resource, observation, call);
+        applied = true;
+      }),
+    );
+    w.objects.put(bucket('photos', { name: 'photos-slow' }));
+    await w.reconcile('photos');
+    w.objects.editSpec('Bucket', NS, 'photos', (spec) => {
+      spec.versioning = true;
+    });
+    const outcome = await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.status, 'False');
+    assert.equal(w.synced('photos')?.reason, Reasons.ChangesPending);
+    assert.match(w.synced('photos')?.message ?? '', /spec\.versioning/);
+    assert.ok(outcome.requeueAfterMs !== undefined && outcome.requeueAfterMs <= 2_000, `looked at again within seconds, not at the resync (${outcome.requeueAfterMs})`);
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.ReconcileSuccess);
+    assert.equal(w.cloud.buckets.get('photos-slow')?.versioning, true);
+  });
+});
