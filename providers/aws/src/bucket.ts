@@ -29,7 +29,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { isDeepStrictEqual } from 'node:util';
 import { type Bucket, type BucketEncryption, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, type ApplyResult, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation, type Presence, type ProtectionSetting, type ResourceIdentity, type SettingIssue } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation, type Presence, type ProtectionSetting, type ResourceIdentity } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
 import { afterEffect, callAws, hasCode, isAccessDenied } from './errors.js';
@@ -189,27 +189,6 @@ export function bucketProtection(observed: Pick<ObservedBucket, 'publicAccess' |
     { field: 'spec.publicAccess', enabled: observed.publicAccess !== 'Allowed' },
     { field: 'spec.versioning', enabled: observed.versioning },
   ];
-}
-
-/**
- * A difference whose repair would lower a protection: a public access block (any of the four
- * settings on) the spec would turn off, or versioning it would suspend.
- */
-export function lowersProtection(difference: FieldDiff): boolean {
-  if (difference.field === 'spec.publicAccess') return difference.desired === 'Allowed';
-  if (difference.field === 'spec.versioning') return difference.desired === false && difference.actual === true;
-  return false;
-}
-
-/** The issue update reports for a protection it leaves on: k8or never lowers a protection on its own. */
-export function protectionKept(field: string, what: string): SettingIssue {
-  const setting = field === 'spec.publicAccess' ? 'Block Public Access on' : 'versioning enabled';
-  const raise = field === 'spec.publicAccess' ? 'spec.publicAccess: Blocked' : 'spec.versioning: true';
-  return {
-    field,
-    problem: 'unapplied',
-    message: `${what} has ${setting} while the spec does not ask for it; k8or never lowers a protection on its own: change it in S3, or set ${raise}`,
-  };
 }
 
 /**
@@ -480,21 +459,20 @@ export class S3BucketClient implements ExternalClient<Bucket> {
   }
 
   /**
-   * Repairs each setting the observation found different, and only those. Protections only go up
-   * here: a bucket more protected than the spec (a public access block, versioning) keeps its
-   * protection, the result names it, and observe keeps reporting the difference.
+   * Repairs each setting the observation found different, to the spec it is given, and only those.
+   * A protection the engine holds (a resync never lowers one) comes with the cloud's value in that
+   * spec: a setting whose spec value is what the bucket has (in the portable shape; a partial
+   * public access block counts as Allowed) is left as it is.
    */
-  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<ApplyResult | void> {
+  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
     const diff = observation.diff ?? [];
     const drifted = (prefix: string): boolean => diff.some(({ field }) => field === prefix || field.startsWith(`${prefix}.`));
-    const kept = diff.filter(lowersProtection);
-    const repair = (field: string): boolean => drifted(field) && !kept.some((d) => d.field === field);
+    const toChange = (field: string, wanted: unknown): boolean => diff.some((d) => d.field === field && !isDeepStrictEqual(wanted, d.actual));
     if (drifted('spec.labels') || drifted('ownerTags')) await this.#putTags(bucket, call);
-    if (repair('spec.publicAccess')) await this.#putPublicAccess(bucket, call);
+    if (toChange('spec.publicAccess', bucket.spec.publicAccess ?? 'Blocked')) await this.#putPublicAccess(bucket, call);
     if (drifted('spec.encryption')) await this.#putEncryption(bucket, call);
-    if (repair('spec.versioning')) await this.#putVersioning(bucket, call);
+    if (toChange('spec.versioning', bucket.spec.versioning ?? false)) await this.#putVersioning(bucket, call);
     if (drifted('spec.lifecycle')) await this.#putLifecycle(bucket, call);
-    if (kept.length > 0) return { settingIssues: kept.map((d) => protectionKept(d.field, `S3 bucket "${this.#name}"`)) };
   }
 
   /**

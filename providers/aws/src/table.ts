@@ -189,11 +189,6 @@ export function tableProtection(description: TableDescription, pointInTimeRecove
   ];
 }
 
-/** The issue update reports for a protection it leaves on: the table is more protected than the spec, and k8or never lowers a protection on its own. */
-export function protectionKept(field: string, found: string): SettingIssue {
-  return { field, problem: 'unapplied', message: `${found} while the spec does not ask for it; k8or never turns a protection off on its own: turn it off in DynamoDB, or set ${field}: true` };
-}
-
 // --- the client ---------------------------------------------------------------------------------
 
 /** One DynamoDB table's client. No call waits for the table: observe reports ready once it is ACTIVE. */
@@ -414,9 +409,8 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
 
   /**
    * Changes what DynamoDB changes in place: billing and throughput, deletion protection, TTL, PITR,
-   * tags. Protections (deletion protection, point-in-time recovery) only go up here: a table more
-   * protected than the spec keeps its protection, the result names it, and observe keeps reporting
-   * the difference.
+   * tags, each to the spec it is given. A protection the engine holds (a resync never lowers one)
+   * comes with the cloud's value in that spec, so it is left as it is.
    */
   async update(table: Table, observation: Observation, call: CallOptions): Promise<ApplyResult | void> {
     if (observation.atProvider?.state !== 'ACTIVE') {
@@ -424,19 +418,19 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     }
     const diff = observation.diff ?? [];
     const drifted = (prefix: string): FieldDiff | undefined => diff.find((d) => d.field === prefix || d.field.startsWith(`${prefix}.`));
+    // A setting to change: drifted, and the spec given asks for another value than the table has.
+    const toChange = (field: string, wanted: unknown): boolean => {
+      const found = drifted(field);
+      return found !== undefined && !isDeepStrictEqual(wanted, found.actual);
+    };
     const TableName = this.#name;
-    const protection = drifted('spec.deletionProtection');
-    const keepProtection = protection?.actual === true;
-    const backups = drifted('spec.pointInTimeRecovery');
-    const keepBackups = backups?.actual === true;
-    const kept = [
-      ...(keepProtection ? [protectionKept('spec.deletionProtection', `DynamoDB table "${TableName}" has deletion protection on (DeletionProtectionEnabled)`)] : []),
-      ...(keepBackups ? [protectionKept('spec.pointInTimeRecovery', `DynamoDB table "${TableName}" has point-in-time recovery on`)] : []),
-    ];
-    if (drifted('spec.billing') || (protection && !keepProtection)) {
-      // DeletionProtectionEnabled goes with every UpdateTable (DynamoDB Local resets it when omitted),
-      // as the spec's value or, where the spec has none, as the table's own: never lower.
-      const DeletionProtectionEnabled = table.spec.deletionProtection === true || (await this.#describe(call))?.DeletionProtectionEnabled === true;
+    const protection = table.spec.deletionProtection ?? false;
+    const changeProtection = toChange('spec.deletionProtection', protection);
+    if (drifted('spec.billing') || changeProtection) {
+      // DeletionProtectionEnabled goes with every UpdateTable (DynamoDB Local resets it when omitted):
+      // the spec's value when it is to change; else the table's own, read now, so a protection set
+      // since the observe is never lowered by a billing change.
+      const DeletionProtectionEnabled = changeProtection || protection ? protection : (await this.#describe(call))?.DeletionProtectionEnabled === true;
       await this.#call(call, 'UpdateTable', (d, abort) =>
         d.send(
           new UpdateTableCommand({
@@ -451,9 +445,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     const ttl = drifted('spec.ttlAttribute');
     if (ttl) await this.#updateTtl(table, typeof ttl.actual === 'string' ? ttl.actual : undefined, call);
     if (diff.some((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'))) await this.#updateTags(table, diff, call);
-    const recovery = backups && !keepBackups ? await this.#updatePointInTimeRecovery(table, call) : undefined;
-    const settingIssues = [...kept, ...(recovery?.settingIssues ?? [])];
-    if (settingIssues.length > 0) return { settingIssues };
+    if (toChange('spec.pointInTimeRecovery', table.spec.pointInTimeRecovery ?? false)) return await this.#updatePointInTimeRecovery(table, call);
   }
 
   /** TTL is one attribute at a time: turn the old one off before the new one on. */

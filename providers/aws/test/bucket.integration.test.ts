@@ -143,25 +143,35 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket }))).Status, 'Enabled');
   });
 
-  it('applies a spec change but never lowers a protection: versioning and the public access block stay, reported, while labels and lifecycle follow', async () => {
+  it('applies a spec change: versioning off becomes Suspended, public access opens, labels and lifecycle follow', async () => {
     const resource = bucket('changing-bucket', { versioning: true, labels: { team: 'a' }, lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 1 }] });
     const client = await connect(resource);
     await client.create(resource, call);
     const changed = bucket('changing-bucket', { versioning: false, labels: { team: 'b' }, publicAccess: 'Allowed' });
     const observation = await client.observe(changed, call);
     assert.deepEqual(observation.diff?.map((d) => d.field).sort(), ['spec.labels.team', 'spec.lifecycle', 'spec.publicAccess', 'spec.versioning']);
-    client.calls.length = 0;
-    const applied = await client.update(changed, observation, call);
-    assert.deepEqual(client.calls.sort(), ['DeleteBucketLifecycle', 'PutBucketTagging']);
-    assert.deepEqual(applied?.settingIssues?.map((i) => [i.field, i.problem]).sort(), [['spec.publicAccess', 'unapplied'], ['spec.versioning', 'unapplied']]);
-    assert.ok(applied?.settingIssues?.every((i) => /never lowers a protection/.test(i.message)));
-    assert.deepEqual((await client.observe(changed, call)).diff?.map((d) => d.field).sort(), ['spec.publicAccess', 'spec.versioning']);
-    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: 'changing-bucket' }))).Status, 'Enabled');
-    assert.equal((await s3.send(new GetPublicAccessBlockCommand({ Bucket: 'changing-bucket' }))).PublicAccessBlockConfiguration?.BlockPublicPolicy, true);
+    await client.update(changed, observation, call);
+    assert.deepEqual((await client.observe(changed, call)).diff, []);
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: 'changing-bucket' }))).Status, 'Suspended');
     await assert.rejects(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'changing-bucket' })), { name: 'NoSuchLifecycleConfiguration' });
   });
 
-  it('keeps a partial public access block set outside k8or on a bucket whose spec allows public access', async () => {
+  it('leaves a protection alone when given the cloud\'s value (a protection the engine holds on a resync): versioning and the public access block stay', async () => {
+    const resource = bucket('held-bucket', { versioning: true });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    const unprotected = bucket('held-bucket', { versioning: false, publicAccess: 'Allowed', labels: { team: 'b' } });
+    const observation = await client.observe(unprotected, call);
+    assert.deepEqual(observation.protection, [{ field: 'spec.publicAccess', enabled: true }, { field: 'spec.versioning', enabled: true }]);
+    const held = bucket('held-bucket', { versioning: true, publicAccess: 'Blocked', labels: { team: 'b' } });
+    client.calls.length = 0;
+    await client.update(held, observation, call);
+    assert.deepEqual(client.calls, ['PutBucketTagging']);
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: 'held-bucket' }))).Status, 'Enabled');
+    assert.equal((await s3.send(new GetPublicAccessBlockCommand({ Bucket: 'held-bucket' }))).PublicAccessBlockConfiguration?.BlockPublicPolicy, true);
+  });
+
+  it('never lowers a partial public access block set outside k8or (its portable value is Allowed, what the spec asks)', async () => {
     const Bucket = 'open-bucket';
     const resource = bucket(Bucket, { publicAccess: 'Allowed' });
     const client = await connect(resource);
@@ -169,9 +179,11 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     assert.deepEqual((await client.observe(resource, call)).diff, []);
     await s3.send(new PutPublicAccessBlockCommand({ Bucket, PublicAccessBlockConfiguration: { BlockPublicAcls: true, IgnorePublicAcls: false, BlockPublicPolicy: false, RestrictPublicBuckets: false } }));
     const drifted = await client.observe(resource, call);
-    assert.deepEqual(drifted.diff?.map((d) => d.field), ['spec.publicAccess']);
-    const applied = await client.update(resource, drifted, call);
-    assert.deepEqual(applied?.settingIssues?.map((i) => i.field), ['spec.publicAccess']);
+    assert.deepEqual(drifted.diff, [{ field: 'spec.publicAccess', desired: 'Allowed', actual: 'Allowed' }]);
+    assert.deepEqual(drifted.protection?.[0], { field: 'spec.publicAccess', enabled: true });
+    client.calls.length = 0;
+    await client.update(resource, drifted, call);
+    assert.deepEqual(client.calls, []);
     assert.equal((await s3.send(new GetPublicAccessBlockCommand({ Bucket }))).PublicAccessBlockConfiguration?.BlockPublicAcls, true);
   });
 

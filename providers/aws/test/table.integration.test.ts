@@ -180,7 +180,7 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
     await assert.rejects(describeTable('ledger'), { name: 'ResourceNotFoundException' });
   });
 
-  it('reports deletion protection set outside k8or as drift and leaves it on: update names it, a billing repair keeps it, delete stops', async () => {
+  it('reports deletion protection set outside k8or as drift and as a fact; update keeps it when given the cloud\'s value (a held protection), and a billing repair keeps it too', async () => {
     const resource = table('guarded', { deletionProtection: false });
     const client = await connect(resource);
     await client.create(resource, call);
@@ -188,26 +188,44 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
 
     const drifted = await client.observe(resource, call);
     assert.deepEqual(drifted.diff, [{ field: 'spec.deletionProtection', desired: false, actual: true }]);
-    assert.equal(drifted.upToDate, false);
-    const applied = await client.update(resource, drifted, call);
-    assert.deepEqual(applied?.settingIssues?.map((i) => [i.field, i.problem]), [['spec.deletionProtection', 'unapplied']]);
-    assert.match(applied?.settingIssues?.[0]?.message ?? '', /never turns a protection off/);
+    assert.deepEqual(drifted.protection, [{ field: 'spec.deletionProtection', enabled: true, blocksDeletion: true }]);
+    // The engine holds it on a resync: update gets the spec with the cloud's value, and writes nothing for it.
+    const held = table('guarded', { deletionProtection: true });
+    client.calls.length = 0;
+    await client.update(held, drifted, call);
+    assert.deepEqual(client.calls, []);
     assert.equal((await describeTable('guarded'))?.DeletionProtectionEnabled, true);
 
-    // Billing drifts too: its repair (an UpdateTable, which DynamoDB Local resets protection in unless told) keeps the protection.
+    // Billing drifts too, and the spec given says nothing against protection: the UpdateTable that repairs billing keeps it on.
     await dynamodb.send(new UpdateTableCommand({ TableName: 'guarded', BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 }, DeletionProtectionEnabled: true }));
     const both = await client.observe(resource, call);
     assert.deepEqual(both.diff?.map((d) => d.field), ['spec.billing.mode', 'spec.deletionProtection']);
-    await client.update(resource, both, call);
+    await client.update(held, both, call);
     const after = await describeTable('guarded');
     assert.equal(after?.BillingModeSummary?.BillingMode, 'PAY_PER_REQUEST');
     assert.equal(after?.DeletionProtectionEnabled, true);
-    assert.deepEqual((await client.observe(resource, call)).diff?.map((d) => d.field), ['spec.deletionProtection']);
 
+    // A delete never turns it off.
     await assert.rejects(client.delete(resource, call), (error: unknown) => error instanceof DeletionBlockedError && /set outside k8or/.test(error.message));
     assert.ok(await describeTable('guarded'));
-    await dynamodb.send(new UpdateTableCommand({ TableName: 'guarded', DeletionProtectionEnabled: false }));
+
+    // A new generation that asks for no protection (the engine holds nothing then) lowers it.
+    await client.update(resource, await client.observe(resource, call), call);
+    assert.equal((await describeTable('guarded'))?.DeletionProtectionEnabled, false);
     await client.delete(resource, call);
+  });
+
+  it('never lowers protection set since the observe when only billing is repaired (the table is read again)', async () => {
+    const resource = table('raced', { billing: { mode: 'onDemand' } });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'raced', BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 } }));
+    const observation = await client.observe(resource, call);
+    assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.billing.mode']);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'raced', DeletionProtectionEnabled: true }));
+    await client.update(resource, observation, call);
+    assert.equal((await describeTable('raced'))?.DeletionProtectionEnabled, true);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'raced', DeletionProtectionEnabled: false }));
   });
 
   it('raises protection the spec asks for that the table lacks', async () => {

@@ -9,7 +9,6 @@ import {
   DeletionBlockedError,
   NotOwnedError,
   RetryableError,
-  type ApplyResult,
   type CallOptions,
   type ConnectionContext,
   type Connector,
@@ -243,22 +242,6 @@ export function patchBody(desired: DesiredBucket, actual: DesiredBucket, diff: r
 }
 
 /**
- * A difference whose repair would lower a protection: public access prevention the spec would
- * relax (enforced to inherited), or versioning it would turn off.
- */
-export function lowersProtection(difference: FieldDiff): boolean {
-  if (difference.field === 'spec.publicAccess') return difference.desired === 'Allowed' && difference.actual === 'Blocked';
-  if (difference.field === 'spec.versioning') return difference.desired === false && difference.actual === true;
-  return false;
-}
-
-/** The issue update reports for a protection it leaves on: k8or never lowers a protection on its own. */
-export function protectionKept(field: string, what: string): SettingIssue {
-  const [setting, raise] = field === 'spec.publicAccess' ? ['public access prevention enforced', 'spec.publicAccess: Blocked'] : ['versioning enabled', 'spec.versioning: true'];
-  return { field, problem: 'unapplied', message: `${what} has ${setting} while the spec does not ask for it; k8or never lowers a protection on its own: change it in Cloud Storage, or set ${raise}` };
-}
-
-/**
  * The facts core decides ownership and deletion on: the bucket's identity (its timeCreated and
  * projectNumber, fixed at creation) and its protections (public access prevention, versioning, a
  * retention policy, which blocks deletion once locked).
@@ -452,11 +435,11 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
 
   /**
    * One patch with only the drifted settings, conditional on the metageneration the observation
-   * saw: a concurrent change (412) is retried after a fresh observe rather than overwritten.
-   * Protections only go up here: a bucket more protected than the spec (public access prevention,
-   * versioning) keeps its protection, the result names it, and observe keeps reporting the difference.
+   * saw: a concurrent change (412) is retried after a fresh observe rather than overwritten. The
+   * patch is computed from the spec it is given against what the observation read, so a protection
+   * the engine holds (given with the bucket's own value) is left as it is.
    */
-  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<ApplyResult | void> {
+  async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
     let read = this.#reads.get(observation);
     if (read === undefined) {
       // An observation this client did not make: read the bucket now and patch against that.
@@ -467,9 +450,9 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
     const { metageneration, actual } = read;
     const desired = this.#desired(bucket);
     // The labels go with every update: adoption and an interrupted create need the owner labels written.
-    const diff = observation.diff ?? [];
-    const kept = diff.filter(lowersProtection);
-    const patch = { ...patchBody(desired, actual, diff.filter((d) => !kept.includes(d))), labels: labelsPatch(desired.labels, actual.labels) };
+    // What still differs between the spec given and what was read (the observation's own diff was made against the object's spec).
+    const { diff } = diffBucket(desired, actual, this.#context.ownerTags);
+    const patch = { ...patchBody(desired, actual, diff), labels: labelsPatch(desired.labels, actual.labels) };
     try {
       await this.#call(call, 'buckets.patch', (gcs) => gcs.setMetadata(patch as BucketMetadata, { ifMetagenerationMatch: Number(metageneration) }));
     } catch (error) {
@@ -479,7 +462,6 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
         cause: error,
       });
     }
-    if (kept.length > 0) return { settingIssues: kept.map((d) => protectionKept(d.field, `Cloud Storage bucket "${this.#context.externalName}"`)) };
   }
 
   /**

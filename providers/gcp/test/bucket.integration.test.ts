@@ -121,31 +121,37 @@ describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against t
     assert.equal((await metadataOf('racing-bucket')).labels?.['added'], undefined, 'the label added behind k8or\'s back is removed: the spec owns the label set');
   });
 
-  it('applies spec changes (lifecycle removed, encryption back to Google-managed) but never lowers a protection: public access prevention and versioning stay, reported; the location is immutable', async () => {
+  it('applies spec changes: lifecycle removed, encryption back to Google-managed, public access allowed; held protections stay; the location is immutable', async () => {
     const resource = bucket('changing-bucket', { location: 'EU', versioning: true, lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 1 }], encryption: { type: 'CustomerManaged', keyId: 'projects/p/locations/eu/keyRings/r/cryptoKeys/k' } });
     const client = await connect(resource);
     await client.create(resource, call());
     const changed = bucket('changing-bucket', { location: 'EU', versioning: false, publicAccess: 'Allowed' });
     const observation = await client.observe(changed, call());
     assert.deepEqual(observation.diff?.map((d) => d.field).sort(), ['spec.encryption', 'spec.lifecycle', 'spec.publicAccess', 'spec.versioning']);
-    const applied = await client.update(changed, observation, call());
-    assert.deepEqual(applied?.settingIssues?.map((i) => [i.field, i.problem]).sort(), [['spec.publicAccess', 'unapplied'], ['spec.versioning', 'unapplied']]);
-    assert.ok(applied?.settingIssues?.every((i) => /never lowers a protection/.test(i.message)));
-    assert.deepEqual((await client.observe(changed, call())).diff?.map((d) => d.field).sort(), ['spec.publicAccess', 'spec.versioning']);
-    const metadata = await metadataOf('changing-bucket');
-    assert.equal(metadata.lifecycle, undefined);
-    assert.equal(metadata.encryption, undefined);
-    assert.equal(metadata.iamConfiguration?.publicAccessPrevention, 'enforced');
-    assert.equal(metadata.versioning?.enabled, true);
+    assert.deepEqual(observation.protection?.filter((p) => p.enabled).map((p) => p.field), ['spec.publicAccess', 'spec.versioning']);
 
-    // Uniform bucket-level access turned off behind k8or's back is repaired without relaxing the prevention kept above.
+    // A resync holds the protections: update gets the spec with the bucket's own values there, and patches only the rest.
+    const held = bucket('changing-bucket', { location: 'EU', versioning: true, publicAccess: 'Blocked' });
+    await client.update(held, observation, call());
+    const kept = await metadataOf('changing-bucket');
+    assert.equal(kept.lifecycle, undefined);
+    assert.equal(kept.encryption, undefined);
+    assert.equal(kept.iamConfiguration?.publicAccessPrevention, 'enforced');
+    assert.equal(kept.versioning?.enabled, true);
+
+    // Uniform bucket-level access turned off behind k8or's back is repaired without relaxing the prevention held.
     await storage.bucket('changing-bucket').setMetadata({ iamConfiguration: { uniformBucketLevelAccess: { enabled: false } } });
-    const ubla = await client.observe(changed, call());
-    assert.deepEqual(ubla.diff?.map((d) => d.field).sort(), ['spec.publicAccess', 'spec.versioning', 'uniformBucketLevelAccess']);
-    await client.update(changed, ubla, call());
+    await client.update(held, await client.observe(changed, call()), call());
     const repaired = await metadataOf('changing-bucket');
     assert.equal(repaired.iamConfiguration?.uniformBucketLevelAccess?.enabled, true);
     assert.equal(repaired.iamConfiguration?.publicAccessPrevention, 'enforced');
+
+    // The user's new generation (nothing held): the bucket follows.
+    await client.update(changed, await client.observe(changed, call()), call());
+    assert.deepEqual((await client.observe(changed, call())).diff, []);
+    const metadata = await metadataOf('changing-bucket');
+    assert.equal(metadata.iamConfiguration?.publicAccessPrevention, 'inherited');
+    assert.equal(metadata.versioning?.enabled, false);
     const moved = await client.observe(bucket('changing-bucket', { location: 'us-central1' }), call());
     assert.deepEqual(moved.immutableDiff, [{ field: 'spec.location', desired: 'US-CENTRAL1', actual: 'EU' }]);
   });
