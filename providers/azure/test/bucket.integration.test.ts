@@ -74,6 +74,38 @@ describe('Bucket -> Azure Blob container, against Azurite', () => {
     }
   });
 
+  it('reports its protections as facts (private access, legal hold, immutability policy), and no identity (etag and last-modified change with every write)', async () => {
+    const resource = bucket('protected-facts');
+    const { client } = await connect(resource);
+    await client.create(resource, call);
+    const observation = await client.observe(resource, call);
+    assert.equal(observation.identity, undefined);
+    assert.deepEqual(observation.protection, [
+      { field: 'spec.publicAccess', enabled: true },
+      { field: 'legalHold', enabled: false, blocksDeletion: true },
+      { field: 'immutabilityPolicy', enabled: false, blocksDeletion: true },
+    ]);
+    // The engine holds private access on a resync: update gets the spec with the container's own value, and writes no access level.
+    const opened = bucket('protected-facts', { publicAccess: 'Allowed' });
+    const drifted = await client.observe(opened, call);
+    assert.deepEqual(drifted.diff?.map((d) => d.field), ['spec.publicAccess']);
+    const { client: held, context } = await connect(resource);
+    await held.update(resource, drifted, call);
+    assert.deepEqual(context.calls, [], 'nothing written for a held protection');
+    assert.equal((await blobs.getContainerClient('protected-facts').getProperties()).blobPublicAccess, undefined);
+  });
+
+  it('releases ownership for Retain: the owner metadata goes, labels and access stay; a missing container is success', async () => {
+    const resource = bucket('released-container', { labels: { team: 'a' } });
+    const { client } = await connect(resource);
+    await client.create(resource, call);
+    await client.release?.(resource, call);
+    assert.deepEqual((await blobs.getContainerClient('released-container').getProperties()).metadata, { team: 'a' });
+    await client.release?.(resource, call);
+    await client.delete(resource, call);
+    await client.release?.(resource, call);
+  });
+
   it('finds opened public access and removed owner metadata as drift, and repairs only those, keeping stored access policies', async () => {
     const media = bucket('media', { labels: { team: 'a' } });
     const { client } = await connect(media);
@@ -169,12 +201,13 @@ describe('Bucket -> Azure Blob container, against Azurite', () => {
     await client.create(probed, call);
     const observation = await client.observe(probed, call);
     context.calls.length = 0;
-    assert.deepEqual(await client.probe?.(probed, call), { exists: true, ownerTags: observation.ownerTags });
+    assert.deepEqual(await client.probe?.(probed, call), { exists: true, ownerTags: observation.ownerTags, protection: observation.protection });
     assert.deepEqual(context.calls, ['GetContainerProperties']);
     assert.deepEqual(observation.ownerTags, context.ownerTags);
     await blobs.getContainerClient('probed-bare').create();
     const bare = bucket('probed-bare');
-    assert.deepEqual(await (await connect(bare)).client.probe?.(bare, call), { exists: true, ownerTags: undefined }, 'no owner metadata at all: the markers decide');
+    const barePresence = await (await connect(bare)).client.probe?.(bare, call);
+    assert.deepEqual({ exists: barePresence?.exists, ownerTags: barePresence?.ownerTags }, { exists: true, ownerTags: undefined }, 'no owner metadata at all: the markers decide');
     const { client: wrongKey } = await connect(probed, { secret: { accountKey: Buffer.from('not-the-key').toString('base64') } });
     await assert.rejects(wrongKey.probe?.(probed, call) ?? Promise.resolve(), (error: unknown) => error instanceof TerminalError && error.code === 'AuthorizationFailure');
     await client.delete(probed, call);

@@ -32,7 +32,7 @@ describe('Azure mapping', () => {
     assert.equal(blobMapping.accessLevelFor(undefined), 'none');
     assert.equal(blobMapping.accessLevelFor('Blocked'), 'none');
     assert.equal(blobMapping.accessLevelFor('Allowed'), 'blob');
-    const observed = { accessLevel: 'container' as const, metadata: {}, etag: undefined, lastModified: undefined };
+    const observed = { accessLevel: 'container' as const, metadata: {}, etag: undefined, lastModified: undefined, legalHold: false, immutabilityPolicy: false };
     // The container level differs from blob (update sets blob) though both are Allowed in the portable spec.
     assert.deepEqual(blobMapping.diffContainer(bucket('photos', { publicAccess: 'Allowed' }), observed, {})[0], { field: 'spec.publicAccess', desired: 'Allowed', actual: 'Allowed' });
     assert.deepEqual(blobMapping.diffContainer(bucket('photos'), observed, {})[0], { field: 'spec.publicAccess', desired: 'Blocked', actual: 'Allowed' });
