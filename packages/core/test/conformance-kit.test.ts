@@ -1,6 +1,7 @@
 // The conformance kit catches a provider that creates twice, whatever its
-// cloud calls the create operation, and one whose probe takes an error for
-// absence: the kit is run in a child process on a provider that breaks the
+// cloud calls the create operation, one whose probe takes an error for
+// absence, one whose delete removes a protection, and one that reports a URL
+// carrying credentials: the kit is run in a child process on a provider that breaks the
 // rule, and that case must fail.
 import { strict as assert } from 'node:assert';
 import { execFile } from 'node:child_process';
@@ -34,4 +35,18 @@ it('fails a provider whose probe takes a denial or a timeout for absence', async
   assert.ok(failed !== undefined, 'the kit passed a probe that says "gone" when the cloud refused to answer');
   assert.match(failed, new RegExp(`not ok \\d+ - ${CASE}`));
   assert.match(failed, /access denied: probe answers what observe answers/);
+});
+
+it('fails a provider whose delete turns a protection off to get through', async () => {
+  const CASE = 'protection never lowered: a protection set out of band is reported, kept by a resync, and never removed by a delete';
+  const failed = await failureOf('conformance-delete-unlocks.ts', CASE);
+  assert.ok(failed !== undefined, 'the kit passed a delete that removes a protection');
+  assert.match(failed, /DeletionBlockedError/);
+});
+
+it('fails a provider that reports a URL with credentials in its query string', async () => {
+  const CASE = 'no credential in any URL or id it reports: atProvider, identity, target, status and Events';
+  const failed = await failureOf('conformance-url-leaks-secret.ts', CASE);
+  assert.ok(failed !== undefined, 'the kit passed a URL carrying a signature');
+  assert.match(failed, /query string|credential value|signed query/);
 });

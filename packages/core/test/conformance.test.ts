@@ -31,6 +31,11 @@ runProviderConformance({
       { field: 'spec.labels', change: async (name) => void (bucket(name).labels = { team: 'someone-else' }) },
     ],
     deniedAccess: () => ({ credentials: { accessKeyId: 'AKIAWRONG', secretAccessKey: 'wrong' } }),
+    // Versioning is asked for by the spec: the protection set out of band is a retention lock.
+    protect: async (name) => {
+      bucket(name).retentionLocked = true;
+      return { field: 'retentionPolicy', undo: async () => void (cloud.buckets.get(name) && (bucket(name).retentionLocked = false)) };
+    },
   }),
 });
 
@@ -55,5 +60,9 @@ runProviderConformance({
       { field: 'spec.labels', change: async (name) => void (table(name).labels = {}) },
     ],
     deniedAccess: () => ({ credentials: { accessKeyId: 'AKIAWRONG', secretAccessKey: 'wrong' } }),
+    protect: async (name) => {
+      table(name).deletionProtection = true;
+      return { field: 'spec.deletionProtection', undo: async () => void (cloud.tables.get(name) && (table(name).deletionProtection = false)) };
+    },
   }),
 });

@@ -15,6 +15,7 @@ import {
   KubeManagedResources,
   KubeRest,
   ManagedReconciler,
+  ObjectCache,
   Reasons,
   TerminalError,
   type ConfigLookups,
@@ -115,6 +116,21 @@ class CountingObjects extends InMemoryObjects {
 }
 
 describe('CachedManagedResources', () => {
+  it('finds every object naming one external name from the cache index, and none before the cache has synced', () => {
+    const cache = new ObjectCache<ManagedObject>();
+    const informer = { cache, synced: false, hasSynced(): boolean { return this.synced; }, on: () => {} };
+    const client = new CachedManagedResources(new InMemoryObjects());
+    client.track('Bucket', informer as unknown as Informer<ManagedObject>);
+    const named = (name: string, external: string) => ({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name, namespace: 'media', resourceVersion: '1' }, spec: { name: external } }) as ManagedObject;
+    cache.set(named('first', 'orders'));
+    cache.set(named('second', 'orders'));
+    cache.set(named('other', 'photos'));
+    assert.deepEqual(client.withExternalName('Bucket', 'orders'), [], 'an unsynced cache answers nothing');
+    informer.synced = true;
+    assert.deepEqual(client.withExternalName('Bucket', 'orders').map((o) => o.metadata.name).sort(), ['first', 'second']);
+    assert.deepEqual(client.withExternalName('Table', 'orders'), [], 'per kind');
+  });
+
   const bucket = { apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { name: 'photos', namespace: 'media' }, spec: {} } as Bucket;
 
   it('reads from the cache once it shows the last write, and live until then', async () => {

@@ -167,13 +167,50 @@ describe('ownership, decided from evidence', () => {
     const calls = w.cloud.calls.length;
     await w.reconcile('second');
     assert.equal(w.cloud.calls.length, calls);
-    // Deleting the newer never deletes the older's resource.
+    // Deleting the newer never deletes the older's resource, and makes no cloud call either.
     w.objects.markDeleted('Bucket', NS, 'second');
     await w.reconcile('second');
-    assert.equal(w.cloud.callCount({ operation: 'delete' }), 0);
+    assert.equal(w.cloud.calls.length, calls, 'the newer never calls the cloud, not even to delete');
     assert.ok(w.cloud.buckets.has('orders-shared'));
     assert.equal(w.object('second'), undefined);
   });
+});
+
+describe('a kind whose cloud has neither tags nor an identity (an Azure table, a Bigtable table)', () => {
+  // Two objects naming one table through two ProviderConfigs whose targets read differently
+  // (an endpoint alias), so the one-object-per-resource check cannot see them as one.
+  function twoObjects() {
+    const w = world('Table', (cloud) => inMemoryProviderPlugin(cloud, { reports: 'none' }));
+    w.lookups.providerConfigs.set('alias', { ...providerConfig({ endpoint: 'http://127.0.0.1:8000' }), metadata: { name: 'alias' } });
+    w.lookups.providerConfigs.set('default', providerConfig({ endpoint: 'http://localhost:8000' }));
+    w.objects.put(table('first', { name: 'orders' }));
+    w.objects.put(table('second', { name: 'orders', providerConfigRef: { name: 'alias' } }));
+    return w;
+  }
+
+  for (const [outcome, error, marker] of [
+    ['refused (a throttle before any effect)', () => new RetryableError('Rate exceeded', { code: 'ThrottlingException', noEffect: true }), Annotations.createFailed],
+    ['unknown (a 500)', () => new RetryableError('InternalServerError', { code: 'InternalServerError' }), Annotations.createPending],
+  ] as const) {
+    it(`a second object whose create was ${outcome} never takes the first one's table, nor deletes it`, async () => {
+      const w = twoObjects();
+      w.cloud.failWith({ kind: 'Table', operation: 'create' }, error, 1);
+      await w.reconcile('second');
+      assert.ok(w.object('second')?.metadata.annotations?.[marker], `${marker} recorded`);
+      await w.reconcile('first');
+      assert.equal(w.synced('first')?.reason, Reasons.ReconcileSuccess);
+      await w.reconcile('second');
+      assert.equal(w.synced('second')?.reason, Reasons.NotOwned);
+      assert.ok(!w.object('second')?.metadata.annotations?.[Annotations.createSucceeded], 'never recorded as its own');
+      w.objects.markDeleted('Table', NS, 'second');
+      await w.reconcile('second');
+      assert.equal(w.object('second'), undefined, 'the second object goes');
+      assert.equal(w.cloud.callCount({ operation: 'delete' }), 0, "the first one's table is not deleted");
+      assert.ok(w.cloud.tables.has('orders'));
+      await w.reconcile('first');
+      assert.equal(w.synced('first')?.reason, Reasons.ReconcileSuccess, 'the first object still manages it: the record of its create is its evidence');
+    });
+  }
 });
 
 describe('protection only goes up on its own', () => {

@@ -124,13 +124,15 @@ describe('reconcile rules', () => {
 
     // Created, tags gone: not ours without the identity.
     assert.equal(ownershipOf(bucket({}, created), { ownerTags: {} }, ours), 'unproven', 'created, tags gone, no identity recorded');
-    assert.equal(ownershipOf(bucket({}, created), {}, ours), 'unproven', 'created, a cloud without tags, no identity recorded');
+    assert.equal(ownershipOf(bucket({}, created), { identity: { id: 'a' } }, ours), 'unproven', 'created, a cloud without tags, an identity it reports but none recorded');
+    assert.equal(ownershipOf(bucket({}, created), {}, ours), 'ours', 'created, a cloud with neither tags nor identity: the create record is all the evidence there is');
+    assert.equal(ownershipOf(bucket({}, pending), {}, ours), 'unproven', 'but never for an unknown create outcome');
     assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { ownerTags: {}, identity: { id: 'a' } }, ours), 'ours', 'the recorded identity matches');
     assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { identity: { id: 'b' } }, ours), 'replaced', 'another identity: replaced');
     assert.equal(ownershipOf(withIdentity(bucket({}, { ...created, ...adopt }), { id: 'a' }), { ownerTags: {}, identity: { id: 'b' } }, ours), 'replaced', 'adopt does not override a replacement');
     assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { ownerTags: ours, identity: { id: 'b' } }, ours), 'ours', 'our atomic tags on a resource we made again');
     assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { ownerTags: {}, identity: { other: 'b' } }, ours), 'unproven', 'no shared key proves nothing');
-    assert.equal(ownershipOf(uid(bucket({ name: generated }, created)), {}, ours), 'ours', 'a kind without tags, under a generated name');
+    assert.equal(ownershipOf(uid(bucket({ name: generated }, created)), { identity: { id: 'a' } }, ours), 'ours', 'a kind without tags, under a generated name');
     assert.equal(ownershipOf(uid(bucket({ name: generated }, created)), { ownerTags: {} }, ours), 'unproven', 'a taggable kind whose tags are gone');
 
     assert.equal(compareIdentity({ a: '1', b: '2' }, { a: '1', c: '3' }), 'same');
@@ -154,8 +156,9 @@ describe('reconcile rules', () => {
     const pc = (spec: Partial<ProviderConfig['spec']>): ProviderConfig => ({ apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'p' }, spec: { provider: 'aws', ...spec } });
     const a = cloudTargetFor(undefined, 'Table', pc({ region: 'eu-west-1', endpoint: 'http://user:pw@LocalHost:8000/?sig=abc' }));
     assert.deepEqual(a, { provider: 'aws', region: 'eu-west-1', project: '', storageAccount: '', instance: '', endpoint: 'http://localhost:8000' });
-    assert.ok(sameCloudTarget(a, { ...a, extra: '' }), 'a missing key counts as empty');
+    assert.ok(sameCloudTarget(a, { ...a, accountId: '123' }), 'a part only one side has is no difference (a provider that reports more later)');
     assert.ok(!sameCloudTarget(a, { ...a, region: 'us-east-1' }));
+    assert.ok(!sameCloudTarget(a, { ...a, endpoint: '' }), 'an endpoint removed: another target');
     assert.ok(sameCloudTarget(cloudTargetFor(undefined, 'Table', pc({ region: 'eu-west-1' }), { key: 'old' }), cloudTargetFor(undefined, 'Table', pc({ region: 'eu-west-1' }), { key: 'new' })), 'credentials are no part of it');
     const plugin = { targetOf: () => ({ account: '123', endpoint: 'https://x.test/a/?token=s3cr3t' }) };
     assert.deepEqual(cloudTargetFor(plugin, 'Bucket', pc({})), { provider: 'aws', account: '123', endpoint: 'https://x.test/a' });

@@ -37,10 +37,14 @@ export function cloudTargetFor(
   return target;
 }
 
-/** Same target: every key of either has the same value in both, a missing key counting as ''. */
+/**
+ * Same target: every key both records have holds the same value in both. A key only one has
+ * (a provider that reports more parts than when the target was recorded) is no difference;
+ * providers therefore emit every key always, '' for the cloud's default, so that a user's edit
+ * (an endpoint removed, a region changed) shows as a changed value.
+ */
 export function sameCloudTarget(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const key of keys) if ((a[key] ?? '') !== (b[key] ?? '')) return false;
+  for (const key of Object.keys(a)) if (Object.hasOwn(b, key) && a[key] !== b[key]) return false;
   return true;
 }
 

@@ -25,5 +25,6 @@ export function externalNameFor(resource: unknown, rules: NamingRules, clusterId
   const namespace = stringField(resource, 'metadata', 'namespace');
   const name = stringField(resource, 'metadata', 'name');
   if (!namespace || !name) return undefined;
-  return rules.defaultName({ clusterId, namespace, name });
+  const uid = stringField(resource, 'metadata', 'uid');
+  return rules.defaultName({ clusterId, namespace, name, ...(uid ? { uid } : {}) });
 }

@@ -42,7 +42,8 @@ export interface OwnershipFacts {
  *
  * - `ours`: every owner tag of this object is there (written atomically by our
  *   create), or the identity recorded in `status.identity` at creation matches
- *   the one found. Manage it.
+ *   the one found; for a kind whose cloud has neither tags nor an identity,
+ *   the create-succeeded record itself. Manage it.
  * - `finish-create`: a create's outcome is unknown (create-pending, no
  *   create-failed), no tags say either way, and the name is one k8or generated
  *   for this object (`nameProvesOwnership`). Finish it: update writes the tags.
@@ -65,7 +66,7 @@ export type Ownership = 'ours' | 'finish-create' | 'adopt' | 'replaced' | 'forei
 export interface OwnershipDecision {
   ownership: Ownership;
   /** What proved it ours (`ours`, `finish-create`). */
-  proof?: 'owner-tags' | 'identity' | 'generated-name';
+  proof?: 'owner-tags' | 'identity' | 'generated-name' | 'create-record';
   /** For `replaced`, `foreign` and `unproven`: what was found and how a user resolves it. */
   message?: string;
 }
@@ -103,6 +104,9 @@ export function decideOwnership(resource: unknown, found: OwnershipFacts, expect
   if (nameMayProve && nameProvesOwnership(resource, name)) {
     return state === 'pending' ? { ownership: 'finish-create', proof: 'generated-name' } : { ownership: 'ours', proof: 'generated-name' };
   }
+  // A kind whose cloud offers neither tags nor an identity (an Azure table, a Bigtable table): the
+  // record of our own successful create is all the evidence there can be, and nothing contradicts it.
+  if (state === 'created' && tags === undefined && found.identity === undefined && recorded === undefined) return { ownership: 'ours', proof: 'create-record' };
   if (annotationIsTrue(resource, Annotations.adopt)) return { ownership: 'adopt' };
   return { ownership: 'unproven', message: Messages.unproven(name, state === 'pending', tags !== undefined) };
 }

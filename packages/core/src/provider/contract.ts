@@ -294,6 +294,14 @@ export interface DefaultNameInput {
   namespace: string;
   /** metadata.name of the object. */
   name: string;
+  /**
+   * metadata.uid of the object, when known (the engine gives it; admission may not have one yet).
+   * A rule that folds `perObjectNameToken(uid)` (`@k8or/core/policy`) into the name makes it
+   * proof of ownership for a kind without tags: a create with an unknown outcome (a timeout, a
+   * crash) under such a name is finished by the engine, where otherwise it stops for a user to
+   * adopt. Optional: a rule may ignore it.
+   */
+  uid?: string;
 }
 
 /**
@@ -333,8 +341,9 @@ export interface ProviderValidation {
  * Where a client of a ProviderConfig points: a plain record of the parts that tell one cloud
  * namespace of resources from another (aws `{ provider, region, endpoint, accountId? }`; gcp
  * `{ provider, project, instance?, endpoint }`; azure `{ provider, storageAccount, endpoint }`).
- * Two targets are the same when every key of either has the same value in both (a missing key
- * counts as ''). Never credentials: rotating keys to the same account keeps the target.
+ * Two targets are the same when every key both have holds the same value (a key only one has is
+ * no difference, so a provider may add parts later): emit every key always, '' for the cloud's
+ * default. Never credentials: rotating keys to the same account keeps the target.
  */
 export type CloudTarget = Readonly<Record<string, string>>;
 
@@ -371,7 +380,8 @@ export interface ProviderPlugin {
    * ProviderConfig (and credentials) points at, see CloudTarget. Include every part that moves
    * the client to another set of resources (the region or endpoint for the kind, an account id
    * the settings name, a Bigtable instance); leave out what does not (credentials, timeouts,
-   * rate limits). The engine adds `provider`. Without it, the engine uses `defaultCloudTarget`.
+   * rate limits). Emit every key always ('' for the cloud's default). The engine adds
+   * `provider`. Without it, the engine uses `defaultCloudTarget`.
    * Read it with `cloudTargetFor` (`@k8or/core/policy`).
    */
   targetOf?(kind: ManagedKindName, providerConfig: ProviderConfig, credentials: Readonly<Record<string, string>> | undefined): Record<string, string>;

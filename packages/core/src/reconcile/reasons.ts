@@ -57,9 +57,9 @@ export const Reasons = {
 
   // Events for actions taken
   CreatedExternalResource: 'CreatedExternalResource',
-  /** After a crash mid-create: the resource found under the persisted name carries our owner tags. */
+  /** After a crash mid-create: the resource found under the persisted name is proven ours (owner tags, or the recorded identity). */
   RecoveredExternalResource: 'RecoveredExternalResource',
-  /** A create cut short (between the create call and its tags or its marker) was finished: tags and settings written. */
+  /** A create with an unknown outcome, under a name k8or generated for this object, was finished: tags and settings written. */
   FinishedInterruptedCreate: 'FinishedInterruptedCreate',
   AdoptedExternalResource: 'AdoptedExternalResource',
   UpdatedExternalResource: 'UpdatedExternalResource',

@@ -407,10 +407,10 @@ export class ManagedReconciler {
 
     if (policy === 'Retain') return await this.#retain(resource, namespace, call, observeOnly, externalName);
     const state = creationStateOf(resource);
-    // Nothing was ever created (no marker, no name persisted), or the only create was definitely
-    // refused: nothing of ours is in the cloud, and whatever is under the name is someone else's.
-    if (!externalName && state === 'never') return await this.#release(resource, call);
-    if (state === 'failed' && !resource.status?.identity) return await this.#release(resource, call);
+    // No create was ever sent (no marker: an object that never got past its checks, a duplicate
+    // of an older one), or the only create was definitely refused: nothing of ours is in the
+    // cloud, whatever is under the name is someone else's, and the object goes without a cloud call.
+    if ((state === 'never' || state === 'failed') && !resource.status?.identity) return await this.#release(resource, call);
 
     const target = await this.#resolveTarget(resource, namespace);
     if ('reason' in target) return await this.#block(resource, call, target);

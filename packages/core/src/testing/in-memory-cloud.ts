@@ -15,6 +15,8 @@ export interface CloudBucket {
   createdTime: string;
   /** The cloud's own id, new for every bucket made (`InMemoryCloud.newId`); part of its reported identity. */
   uid?: string;
+  /** A locked retention policy (no spec field): while set, the cloud refuses to delete the bucket. */
+  retentionLocked?: boolean;
 }
 
 /** A table in the in-memory cloud. */

@@ -13,6 +13,12 @@ export interface InMemoryProviderOptions {
   caller?: string;
   /** Whether the clients have the optional `probe` (one `probe` call on the delete path); without it the engine observes. Default true. */
   probe?: boolean;
+  /**
+   * `none`: the clients report neither owner tags nor an identity, as for a kind whose cloud has
+   * neither (an Azure table, a Bigtable table); a create of a name that exists is then always
+   * NotOwnedError ("already exists" cannot be proven ours). Default `all`.
+   */
+  reports?: 'all' | 'none';
 }
 
 const sameTags = (found: Record<string, string>, ours: Readonly<Record<string, string>>): boolean =>
@@ -32,7 +38,10 @@ function identityOf(resource: { createdTime: string; uid?: string }): ResourceId
 }
 
 function bucketProtection(bucket: CloudBucket): ProtectionSetting[] {
-  return [{ field: 'spec.versioning', enabled: bucket.versioning }];
+  return [
+    { field: 'spec.versioning', enabled: bucket.versioning },
+    { field: 'retentionPolicy', enabled: bucket.retentionLocked ?? false, blocksDeletion: true },
+  ];
 }
 
 function tableProtection(table: CloudTable): ProtectionSetting[] {
@@ -165,6 +174,9 @@ class BucketClient implements ExternalClient<Bucket> {
       await this.#cloud.enter('Bucket', 'delete', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) return;
+      if (bucket.retentionLocked) {
+        throw new DeletionBlockedError(`bucket "${this.#name}" has a locked retention policy; it cannot be deleted while the lock holds`, { code: 'RetentionPolicyLocked' });
+      }
       if (bucket.objects > 0 && !resource.spec.forceDelete) {
         throw new DeletionBlockedError(`bucket "${this.#name}" holds ${bucket.objects} objects; empty it, or set spec.forceDelete: true to delete its contents too`, { code: 'BucketNotEmpty' });
       }
@@ -302,22 +314,44 @@ class TableClient implements ExternalClient<Table> {
  */
 export function inMemoryProviderPlugin(cloud: InMemoryCloud, options: InMemoryProviderOptions = {}): ProviderPlugin {
   const defaultLocation = options.defaultLocation ?? 'mem-central-1';
-  const connector = <R>(make: (context: ConnectionContext) => R) => ({
-    connect: async (_resource: unknown, context: ConnectionContext): Promise<R> => {
+  const factless = options.reports === 'none';
+  const connector = <R extends Bucket | Table>(make: (context: ConnectionContext) => ExternalClient<R>, store: ReadonlyMap<string, unknown>) => ({
+    connect: async (_resource: unknown, context: ConnectionContext): Promise<ExternalClient<R>> => {
       cloud.lastCredentials = context.credentials;
-      return make(context);
+      const client = make(context);
+      return factless ? withoutOwnershipFacts(client, () => store.has(context.externalName), context.externalName) : client;
     },
   });
   return {
     provider: options.provider ?? 'aws',
     packageName: '@k8or/core/testing',
     connectors: {
-      Bucket: connector((context) => new BucketClient(cloud, context, defaultLocation, options.caller, options.probe ?? true)),
-      Table: connector((context) => new TableClient(cloud, context, defaultLocation, options.caller, options.probe ?? true)),
+      Bucket: connector<Bucket>((context) => new BucketClient(cloud, context, defaultLocation, options.caller, options.probe ?? true), cloud.buckets),
+      Table: connector<Table>((context) => new TableClient(cloud, context, defaultLocation, options.caller, options.probe ?? true), cloud.tables),
     },
     validation: { validate: () => ({ violations: [], warnings: [] }) },
     // Every client of this plugin reaches the one InMemoryCloud; the target still follows the
     // ProviderConfig, as a real cloud's does, so retargeting is seen.
     targetOf: (_kind, providerConfig) => ({ region: providerConfig.spec.region ?? defaultLocation, endpoint: providerConfig.spec.endpoint ?? '' }),
+  };
+}
+
+/** A client that reports no owner tags and no identity (a cloud without either for the kind). */
+function withoutOwnershipFacts<R extends Bucket | Table>(client: ExternalClient<R>, exists: () => boolean, name: string): ExternalClient<R> {
+  const strip = <T extends Presence>(found: T): T => {
+    const { ownerTags: _tags, identity: _identity, ...rest } = found;
+    return rest as T;
+  };
+  const probe = client.probe?.bind(client);
+  return {
+    observe: async (resource, call) => strip(await client.observe(resource, call)),
+    ...(probe ? { probe: async (resource: R, call: CallOptions) => strip(await probe(resource, call)) } : {}),
+    create: async (resource, call) => {
+      if (exists()) throw new NotOwnedError(`"${name}" already exists; this cloud cannot tell whose it is`, { code: 'AlreadyExists' });
+      return await client.create(resource, call);
+    },
+    update: (resource, observation, call) => client.update(resource, observation, call),
+    delete: (resource, call) => client.delete(resource, call),
+    ...(client.release ? { release: client.release.bind(client) } : {}),
   };
 }

@@ -1,13 +1,16 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, it, type TestContext } from 'node:test';
-import { API_VERSION, Annotations, ConditionTypes, FINALIZER, type ManagedKindName, type ManagedResource, type ManagedResourceOf, type ProviderConfig } from '@k8or/api';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { API_VERSION, Annotations, ConditionTypes, FINALIZER, MANAGED_BY, OwnerTags, type ManagedKindName, type ManagedResource, type ManagedResourceOf, type ProviderConfig } from '@k8or/api';
 import type { CallOptions, CloudCallRecorder, ConnectionContext, Connector, ExternalClient, Observation, Presence, ProviderPlugin } from '../../provider/contract.js';
-import { mayManage, ownerTagsFor, ownershipOf } from '../../policy/ownership.js';
+import { compareIdentity, mayManage, ownerTagsFor, ownershipOf } from '../../policy/ownership.js';
+import { createOutcomeOf } from '../../policy/creation.js';
+import { cloudTargetFor } from '../../policy/cloud-target.js';
 import { namingRulesFor } from '../../policy/naming.js';
 import { ManagedReconciler } from '../../reconcile/reconciler.js';
 import { Reasons } from '../../reconcile/reasons.js';
-import { NotOwnedError, ProviderError } from '../../provider/errors.js';
+import { DeletionBlockedError, NotOwnedError, ProviderError, isRetryable } from '../../provider/errors.js';
 import { waitFor } from '../wait-for.js';
 import { InMemoryEvents, InMemoryLookups, InMemoryObjects, noOutputs } from './in-memory-objects.js';
 
@@ -66,6 +69,14 @@ export interface ConformanceBackend<K extends ManagedKindName> {
    * See ConformanceOptOut.
    */
   optOut?: Partial<Record<ConformanceOptOut, string>>;
+  /**
+   * Turns on, out of band (the backend's own client), a protection the kit's spec does not ask
+   * for on the resource named `externalName` (DynamoDB DeletionProtectionEnabled, a GCS retention
+   * policy, a public access block), and names the ProtectionSetting.field observe reports for it.
+   * `undo` turns it off again (and tolerates a resource already gone). Required unless the
+   * provider opts out of `protection`.
+   */
+  protect?(externalName: string): Promise<{ field: string; undo(): Promise<void> }>;
 }
 
 /**
@@ -197,9 +208,10 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
       // on (whatever the cloud calls its create: CreateBucket, buckets.insert)
       // would be a second create or a needless change.
       const writes = kit.cloudWrites().length;
-      const done = await kit.reconcileUntil(object, 'Ready and Synced after the crash', isReadyAndSynced);
+      const adopted = await kit.finishUnknownCreate(object);
+      const done = adopted ?? (await kit.reconcileUntil(object, 'Ready and Synced after the crash', isReadyAndSynced));
       assert.ok(done.metadata.annotations?.[Annotations.createSucceeded], 'the create is recorded');
-      assert.deepEqual(kit.cloudWrites().slice(writes), [], 'no second create: no cloud write once the resource exists');
+      if (!adopted) assert.deepEqual(kit.cloudWrites().slice(writes), [], 'no second create: no cloud write once the resource exists');
       kit.assertOurs(await kit.observe(done), done);
       await kit.deleteAndConfirmGone(object);
     });
@@ -210,7 +222,7 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
       await kit.reconcile(object, { abortAfterFirstWrite: true }).catch(() => undefined);
       const first = kit.objects.peek(kind, NAMESPACE, object.metadata.name ?? '');
       assert.ok(first?.metadata.annotations?.[Annotations.createPending], 'the create-pending marker was written before the create');
-      const done = await kit.reconcileUntil(object, 'Ready and Synced after the interrupted create', isReadyAndSynced);
+      const done = (await kit.finishUnknownCreate(object)) ?? (await kit.reconcileUntil(object, 'Ready and Synced after the interrupted create', isReadyAndSynced));
       const observation = await kit.observe(done);
       assert.equal(observation.exists, true);
       kit.assertOurs(observation, done);
@@ -242,9 +254,9 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
       const ours = await kit.assertProbeAgrees(client, resource, 'our resource');
       assert.equal(ours?.exists, true);
       const created = kit.markedCreated(resource, (await client.observe(resource, kit.call())).identity);
-      if (ours && (ours.ownerTags !== undefined || !kit.optedOut('identity'))) {
+      if (ours) {
         const verdict = ownershipOf(created, ours, ownerTagsFor(resource, kit.clusterId), name);
-        assert.ok(mayManage(verdict), `our resource is ours by its probe (owner tags or the identity recorded at creation), not ${verdict}`);
+        assert.ok(mayManage(verdict), `our resource is ours by its probe (owner tags, or the identity recorded at creation), not ${verdict}`);
       }
       const taken = kit.externalName();
       await kit.createForeign(taken);
@@ -300,6 +312,170 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
       assert.equal((await kit.observe(ready)).exists, true, 'nothing was lost');
       await kit.reconcileUntil(object, 'the object released', (o) => o === undefined);
       assert.equal((await kit.observe(ready)).exists, false, 'and the resource is gone: no leak');
+    });
+
+    it('create-failed: a create the cloud refuses (a name taken) is a definite refusal that changes nothing, and the engine records it', async () => {
+      const taken = kit.externalName();
+      await kit.createForeign(taken);
+      const before = await kit.observeForeign(taken);
+      const resource = kit.resource(taken);
+      const client = await kit.client(resource);
+      const error = await client.create(resource, kit.call()).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      if (error !== undefined) {
+        assert.equal(createOutcomeOf(error), 'refused', `a refused create says the cloud did nothing (ProviderError.noEffect), not ${describeError(error)}`);
+      } else {
+        // Only a cloud without tags may answer "already exists" as success; it proves nothing either way.
+        assert.equal(before.ownerTags, undefined, 'a create over another owner\'s tagged resource never succeeds');
+      }
+      const after = await kit.observeForeign(taken);
+      assert.deepEqual(after.ownerTags, before.ownerTags, "the other owner's tags are untouched");
+      if (before.identity && after.identity) assert.deepEqual(after.identity, before.identity, 'the same resource: not re-made');
+
+      // Through the engine: the refusal is recorded, and the object lets go without a cloud delete.
+      // Someone else takes the name between the engine's observe (free) and its create call.
+      await kit.deleteForeign(taken);
+      await waitFor(`${taken} free`, async () => !(await kit.observeForeign(taken)).exists, kit.timeoutMs);
+      const object = await kit.apply({ name: taken });
+      kit.beforeNextWrite(async () => await kit.createForeign(taken));
+      await kit.reconcile(object);
+      const stored = kit.objects.peek(kind, NAMESPACE, object.metadata.name ?? '');
+      assert.ok(stored?.metadata.annotations?.[Annotations.createFailed], 'create-failed recorded');
+      assert.equal(stored?.metadata.annotations?.[Annotations.createPending], undefined, 'no create of unknown outcome left pending');
+      const writes = kit.cloudWrites().length;
+      kit.objects.markDeleted(kind, NAMESPACE, object.metadata.name ?? '');
+      await kit.reconcileUntil(object, 'the object released', (o) => o === undefined);
+      assert.deepEqual(kit.cloudWrites().slice(writes), [], 'nothing of ours was there: no delete');
+      assert.equal((await kit.observeForeign(taken)).exists, true, 'the other owner still has it');
+      await kit.deleteForeign(taken);
+    });
+
+    it('identity recorded and compared: observe and probe report the cloud\'s identity, the engine records it, and a resource made again has another', async (t) => {
+      if (kit.skipOptedOut(t, 'identity')) return;
+      const object = await kit.apply();
+      const ready = await kit.reconcileUntil(object, 'Ready and Synced', isReadyAndSynced);
+      const observed = await kit.observe(ready);
+      assert.ok(observed.identity && Object.keys(observed.identity).length > 0, 'observe reports the identity');
+      assert.deepEqual(ready.status?.identity, observed.identity, 'the engine recorded it at creation');
+      const client = await kit.client(ready);
+      if (client.probe) assert.deepEqual((await client.probe(ready, kit.call())).identity, observed.identity, 'probe reports the same identity');
+      assert.deepEqual((await kit.observe(ready)).identity, observed.identity, 'stable while the resource lives');
+
+      // Someone deletes it and makes another under the name: another identity, and the engine stops.
+      await client.delete(ready, kit.call());
+      await waitFor(`${ready.spec.name} gone`, async () => !(await client.observe(ready, kit.call())).exists, kit.timeoutMs);
+      await sleep(1_100); // clouds that keep creation times to the second still tell the two apart
+      const stranger = kit.resource(ready.spec.name ?? '', 'someone-else');
+      await waitFor(`${ready.spec.name} made again`, async () => {
+        try {
+          await (await kit.client(stranger, {})).create(stranger, kit.call());
+          return true;
+        } catch (error) {
+          if (isRetryable(error)) return false; // the name is still being released
+          throw error;
+        }
+      }, kit.timeoutMs, 500);
+      const again = await kit.settle(await kit.client(stranger, {}), stranger);
+      assert.ok(again.identity, 'the new resource has an identity');
+      assert.equal(compareIdentity(observed.identity, again.identity), 'different', `a resource made again has another identity (${JSON.stringify(observed.identity)} vs ${JSON.stringify(again.identity)})`);
+      const writes = kit.cloudWrites().length;
+      await kit.reconcileUntil(object, 'ExternalResourceReplaced or NotOwned', (o) =>
+        o?.status?.conditions?.some((c) => c.type === ConditionTypes.Synced && (c.reason === Reasons.ExternalResourceReplaced || c.reason === Reasons.NotOwned)) ?? false,
+      );
+      kit.objects.markDeleted(kind, NAMESPACE, object.metadata.name ?? '');
+      await kit.reconcileUntil(object, 'the object released', (o) => o === undefined);
+      assert.deepEqual(kit.cloudWrites().slice(writes), [], 'the replacement is never written or deleted');
+      await (await kit.client(stranger, {})).delete(stranger, kit.call());
+    });
+
+    it('protection never lowered: a protection set out of band is reported, kept by a resync, and never removed by a delete', async (t) => {
+      if (kit.skipOptedOut(t, 'protection')) return;
+      const protect = kit.protectHook();
+      assert.ok(protect, 'ConformanceBackend.protect is required (or opt out of "protection", with the reason)');
+      const object = await kit.apply();
+      const ready = await kit.reconcileUntil(object, 'Ready and Synced', isReadyAndSynced);
+      const name = ready.spec.name ?? '';
+      const { field, undo } = await protect(name);
+      try {
+        const observed = await kit.observe(ready);
+        const setting = observed.protection?.find((p) => p.field === field);
+        assert.ok(setting?.enabled, `observe reports ${field} as enabled`);
+        await kit.reconcileUntil(object, `a resync that keeps ${field}`, (o) => o?.status?.conditions?.some((c) => c.type === ConditionTypes.Synced) ?? false);
+        for (let i = 0; i < 2; i++) await kit.reconcile(object);
+        assert.ok((await kit.observe(ready)).protection?.find((p) => p.field === field)?.enabled, `a resync never lowers ${field}`);
+        kit.objects.markDeleted(kind, NAMESPACE, object.metadata.name ?? '');
+        for (let i = 0; i < 2; i++) await kit.reconcile(object);
+        const still = await kit.observe(ready);
+        if (setting?.blocksDeletion) {
+          assert.equal(still.exists, true, `a resource protected by ${field} is not deleted`);
+          // The provider itself, asked directly, refuses rather than turn the protection off.
+          const direct = await (await kit.client(ready)).delete(ready, kit.call()).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          assert.ok(direct instanceof DeletionBlockedError, `delete of a resource protected by ${field} throws DeletionBlockedError, not ${direct === undefined ? 'success' : describeError(direct)}`);
+          const afterDirect = await kit.observe(ready);
+          assert.equal(afterDirect.exists, true, `a resource protected by ${field} is not deleted by the provider`);
+          assert.ok(afterDirect.protection?.find((p) => p.field === field)?.enabled, `delete never removes ${field}`);
+          const stored = kit.objects.peek(kind, NAMESPACE, object.metadata.name ?? '');
+          const synced = stored?.status?.conditions?.find((c) => c.type === ConditionTypes.Synced);
+          assert.equal(synced?.reason, Reasons.DeletionBlocked);
+          assert.ok(synced?.message.includes(field), `DeletionBlocked names ${field}`);
+        }
+        if (still.exists) assert.ok(still.protection?.find((p) => p.field === field)?.enabled, `a delete never removes ${field}`);
+      } finally {
+        await undo();
+      }
+      await kit.reconcileUntil(object, 'the object released', (o) => o === undefined);
+    });
+
+    it('no credential in any URL or id it reports: atProvider, identity, target, status and Events', async () => {
+      const object = await kit.apply();
+      const ready = await kit.reconcileUntil(object, 'Ready and Synced', isReadyAndSynced);
+      const observed = await kit.observe(ready);
+      const target = cloudTargetFor(plugin, kind, kit.lookups.providerConfigs.get('default') as ProviderConfig, kit.lookups.secrets.get(`${SECRET.namespace}/${SECRET.name}`));
+      const reported: [string, unknown][] = [
+        ['atProvider', observed.atProvider],
+        ['identity', observed.identity],
+        ['target', target],
+        ['status', ready.status],
+        ['events', kit.events.about(object.metadata.name ?? '').map((e) => e.message)],
+      ];
+      const secrets = Object.values(kit.credentials() ?? {}).filter((v) => v.length >= 6);
+      for (const [what, value] of reported) {
+        for (const text of strings(value)) {
+          for (const secret of secrets) assert.ok(!text.includes(secret), `${what} holds a credential value: ${text}`);
+          if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+            const url = new URL(text);
+            assert.equal(url.search, '', `${what} holds a URL with a query string: ${text}`);
+            assert.equal(url.username + url.password, '', `${what} holds a URL with user info: ${text}`);
+          }
+          assert.doesNotMatch(text, /[?&](sig|signature|x-amz-signature|x-goog-signature|sv|se|sp|token|access_token|key)=/i, `${what} holds a signed query: ${text}`);
+        }
+      }
+      await kit.deleteAndConfirmGone(object);
+    });
+
+    it('release: Retain removes our owner tags and nothing else, so another cluster can adopt the resource', async (t) => {
+      if (kit.skipOptedOut(t, 'release')) return;
+      const retained = await kit.apply({ deletionPolicy: 'Retain' });
+      const ready = await kit.reconcileUntil(retained, 'Ready and Synced', isReadyAndSynced);
+      const before = await kit.observe(ready);
+      if (before.ownerTags === undefined) {
+        t.skip('this kind has no tags: nothing to release');
+        await kit.deleteAndConfirmGone(retained);
+        return;
+      }
+      kit.objects.markDeleted(kind, NAMESPACE, retained.metadata.name ?? '');
+      await kit.reconcileUntil(retained, 'the object released', (o) => o === undefined);
+      const after = await kit.observe(ready);
+      assert.equal(after.exists, true, 'Retain leaves the resource');
+      assert.notEqual(after.ownerTags?.[OwnerTags.managedBy], MANAGED_BY, 'our owner tags are gone (managed-by at least)');
+      assert.deepEqual(after.diff ?? [], [], 'nothing else changed');
+      if (before.identity) assert.deepEqual(after.identity, before.identity, 'the same resource');
+      await (await kit.client(ready)).delete(ready, kit.call());
     });
 
     it('a name taken by another owner is never adopted, updated or deleted', async () => {
@@ -384,6 +560,7 @@ class Kit<K extends ManagedKindName> {
   readonly #withoutProbe: ManagedReconciler;
   readonly #isWrite: (operation: string) => boolean;
   readonly #created = new Set<string>();
+  #beforeWrite: (() => Promise<void>) | undefined;
   #abortAfterWrite: AbortController | undefined;
   #count = 0;
 
@@ -406,11 +583,6 @@ class Kit<K extends ManagedKindName> {
     this.#withoutProbe = reconciler(withoutProbe(plugin, kind));
   }
 
-  /** True when the provider opted out of the rule (ConformanceBackend.optOut). */
-  optedOut(rule: ConformanceOptOut): boolean {
-    return this.#backend.optOut?.[rule] !== undefined;
-  }
-
   /** Skips the case, with the provider's reason, when it opted out of the rule; true when skipped. */
   skipOptedOut(t: TestContext, rule: ConformanceOptOut): boolean {
     const reason = this.#backend.optOut?.[rule];
@@ -422,6 +594,11 @@ class Kit<K extends ManagedKindName> {
   /** Counts every call, and (in the crash-after-create case) aborts everything after the first write. */
   readonly #recorder: CloudCallRecorder = async (operation, call, options) => {
     const service = options?.service;
+    const hook = this.#isWrite(operation) ? this.#beforeWrite : undefined;
+    if (hook) {
+      this.#beforeWrite = undefined;
+      await hook();
+    }
     try {
       const result = await call();
       this.calls.push({ operation, ok: true, service });
@@ -574,8 +751,8 @@ class Kit<K extends ManagedKindName> {
     for (const [key, value] of Object.entries(expected)) assert.equal(observation.ownerTags[key], value, `owner tag ${key}`);
   }
 
-  /** Stores a new object (as kubectl apply would), optionally with a given external name. */
-  async apply(spec: { name?: string } = {}): Promise<ManagedResource> {
+  /** Stores a new object (as kubectl apply would), optionally with a given external name and deletion policy. */
+  async apply(spec: { name?: string; deletionPolicy?: 'Delete' | 'Retain' } = {}): Promise<ManagedResource> {
     const name = `object-${++this.#count}`;
     const externalName = spec.name ?? this.externalName();
     this.#created.add(externalName);
@@ -583,8 +760,51 @@ class Kit<K extends ManagedKindName> {
       apiVersion: API_VERSION,
       kind: this.#kind,
       metadata: { name, namespace: NAMESPACE },
-      spec: { ...structuredClone(this.#backend.spec()), name: externalName, deletionPolicy: 'Delete' },
+      spec: { ...structuredClone(this.#backend.spec()), name: externalName, deletionPolicy: spec.deletionPolicy ?? 'Delete' },
     } as ManagedResource);
+  }
+
+  /** Runs `hook` once, just before the next recorded cloud write goes out (someone else acting in between). */
+  beforeNextWrite(hook: () => Promise<void>): void {
+    this.#beforeWrite = hook;
+  }
+
+  /** The backend's hook that turns a protection on out of band. */
+  protectHook(): ConformanceBackend<K>['protect'] {
+    return this.#backend.protect;
+  }
+
+  /** The credentials the backend accepts (to check none leaks). */
+  credentials(): Record<string, string> | undefined {
+    return this.#backend.credentials;
+  }
+
+  /**
+   * After a create whose outcome the engine cannot know (a crash mid-create): where the evidence
+   * (owner tags, recorded identity, a generated name) does not prove the resource ours, the engine
+   * must stop with NotOwned, write nothing and say how to adopt; the kit then adopts it, as a user
+   * would, and waits for Ready and Synced, returning the adopted object. Returns undefined when
+   * the engine's first pass did not stop on NotOwned (the evidence proved the resource ours, and
+   * the caller expects the engine to finish on its own; that pass counts as the caller's).
+   */
+  async finishUnknownCreate(object: ManagedResource): Promise<ManagedResource | undefined> {
+    const name = object.metadata.name ?? '';
+    const writes = this.cloudWrites().length;
+    await this.reconcile(object);
+    const blocked = this.objects.peek(this.#kind, NAMESPACE, name);
+    const synced = blocked?.status?.conditions?.find((c) => c.type === ConditionTypes.Synced);
+    if (!blocked || synced?.reason !== Reasons.NotOwned) return undefined;
+    assert.match(synced.message, /k8or\.io\/adopt/, 'the condition says how to adopt');
+    assert.deepEqual(this.cloudWrites().slice(writes), [], 'nothing written while ownership is not proven');
+    const found = await this.observe(blocked);
+    assert.ok(!mayManage(ownershipOf(blocked, found, ownerTagsFor(blocked, this.clusterId), blocked.spec.name)), 'NotOwned only where the evidence does not prove the resource ours');
+    this.objects.editMetadata(this.#kind, NAMESPACE, name, (metadata) => {
+      metadata.annotations = { ...metadata.annotations, [Annotations.adopt]: 'true' };
+    });
+    const adopted = await this.reconcileUntil(object, 'Ready and Synced once adopted', isReadyAndSynced);
+    const after = await this.observe(adopted);
+    if (found.identity && after.identity) assert.deepEqual(after.identity, found.identity, 'adopted, not made again');
+    return adopted;
   }
 
   /** One reconcile of the object, as a worker runs it. */
@@ -687,11 +907,13 @@ function withoutProbe(plugin: ProviderPlugin, kind: ManagedKindName): ProviderPl
   const observing: Connector = {
     connect: async (resource, context) => {
       const client = await connector.connect(resource, context);
+      const release = client.release?.bind(client);
       return {
         observe: (r, call) => client.observe(r, call),
         create: (r, call) => client.create(r, call),
         update: (r, observation, call) => client.update(r, observation, call),
         delete: (r, call) => client.delete(r, call),
+        ...(release ? { release } : {}),
       };
     },
   };
@@ -729,4 +951,12 @@ function reverseKeys(resource: ManagedResource): ManagedResource {
 /** The resource with every object's keys sorted, as kubectl and Go servers send them. */
 function sortKeys(resource: ManagedResource): ManagedResource {
   return { ...resource, spec: mapKeys(resource.spec, (keys) => [...keys].sort()) } as ManagedResource;
+}
+
+/** Every string inside a value (object values, array items), for the no-credential checks. */
+function strings(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.flatMap(strings);
+  if (value && typeof value === 'object') return Object.values(value).flatMap(strings);
+  return [];
 }
