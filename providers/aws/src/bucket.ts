@@ -431,8 +431,10 @@ export class S3BucketClient implements ExternalClient<Bucket> {
       // Outside us-east-1 a 200 is a bucket made just now: an endpoint that dropped the tags gets them right after.
       const madeNow = created !== undefined && this.#region !== 'us-east-1' && Object.keys(ownerTagsIn(found, ownerTagKeys(this.#context.ownerTags))).length === 0;
       if (!madeNow) {
-        // A 200 in us-east-1 may also be a bucket this call made (on an endpoint that dropped its tags): the outcome is unknown.
-        throw this.#notOurs(created === undefined ? 'BucketAlreadyOwnedByYou' : '200 in us-east-1 (its answer for a bucket the account already had, too)', created === undefined);
+        // A 200 in us-east-1 may also be a bucket this call made on an endpoint that dropped its tags: the
+        // outcome is unknown, unless the bucket carries another owner's tags (this call would have written ours).
+        const anotherOwner = Object.keys(ownerTagsIn(found, ownerTagKeys(this.#context.ownerTags))).length > 0;
+        throw this.#notOurs(created === undefined ? 'BucketAlreadyOwnedByYou' : '200 in us-east-1 (its answer for a bucket the account already had, too)', created === undefined || anotherOwner);
       }
     }
     try {

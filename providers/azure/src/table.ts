@@ -134,8 +134,6 @@ export class AzureTableClient implements ExternalClient<Table> {
     if (status === 409) {
       throw new NotOwnedError(`CreateTable: table "${this.#name}" already exists and nothing shows it is this object's (TableAlreadyExists); annotate the Table with k8or.io/adopt: "true" to take it over`, {
         code: 'TableAlreadyExists',
-        // The SDK retries a 5xx or a dropped connection: an earlier attempt of this very call may have made the table.
-        noEffect: false,
       });
     }
     await this.#mark(call);
