@@ -200,8 +200,8 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
   async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
     const fields = (observation.diff ?? []).map((d) => d.field);
     const drifted = (prefix: string): boolean => fields.some((field) => field === prefix || field.startsWith(`${prefix}.`));
-    // Adoption and an interrupted create come here with nothing drifted: the owner metadata is written anyway.
-    if (drifted('spec.labels') || drifted('ownerTags') || observation.ownerTags === undefined) await this.#putMetadata(bucket, call);
+    // Adoption finds our owner metadata missing: those are ownerTags.* differences, written with the labels.
+    if (drifted('spec.labels') || drifted('ownerTags')) await this.#putMetadata(bucket, call);
     // A protection the engine holds comes with the container's own value (Blocked) in the spec given: then nothing to write.
     const access = (observation.diff ?? []).find((d) => d.field === 'spec.publicAccess');
     if (access && !(accessLevelFor(bucket.spec.publicAccess) === 'none' && access.actual === 'Blocked')) await this.#putAccessLevel(bucket, call);
