@@ -5,6 +5,7 @@ import {
   CreateBucketCommand,
   DeleteBucketCommand,
   DeleteBucketLifecycleCommand,
+  DeleteBucketTaggingCommand,
   DeleteObjectsCommand,
   GetBucketEncryptionCommand,
   GetBucketLifecycleConfigurationCommand,
@@ -28,10 +29,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { isDeepStrictEqual } from 'node:util';
 import { type Bucket, type BucketEncryption, type LifecycleRule, type ProviderConfig, type PublicAccess, type StorageTier } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation, type Presence } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type FieldDiff, type InventoryContext, type InventoryItem, type Observation, type Presence, type ProtectionSetting, type ResourceIdentity } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION, endpointFor } from './config.js';
-import { callAws, hasCode, isAccessDenied } from './errors.js';
+import { afterEffect, callAws, hasCode, isAccessDenied } from './errors.js';
 import { takeTokenPerAttempt } from './retry-tokens.js';
 import { retryWithoutQuota } from './retry-strategy.js';
 import { AwsServices, s3ServiceFor } from './rate-limits.js';
@@ -182,9 +183,21 @@ export function diffBucket(bucket: Bucket, observed: ObservedBucket, ownerTags: 
   return diff;
 }
 
-/** atProvider for a bucket: its ARN, region and URL (path-style under an endpoint override). */
+/** The bucket's protections as found: a public access block (any of the four settings on) and versioning. Neither blocks deletion. */
+export function bucketProtection(observed: Pick<ObservedBucket, 'publicAccess' | 'versioning'>): ProtectionSetting[] {
+  return [
+    { field: 'spec.publicAccess', enabled: observed.publicAccess !== 'Allowed' },
+    { field: 'spec.versioning', enabled: observed.versioning },
+  ];
+}
+
+/**
+ * atProvider for a bucket: its ARN, region and URL (path-style under an endpoint override, whose
+ * user info and query string are never published).
+ */
 export function bucketAtProvider(name: string, region: string, endpoint: string | undefined): { id: string; location: string; url: string } {
-  const url = endpoint ? `${endpoint.replace(/\/+$/, '')}/${name}` : `https://${name}.s3.${region}.amazonaws.com`;
+  const base = endpoint && URL.canParse(endpoint) ? ((u) => `${u.protocol}//${u.host}${u.pathname}`)(new URL(endpoint)) : endpoint?.replace(/[?#].*$/, '');
+  const url = base ? `${base.replace(/\/+$/, '')}/${name}` : `https://${name}.s3.${region}.amazonaws.com`;
   return { id: `arn:aws:s3:::${name}`, location: region, url };
 }
 
@@ -293,10 +306,32 @@ export class S3BucketClient implements ExternalClient<Bucket> {
     };
   }
 
+  /**
+   * The bucket's identity: its CreationDate from ListBuckets (page by page, from the name on), the
+   * one value S3 fixes at creation; undefined where this account does not list the name or may not
+   * list its buckets (identity is then unknown, never an error of its own).
+   */
+  async #identity(call: CallOptions): Promise<ResourceIdentity | undefined> {
+    const Bucket = this.#name;
+    let ContinuationToken: string | undefined;
+    try {
+      do {
+        const page = await this.#call(call, 'ListBuckets', (s3, abort) => s3.send(new ListBucketsCommand({ Prefix: Bucket, MaxBuckets: 1000, ...(ContinuationToken ? { ContinuationToken } : {}) }), abort));
+        const listed = page.Buckets?.find((b) => b.Name === Bucket);
+        if (listed) return listed.CreationDate ? { creationDate: listed.CreationDate.toISOString() } : undefined;
+        ContinuationToken = page.ContinuationToken;
+      } while (ContinuationToken);
+    } catch (error) {
+      if (isAccessDenied(error)) return undefined;
+      throw error;
+    }
+    return undefined;
+  }
+
   async observe(bucket: Bucket, call: CallOptions): Promise<Observation> {
     const region = await this.#locate(call);
     if (region === undefined) return { exists: false, upToDate: false, ready: false };
-    const observed = await this.#read(region, call);
+    const [observed, identity] = await Promise.all([this.#read(region, call), this.#identity(call)]);
     const diff = diffBucket(bucket, observed, this.#context.ownerTags);
     const immutableDiff = region === this.#region ? [] : [{ field: 'spec.location', desired: this.#region, actual: region }];
     return {
@@ -308,6 +343,8 @@ export class S3BucketClient implements ExternalClient<Bucket> {
       atProvider: bucketAtProvider(this.#name, region, this.#endpoint),
       // S3 buckets have tags: a bucket without any is reported with none ({}), never as "unknown".
       ownerTags: ownerTagsIn(observed.tags, ownerTagKeys(this.#context.ownerTags)),
+      ...(identity ? { identity } : {}),
+      protection: bucketProtection(observed),
       ...(observed.lifecycleNotPortable === undefined ? {} : { settingIssues: [{ field: 'spec.lifecycle', problem: 'unreadable' as const, message: `the bucket's lifecycle has no portable form: ${observed.lifecycleNotPortable}` }] }),
     };
   }
@@ -333,7 +370,34 @@ export class S3BucketClient implements ExternalClient<Bucket> {
       }
       tags = {};
     }
-    return { exists: true, ownerTags: ownerTagsIn(tags, ownerTagKeys(this.#context.ownerTags)) };
+    // No protection of a bucket blocks its deletion (emptying is forceDelete's): the probe reads none.
+    const identity = await this.#identity(call);
+    return { exists: true, ownerTags: ownerTagsIn(tags, ownerTagKeys(this.#context.ownerTags)), ...(identity ? { identity } : {}) };
+  }
+
+  /**
+   * Deletion policy Retain: the bucket's tag set without k8or's owner tags (PutBucketTagging, or
+   * DeleteBucketTagging when nothing else is left), so another cluster or object can adopt it.
+   * The labels and every other setting stay. A missing bucket or tag set has none to remove.
+   */
+  async release(_bucket: Bucket, call: CallOptions): Promise<void> {
+    const Bucket = this.#name;
+    let tagging;
+    try {
+      tagging = await this.#callOrUndefined(call, 'GetBucketTagging', ['NoSuchTagSet'], (s3, abort) => s3.send(new GetBucketTaggingCommand({ Bucket }), abort));
+    } catch (error) {
+      if (hasCode(error, 'NoSuchBucket')) return;
+      throw error;
+    }
+    const tags = fromTagList(tagging?.TagSet);
+    const owned = ownerTagKeys(this.#context.ownerTags);
+    if (!Object.keys(tags).some((key) => owned.includes(key))) return;
+    const TagSet = toTagList(Object.fromEntries(Object.entries(tags).filter(([key]) => !owned.includes(key))));
+    if (TagSet.length === 0) {
+      await this.#callOrUndefined(call, 'DeleteBucketTagging', ['NoSuchBucket'], (s3, abort) => s3.send(new DeleteBucketTaggingCommand({ Bucket }), abort));
+      return;
+    }
+    await this.#callOrUndefined(call, 'PutBucketTagging', ['NoSuchBucket'], (s3, abort) => s3.send(new PutBucketTaggingCommand({ Bucket, Tagging: { TagSet } }), abort));
   }
 
   /**
@@ -355,18 +419,33 @@ export class S3BucketClient implements ExternalClient<Bucket> {
     const created = await this.#callOrUndefined(call, 'CreateBucket', ['BucketAlreadyOwnedByYou'], (s3, abort) =>
       s3.send(new CreateBucketCommand({ Bucket, CreateBucketConfiguration }), abort),
     );
-    const tags = await this.#callOrUndefined(call, 'GetBucketTagging', ['NoSuchTagSet'], (s3, abort) => s3.send(new GetBucketTaggingCommand({ Bucket }), abort));
-    const found = fromTagList(tags?.TagSet);
+    // From here on a bucket may be ours, made by this call: a failure no longer means nothing happened.
+    let found: Record<string, string>;
+    try {
+      const tags = await this.#callOrUndefined(call, 'GetBucketTagging', ['NoSuchTagSet'], (s3, abort) => s3.send(new GetBucketTaggingCommand({ Bucket }), abort));
+      found = fromTagList(tags?.TagSet);
+    } catch (error) {
+      throw created === undefined ? error : afterEffect(error);
+    }
     if (!carriesOwnerTags(found, this.#context.ownerTags)) {
       // Outside us-east-1 a 200 is a bucket made just now: an endpoint that dropped the tags gets them right after.
       const madeNow = created !== undefined && this.#region !== 'us-east-1' && Object.keys(ownerTagsIn(found, ownerTagKeys(this.#context.ownerTags))).length === 0;
-      if (!madeNow) throw this.#notOurs(created === undefined ? 'BucketAlreadyOwnedByYou' : '200 in us-east-1 (its answer for a bucket the account already had, too)');
-      await this.#putTags(bucket, call);
+      if (!madeNow) {
+        // A 200 in us-east-1 may also be a bucket this call made on an endpoint that dropped its tags: the
+        // outcome is unknown, unless the bucket carries another owner's tags (this call would have written ours).
+        const anotherOwner = Object.keys(ownerTagsIn(found, ownerTagKeys(this.#context.ownerTags))).length > 0;
+        throw this.#notOurs(created === undefined ? 'BucketAlreadyOwnedByYou' : '200 in us-east-1 (its answer for a bucket the account already had, too)', created === undefined || anotherOwner);
+      }
     }
-    await this.#putPublicAccess(bucket, call);
-    await this.#putEncryption(bucket, call);
-    if (bucket.spec.versioning) await this.#putVersioning(bucket, call);
-    if (bucket.spec.lifecycle?.length) await this.#putLifecycle(bucket, call);
+    try {
+      if (!carriesOwnerTags(found, this.#context.ownerTags)) await this.#putTags(bucket, call);
+      await this.#putPublicAccess(bucket, call);
+      await this.#putEncryption(bucket, call);
+      if (bucket.spec.versioning) await this.#putVersioning(bucket, call);
+      if (bucket.spec.lifecycle?.length) await this.#putLifecycle(bucket, call);
+    } catch (error) {
+      throw afterEffect(error);
+    }
   }
 
   /**
@@ -374,21 +453,27 @@ export class S3BucketClient implements ExternalClient<Bucket> {
    * tool, or another object of this cluster), made between the observe that found the name free and
    * this create. Never written to; the engine reports it, and `k8or.io/adopt` takes it over.
    */
-  #notOurs(answer: string): NotOwnedError {
+  #notOurs(answer: string, noEffect: boolean): NotOwnedError {
     return new NotOwnedError(
       `CreateBucket answered ${answer}: S3 bucket "${this.#name}" exists in this account without this object's owner tags, so k8or leaves it alone (set k8or.io/adopt: "true" to take it over)`,
-      { code: 'BucketAlreadyOwnedByYou' },
+      { code: 'BucketAlreadyOwnedByYou', noEffect },
     );
   }
 
-  /** Repairs each setting the observation found different, and only those. */
+  /**
+   * Repairs each setting the observation found different, to the spec it is given, and only those.
+   * A protection the engine holds (a resync never lowers one) comes with the cloud's value in that
+   * spec: a setting whose spec value is what the bucket has (in the portable shape; a partial
+   * public access block counts as Allowed) is left as it is.
+   */
   async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
-    const fields = (observation.diff ?? []).map((d) => d.field);
-    const drifted = (prefix: string): boolean => fields.some((field) => field === prefix || field.startsWith(`${prefix}.`));
+    const diff = observation.diff ?? [];
+    const drifted = (prefix: string): boolean => diff.some(({ field }) => field === prefix || field.startsWith(`${prefix}.`));
+    const toChange = (field: string, wanted: unknown): boolean => diff.some((d) => d.field === field && !isDeepStrictEqual(wanted, d.actual));
     if (drifted('spec.labels') || drifted('ownerTags')) await this.#putTags(bucket, call);
-    if (drifted('spec.publicAccess')) await this.#putPublicAccess(bucket, call);
+    if (toChange('spec.publicAccess', bucket.spec.publicAccess ?? 'Blocked')) await this.#putPublicAccess(bucket, call);
     if (drifted('spec.encryption')) await this.#putEncryption(bucket, call);
-    if (drifted('spec.versioning')) await this.#putVersioning(bucket, call);
+    if (toChange('spec.versioning', bucket.spec.versioning ?? false)) await this.#putVersioning(bucket, call);
     if (drifted('spec.lifecycle')) await this.#putLifecycle(bucket, call);
   }
 

@@ -63,7 +63,7 @@ interface SdkErrorShape {
   name?: unknown;
   code?: unknown;
   message?: unknown;
-  $metadata?: { httpStatusCode?: number };
+  $metadata?: { httpStatusCode?: number; attempts?: number };
 }
 
 function shape(error: unknown): SdkErrorShape {
@@ -101,13 +101,29 @@ export function classifyAwsError(error: unknown, operation: string): ProviderErr
   const rawMessage = shape(error).message;
   const detail = typeof rawMessage === 'string' && rawMessage && rawMessage !== 'UnknownError' ? `: ${rawMessage}` : '';
   const message = `${operation} failed with ${code}${detail}`;
+  // The SDK's own retries: an earlier attempt (a timeout, a 5xx) may have acted before this answer.
+  const retried = (shape(error).$metadata?.attempts ?? 1) > 1;
   const options = { code, cause: error };
-  if (NOT_OWNED.has(code)) return new NotOwnedError(message, options);
-  if (THROTTLING.has(code) || NETWORK.has(code)) return new RetryableError(message, options);
-  if (TERMINAL.has(code)) return new TerminalError(message, options);
+  if (NOT_OWNED.has(code)) return new NotOwnedError(message, { ...options, noEffect: !retried });
+  // A throttle is answered before AWS acts; a network failure may come after.
+  if (THROTTLING.has(code)) return new RetryableError(message, { ...options, noEffect: !retried });
+  if (NETWORK.has(code)) return new RetryableError(message, options);
+  if (TERMINAL.has(code)) return new TerminalError(message, { ...options, noEffect: !retried });
   const status = httpStatusOf(error);
-  if (status === undefined || status >= 500 || status === 429) return new RetryableError(message, options);
-  return new TerminalError(message, options);
+  if (status === 429) return new RetryableError(message, { ...options, noEffect: !retried });
+  if (status === undefined || status >= 500) return new RetryableError(message, options);
+  return new TerminalError(message, { ...options, noEffect: !retried });
+}
+
+/**
+ * The same failure, marked as coming after the cloud acted (`noEffect: false`): for a create whose
+ * resource was made and whose next step failed, so the engine never records it as refused.
+ */
+export function afterEffect(error: unknown): unknown {
+  if (!(error instanceof ProviderError) || !error.noEffect) return error;
+  const options = { ...(error.code ? { code: error.code } : {}), cause: error.cause, noEffect: false };
+  if (error instanceof RetryableError) return new RetryableError(error.message, { ...options, ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}) });
+  return new TerminalError(error.message, options);
 }
 
 /**

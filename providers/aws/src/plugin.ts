@@ -1,4 +1,5 @@
 import { lazyConnector, type ProviderPlugin } from '@k8or/core';
+import { awsTargetOf } from './target.js';
 import { awsNaming } from './naming.js';
 import { awsRateLimits } from './rate-limits.js';
 import { awsValidation } from './validation.js';
@@ -16,4 +17,5 @@ export const awsProvider: ProviderPlugin = {
   naming: awsNaming,
   rateLimits: awsRateLimits,
   validation: awsValidation,
+  targetOf: awsTargetOf,
 };

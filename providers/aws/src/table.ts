@@ -27,6 +27,7 @@ import { type KeyAttribute, type KeyType, type Table, type TableBilling } from '
 import {
   DeletionBlockedError,
   NotOwnedError,
+  ProviderError,
   RetryableError,
   type ApplyResult,
   type CallOptions,
@@ -38,11 +39,13 @@ import {
   type InventoryItem,
   type Observation,
   type Presence,
+  type ProtectionSetting,
+  type ResourceIdentity,
   type SettingIssue,
 } from '@k8or/core';
 import { ClientCache } from './client-cache.js';
 import { clientSettings, DEFAULT_REGION } from './config.js';
-import { callAws, hasCode } from './errors.js';
+import { afterEffect, callAws, hasCode } from './errors.js';
 import { takeTokenPerAttempt } from './retry-tokens.js';
 import { retryWithoutQuota } from './retry-strategy.js';
 import { AwsServices } from './rate-limits.js';
@@ -160,6 +163,32 @@ export function tableSettingIssues(table: Table, observed: Pick<ObservedTable, '
   return issues;
 }
 
+/**
+ * A table that can be read and written: ACTIVE, or UPDATING (a change in progress, such as a
+ * throughput or index change, keeps the table serving).
+ */
+export const isUsable = (status: string | undefined): boolean => status === 'ACTIVE' || status === 'UPDATING';
+
+/**
+ * The table's own identity: its TableId (which DynamoDB Local does not give) and its creation time,
+ * both fixed at creation, so a table made again under the same name has others.
+ */
+export function tableIdentity(description: TableDescription): ResourceIdentity | undefined {
+  const identity = {
+    ...(description.TableId ? { tableId: description.TableId } : {}),
+    ...(description.CreationDateTime ? { createdAt: description.CreationDateTime.toISOString() } : {}),
+  };
+  return Object.keys(identity).length > 0 ? identity : undefined;
+}
+
+/** The table's protections as found: deletion protection (it blocks deletion), and point-in-time recovery where it was read. */
+export function tableProtection(description: TableDescription, pointInTimeRecovery: boolean | undefined): ProtectionSetting[] {
+  return [
+    { field: 'spec.deletionProtection', enabled: description.DeletionProtectionEnabled === true, blocksDeletion: true },
+    ...(pointInTimeRecovery === undefined ? [] : [{ field: 'spec.pointInTimeRecovery', enabled: pointInTimeRecovery }]),
+  ];
+}
+
 // --- the client ---------------------------------------------------------------------------------
 
 /** One DynamoDB table's client. No call waits for the table: observe reports ready once it is ACTIVE. */
@@ -258,9 +287,11 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
       location: this.#region,
       ...(description.CreationDateTime ? { createdTime: description.CreationDateTime.toISOString() } : {}),
     };
-    const ready = description.TableStatus === 'ACTIVE';
-    // TTL and backups cannot be read or set before the table is ACTIVE; report what we know and look again.
-    if (!ready) return { exists: true, ready: false, upToDate: true, diff: [], atProvider };
+    const ready = isUsable(description.TableStatus);
+    const identity = tableIdentity(description);
+    const facts = { ...(identity ? { identity } : {}) };
+    // TTL and backups cannot be read or set before the table is first ACTIVE; report what we know and look again.
+    if (!ready) return { exists: true, ready: false, upToDate: true, diff: [], atProvider, ...facts, protection: tableProtection(description, undefined) };
     const observed = await this.#read(description, call);
     const { diff, immutableDiff } = diffTable(table, observed, this.#context.ownerTags);
     const settingIssues = tableSettingIssues(table, observed);
@@ -271,6 +302,8 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
       diff,
       immutableDiff,
       atProvider,
+      ...facts,
+      protection: tableProtection(description, observed.pointInTimeRecovery),
       // Undefined where the endpoint has no tags at all: ownership then rests on the engine's create markers.
       ownerTags: observed.tags === undefined ? undefined : ownerTagsIn(observed.tags, ownerTagKeys(this.#context.ownerTags)),
       ...(settingIssues.length > 0 ? { settingIssues } : {}),
@@ -278,16 +311,31 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
   }
 
   /**
-   * Existence and owner tags: DescribeTable, then ListTagsOfResource when the table is ACTIVE. A
-   * table in any other state (CREATING, UPDATING, DELETING) exists, its tags unread, as observe
-   * reports it; only ResourceNotFoundException is absence.
+   * Existence and owner tags: DescribeTable, then ListTagsOfResource when the table is usable
+   * (ACTIVE or UPDATING). A table in any other state (CREATING, DELETING) exists, its tags unread, as
+   * observe reports it; only ResourceNotFoundException is absence.
    */
   async probe(_table: Table, call: CallOptions): Promise<Presence> {
     const description = await this.#describe(call);
     if (description === undefined) return { exists: false };
-    if (description.TableStatus !== 'ACTIVE' || !description.TableArn) return { exists: true };
+    const identity = tableIdentity(description);
+    // Deletion protection comes with DescribeTable; point-in-time recovery, which blocks nothing, is observe's to read.
+    const facts = { ...(identity ? { identity } : {}), protection: tableProtection(description, undefined) };
+    if (!isUsable(description.TableStatus) || !description.TableArn) return { exists: true, ...facts };
     const tags = await this.#tags(description.TableArn, call);
-    return { exists: true, ...(tags instanceof Unsupported ? {} : { ownerTags: ownerTagsIn(tags, ownerTagKeys(this.#context.ownerTags)) }) };
+    return { exists: true, ...(tags instanceof Unsupported ? {} : { ownerTags: ownerTagsIn(tags, ownerTagKeys(this.#context.ownerTags)) }), ...facts };
+  }
+
+  /**
+   * Deletion policy Retain: UntagResource of k8or's owner tags, so another cluster or object can
+   * adopt the table; nothing else changes. A missing table, or an endpoint without tags (DynamoDB
+   * Local), has none to remove.
+   */
+  async release(_table: Table, call: CallOptions): Promise<void> {
+    const ResourceArn = (await this.#describe(call))?.TableArn;
+    if (!ResourceArn) return;
+    const TagKeys = ownerTagKeys(this.#context.ownerTags);
+    await this.#supported(this.#callOrUndefined(call, 'UntagResource', ['ResourceNotFoundException'], (d, abort) => d.send(new UntagResourceCommand({ ResourceArn, TagKeys }), abort)));
   }
 
   /**
@@ -318,9 +366,14 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     }
     // Some endpoints (DynamoDB Local) answer ACTIVE at once: then the rest is set now rather than at the next resync.
     if (status !== 'ACTIVE') return;
-    if (table.spec.ttlAttribute) await this.#updateTtl(table, undefined, call);
-    // Where the endpoint lacks it, the observe that follows every create names spec.pointInTimeRecovery (once).
-    if (table.spec.pointInTimeRecovery) await this.#updatePointInTimeRecovery(table, call);
+    try {
+      if (table.spec.ttlAttribute) await this.#updateTtl(table, undefined, call);
+      // Where the endpoint lacks it, the observe that follows every create names spec.pointInTimeRecovery (once).
+      if (table.spec.pointInTimeRecovery) await this.#updatePointInTimeRecovery(table, call);
+    } catch (error) {
+      // The table exists: whatever failed after CreateTable, the create had its effect.
+      throw afterEffect(error);
+    }
   }
 
   /**
@@ -336,6 +389,8 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     throw new NotOwnedError(`CreateTable: DynamoDB table "${this.#name}" already exists and ${why}, so k8or leaves it alone (set k8or.io/adopt: "true" to take it over)`, {
       code: 'ResourceInUseException',
       cause: inUse,
+      // A CreateTable the SDK retried may have made the table in an earlier attempt: then the outcome is unknown.
+      noEffect: inUse instanceof ProviderError ? inUse.noEffect : false,
     });
   }
 
@@ -352,23 +407,37 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     }
   }
 
-  /** Changes what DynamoDB changes in place: billing and throughput, deletion protection, TTL, PITR, tags. */
+  /**
+   * Changes what DynamoDB changes in place: billing and throughput, deletion protection, TTL, PITR,
+   * tags, each to the spec it is given. A protection the engine holds (a resync never lowers one)
+   * comes with the cloud's value in that spec, so it is left as it is.
+   */
   async update(table: Table, observation: Observation, call: CallOptions): Promise<ApplyResult | void> {
     if (observation.atProvider?.state !== 'ACTIVE') {
       throw new RetryableError(`DynamoDB table "${this.#name}" is ${observation.atProvider?.state ?? 'not ACTIVE'}; it can be updated once ACTIVE`);
     }
     const diff = observation.diff ?? [];
     const drifted = (prefix: string): FieldDiff | undefined => diff.find((d) => d.field === prefix || d.field.startsWith(`${prefix}.`));
+    // A setting to change: drifted, and the spec given asks for another value than the table has.
+    const toChange = (field: string, wanted: unknown): boolean => {
+      const found = drifted(field);
+      return found !== undefined && !isDeepStrictEqual(wanted, found.actual);
+    };
     const TableName = this.#name;
-    if (drifted('spec.billing') || drifted('spec.deletionProtection')) {
-      // DeletionProtectionEnabled goes with every UpdateTable: DynamoDB Local resets it when omitted.
+    const protection = table.spec.deletionProtection ?? false;
+    const changeProtection = toChange('spec.deletionProtection', protection);
+    if (drifted('spec.billing') || changeProtection) {
+      // DeletionProtectionEnabled goes with every UpdateTable (DynamoDB Local resets it when omitted):
+      // the spec's value when it is to change; else the table's own, read now, so a protection set
+      // since the observe is never lowered by a billing change.
+      const DeletionProtectionEnabled = changeProtection || protection ? protection : (await this.#describe(call))?.DeletionProtectionEnabled === true;
       await this.#call(call, 'UpdateTable', (d, abort) =>
         d.send(
           new UpdateTableCommand({
             TableName,
             // Real DynamoDB rejects an UpdateTable that repeats the current throughput, so billing goes only when it changed.
             ...(drifted('spec.billing') ? billingFor(table.spec.billing) : {}),
-            DeletionProtectionEnabled: table.spec.deletionProtection ?? false,
+            DeletionProtectionEnabled,
           }), abort,
         ),
       );
@@ -376,7 +445,7 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     const ttl = drifted('spec.ttlAttribute');
     if (ttl) await this.#updateTtl(table, typeof ttl.actual === 'string' ? ttl.actual : undefined, call);
     if (diff.some((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'))) await this.#updateTags(table, diff, call);
-    if (drifted('spec.pointInTimeRecovery')) return await this.#updatePointInTimeRecovery(table, call);
+    if (toChange('spec.pointInTimeRecovery', table.spec.pointInTimeRecovery ?? false)) return await this.#updatePointInTimeRecovery(table, call);
   }
 
   /** TTL is one attribute at a time: turn the old one off before the new one on. */
@@ -402,9 +471,9 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
   }
 
   /**
-   * DeleteTable. Deletion protection is never switched off behind the user's back: while the spec
-   * asks for it, delete stops with DeletionBlockedError. A table still CREATING or UPDATING is retried;
-   * one already DELETING, or missing, is success.
+   * DeleteTable. A delete never removes a protection: a table with deletion protection on, whoever
+   * set it, stops with DeletionBlockedError naming the setting. A table still CREATING or UPDATING is
+   * retried; one already DELETING, or missing, is success.
    */
   async delete(table: Table, call: CallOptions): Promise<void> {
     const TableName = this.#name;
@@ -414,14 +483,11 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
       throw new RetryableError(`DynamoDB table "${TableName}" is ${description.TableStatus}; it can be deleted once ACTIVE`, { code: 'ResourceInUseException' });
     }
     if (description.DeletionProtectionEnabled) {
-      if (table.spec.deletionProtection) {
-        throw new DeletionBlockedError(
-          `DynamoDB table "${TableName}" has deletion protection on (spec.deletionProtection: true); set it to false to delete the table, or use deletionPolicy: Retain to keep it`,
-          { code: 'DeletionProtectionEnabled' },
-        );
-      }
-      // The spec says no protection: it was turned on behind k8or's back, so bring it in line first.
-      await this.#call(call, 'UpdateTable', (d, abort) => d.send(new UpdateTableCommand({ TableName, DeletionProtectionEnabled: false }), abort));
+      const why = table.spec.deletionProtection ? 'spec.deletionProtection: true' : 'set outside k8or: the spec does not ask for it';
+      throw new DeletionBlockedError(
+        `DynamoDB table "${TableName}" has deletion protection on (DeletionProtectionEnabled; ${why}), and a delete never turns a protection off: turn it off in DynamoDB to delete the table, or use deletionPolicy: Retain to keep it`,
+        { code: 'DeletionProtectionEnabled' },
+      );
     }
     try {
       await this.#callOrUndefined(call, 'DeleteTable', ['ResourceNotFoundException'], (d, abort) => d.send(new DeleteTableCommand({ TableName }), abort));

@@ -11,6 +11,7 @@ import {
   GetBucketVersioningCommand,
   GetPublicAccessBlockCommand,
   HeadBucketCommand,
+  ListBucketsCommand,
   ListObjectVersionsCommand,
   PutBucketTaggingCommand,
   PutBucketVersioningCommand,
@@ -18,6 +19,7 @@ import {
   DeleteObjectCommand,
   CreateBucketCommand,
   DeletePublicAccessBlockCommand,
+  PutPublicAccessBlockCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { DeletionBlockedError, NotOwnedError, RetryableError, TerminalError, type ExternalClient } from '@k8or/core';
@@ -141,7 +143,7 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket }))).Status, 'Enabled');
   });
 
-  it('applies a spec change: versioning off becomes Suspended, labels and lifecycle follow', async () => {
+  it('applies a spec change: versioning off becomes Suspended, public access opens, labels and lifecycle follow', async () => {
     const resource = bucket('changing-bucket', { versioning: true, labels: { team: 'a' }, lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 1 }] });
     const client = await connect(resource);
     await client.create(resource, call);
@@ -152,6 +154,70 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
     assert.deepEqual((await client.observe(changed, call)).diff, []);
     assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: 'changing-bucket' }))).Status, 'Suspended');
     await assert.rejects(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'changing-bucket' })), { name: 'NoSuchLifecycleConfiguration' });
+  });
+
+  it('leaves a protection alone when given the cloud\'s value (a protection the engine holds on a resync): versioning and the public access block stay', async () => {
+    const resource = bucket('held-bucket', { versioning: true });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    const unprotected = bucket('held-bucket', { versioning: false, publicAccess: 'Allowed', labels: { team: 'b' } });
+    const observation = await client.observe(unprotected, call);
+    assert.deepEqual(observation.protection, [{ field: 'spec.publicAccess', enabled: true }, { field: 'spec.versioning', enabled: true }]);
+    const held = bucket('held-bucket', { versioning: true, publicAccess: 'Blocked', labels: { team: 'b' } });
+    client.calls.length = 0;
+    await client.update(held, observation, call);
+    assert.deepEqual(client.calls, ['PutBucketTagging']);
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: 'held-bucket' }))).Status, 'Enabled');
+    assert.equal((await s3.send(new GetPublicAccessBlockCommand({ Bucket: 'held-bucket' }))).PublicAccessBlockConfiguration?.BlockPublicPolicy, true);
+  });
+
+  it('never lowers a partial public access block set outside k8or (its portable value is Allowed, what the spec asks)', async () => {
+    const Bucket = 'open-bucket';
+    const resource = bucket(Bucket, { publicAccess: 'Allowed' });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    assert.deepEqual((await client.observe(resource, call)).diff, []);
+    await s3.send(new PutPublicAccessBlockCommand({ Bucket, PublicAccessBlockConfiguration: { BlockPublicAcls: true, IgnorePublicAcls: false, BlockPublicPolicy: false, RestrictPublicBuckets: false } }));
+    const drifted = await client.observe(resource, call);
+    assert.deepEqual(drifted.diff, [{ field: 'spec.publicAccess', desired: 'Allowed', actual: 'Allowed' }]);
+    assert.deepEqual(drifted.protection?.[0], { field: 'spec.publicAccess', enabled: true });
+    client.calls.length = 0;
+    await client.update(resource, drifted, call);
+    assert.deepEqual(client.calls, []);
+    assert.equal((await s3.send(new GetPublicAccessBlockCommand({ Bucket }))).PublicAccessBlockConfiguration?.BlockPublicAcls, true);
+  });
+
+  it('reports its identity (ListBuckets CreationDate) and its protections (public access block, versioning) as facts', async () => {
+    const resource = bucket('identified-bucket', { versioning: true });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    const observation = await client.observe(resource, call);
+    const listed = (await s3.send(new ListBucketsCommand({}))).Buckets?.find((b) => b.Name === 'identified-bucket');
+    assert.deepEqual(observation.identity, { creationDate: listed?.CreationDate?.toISOString() });
+    assert.deepEqual(observation.protection, [
+      { field: 'spec.publicAccess', enabled: true },
+      { field: 'spec.versioning', enabled: true },
+    ]);
+  });
+
+  it('releases ownership for Retain: the owner tags go, the labels and every setting stay; a missing bucket is success', async () => {
+    const resource = bucket('released-bucket', { versioning: true, labels: { team: 'a' } });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    await client.release?.(resource, call);
+    const tags = (await s3.send(new GetBucketTaggingCommand({ Bucket: 'released-bucket' }))).TagSet ?? [];
+    assert.deepEqual(tags.map((t) => [t.Key, t.Value]), [['team', 'a']]);
+    assert.deepEqual((await client.observe(resource, call)).ownerTags, {});
+    assert.equal((await s3.send(new GetBucketVersioningCommand({ Bucket: 'released-bucket' }))).Status, 'Enabled');
+    await client.release?.(resource, call);
+
+    const bare = bucket('released-bare');
+    const bareClient = await connect(bare);
+    await bareClient.create(bare, call);
+    await bareClient.release?.(bare, call);
+    await assert.rejects(s3.send(new GetBucketTaggingCommand({ Bucket: 'released-bare' })), { name: 'NoSuchTagSet' });
+    await bareClient.delete(bare, call);
+    await bareClient.release?.(bare, call);
   });
 
   it('reports a bucket whose tags were all removed with no owner tags ({}), and the missing ones as drift', async () => {
@@ -395,22 +461,24 @@ describe('Bucket -> S3, with the real S3 client against the S3 fake', () => {
   });
 
   describe('probe: existence and owner tags for the delete path', () => {
-    it('answers in one GetBucketTagging call where observe makes six: our bucket, an untagged one, a missing one', async () => {
+    it('answers with GetBucketTagging and ListBuckets (its identity) where observe makes seven: our bucket, an untagged one, a missing one', async () => {
       const resource = bucket('probed-bucket', { versioning: true, labels: { team: 'a' } });
       const client = await connect(resource);
       await client.create(resource, call);
       client.calls.length = 0;
       const observation = await client.observe(resource, call);
       const observeCalls = client.calls.splice(0);
-      assert.equal(observeCalls.length, 6, observeCalls.join(', '));
-      assert.deepEqual(await client.probe?.(resource, call), { exists: true, ownerTags: observation.ownerTags });
-      assert.deepEqual(client.calls.splice(0), ['GetBucketTagging']);
+      assert.equal(observeCalls.length, 7, observeCalls.join(', '));
+      assert.ok(observation.identity?.['creationDate']);
+      assert.deepEqual(await client.probe?.(resource, call), { exists: true, ownerTags: observation.ownerTags, identity: observation.identity });
+      assert.deepEqual(client.calls.splice(0), ['GetBucketTagging', 'ListBuckets']);
 
       await s3.send(new CreateBucketCommand({ Bucket: 'probed-untagged' }));
       const untagged = bucket('probed-untagged');
       const bare = await connect(untagged);
-      assert.deepEqual(await bare.probe?.(untagged, call), { exists: true, ownerTags: {} }, 'NoSuchTagSet: the bucket exists with no owner tags, never "gone"');
-      assert.deepEqual(bare.calls, ['GetBucketTagging']);
+      const presence = await bare.probe?.(untagged, call);
+      assert.deepEqual({ exists: presence?.exists, ownerTags: presence?.ownerTags }, { exists: true, ownerTags: {} }, 'NoSuchTagSet: the bucket exists with no owner tags, never "gone"');
+      assert.deepEqual(bare.calls, ['GetBucketTagging', 'ListBuckets']);
 
       await client.delete(resource, call);
       assert.deepEqual(await client.probe?.(resource, call), { exists: false });

@@ -66,6 +66,8 @@ runProviderConformance({
         },
       ],
       deniedAccess: () => ({ credentials: { accessKeyId: DENIED_KEY, secretAccessKey: 'denied-secret' } }),
+      // The spec asks for both protections a bucket has (versioning, Block Public Access): none is left to set out of band.
+      optOut: { protection: 'the kit\'s spec asks for every S3 protection (versioning, Block Public Access); bucket.integration.test.ts holds them out of band' },
     };
   },
   stop: async () => {
@@ -100,10 +102,19 @@ runProviderConformance({
           field: 'spec.ttlAttribute',
           change: async (TableName) => void (await dynamodb.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: false } }))),
         },
-        { field: 'spec.deletionProtection', change: async (TableName) => void (await dynamodb.send(new UpdateTableCommand({ TableName, DeletionProtectionEnabled: true }))) },
+        // Deletion protection turned on out of band is drift k8or reports and never repairs (it never lowers a protection): table.integration.test.ts.
       ],
       // DynamoDB Local refuses an access key id that is not letters and digits (UnrecognizedClientException).
       deniedAccess: () => ({ credentials: { accessKeyId: 'denied-key!', secretAccessKey: 'x' } }),
+      protect: async (TableName) => {
+        await dynamodb.send(new UpdateTableCommand({ TableName, DeletionProtectionEnabled: true }));
+        return {
+          field: 'spec.deletionProtection',
+          undo: async () => void (await dynamodb.send(new UpdateTableCommand({ TableName, DeletionProtectionEnabled: false })).catch((error: unknown) => {
+            if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
+          })),
+        };
+      },
     };
   },
   stop: async () => {

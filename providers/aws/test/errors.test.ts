@@ -14,6 +14,21 @@ function dynamoDbError(name: string, status = 400): DynamoDBServiceException {
 }
 
 describe('AWS error classification', () => {
+  describe('noEffect: whether AWS definitely did nothing (a create answered so is recorded as refused)', () => {
+    const attempted = <E extends { $metadata: { attempts?: number } }>(error: E, attempts: number): E => Object.assign(error, { $metadata: { ...error.$metadata, attempts } });
+    it('a throttle or a 4xx answered to the only attempt: nothing happened', () => {
+      assert.equal(classifyAwsError(attempted(s3Error('SlowDown', 503), 1), 'CreateBucket').noEffect, true);
+      assert.equal(classifyAwsError(attempted(dynamoDbError('ThrottlingException'), 1), 'CreateTable').noEffect, true);
+      assert.equal(classifyAwsError(attempted(s3Error('InvalidBucketName', 400), 1), 'CreateBucket').noEffect, true);
+      assert.equal(classifyAwsError(attempted(s3Error('BucketAlreadyExists', 409), 1), 'CreateBucket').noEffect, true);
+    });
+    it('a 5xx, or any answer after the SDK retried (an earlier attempt may have acted): the outcome is unknown', () => {
+      assert.equal(classifyAwsError(attempted(s3Error('InternalError', 500), 1), 'CreateBucket').noEffect, false);
+      assert.equal(classifyAwsError(attempted(s3Error('SlowDown', 503), 3), 'CreateBucket').noEffect, false);
+      assert.equal(classifyAwsError(attempted(dynamoDbError('ResourceInUseException'), 2), 'CreateTable').noEffect, false);
+    });
+  });
+
   for (const [code, status] of [['SlowDown', 503], ['InternalError', 500], ['ServiceUnavailable', 503]] as const) {
     it(`retries S3 ${code} (${status})`, () => {
       const error = classifyAwsError(s3Error(code, status), 'PutBucketTagging');

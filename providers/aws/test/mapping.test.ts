@@ -112,6 +112,8 @@ describe('Bucket spec -> S3 settings', () => {
       url: 'https://photos.s3.eu-west-1.amazonaws.com',
     });
     assert.equal(s3Mapping.bucketAtProvider('photos', 'eu-west-1', 'http://127.0.0.1:9000/').url, 'http://127.0.0.1:9000/photos');
+    // An endpoint's user info and query string are never published.
+    assert.equal(s3Mapping.bucketAtProvider('photos', 'eu-west-1', 'http://key:secret@minio.local:9000/base/?X-Amz-Signature=abc').url, 'http://minio.local:9000/base/photos');
   });
 });
 

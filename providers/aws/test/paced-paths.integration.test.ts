@@ -4,6 +4,7 @@
 // in front of DynamoDB Local) against the tokens the limiter gave out, per service.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Bucket, ProviderConfig, Table } from '@k8or/api';
 import { CloudRateLimits, type ExternalClient } from '@k8or/core';
@@ -107,8 +108,12 @@ describe('every call path of the AWS provider takes a token per request that rea
       const client = await connect(first);
       assert.equal((await client.observe(first, call)).exists, false);
       await client.create(first, call);
-      const changed = table('paced_paths', { deletionProtection: true, ttlAttribute: 'expires' });
+      const changed = table('paced_paths', { deletionProtection: true, ttlAttribute: 'expires', billing: { mode: 'provisioned', readCapacity: 2, writeCapacity: 2 } });
       await client.update(changed, await client.observe(changed, call), call);
+      // k8or never turns a protection off: the user does, in DynamoDB (straight to DynamoDB Local, outside the proxy).
+      const direct = new DynamoDBClient({ region: 'us-east-1', endpoint: local.endpoint, credentials });
+      await direct.send(new UpdateTableCommand({ TableName: 'paced_paths', DeletionProtectionEnabled: false }));
+      direct.destroy();
       const unprotected = table('paced_paths', { deletionProtection: false, ttlAttribute: 'expires' });
       await client.update(unprotected, await client.observe(unprotected, call), call);
       assert.equal((await client.probe?.(unprotected, call))?.exists, true);

@@ -51,3 +51,24 @@ describe('the package as the operator loads it', () => {
     assert.deepEqual(sdkClientsLoaded(connect('Table')), ['@aws-sdk/client-dynamodb']);
   });
 });
+
+describe('targetOf: where a ProviderConfig points, for the engine\'s pinned target', () => {
+  const providerConfig = (spec: Record<string, unknown>) => ({ apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'p' }, spec: { provider: 'aws', ...spec } }) as Parameters<NonNullable<typeof awsProvider.targetOf>>[1];
+  const targetOf = (kind: 'Bucket' | 'Table', spec: Record<string, unknown>, credentials?: Record<string, string>) => awsProvider.targetOf?.(kind, providerConfig(spec), credentials);
+
+  it('a Table: the region (us-east-1 when unset) and the table endpoint', () => {
+    assert.deepEqual(targetOf('Table', {}), { region: 'us-east-1', endpoint: '' });
+    assert.deepEqual(targetOf('Table', { region: 'eu-west-1', endpoint: 'http://all:1', endpoints: { table: 'http://ddb:8000' } }), { region: 'eu-west-1', endpoint: 'http://ddb:8000' });
+  });
+
+  it('a Bucket: the bucket endpoint only (bucket names are global to S3; a bucket\'s region is its own)', () => {
+    assert.deepEqual(targetOf('Bucket', { region: 'eu-west-1' }), { endpoint: '' });
+    assert.deepEqual(targetOf('Bucket', { endpoint: 'http://s3:9000' }), { endpoint: 'http://s3:9000' });
+  });
+
+  it('never holds credentials: rotating keys keeps the target', () => {
+    const before = targetOf('Table', { region: 'eu-west-1' }, { accessKeyId: 'AKIAOLD', secretAccessKey: 'old' });
+    assert.deepEqual(targetOf('Table', { region: 'eu-west-1' }, { accessKeyId: 'AKIANEW', secretAccessKey: 'new' }), before);
+    assert.ok(!JSON.stringify(before).includes('AKIA'));
+  });
+});

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -15,6 +15,51 @@ import { DeletionBlockedError, NotOwnedError, TerminalError, type ExternalClient
 import { destroyDynamoDbClients, tableConnector } from '@k8or/provider-aws';
 import { startDynamoDbLocal, type DynamoDbLocal } from '@k8or/local-clouds';
 import { awsProviderConfig, call, connectionContext, credentials, table } from './support.ts';
+
+/** Resolves once `done` holds (checked every 50 ms, for at most 10 s). */
+async function waitUntil(done: () => Promise<boolean>): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !(await done()); ) {
+    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * A proxy in front of DynamoDB Local that forwards every request and answers DescribeTable with
+ * `status` as the table's TableStatus (the checksum header goes, since the body changes).
+ */
+async function startStatusProxy(target: string, status: string): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const base = new URL(target);
+  const server = createServer((req, res) => {
+    const describing = String(req.headers['x-amz-target'] ?? '').endsWith('.DescribeTable');
+    const upstream = httpRequest({ host: base.hostname, port: base.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('end', () => {
+        let body = Buffer.concat(chunks);
+        const headers = { ...answer.headers };
+        if (describing && answer.statusCode === 200) {
+          const parsed = JSON.parse(body.toString('utf8')) as { Table?: { TableStatus?: string } };
+          if (parsed.Table) parsed.Table.TableStatus = status;
+          body = Buffer.from(JSON.stringify(parsed));
+          delete headers['x-amz-crc32'];
+        }
+        headers['content-length'] = String(body.length);
+        res.writeHead(answer.statusCode ?? 502, headers).end(body);
+      });
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
 
 describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Local', () => {
   let local: DynamoDbLocal;
@@ -112,24 +157,88 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
     assert.deepEqual(observation.diff, []);
   });
 
-  it('keeps a protected table: delete stops with DeletionBlockedError while the spec asks for protection', async () => {
+  it('keeps a protected table: delete stops with DeletionBlockedError naming the setting, and never turns protection off', async () => {
     const resource = table('ledger', { deletionProtection: true });
     const client = await connect(resource);
     await client.create(resource, call);
     assert.equal((await describeTable('ledger'))?.DeletionProtectionEnabled, true);
-    await assert.rejects(client.delete(resource, call), (error: unknown) => {
-      assert.ok(error instanceof DeletionBlockedError);
-      assert.match(error.message, /deletion protection/);
+    const blocked = (error: unknown): boolean => {
+      assert.ok(error instanceof DeletionBlockedError, String(error));
+      assert.equal(error.code, 'DeletionProtectionEnabled');
+      assert.match(error.message, /deletion protection on \(DeletionProtectionEnabled/);
       return true;
-    });
-    assert.ok(await describeTable('ledger'));
-
+    };
+    await assert.rejects(client.delete(resource, call), blocked);
+    // A spec without protection does not lower it either: the delete still stops, and the table keeps its protection.
     const unprotected = table('ledger', { deletionProtection: false });
-    const observation = await client.observe(unprotected, call);
-    assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.deletionProtection']);
-    await client.update(unprotected, observation, call);
+    await assert.rejects(client.delete(unprotected, call), blocked);
+    assert.equal((await describeTable('ledger'))?.DeletionProtectionEnabled, true);
+
+    // Turned off where it was set, the table goes.
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'ledger', DeletionProtectionEnabled: false }));
     await client.delete(unprotected, call);
     await assert.rejects(describeTable('ledger'), { name: 'ResourceNotFoundException' });
+  });
+
+  it('reports deletion protection set outside k8or as drift and as a fact; update keeps it when given the cloud\'s value (a held protection), and a billing repair keeps it too', async () => {
+    const resource = table('guarded', { deletionProtection: false });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'guarded', DeletionProtectionEnabled: true }));
+
+    const drifted = await client.observe(resource, call);
+    assert.deepEqual(drifted.diff, [{ field: 'spec.deletionProtection', desired: false, actual: true }]);
+    assert.deepEqual(drifted.protection, [{ field: 'spec.deletionProtection', enabled: true, blocksDeletion: true }]);
+    // The engine holds it on a resync: update gets the spec with the cloud's value, and writes nothing for it.
+    const held = table('guarded', { deletionProtection: true });
+    client.calls.length = 0;
+    await client.update(held, drifted, call);
+    assert.deepEqual(client.calls, []);
+    assert.equal((await describeTable('guarded'))?.DeletionProtectionEnabled, true);
+
+    // Billing drifts too, and the spec given says nothing against protection: the UpdateTable that repairs billing keeps it on.
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'guarded', BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 }, DeletionProtectionEnabled: true }));
+    const both = await client.observe(resource, call);
+    assert.deepEqual(both.diff?.map((d) => d.field), ['spec.billing.mode', 'spec.deletionProtection']);
+    await client.update(held, both, call);
+    const after = await describeTable('guarded');
+    assert.equal(after?.BillingModeSummary?.BillingMode, 'PAY_PER_REQUEST');
+    assert.equal(after?.DeletionProtectionEnabled, true);
+
+    // A delete never turns it off.
+    await assert.rejects(client.delete(resource, call), (error: unknown) => error instanceof DeletionBlockedError && /set outside k8or/.test(error.message));
+    assert.ok(await describeTable('guarded'));
+
+    // A new generation that asks for no protection (the engine holds nothing then) lowers it.
+    await client.update(resource, await client.observe(resource, call), call);
+    assert.equal((await describeTable('guarded'))?.DeletionProtectionEnabled, false);
+    await client.delete(resource, call);
+  });
+
+  it('never lowers protection set since the observe when only billing is repaired (the table is read again)', async () => {
+    const resource = table('raced', { billing: { mode: 'onDemand' } });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'raced', BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 } }));
+    const observation = await client.observe(resource, call);
+    assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.billing.mode']);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'raced', DeletionProtectionEnabled: true }));
+    await client.update(resource, observation, call);
+    assert.equal((await describeTable('raced'))?.DeletionProtectionEnabled, true);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'raced', DeletionProtectionEnabled: false }));
+  });
+
+  it('raises protection the spec asks for that the table lacks', async () => {
+    const resource = table('raised', { deletionProtection: true });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'raised', DeletionProtectionEnabled: false }));
+    const drifted = await client.observe(resource, call);
+    assert.deepEqual(drifted.diff, [{ field: 'spec.deletionProtection', desired: true, actual: false }]);
+    assert.equal(await client.update(resource, drifted, call), undefined);
+    assert.equal((await describeTable('raised'))?.DeletionProtectionEnabled, true);
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'raised', DeletionProtectionEnabled: false }));
+    await client.delete(resource, call);
   });
 
   it('deletes a table with items, and deleting a missing table succeeds', async () => {
@@ -196,7 +305,12 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
       const observation = await client.observe(resource, call);
       assert.deepEqual([...client.calls.splice(0)].sort(), ['DescribeContinuousBackups', 'DescribeTable', 'DescribeTimeToLive', 'ListTagsOfResource']);
       // DynamoDB Local has no tags (UnknownOperationException): unknown owner tags, as observe reports them.
-      assert.deepEqual(await client.probe?.(resource, call), { exists: true, ...(observation.ownerTags ? { ownerTags: observation.ownerTags } : {}) });
+      assert.deepEqual(await client.probe?.(resource, call), {
+        exists: true,
+        ...(observation.ownerTags ? { ownerTags: observation.ownerTags } : {}),
+        identity: observation.identity,
+        protection: [{ field: 'spec.deletionProtection', enabled: false, blocksDeletion: true }],
+      });
       assert.deepEqual(client.calls.splice(0), ['DescribeTable', 'ListTagsOfResource']);
       await client.delete(resource, call);
       client.calls.length = 0;
@@ -218,7 +332,7 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
         const resource = table('leaving');
         const context = connectionContext(awsProviderConfig({ table: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }), resource);
         const client = await tableConnector.connect(resource, context);
-        assert.deepEqual(await client.probe?.(resource, call), { exists: true });
+        assert.deepEqual(await client.probe?.(resource, call), { exists: true, protection: [{ field: 'spec.deletionProtection', enabled: false, blocksDeletion: true }] });
         assert.deepEqual(context.calls, ['DescribeTable']);
         assert.equal((await client.observe(resource, call)).exists, true);
       } finally {
@@ -238,6 +352,62 @@ describe('Table -> DynamoDB, with the real DynamoDB client against DynamoDB Loca
         return true;
       });
     });
+  });
+
+  it('reports a table in UPDATING as ready (it serves reads and writes), with its settings read and compared', async () => {
+    const resource = table('busy-table', { ttlAttribute: 'expiresAt' });
+    await (await connect(resource)).create(resource, call);
+    await dynamodb.send(new UpdateTimeToLiveCommand({ TableName: 'busy-table', TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: false } }));
+    // DynamoDB Local finishes an UpdateTable at once; this proxy answers DescribeTable as DynamoDB does while one runs.
+    const proxy = await startStatusProxy(local.endpoint, 'UPDATING');
+    try {
+      const context = connectionContext(awsProviderConfig({ table: proxy.endpoint }), resource);
+      const client = await tableConnector.connect(resource, context);
+      const observation = await client.observe(resource, call);
+      assert.equal(observation.atProvider?.state, 'UPDATING');
+      assert.equal(observation.ready, true);
+      assert.deepEqual(observation.diff, [{ field: 'spec.ttlAttribute', desired: 'expiresAt', actual: undefined }]);
+      assert.equal(observation.upToDate, false);
+      context.calls.length = 0;
+      assert.equal((await client.probe?.(resource, call))?.exists, true);
+      assert.deepEqual(context.calls, ['DescribeTable', 'ListTagsOfResource'], 'the probe reads the tags of a usable table, as observe does');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('reports its identity (creation time; TableId where the endpoint gives one) and its protections as facts; a table made again has another identity', async () => {
+    const resource = table('identified', { deletionProtection: true });
+    const client = await connect(resource);
+    await client.create(resource, call);
+    const first = await client.observe(resource, call);
+    const described = await describeTable('identified');
+    assert.deepEqual(first.identity, {
+      ...(described?.TableId ? { tableId: described.TableId } : {}),
+      createdAt: described?.CreationDateTime?.toISOString(),
+    });
+    assert.deepEqual((await client.observe(resource, call)).identity, first.identity, 'stable across reads');
+    // DynamoDB Local has no continuous backups: point-in-time recovery is not reported.
+    assert.deepEqual(first.protection, [{ field: 'spec.deletionProtection', enabled: true, blocksDeletion: true }]);
+
+    await dynamodb.send(new UpdateTableCommand({ TableName: 'identified', DeletionProtectionEnabled: false }));
+    await client.delete(resource, call);
+    await waitUntil(async () => Date.now() - new Date(first.identity?.['createdAt'] ?? 0).getTime() > 1_000);
+    await client.create(resource, call);
+    const again = await client.observe(resource, call);
+    assert.notDeepEqual(again.identity, first.identity);
+  });
+
+  it('releases ownership for Retain: UntagResource of the owner tags (DynamoDB Local has no tags: nothing to remove), a missing table is success', async () => {
+    const resource = table('released');
+    const client = await connect(resource);
+    await client.create(resource, call);
+    client.calls.length = 0;
+    await client.release?.(resource, call);
+    assert.deepEqual(client.calls, ['DescribeTable', 'UntagResource']);
+    assert.ok(await describeTable('released'), 'the table stays');
+    await client.delete(resource, call);
+    await client.release?.(resource, call);
   });
 
   it('reports no setting issue for a table that asks for nothing DynamoDB Local lacks', async () => {

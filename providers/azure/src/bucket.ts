@@ -15,13 +15,15 @@ import {
   type InventoryItem,
   type Observation,
   type Presence,
+  type ProtectionSetting,
 } from '@k8or/core';
 import { blobServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
 import { AzureServices } from './rate-limits.js';
-import { desiredMetadata, diffMetadata, ownerTagsIn } from './metadata.js';
+import { OWNER_METADATA_PREFIX, desiredMetadata, diffMetadata, ownerTagsIn } from './metadata.js';
 import { everyPage, type AzureConnectorOptions } from './paging.js';
+import { publicUrl } from './public-url.js';
 import { unappliedBucketSettings } from './unapplied.js';
 
 // --- mapping: portable spec -> container ---------------------------------------------------------
@@ -52,6 +54,8 @@ export interface ObservedContainer {
   metadata: Record<string, string>;
   etag: string | undefined;
   lastModified: Date | undefined;
+  legalHold: boolean;
+  immutabilityPolicy: boolean;
 }
 
 export function observedContainer(properties: ContainerGetPropertiesResponse): ObservedContainer {
@@ -60,7 +64,23 @@ export function observedContainer(properties: ContainerGetPropertiesResponse): O
     metadata: properties.metadata ?? {},
     etag: properties.etag,
     lastModified: properties.lastModified,
+    legalHold: properties.hasLegalHold === true,
+    immutabilityPolicy: properties.hasImmutabilityPolicy === true,
   };
+}
+
+/**
+ * The container's protections as found: private access (public access blocked), and a legal hold
+ * or an immutability policy, either of which keeps blobs, and so the container, from deletion.
+ * A container has no identity to report: its etag and last-modified time change with every
+ * metadata or access write, and Azure gives it no creation time.
+ */
+export function containerProtection(observed: Pick<ObservedContainer, 'accessLevel' | 'legalHold' | 'immutabilityPolicy'>): ProtectionSetting[] {
+  return [
+    { field: 'spec.publicAccess', enabled: observed.accessLevel === 'none' },
+    { field: 'legalHold', enabled: observed.legalHold, blocksDeletion: true },
+    { field: 'immutabilityPolicy', enabled: observed.immutabilityPolicy, blocksDeletion: true },
+  ];
 }
 
 /** Every managed setting that differs between the spec and the container, with spec field paths. */
@@ -124,8 +144,10 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
       ready: true,
       upToDate: diff.length === 0,
       diff,
-      atProvider: containerAtProvider(this.#container.url, observed),
+      // The container client's URL keeps the service URL's query string: a SAS token, never published.
+      atProvider: containerAtProvider(publicUrl(this.#container.url), observed),
       ownerTags: ownerTagsIn(observed.metadata, this.#context.ownerTags),
+      protection: containerProtection(observed),
       ...(settingIssues.length > 0 ? { settingIssues } : {}),
     };
   }
@@ -134,7 +156,25 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
   async probe(_bucket: Bucket, call: CallOptions): Promise<Presence> {
     const properties = await this.#properties(call);
     if (properties === undefined) return { exists: false };
-    return { exists: true, ownerTags: ownerTagsIn(properties.metadata ?? {}, this.#context.ownerTags) };
+    return { exists: true, ownerTags: ownerTagsIn(properties.metadata ?? {}, this.#context.ownerTags), protection: containerProtection(observedContainer(properties)) };
+  }
+
+  /**
+   * Deletion policy Retain: the container's metadata without k8or's owner metadata (Set Container
+   * Metadata), so another cluster or object can adopt it; labels, access and blobs stay. A missing
+   * container, or one without owner metadata, has none to remove.
+   */
+  async release(_bucket: Bucket, call: CallOptions): Promise<void> {
+    const properties = await this.#properties(call);
+    if (properties === undefined) return;
+    const metadata = properties.metadata ?? {};
+    const kept = Object.fromEntries(Object.entries(metadata).filter(([key]) => !key.toLowerCase().startsWith(OWNER_METADATA_PREFIX)));
+    if (Object.keys(kept).length === Object.keys(metadata).length) return;
+    try {
+      await this.#call(call, 'SetContainerMetadata', (c, abort) => c.setMetadata(kept, abort));
+    } catch (error) {
+      if (!hasCode(error, 'ContainerNotFound')) throw error;
+    }
   }
 
   /**
@@ -160,9 +200,11 @@ export class BlobContainerClient implements ExternalClient<Bucket> {
   async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
     const fields = (observation.diff ?? []).map((d) => d.field);
     const drifted = (prefix: string): boolean => fields.some((field) => field === prefix || field.startsWith(`${prefix}.`));
-    // Adoption and an interrupted create come here with nothing drifted: the owner metadata is written anyway.
-    if (drifted('spec.labels') || drifted('ownerTags') || observation.ownerTags === undefined) await this.#putMetadata(bucket, call);
-    if (drifted('spec.publicAccess')) await this.#putAccessLevel(bucket, call);
+    // Adoption finds our owner metadata missing: those are ownerTags.* differences, written with the labels.
+    if (drifted('spec.labels') || drifted('ownerTags')) await this.#putMetadata(bucket, call);
+    // A protection the engine holds comes with the container's own value (Blocked) in the spec given: then nothing to write.
+    const access = (observation.diff ?? []).find((d) => d.field === 'spec.publicAccess');
+    if (access && !(accessLevelFor(bucket.spec.publicAccess) === 'none' && access.actual === 'Blocked')) await this.#putAccessLevel(bucket, call);
   }
 
   /**

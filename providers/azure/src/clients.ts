@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AzureNamedKeyCredential, AzureSASCredential, TableServiceClient } from '@azure/data-tables';
+import { AzureNamedKeyCredential, AzureSASCredential, TableClient, TableServiceClient } from '@azure/data-tables';
 import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
 import { AnonymousCredential, BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import type { AzureClientSettings } from './config.js';
@@ -59,16 +59,27 @@ function withPerAttemptPolicies(client: BlobServiceClient, tuning: AzureClientTu
   return client;
 }
 
+const tableOptions = (settings: AzureClientSettings, tuning: AzureClientTuning) => ({
+  allowInsecureConnection: isHttp(settings.serviceUrl),
+  retryOptions: { maxRetries: MAX_TRIES - 1, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS },
+  additionalPolicies: perAttemptPolicies(tuning).map((policy) => ({ policy, position: 'perRetry' as const })),
+});
+
 function newTableServiceClient(settings: AzureClientSettings, tuning: AzureClientTuning): TableServiceClient {
-  const options = {
-    allowInsecureConnection: isHttp(settings.serviceUrl),
-    retryOptions: { maxRetries: MAX_TRIES - 1, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS },
-    additionalPolicies: perAttemptPolicies(tuning).map((policy) => ({ policy, position: 'perRetry' as const })),
-  };
+  const options = tableOptions(settings, tuning);
   const { credential, serviceUrl } = settings;
   if (credential.kind === 'sharedKey') return new TableServiceClient(serviceUrl, new AzureNamedKeyCredential(credential.accountName, credential.accountKey), options);
   if (credential.kind === 'sas') return new TableServiceClient(serviceUrl, new AzureSASCredential(credential.token), options);
   return new TableServiceClient(serviceUrl, defaultCredential(), options);
+}
+
+/** A client for one table (its access policies), with the service client's credentials and policies. */
+export function tableClient(settings: AzureClientSettings, tableName: string, tuning: AzureClientTuning = {}): TableClient {
+  const options = tableOptions(settings, tuning);
+  const { credential, serviceUrl } = settings;
+  if (credential.kind === 'sharedKey') return new TableClient(serviceUrl, tableName, new AzureNamedKeyCredential(credential.accountName, credential.accountKey), options);
+  if (credential.kind === 'sas') return new TableClient(serviceUrl, tableName, new AzureSASCredential(credential.token), options);
+  return new TableClient(serviceUrl, tableName, defaultCredential(), options);
 }
 
 /** The cache key: every setting and the tuning, with a hash of the secret in place of the secret. */

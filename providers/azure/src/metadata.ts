@@ -22,23 +22,18 @@ const folded = (metadata: Readonly<Record<string, string>>): Map<string, string>
 
 /**
  * Every k8or owner tag found in a container's metadata (all of k8or's owner tag keys, whichever are
- * expected), under their `k8or.io/*` names. Undefined when
- * the record is absent or incomplete without contradicting ours (owner metadata removed behind
- * k8or's back): then the engine's create markers decide whose it is, and a container k8or made
- * gets its metadata back. Any owner value that differs from ours is returned as found, so the
- * engine sees someone else's container.
+ * expected), under their `k8or.io/*` names, as found: `{}` for a container without any. A container
+ * always has metadata, so owner metadata removed behind k8or's back is reported missing (a missing
+ * tag proves nothing), never as "this kind has no tags".
  */
-export function ownerTagsIn(metadata: Readonly<Record<string, string>>, ownerTags: Readonly<Record<string, string>>): Record<string, string> | undefined {
+export function ownerTagsIn(metadata: Readonly<Record<string, string>>, ownerTags: Readonly<Record<string, string>>): Record<string, string> {
   const actual = folded(metadata);
-  const found = Object.fromEntries(
+  return Object.fromEntries(
     [...new Set([...Object.values(OwnerTags), ...Object.keys(ownerTags)])].flatMap((tag) => {
       const value = actual.get(ownerMetadataName(tag).toLowerCase());
       return value === undefined ? [] : [[tag, value] as const];
     }),
   );
-  const complete = Object.keys(ownerTags).every((tag) => tag in found);
-  const contradicts = Object.entries(found).some(([tag, value]) => ownerTags[tag] !== value);
-  return complete || contradicts ? found : undefined;
 }
 
 /**

@@ -2,6 +2,7 @@ import { lazyConnector, type ProviderPlugin } from '@k8or/core';
 import { azureSettingsSchema } from './config.js';
 import { containerNaming, tableNaming } from './naming.js';
 import { azureRateLimits } from './rate-limits.js';
+import { azureTargetOf } from './target.js';
 import { azureValidation } from './validation.js';
 
 /** The Azure provider: Bucket -> Blob container, Table -> Table Storage table. */
@@ -18,4 +19,5 @@ export const azureProvider: ProviderPlugin = {
   settingsSchema: azureSettingsSchema,
   rateLimits: azureRateLimits,
   validation: azureValidation,
+  targetOf: azureTargetOf,
 };

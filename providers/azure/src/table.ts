@@ -4,14 +4,16 @@
  * document the mapping), and tables carry no metadata, so ownership rests on the persisted
  * external name and the engine's creation markers, and adoption is explicit.
  */
-import type { TableItem, TableServiceClient } from '@azure/data-tables';
+import { randomBytes } from 'node:crypto';
+import type { TableClient, TableItem, TableServiceClient } from '@azure/data-tables';
 import type { Table } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type InventoryContext, type InventoryItem, type Observation, type Presence } from '@k8or/core';
-import { tableServiceClient } from './clients.js';
+import { DeletionBlockedError, NotOwnedError, ProviderError, TerminalError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type InventoryContext, type InventoryItem, type Observation, type Presence, type ResourceIdentity } from '@k8or/core';
+import { tableClient, tableServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
 import { everyPage, pagesOf, type AzureConnectorOptions, type ListingPage } from './paging.js';
 import { AzureServices } from './rate-limits.js';
+import { publicUrl } from './public-url.js';
 import { unappliedTableSettings } from './unapplied.js';
 
 /** The keys Azure gives every table: a string PartitionKey and a string RowKey. */
@@ -34,23 +36,49 @@ async function queryTablesPage(
   return page.done ? { items: [], continuationToken: undefined } : { items: [...page.value], continuationToken: page.value.continuationToken };
 }
 
+/**
+ * The prefix of a table's identity marker. A table has no metadata, tags or creation time, so k8or
+ * gives each table it creates one stored access policy of its own, named with a random part
+ * (`k8or-id-<16 hex>`), that grants nothing (it expired in 2000). A table made again under the
+ * name, by anyone, lacks it.
+ */
+export const IDENTITY_POLICY_PREFIX = 'k8or-id-';
+const EXPIRED = new Date('2000-01-01T00:00:00Z');
+
+/** Codes of a refused access-policy call (a SAS may not read or set a table's ACL): the identity is then unknown, never an error. */
+const ACL_REFUSED = ['AuthorizationFailure', 'AuthorizationPermissionMismatch', 'AuthorizationResourceTypeMismatch', 'AuthorizationServiceMismatch', 'Forbidden'];
+
 /** One Azure table's client. */
 export class AzureTableClient implements ExternalClient<Table> {
   readonly #service: TableServiceClient;
+  readonly #table: TableClient;
   readonly #context: ConnectionContext;
 
-  constructor(service: TableServiceClient, context: ConnectionContext) {
+  constructor(service: TableServiceClient, table: TableClient, context: ConnectionContext) {
     this.#service = service;
+    this.#table = table;
     this.#context = context;
+  }
+
+  /** The identity marker (Get Table ACL), or undefined where the table has none or its ACL may not be read. */
+  async #identity(call: CallOptions): Promise<ResourceIdentity | undefined> {
+    try {
+      const acl = await callAzure(this.#context, { service: AzureServices.tables, signal: call.signal }, 'GetTableACL', () => this.#table.getAccessPolicy({ abortSignal: call.signal }));
+      const markers = [...acl].map((identifier) => identifier.id).filter((id) => id.startsWith(IDENTITY_POLICY_PREFIX)).sort();
+      return markers.length > 0 ? { marker: markers.join(',') } : undefined;
+    } catch (error) {
+      if (hasCode(error, ...ACL_REFUSED)) return undefined;
+      throw error;
+    }
   }
 
   get #name(): string {
     return this.#context.externalName;
   }
 
-  /** The table's URL: where its entities are addressed. */
+  /** The table's URL: where its entities are addressed (never with a query string: no SAS is published). */
   get #url(): string {
-    return `${this.#service.url.replace(/\/+$/, '')}/${this.#name}`;
+    return `${publicUrl(this.#service.url).replace(/\/+$/, '')}/${this.#name}`;
   }
 
   /**
@@ -69,6 +97,7 @@ export class AzureTableClient implements ExternalClient<Table> {
 
   async observe(table: Table, call: CallOptions): Promise<Observation> {
     if (!(await this.#exists(call))) return { exists: false, upToDate: false, ready: false };
+    const identity = await this.#identity(call);
     const settingIssues = unappliedTableSettings(table);
     // Nothing on the table itself can drift: it has no settings, no metadata and no tags.
     return {
@@ -78,17 +107,22 @@ export class AzureTableClient implements ExternalClient<Table> {
       diff: [],
       atProvider: { id: this.#url, url: this.#url },
       ownerTags: undefined,
+      // Its identity is k8or's marker policy; Azure has no protection on a table: k8or enforces spec.deletionProtection itself.
+      ...(identity ? { identity } : {}),
+      protection: [],
       ...(settingIssues.length > 0 ? { settingIssues } : {}),
     };
   }
 
   /** Existence: observe's one Query Tables for the name. Tables carry no metadata: no owner tags to read. */
   async probe(_table: Table, call: CallOptions): Promise<Presence> {
-    return { exists: await this.#exists(call) };
+    if (!(await this.#exists(call))) return { exists: false };
+    const identity = await this.#identity(call);
+    return { exists: true, ...(identity ? { identity } : {}), protection: [] };
   }
 
   /**
-   * Create Table. The SDK takes "already exists" (409) for success; here it is NotOwnedError,
+   * Create Table, then its identity marker (#mark). The SDK takes "already exists" (409) for success; here it is NotOwnedError,
    * since a table carries nothing that could prove it ours: the engine observes before it
    * creates, so a table found only now was made by someone else.
    */
@@ -101,6 +135,19 @@ export class AzureTableClient implements ExternalClient<Table> {
       throw new NotOwnedError(`CreateTable: table "${this.#name}" already exists and nothing shows it is this object's (TableAlreadyExists); annotate the Table with k8or.io/adopt: "true" to take it over`, {
         code: 'TableAlreadyExists',
       });
+    }
+    await this.#mark(call);
+  }
+
+  /** Set Table ACL with the identity marker, on the table just made (it has no other policy to keep). A SAS that may not set ACLs leaves it without. */
+  async #mark(call: CallOptions): Promise<void> {
+    const marker = { id: `${IDENTITY_POLICY_PREFIX}${randomBytes(8).toString('hex')}`, accessPolicy: { permission: 'r', start: EXPIRED, expiry: EXPIRED } };
+    try {
+      await callAzure(this.#context, { service: AzureServices.tables, signal: call.signal }, 'SetTableACL', () => this.#table.setAccessPolicy([marker], { abortSignal: call.signal }));
+    } catch (error) {
+      if (hasCode(error, ...ACL_REFUSED)) return;
+      // The table exists: the create had its effect.
+      throw error instanceof ProviderError && error.noEffect ? new TerminalError(error.message, { ...(error.code ? { code: error.code } : {}), cause: error.cause, noEffect: false }) : error;
     }
   }
 
@@ -131,7 +178,8 @@ export function azureTableConnector(options: AzureConnectorOptions = {}): Connec
   return {
     /** Builds (or reuses) the Table service client for the ProviderConfig's account, endpoint and credentials. */
     async connect(_table: Table, context: ConnectionContext): Promise<ExternalClient<Table>> {
-      return new AzureTableClient(tableServiceClient(clientSettings(context.providerConfig, context.credentials, 'Table'), options), context);
+      const settings = clientSettings(context.providerConfig, context.credentials, 'Table');
+      return new AzureTableClient(tableServiceClient(settings, options), tableClient(settings, context.externalName, options), context);
     },
 
     /** Every table of the storage account (Query Tables, every page); every Azure table has the string keys PartitionKey and RowKey. */

@@ -5,7 +5,7 @@ import { BlobServiceClient } from '@azure/storage-blob';
 import { DeletionBlockedError, NotOwnedError, RetryableError, TerminalError } from '@k8or/core';
 import { bucketConnector, clearAzureClients } from '@k8or/provider-azure';
 import { startAzurite, type Azurite } from '@k8or/local-clouds';
-import { accountKeySecret, azureProviderConfig, bucket, connectionContext, startFaultProxy, type FaultProxy } from './support.ts';
+import { accountKeySecret, accountSas, azureProviderConfig, bucket, connectionContext, startFaultProxy, stringsIn, type FaultProxy } from './support.ts';
 
 /** The engine's call options: a signal that never aborts here. */
 const call = { signal: new AbortController().signal };
@@ -55,6 +55,55 @@ describe('Bucket -> Azure Blob container, against Azurite', () => {
     assert.equal(observation.atProvider?.url, `${azurite.blobEndpoint}/photos`);
     assert.equal((observation.atProvider as { etag?: string }).etag, properties.etag);
     assert.equal((observation.atProvider as { lastModified?: string }).lastModified, properties.lastModified?.toISOString());
+  });
+
+  it('publishes no SAS: with sasToken credentials, atProvider (id, url) carries no query string and no signature', async () => {
+    const sasToken = accountSas(azurite);
+    const signature = new URLSearchParams(sasToken).get('sig') ?? '';
+    assert.ok(signature.length > 10, 'the account SAS is signed');
+    const shared = bucket('shared-by-sas');
+    const { client } = await connect(shared, { secret: { sasToken } });
+    await client.create(shared, call);
+    const observation = await client.observe(shared, call);
+    assert.equal(observation.exists, true);
+    assert.equal(observation.atProvider?.url, `${azurite.blobEndpoint}/shared-by-sas`);
+    assert.equal(observation.atProvider?.id, `${azurite.blobEndpoint}/shared-by-sas`);
+    for (const text of stringsIn(observation)) {
+      assert.ok(!text.includes(signature) && !text.includes('sig='), `no SAS in ${text}`);
+      if (URL.canParse(text)) assert.equal(new URL(text).search, '', `no query string in ${text}`);
+    }
+  });
+
+  it('reports its protections as facts (private access, legal hold, immutability policy), and no identity (etag and last-modified change with every write)', async () => {
+    const resource = bucket('protected-facts');
+    const { client } = await connect(resource);
+    await client.create(resource, call);
+    const observation = await client.observe(resource, call);
+    assert.equal(observation.identity, undefined);
+    assert.deepEqual(observation.protection, [
+      { field: 'spec.publicAccess', enabled: true },
+      { field: 'legalHold', enabled: false, blocksDeletion: true },
+      { field: 'immutabilityPolicy', enabled: false, blocksDeletion: true },
+    ]);
+    // The engine holds private access on a resync: update gets the spec with the container's own value, and writes no access level.
+    const opened = bucket('protected-facts', { publicAccess: 'Allowed' });
+    const drifted = await client.observe(opened, call);
+    assert.deepEqual(drifted.diff?.map((d) => d.field), ['spec.publicAccess']);
+    const { client: held, context } = await connect(resource);
+    await held.update(resource, drifted, call);
+    assert.deepEqual(context.calls, [], 'nothing written for a held protection');
+    assert.equal((await blobs.getContainerClient('protected-facts').getProperties()).blobPublicAccess, undefined);
+  });
+
+  it('releases ownership for Retain: the owner metadata goes, labels and access stay; a missing container is success', async () => {
+    const resource = bucket('released-container', { labels: { team: 'a' } });
+    const { client } = await connect(resource);
+    await client.create(resource, call);
+    await client.release?.(resource, call);
+    assert.deepEqual((await blobs.getContainerClient('released-container').getProperties()).metadata, { team: 'a' });
+    await client.release?.(resource, call);
+    await client.delete(resource, call);
+    await client.release?.(resource, call);
   });
 
   it('finds opened public access and removed owner metadata as drift, and repairs only those, keeping stored access policies', async () => {
@@ -136,7 +185,7 @@ describe('Bucket -> Azure Blob container, against Azurite', () => {
     const bare = bucket('bare');
     const { client: ours } = await connect(bare);
     const observation = await ours.observe(bare, call);
-    assert.equal(observation.ownerTags, undefined, 'no owner metadata at all: the engine\'s markers decide');
+    assert.deepEqual(observation.ownerTags, {}, 'no owner metadata at all: none of it ours, never "this kind has no tags"');
     await assert.rejects(ours.create(bare, call), NotOwnedError);
   });
 
@@ -152,12 +201,13 @@ describe('Bucket -> Azure Blob container, against Azurite', () => {
     await client.create(probed, call);
     const observation = await client.observe(probed, call);
     context.calls.length = 0;
-    assert.deepEqual(await client.probe?.(probed, call), { exists: true, ownerTags: observation.ownerTags });
+    assert.deepEqual(await client.probe?.(probed, call), { exists: true, ownerTags: observation.ownerTags, protection: observation.protection });
     assert.deepEqual(context.calls, ['GetContainerProperties']);
     assert.deepEqual(observation.ownerTags, context.ownerTags);
     await blobs.getContainerClient('probed-bare').create();
     const bare = bucket('probed-bare');
-    assert.deepEqual(await (await connect(bare)).client.probe?.(bare, call), { exists: true, ownerTags: undefined }, 'no owner metadata at all: the markers decide');
+    const barePresence = await (await connect(bare)).client.probe?.(bare, call);
+    assert.deepEqual({ exists: barePresence?.exists, ownerTags: barePresence?.ownerTags }, { exists: true, ownerTags: {} }, 'no owner metadata at all: none of it k8or\'s ({}), never "this kind has no tags"');
     const { client: wrongKey } = await connect(probed, { secret: { accountKey: Buffer.from('not-the-key').toString('base64') } });
     await assert.rejects(wrongKey.probe?.(probed, call) ?? Promise.resolve(), (error: unknown) => error instanceof TerminalError && error.code === 'AuthorizationFailure');
     await client.delete(probed, call);

@@ -11,9 +11,10 @@ describe('Azure mapping', () => {
     assert.equal(ownerMetadataName('k8or.io/managed-by'), 'k8or_managed_by');
     const metadata = { K8OR_MANAGED_BY: 'k8or', k8or_cluster: 'test-cluster', k8or_namespace: 'team-a', k8or_name: 'photos', k8or_kind: 'Bucket', team: 'a' };
     assert.deepEqual(ownerTagsIn(metadata, owner), owner);
-    assert.equal(ownerTagsIn({ team: 'a' }, owner), undefined);
+    assert.deepEqual(ownerTagsIn({ team: 'a' }, owner), {}, 'a container has metadata: none of it k8or\'s is {}, never "no tags"');
     const { k8or_namespace: _removed, ...incomplete } = metadata;
-    assert.equal(ownerTagsIn(incomplete, owner), undefined, 'an incomplete record of ours: the create markers decide');
+    const { 'k8or.io/namespace': _namespace, ...found } = owner;
+    assert.deepEqual(ownerTagsIn(incomplete, owner), found, 'an incomplete record is reported as found: a missing tag proves nothing');
     assert.deepEqual(ownerTagsIn({ ...incomplete, k8or_cluster: 'elsewhere' }, owner), { 'k8or.io/managed-by': 'k8or', 'k8or.io/cluster': 'elsewhere', 'k8or.io/name': 'photos', 'k8or.io/kind': 'Bucket' });
     assert.deepEqual(diffMetadata({ Team: 'a' }, owner, metadata), []);
     assert.deepEqual(ownerTagsIn(metadata, {}), owner, 'every owner tag found, whichever are expected (k8or import expects none)');
@@ -32,7 +33,7 @@ describe('Azure mapping', () => {
     assert.equal(blobMapping.accessLevelFor(undefined), 'none');
     assert.equal(blobMapping.accessLevelFor('Blocked'), 'none');
     assert.equal(blobMapping.accessLevelFor('Allowed'), 'blob');
-    const observed = { accessLevel: 'container' as const, metadata: {}, etag: undefined, lastModified: undefined };
+    const observed = { accessLevel: 'container' as const, metadata: {}, etag: undefined, lastModified: undefined, legalHold: false, immutabilityPolicy: false };
     // The container level differs from blob (update sets blob) though both are Allowed in the portable spec.
     assert.deepEqual(blobMapping.diffContainer(bucket('photos', { publicAccess: 'Allowed' }), observed, {})[0], { field: 'spec.publicAccess', desired: 'Allowed', actual: 'Allowed' });
     assert.deepEqual(blobMapping.diffContainer(bucket('photos'), observed, {})[0], { field: 'spec.publicAccess', desired: 'Blocked', actual: 'Allowed' });

@@ -36,3 +36,21 @@ describe('the package as the operator loads it', () => {
     assert.deepEqual(JSON.parse(run.stdout.trim()), []);
   });
 });
+
+describe('targetOf: where a ProviderConfig points, for the engine\'s pinned target', () => {
+  const providerConfig = (spec: Record<string, unknown>) => ({ apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'p' }, spec: { provider: 'azure', ...spec } }) as Parameters<NonNullable<typeof azureProvider.targetOf>>[1];
+  const targetOf = (kind: 'Bucket' | 'Table', spec: Record<string, unknown>, credentials?: Record<string, string>) => azureProvider.targetOf?.(kind, providerConfig(spec), credentials);
+
+  it('the storage account, the kind\'s endpoint and the endpoint suffix', () => {
+    assert.deepEqual(targetOf('Bucket', { storageAccount: 'acct' }), { storageAccount: 'acct', endpoint: '', endpointSuffix: 'core.windows.net' });
+    assert.deepEqual(targetOf('Table', { storageAccount: 'acct', endpoints: { table: 'http://127.0.0.1:10002/acct' } }), { storageAccount: 'acct', endpoint: 'http://127.0.0.1:10002/acct', endpointSuffix: 'core.windows.net' });
+  });
+
+  it('takes the account and endpoint a connection string names, never its key or SAS: rotating the key keeps the target', () => {
+    const connection = (key: string) => ({ connectionString: `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${key};BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;` });
+    const before = targetOf('Bucket', {}, connection('old-key'));
+    assert.deepEqual(before, { storageAccount: 'devstoreaccount1', endpoint: 'http://127.0.0.1:10000/devstoreaccount1', endpointSuffix: 'core.windows.net' });
+    assert.deepEqual(targetOf('Bucket', {}, connection('new-key')), before);
+    assert.deepEqual(targetOf('Bucket', { storageAccount: 'acct' }, { sasToken: 'sv=1&sig=secret' }), { storageAccount: 'acct', endpoint: '', endpointSuffix: 'core.windows.net' });
+  });
+});

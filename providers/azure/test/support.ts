@@ -1,6 +1,7 @@
 // The Azure side of the direct-call fixtures (the shared ones come from @k8or/provider-testkit), and a fault proxy for Azurite.
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { AccountSASPermissions, StorageSharedKeyCredential, generateAccountSASQueryParameters } from '@azure/storage-blob';
 import type { ProviderConfig } from '@k8or/api';
 import { startAzurite, startFaultProxy as startCloudFaultProxy, type Azurite, type CloudDialectName, type FaultProxy as CloudFaultProxy } from '@k8or/local-clouds';
 import { clearAzureClients } from '@k8or/provider-azure';
@@ -107,3 +108,18 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   };
 }
 
+
+/** An account SAS for Azurite's dev account: every service, resource type and permission, for an hour. */
+export function accountSas(azurite: Azurite): string {
+  const key = new StorageSharedKeyCredential('devstoreaccount1', azurite.accountKey);
+  const expiresOn = new Date(Date.now() + 3_600_000);
+  return generateAccountSASQueryParameters({ permissions: AccountSASPermissions.parse('rwdlacup'), services: 'bt', resourceTypes: 'sco', expiresOn }, key).toString();
+}
+
+/** Every string inside a value (object values and array items, recursively): where a secret could hide. */
+export function stringsIn(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.flatMap(stringsIn);
+  if (typeof value === 'object' && value !== null) return Object.values(value).flatMap(stringsIn);
+  return [];
+}

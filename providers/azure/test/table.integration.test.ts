@@ -1,11 +1,11 @@
 // The table client with the real @azure/data-tables against Azurite, checked by direct reads.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
+import { AzureNamedKeyCredential, TableClient, TableServiceClient } from '@azure/data-tables';
 import { DeletionBlockedError, NotOwnedError, RetryableError, TerminalError } from '@k8or/core';
 import { clearAzureClients, tableConnector } from '@k8or/provider-azure';
 import { startAzurite, type Azurite } from '@k8or/local-clouds';
-import { accountKeySecret, azureProviderConfig, connectionContext, startFaultProxy, table, type FaultProxy } from './support.ts';
+import { accountKeySecret, accountSas, azureProviderConfig, connectionContext, startFaultProxy, stringsIn, table, type FaultProxy } from './support.ts';
 
 /** The engine's call options: a signal that never aborts here. */
 const call = { signal: new AbortController().signal };
@@ -26,6 +26,13 @@ describe('Table -> Azure Table Storage table, against Azurite', () => {
     await azurite?.stop();
   });
 
+  /** Azurite deletes a table at once, Azure a little later: waits until the name is free again. */
+  const waitForGone = async (name: string): Promise<void> => {
+    for (const deadline = Date.now() + 30_000; (await names()).includes(name); ) {
+      if (Date.now() > deadline) throw new Error(`table ${name} still listed after 30 s`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
   const names = async (): Promise<string[]> => {
     const found: string[] = [];
     for await (const t of tables.listTables()) found.push(t.name ?? '');
@@ -36,16 +43,31 @@ describe('Table -> Azure Table Storage table, against Azurite', () => {
     return { client: await tableConnector.connect(resource, context), context };
   };
 
-  it('creates a table, observes it ready and up to date with no owner tags (Azure tables carry none)', async () => {
+  it('creates a table with its identity marker, observes it ready and up to date with no owner tags (Azure tables carry none)', async () => {
     const orders = table('orders');
     const { client, context } = await connect(orders);
     assert.equal((await client.observe(orders, call)).exists, false);
     await client.create(orders, call);
-    assert.deepEqual(context.calls, ['QueryTables', 'CreateTable']);
+    assert.deepEqual(context.calls, ['QueryTables', 'CreateTable', 'SetTableACL']);
     assert.ok((await names()).includes('orders'));
     const observation = await client.observe(orders, call);
     assert.deepEqual({ exists: observation.exists, ready: observation.ready, upToDate: observation.upToDate, ownerTags: observation.ownerTags }, { exists: true, ready: true, upToDate: true, ownerTags: undefined });
     assert.equal(observation.atProvider?.url, `${azurite.tableEndpoint}/orders`);
+  });
+
+  it('publishes no SAS: with sasToken credentials, atProvider (id, url) carries no query string and no signature', async () => {
+    const sasToken = accountSas(azurite);
+    const signature = new URLSearchParams(sasToken).get('sig') ?? '';
+    const shared = table('sharedbysas');
+    const { client } = await connect(shared, { secret: { sasToken } });
+    await client.create(shared, call);
+    const observation = await client.observe(shared, call);
+    assert.equal(observation.exists, true);
+    assert.equal(observation.atProvider?.url, `${azurite.tableEndpoint}/sharedbysas`);
+    for (const text of stringsIn(observation)) {
+      assert.ok(!text.includes(signature) && !text.includes('sig='), `no SAS in ${text}`);
+      if (URL.canParse(text)) assert.equal(new URL(text).search, '', `no query string in ${text}`);
+    }
   });
 
   it('tells a table of another name apart: only the exact name is found', async () => {
@@ -87,13 +109,25 @@ describe('Table -> Azure Table Storage table, against Azurite', () => {
     await assert.rejects(client.observe(orders, call), (error: unknown) => error instanceof TerminalError && error.code === 'AuthorizationFailure');
   });
 
-  it("probes with observe's one Query Tables: no owner tags (tables carry none), absence only when the name is not listed, a wrong key thrown", async () => {
+  it("probes with observe's Query Tables and Get Table ACL: no owner tags (tables carry none), the identity marker, absence only when the name is not listed, a wrong key thrown", async () => {
     const probed = table('probed');
     const { client, context } = await connect(probed);
     await client.create(probed, call);
+    const observation = await client.observe(probed, call);
+    assert.match(observation.identity?.['marker'] ?? '', /^k8or-id-[0-9a-f]{16}$/);
     context.calls.length = 0;
-    assert.deepEqual(await client.probe?.(probed, call), { exists: true });
-    assert.deepEqual(context.calls, ['QueryTables']);
+    assert.deepEqual(await client.probe?.(probed, call), { exists: true, identity: observation.identity, protection: [] }, 'no protection in Azure: k8or enforces spec.deletionProtection itself');
+    assert.deepEqual(context.calls, ['QueryTables', 'GetTableACL']);
+    // The marker grants nothing: a stored access policy that expired in 2000.
+    const [policy] = await new TableClient(azurite.tableEndpoint, 'probed', new AzureNamedKeyCredential(azurite.accountName, azurite.accountKey), { allowInsecureConnection: true }).getAccessPolicy();
+    assert.equal(policy?.id, observation.identity?.['marker']);
+    assert.ok((policy?.accessPolicy?.expiry?.getTime() ?? Infinity) < Date.now());
+    // A table made again under the name, by anyone, has another identity (here: none).
+    await client.delete(probed, call);
+    await waitForGone('probed');
+    await tables.createTable('probed');
+    assert.equal((await client.observe(probed, call)).identity, undefined);
+    context.calls.length = 0;
     const { client: wrongKey } = await connect(probed, { secret: { accountKey: Buffer.from('not-the-key').toString('base64') } });
     await assert.rejects(wrongKey.probe?.(probed, call) ?? Promise.resolve(), (error: unknown) => error instanceof TerminalError && error.code === 'AuthorizationFailure');
     await client.delete(probed, call);

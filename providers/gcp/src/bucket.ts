@@ -4,7 +4,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { Storage, type Bucket as GcsBucket, type BucketMetadata, type CreateBucketRequest, type File } from '@google-cloud/storage';
-import type { Bucket, BucketEncryption, LifecycleRule, PublicAccess, StorageTier } from '@k8or/api';
+import { OwnerTags, type Bucket, type BucketEncryption, type LifecycleRule, type PublicAccess, type StorageTier } from '@k8or/api';
 import {
   DeletionBlockedError,
   NotOwnedError,
@@ -18,13 +18,15 @@ import {
   type InventoryItem,
   type Observation,
   type Presence,
+  type ProtectionSetting,
+  type ResourceIdentity,
   type SettingIssue,
 } from '@k8or/core';
 import { withinTimeout } from './abort.js';
 import { ClientCache } from './client-cache.js';
 import { answerOf, callGoogle, isNotFound } from './errors.js';
 import { GcpServices, gcsServiceFor } from './rate-limits.js';
-import { desiredLabels, diffLabels, labelsPatch, ownerTagsFromLabels } from './labels.js';
+import { desiredLabels, diffLabels, labelsPatch, ownerLabelKey, ownerTagsFromLabels } from './labels.js';
 import { DEFAULT_STORAGE_CLASS, gcpSettings, type GcpSettings } from './settings.js';
 
 // --- mapping: portable spec -> GCS -------------------------------------------------------------
@@ -227,13 +229,37 @@ export function patchBody(desired: DesiredBucket, actual: DesiredBucket, diff: r
   const patch: Record<string, unknown> = {};
   if (fields.has('spec.versioning')) patch['versioning'] = { enabled: desired.versioning };
   if (fields.has('spec.publicAccess') || fields.has('uniformBucketLevelAccess')) {
-    patch['iamConfiguration'] = { uniformBucketLevelAccess: { enabled: desired.iamConfiguration.uniformBucketLevelAccess }, publicAccessPrevention: desired.iamConfiguration.publicAccessPrevention };
+    // The two go together in one iamConfiguration: the one not being repaired keeps the bucket's value.
+    const publicAccessPrevention = (fields.has('spec.publicAccess') ? desired : actual).iamConfiguration.publicAccessPrevention;
+    const uniformBucketLevelAccess = (fields.has('uniformBucketLevelAccess') ? desired : actual).iamConfiguration.uniformBucketLevelAccess;
+    patch['iamConfiguration'] = { uniformBucketLevelAccess: { enabled: uniformBucketLevelAccess }, publicAccessPrevention };
   }
   if (fields.has('spec.encryption')) patch['encryption'] = desired.kmsKey ? { defaultKmsKeyName: desired.kmsKey } : null;
   if (fields.has('spec.lifecycle')) patch['lifecycle'] = desired.lifecycle.length ? { rule: desired.lifecycle } : null;
   if (fields.has('storageClass')) patch['storageClass'] = desired.storageClass;
   if (fields.has('labels')) patch['labels'] = labelsPatch(desired.labels, actual.labels);
   return patch;
+}
+
+/**
+ * The facts core decides ownership and deletion on: the bucket's identity (its timeCreated and
+ * projectNumber, fixed at creation) and its protections (public access prevention, versioning, a
+ * retention policy, which blocks deletion once locked).
+ */
+export function bucketFacts(metadata: BucketMetadata): { identity?: ResourceIdentity; protection: ProtectionSetting[] } {
+  const identity = {
+    ...(metadata.timeCreated ? { timeCreated: new Date(metadata.timeCreated).toISOString() } : {}),
+    ...(metadata.projectNumber !== undefined ? { projectNumber: String(metadata.projectNumber) } : {}),
+  };
+  const retention = metadata.retentionPolicy;
+  return {
+    ...(Object.keys(identity).length > 0 ? { identity } : {}),
+    protection: [
+      { field: 'spec.publicAccess', enabled: metadata.iamConfiguration?.publicAccessPrevention === 'enforced' },
+      { field: 'spec.versioning', enabled: metadata.versioning?.enabled === true },
+      { field: 'retentionPolicy', enabled: Number(retention?.retentionPeriod ?? 0) > 0, blocksDeletion: retention?.isLocked === true },
+    ],
+  };
 }
 
 /** atProvider: the self link, location, gs:// URL and creation time. */
@@ -286,15 +312,47 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
     return callGoogle(this.#context, { service: gcsServiceFor(operation), signal: call.signal }, operation, () => withinTimeout(this.#requestTimeoutMs, () => run(this.#bucket)));
   }
 
-  /** The bucket resource, or undefined on a definite 404. A 403 is an error, never absence. */
+  /**
+   * The bucket resource, or undefined on a definite 404. A 403 is an error, never absence: another
+   * project's bucket (NotOwnedError, see #explainDenial) or a denial of this project's own.
+   */
   async #read(call: CallOptions): Promise<BucketMetadata | undefined> {
     try {
       const [metadata] = await this.#call(call, 'buckets.get', (bucket) => bucket.getMetadata());
       return metadata;
     } catch (error) {
       if (isNotFound(error)) return undefined;
+      if (answerOf(error).status === 403) await this.#explainDenial(error, call);
       throw error;
     }
+  }
+
+  /**
+   * After a 403 on the bucket: GCS answers 403 both for another project's bucket and for missing
+   * permissions on one's own. When this project's bucket list can be read and the name is not in
+   * it, another project owns the name (NotOwnedError: nothing of this object's is there). Otherwise
+   * the denial stands as it is.
+   */
+  async #explainDenial(denied: unknown, call: CallOptions): Promise<void> {
+    const name = this.#context.externalName;
+    let pageToken: string | undefined;
+    try {
+      do {
+        const query = { prefix: name, maxResults: 1000, autoPaginate: false, ...(pageToken ? { pageToken } : {}) };
+        const [page, next] = await callGoogle(this.#context, { service: GcpServices.gcsBucketMetadata, signal: call.signal }, 'buckets.list', () =>
+          withinTimeout(this.#requestTimeoutMs, () => this.#storage.getBuckets(query)),
+        );
+        if (page.some((listed) => listed.name === name)) return;
+        pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken || undefined;
+      } while (pageToken);
+    } catch {
+      return;
+    }
+    const message = denied instanceof Error ? denied.message : String(denied);
+    throw new NotOwnedError(`${message}; Cloud Storage bucket "${name}" exists but is not in project ${this.#settings.project}'s bucket list: another project owns the name`, {
+      code: 'forbidden',
+      cause: denied,
+    });
   }
 
   #desired(bucket: Bucket): DesiredBucket {
@@ -315,6 +373,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
       atProvider: bucketAtProvider(this.#context.externalName, metadata),
       // GCS always has labels: `{}` means none of k8or's, so the bucket is someone else's.
       ownerTags: ownerTagsFromLabels(actual.labels, this.#context.ownerTags),
+      ...bucketFacts(metadata),
       ...(actual.portableLifecycle === undefined ? { settingIssues: [nonPortableLifecycle(actual.lifecycle)] } : {}),
     };
     this.#reads.set(observation, { metageneration: String(metadata.metageneration), actual });
@@ -325,7 +384,29 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
   async probe(_bucket: Bucket, call: CallOptions): Promise<Presence> {
     const metadata = await this.#read(call);
     if (metadata === undefined) return { exists: false };
-    return { exists: true, ownerTags: ownerTagsFromLabels(observedBucket(metadata).labels, this.#context.ownerTags) };
+    return { exists: true, ownerTags: ownerTagsFromLabels(observedBucket(metadata).labels, this.#context.ownerTags), ...bucketFacts(metadata) };
+  }
+
+  /**
+   * Deletion policy Retain: one patch that removes k8or's owner labels (the user's labels and every
+   * setting stay), so another cluster or object can adopt the bucket. A missing bucket, or one
+   * without owner labels, has none to remove.
+   */
+  async release(_bucket: Bucket, call: CallOptions): Promise<void> {
+    const metadata = await this.#read(call);
+    if (metadata === undefined) return;
+    const labels = observedBucket(metadata).labels;
+    const owned = Object.keys(ownerTagsFromLabels(labels, this.#context.ownerTags)).length > 0;
+    if (!owned) return;
+    const ownerKeys = new Set([...Object.values(OwnerTags), ...Object.keys(this.#context.ownerTags)].map(ownerLabelKey));
+    const kept = Object.fromEntries(Object.entries(labels).filter(([key]) => !ownerKeys.has(key)));
+    try {
+      await this.#call(call, 'buckets.patch', (gcs) => gcs.setMetadata({ labels: labelsPatch(kept, labels) } as BucketMetadata, { ifMetagenerationMatch: Number(metadata.metageneration) }));
+    } catch (error) {
+      if (isNotFound(error)) return;
+      if (answerOf(error).status !== 412) throw error;
+      throw new RetryableError(`buckets.patch: Cloud Storage bucket "${this.#context.externalName}" changed since it was read (412 conditionNotMet); releasing it again`, { code: 'conditionNotMet', cause: error });
+    }
   }
 
   /**
@@ -340,7 +421,7 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
       if (answerOf(error).status !== 409) throw error;
       // Only a 403 says "another project's"; a throttled or failed read is retried, never a verdict.
       const existing = await this.#read(call).catch((readError: unknown) => {
-        if (answerOf(readError).status === 403) return undefined;
+        if (readError instanceof NotOwnedError || answerOf(readError).status === 403) return undefined;
         throw readError;
       });
       const found = existing ? ownerTagsFromLabels(observedBucket(existing).labels, this.#context.ownerTags) : {};
@@ -354,7 +435,9 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
 
   /**
    * One patch with only the drifted settings, conditional on the metageneration the observation
-   * saw: a concurrent change (412) is retried after a fresh observe rather than overwritten.
+   * saw: a concurrent change (412) is retried after a fresh observe rather than overwritten. The
+   * patch is computed from the spec it is given against what the observation read, so a protection
+   * the engine holds (given with the bucket's own value) is left as it is.
    */
   async update(bucket: Bucket, observation: Observation, call: CallOptions): Promise<void> {
     let read = this.#reads.get(observation);
@@ -367,7 +450,9 @@ export class GcsBucketClient implements ExternalClient<Bucket> {
     const { metageneration, actual } = read;
     const desired = this.#desired(bucket);
     // The labels go with every update: adoption and an interrupted create need the owner labels written.
-    const patch = { ...patchBody(desired, actual, observation.diff ?? []), labels: labelsPatch(desired.labels, actual.labels) };
+    // What still differs between the spec given and what was read (the observation's own diff was made against the object's spec).
+    const { diff } = diffBucket(desired, actual, this.#context.ownerTags);
+    const patch = { ...patchBody(desired, actual, diff), labels: labelsPatch(desired.labels, actual.labels) };
     try {
       await this.#call(call, 'buckets.patch', (gcs) => gcs.setMetadata(patch as BucketMetadata, { ifMetagenerationMatch: Number(metageneration) }));
     } catch (error) {

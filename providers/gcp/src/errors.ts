@@ -88,15 +88,21 @@ export function classifyGcpError(error: unknown, operation: string): ProviderErr
   const status = answer.status !== undefined ? `${answer.status} ` : '';
   const message = `${operation} failed with ${status}${code}${detail}`;
   const options = { code, cause: error };
+  // Both clients make one attempt per call: a throttle (429, rate-limit reasons, RESOURCE_EXHAUSTED)
+  // or a 4xx was answered before Google acted (noEffect); a 5xx, a timeout or a network failure may come after.
   if (answer.network) return new RetryableError(message, options);
-  if (answer.grpc) return RETRYABLE_GRPC.has(answer.grpc) ? new RetryableError(message, options) : new TerminalError(message, options);
+  if (answer.grpc) {
+    if (!RETRYABLE_GRPC.has(answer.grpc)) return new TerminalError(message, options);
+    return new RetryableError(message, { ...options, noEffect: answer.grpc === 'RESOURCE_EXHAUSTED' });
+  }
   if (answer.status !== undefined) {
+    const throttled = answer.status === 429 || answer.reason === 'rateLimitExceeded' || answer.reason === 'userRateLimitExceeded';
     const retryAfterMs = retryAfterFor(error, answer.status);
     if (retryAfterMs !== undefined) {
-      return new RetryableError(`${message} (Google asked for ${Math.ceil(retryAfterMs / 1000)} s before the next attempt: Retry-After)`, { ...options, retryAfterMs });
+      return new RetryableError(`${message} (Google asked for ${Math.ceil(retryAfterMs / 1000)} s before the next attempt: Retry-After)`, { ...options, retryAfterMs, noEffect: throttled });
     }
-    const retryable = answer.status === 429 || answer.status >= 500 || (answer.reason !== undefined && RETRYABLE_REASONS.has(answer.reason));
-    return retryable ? new RetryableError(message, options) : new TerminalError(message, options);
+    const retryable = throttled || answer.status >= 500 || (answer.reason !== undefined && RETRYABLE_REASONS.has(answer.reason));
+    return retryable ? new RetryableError(message, { ...options, noEffect: throttled }) : new TerminalError(message, options);
   }
   // No answer from Google at all (a socket closed, a client bug): try again rather than give up.
   return new RetryableError(message, options);

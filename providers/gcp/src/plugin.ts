@@ -2,6 +2,7 @@ import { lazyConnector, type ProviderPlugin } from '@k8or/core';
 import { bigtableTableNaming, gcsBucketNaming } from './naming.js';
 import { gcpRateLimits } from './rate-limits.js';
 import { gcpSettingsSchema } from './settings.js';
+import { gcpTargetOf } from './target.js';
 import { gcpValidation } from './validation.js';
 
 /** The GCP provider: Bucket -> Cloud Storage, Table -> Bigtable. */
@@ -18,4 +19,5 @@ export const gcpProvider: ProviderPlugin = {
   settingsSchema: gcpSettingsSchema,
   rateLimits: gcpRateLimits,
   validation: gcpValidation,
+  targetOf: gcpTargetOf,
 };

@@ -8,9 +8,11 @@
  * `gcp.k8or.io/column-families` annotation. Every family keeps one version per cell (a write
  * replaces the value). With `ttlAttribute`, the families also expire cells one second after their
  * timestamp: writers set each cell's timestamp to the item's expiry time (Google's "simulate
- * cell-level TTL" pattern). Bigtable tables carry no labels: ownership rests on the persisted
- * external name and the engine's create markers.
+ * cell-level TTL" pattern). Bigtable tables carry no labels: ownership rests on the identity
+ * marker (an empty column family k8or creates with each table, see IDENTITY_FAMILY_PREFIX), recorded
+ * in status at creation.
  */
+import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Bigtable, type BigtableOptions, type protos } from '@google-cloud/bigtable';
 import type { Interceptor } from '@grpc/grpc-js';
@@ -18,7 +20,6 @@ import type { Table } from '@k8or/api';
 import {
   DeletionBlockedError,
   NotOwnedError,
-  RetryableError,
   type CallOptions,
   type ConnectionContext,
   type Connector,
@@ -28,6 +29,8 @@ import {
   type InventoryItem,
   type Observation,
   type Presence,
+  type ProtectionSetting,
+  type ResourceIdentity,
 } from '@k8or/core';
 import { cancelOnAbort } from './abort.js';
 import { ClientCache } from './client-cache.js';
@@ -121,6 +124,27 @@ export function diffTable(table: Table, observed: ObservedTable): FieldDiff[] {
   return diff;
 }
 
+/**
+ * The prefix of the identity marker: the admin API gives a table no creation time or id beyond its
+ * name, so k8or creates each table with one empty column family of its own, named with a random
+ * part (`k8or-id-<16 hex>`). It holds no cells, is never a difference (families the Table does not
+ * declare are left alone), and a table made again under the name, by anyone, lacks it.
+ */
+export const IDENTITY_FAMILY_PREFIX = 'k8or-id-';
+
+const newIdentityFamily = (): string => `${IDENTITY_FAMILY_PREFIX}${randomBytes(8).toString('hex')}`;
+
+/** The table's identity: its identity marker families (normally one), or none for a table k8or did not create. */
+export function identityOf(found: Pick<AdminTable, 'columnFamilies'>): { identity?: ResourceIdentity } {
+  const markers = Object.keys(found.columnFamilies ?? {}).filter((id) => id.startsWith(IDENTITY_FAMILY_PREFIX)).sort();
+  return markers.length > 0 ? { identity: { marker: markers.join(',') } } : {};
+}
+
+/** A table's protection as found: deletion protection, which blocks deletion. */
+export function tableProtection(found: Pick<AdminTable, 'deletionProtection'>): ProtectionSetting[] {
+  return [{ field: 'spec.deletionProtection', enabled: found.deletionProtection === true, blocksDeletion: true }];
+}
+
 // --- the client ---------------------------------------------------------------------------------
 
 type TableAdminClient = ReturnType<Bigtable['admin']['getTableAdminClient']>;
@@ -195,21 +219,23 @@ export class BigtableTableClient implements ExternalClient<Table> {
       diff,
       immutableDiff: [],
       atProvider: { id: this.#tablePath, location: this.#instancePath, state: 'READY' },
-      // Bigtable tables carry no labels: ownership rests on the external name and the create markers.
+      // Bigtable tables carry no labels: ownership rests on the identity marker recorded at creation.
       ownerTags: undefined,
+      ...identityOf(found),
+      protection: tableProtection(found),
       ...(unapplied.length ? { settingIssues: unapplied } : {}),
     };
   }
 
   /**
-   * Existence: GetTable with the NAME_ONLY view (no column families read). Bigtable tables carry no
-   * labels, so there are no owner tags to read: ownership rests on the persisted external name and
-   * the engine's create markers, as with observe.
+   * Existence, identity and deletion protection: GetTable with the SCHEMA_VIEW (no replication or
+   * encryption state read). Bigtable tables carry no labels, so there are no owner tags to read:
+   * ownership rests on the identity marker, as with observe.
    */
   async probe(_table: Table, call: CallOptions): Promise<Presence> {
     try {
-      await this.#call(call, 'GetTable', (admin, options) => admin.getTable({ name: this.#tablePath, view: 'NAME_ONLY' }, options));
-      return { exists: true };
+      const [found] = await this.#call(call, 'GetTable', (admin, options) => admin.getTable({ name: this.#tablePath, view: 'SCHEMA_VIEW' }, options));
+      return { exists: true, ...identityOf(found as AdminTable), protection: tableProtection(found as AdminTable) };
     } catch (error) {
       if (isNotFound(error)) return { exists: false };
       throw error;
@@ -223,6 +249,8 @@ export class BigtableTableClient implements ExternalClient<Table> {
    */
   async create(table: Table, call: CallOptions): Promise<void> {
     const columnFamilies = Object.fromEntries(Object.entries(desiredFamilies(table)).map(([id, rule]) => [id, { gcRule: protoGcRule(rule) }]));
+    // The identity marker, made in the same call: an empty family no other table has.
+    columnFamilies[newIdentityFamily()] = { gcRule: protoGcRule({ maxNumVersions: 1 }) };
     try {
       await this.#call(call, 'CreateTable', (admin, options) =>
         admin.createTable({ parent: this.#instancePath, tableId: this.#context.externalName, table: { columnFamilies, deletionProtection: table.spec.deletionProtection ?? false } }, options),
@@ -243,7 +271,9 @@ export class BigtableTableClient implements ExternalClient<Table> {
 
   /**
    * ModifyColumnFamilies for missing or changed families; UpdateTable (started, not awaited) for
-   * deletion protection. The settings Bigtable cannot apply are already in the observation's issues.
+   * deletion protection where the spec given asks for another value than the table has (a
+   * protection the engine holds comes with the table's own value, and is left as it is). The
+   * settings Bigtable cannot apply are already in the observation's issues.
    */
   async update(table: Table, observation: Observation, call: CallOptions): Promise<void> {
     const diff = observation.diff ?? [];
@@ -254,7 +284,9 @@ export class BigtableTableClient implements ExternalClient<Table> {
       return [];
     });
     if (modifications.length > 0) await this.#call(call, 'ModifyColumnFamilies', (admin, options) => admin.modifyColumnFamilies({ name: this.#tablePath, modifications }, options));
-    if (diff.some((d) => d.field === 'spec.deletionProtection')) await this.#setDeletionProtection(table.spec.deletionProtection ?? false, call);
+    const protection = table.spec.deletionProtection ?? false;
+    const found = diff.find((d) => d.field === 'spec.deletionProtection');
+    if (found && found.actual !== protection) await this.#setDeletionProtection(protection, call);
   }
 
   /** Starts the UpdateTable operation; the next observe sees its effect. */
@@ -263,34 +295,29 @@ export class BigtableTableClient implements ExternalClient<Table> {
   }
 
   /**
-   * DeleteTable. Deletion protection is never switched off behind the user's back: while the spec
-   * asks for it, delete stops with DeletionBlockedError. Missing is success.
+   * DeleteTable. A delete never removes a protection: a table with deletion protection on, whoever
+   * set it, stops with DeletionBlockedError naming the setting. Missing is success.
    */
   async delete(table: Table, call: CallOptions): Promise<void> {
     const found = await this.#get(call);
     if (found === undefined) return;
-    if (found.deletionProtection) {
-      if (table.spec.deletionProtection) {
-        throw new DeletionBlockedError(
-          `Bigtable table "${this.#tablePath}" has deletion protection on (spec.deletionProtection: true); set it to false to delete the table, or use deletionPolicy: Retain to keep it`,
-          { code: 'DeletionProtectionEnabled' },
-        );
-      }
-      // The spec says no protection: it was turned on behind k8or's back, so bring it in line first.
-      await this.#setDeletionProtection(false, call);
-    }
+    if (found.deletionProtection) throw this.#protected(table);
     try {
       await this.#call(call, 'DeleteTable', (admin, options) => admin.deleteTable({ name: this.#tablePath }, options));
     } catch (error) {
       if (isNotFound(error)) return;
-      if (answerOf(error).grpc === 'FAILED_PRECONDITION') {
-        throw new RetryableError(`DeleteTable: Bigtable table "${this.#tablePath}" is still protected (FAILED_PRECONDITION); trying again once the protection change applies`, {
-          code: 'FAILED_PRECONDITION',
-          cause: error,
-        });
-      }
+      // Bigtable refuses to delete a protected table: protection turned on since the read above.
+      if (answerOf(error).grpc === 'FAILED_PRECONDITION') throw this.#protected(table, error);
       throw error;
     }
+  }
+
+  #protected(table: Table, cause?: unknown): DeletionBlockedError {
+    const why = table.spec.deletionProtection ? 'spec.deletionProtection: true' : 'set outside k8or: the spec does not ask for it';
+    return new DeletionBlockedError(
+      `Bigtable table "${this.#tablePath}" has deletion protection on (deletionProtection; ${why}), and a delete never turns a protection off: turn it off in Bigtable to delete the table, or use deletionPolicy: Retain to keep it`,
+      { code: 'DeletionProtectionEnabled', cause },
+    );
   }
 }
 

@@ -7,6 +7,14 @@ import { bucketConnector, destroyStorageClients, ownerLabelKey } from '@k8or/pro
 import { startGcsFake, type GcsFake } from '@k8or/local-clouds';
 import { PROJECT, bucket, call, connectionContext, gcpProviderConfig, serviceAccountKey } from './support.ts';
 
+/** Resolves once `done` holds (checked every 10 ms, for at most 10 s). */
+async function waitUntil(done: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !done(); ) {
+    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against the GCS fake', () => {
   let fake: GcsFake;
   let storage: Storage;
@@ -113,19 +121,37 @@ describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against t
     assert.equal((await metadataOf('racing-bucket')).labels?.['added'], undefined, 'the label added behind k8or\'s back is removed: the spec owns the label set');
   });
 
-  it('applies spec changes: lifecycle removed, encryption back to Google-managed, public access allowed; the location is immutable', async () => {
-    const resource = bucket('changing-bucket', { location: 'EU', lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 1 }], encryption: { type: 'CustomerManaged', keyId: 'projects/p/locations/eu/keyRings/r/cryptoKeys/k' } });
+  it('applies spec changes: lifecycle removed, encryption back to Google-managed, public access allowed; held protections stay; the location is immutable', async () => {
+    const resource = bucket('changing-bucket', { location: 'EU', versioning: true, lifecycle: [{ id: 'tmp', prefix: 'tmp/', expirationDays: 1 }], encryption: { type: 'CustomerManaged', keyId: 'projects/p/locations/eu/keyRings/r/cryptoKeys/k' } });
     const client = await connect(resource);
     await client.create(resource, call());
-    const changed = bucket('changing-bucket', { location: 'EU', publicAccess: 'Allowed' });
+    const changed = bucket('changing-bucket', { location: 'EU', versioning: false, publicAccess: 'Allowed' });
     const observation = await client.observe(changed, call());
-    assert.deepEqual(observation.diff?.map((d) => d.field).sort(), ['spec.encryption', 'spec.lifecycle', 'spec.publicAccess']);
-    await client.update(changed, observation, call());
+    assert.deepEqual(observation.diff?.map((d) => d.field).sort(), ['spec.encryption', 'spec.lifecycle', 'spec.publicAccess', 'spec.versioning']);
+    assert.deepEqual(observation.protection?.filter((p) => p.enabled).map((p) => p.field), ['spec.publicAccess', 'spec.versioning']);
+
+    // A resync holds the protections: update gets the spec with the bucket's own values there, and patches only the rest.
+    const held = bucket('changing-bucket', { location: 'EU', versioning: true, publicAccess: 'Blocked' });
+    await client.update(held, observation, call());
+    const kept = await metadataOf('changing-bucket');
+    assert.equal(kept.lifecycle, undefined);
+    assert.equal(kept.encryption, undefined);
+    assert.equal(kept.iamConfiguration?.publicAccessPrevention, 'enforced');
+    assert.equal(kept.versioning?.enabled, true);
+
+    // Uniform bucket-level access turned off behind k8or's back is repaired without relaxing the prevention held.
+    await storage.bucket('changing-bucket').setMetadata({ iamConfiguration: { uniformBucketLevelAccess: { enabled: false } } });
+    await client.update(held, await client.observe(changed, call()), call());
+    const repaired = await metadataOf('changing-bucket');
+    assert.equal(repaired.iamConfiguration?.uniformBucketLevelAccess?.enabled, true);
+    assert.equal(repaired.iamConfiguration?.publicAccessPrevention, 'enforced');
+
+    // The user's new generation (nothing held): the bucket follows.
+    await client.update(changed, await client.observe(changed, call()), call());
     assert.deepEqual((await client.observe(changed, call())).diff, []);
     const metadata = await metadataOf('changing-bucket');
-    assert.equal(metadata.lifecycle, undefined);
-    assert.equal(metadata.encryption, undefined);
     assert.equal(metadata.iamConfiguration?.publicAccessPrevention, 'inherited');
+    assert.equal(metadata.versioning?.enabled, false);
     const moved = await client.observe(bucket('changing-bucket', { location: 'us-central1' }), call());
     assert.deepEqual(moved.immutableDiff, [{ field: 'spec.location', desired: 'US-CENTRAL1', actual: 'EU' }]);
   });
@@ -169,17 +195,53 @@ describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against t
     await theirs.createBucket('taken-name');
     const resource = bucket('taken-name');
     const client = await connect(resource);
-    await assert.rejects(client.observe(resource, call()), (error: unknown) => {
-      assert.ok(error instanceof TerminalError);
+    // observe and probe say what the create says: the name is another project's, nothing of ours is there (never absence).
+    const notOurs = (error: unknown): boolean => {
+      assert.ok(error instanceof NotOwnedError, String(error));
       assert.equal(error.code, 'forbidden');
       assert.match(error.message, /buckets\.get failed with 403 forbidden/);
+      assert.match(error.message, /not in project k8or-test-project's bucket list: another project owns the name/);
       return true;
-    });
+    };
+    await assert.rejects(client.observe(resource, call()), notOurs);
+    await assert.rejects(client.probe?.(resource, call()) ?? Promise.resolve(), notOurs);
     await assert.rejects(client.create(resource, call()), (error: unknown) => {
       assert.ok(error instanceof NotOwnedError);
       assert.match(error.message, /taken by another project/);
       return true;
     });
+  });
+
+  it('reports its identity (timeCreated, projectNumber) and its protections as facts; a bucket made again has another identity', async () => {
+    const resource = bucket('identified-bucket', { versioning: true });
+    const client = await connect(resource);
+    await client.create(resource, call());
+    const observation = await client.observe(resource, call());
+    const metadata = await metadataOf('identified-bucket');
+    assert.deepEqual(observation.identity, { timeCreated: new Date(String(metadata.timeCreated)).toISOString(), projectNumber: String(metadata.projectNumber) });
+    assert.deepEqual(observation.protection, [
+      { field: 'spec.publicAccess', enabled: true },
+      { field: 'spec.versioning', enabled: true },
+      { field: 'retentionPolicy', enabled: false, blocksDeletion: false },
+    ]);
+    await client.delete(resource, call());
+    await waitUntil(() => Date.now() > new Date(observation.identity?.['timeCreated'] ?? 0).getTime() + 5);
+    await client.create(resource, call());
+    assert.notDeepEqual((await client.observe(resource, call())).identity, observation.identity);
+  });
+
+  it('releases ownership for Retain: one patch removes the owner labels, the user\'s labels and settings stay; a missing bucket is success', async () => {
+    const resource = bucket('released-bucket', { versioning: true, labels: { team: 'a' } });
+    const client = await connect(resource);
+    await client.create(resource, call());
+    await client.release?.(resource, call());
+    const metadata = await metadataOf('released-bucket');
+    assert.deepEqual(metadata.labels, { team: 'a' });
+    assert.equal(metadata.versioning?.enabled, true);
+    assert.deepEqual((await client.observe(resource, call())).ownerTags, {});
+    await client.release?.(resource, call());
+    await client.delete(resource, call());
+    await client.release?.(resource, call());
   });
 
   it('retries rather than calls the name taken when the read after a 409 fails: a 503 is no verdict on ownership', async () => {
@@ -230,12 +292,13 @@ describe('Bucket -> Cloud Storage, with the real @google-cloud/storage against t
     await client.create(resource, call());
     const observation = await client.observe(resource, call());
     client.calls.length = 0;
-    assert.deepEqual(await client.probe?.(resource, call()), { exists: true, ownerTags: observation.ownerTags });
+    assert.deepEqual(await client.probe?.(resource, call()), { exists: true, ownerTags: observation.ownerTags, identity: observation.identity, protection: observation.protection });
     assert.deepEqual(client.calls, ['buckets.get']);
     assert.equal(observation.ownerTags?.['k8or.io/name'], 'probed-bucket');
     fake.deny(operator.key['client_email'] as string);
     try {
-      await assert.rejects(client.probe?.(resource, call()) ?? Promise.resolve(), (error: unknown) => error instanceof TerminalError && error.code === 'forbidden');
+      // A denial of this project's own bucket (its bucket list denied too) stays a denial: never "not ours", never absence.
+      await assert.rejects(client.probe?.(resource, call()) ?? Promise.resolve(), (error: unknown) => error instanceof TerminalError && !(error instanceof NotOwnedError) && error.code === 'forbidden');
     } finally {
       fake.allow(operator.key['client_email'] as string);
     }

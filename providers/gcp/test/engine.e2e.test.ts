@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { Bigtable } from '@google-cloud/bigtable';
 import { Storage } from '@google-cloud/storage';
 import { findCbtemulator } from '@k8or/local-clouds';
-import { COLUMN_FAMILIES_ANNOTATION, ownerLabelKey } from '@k8or/provider-gcp';
+import { COLUMN_FAMILIES_ANNOTATION, IDENTITY_FAMILY_PREFIX, ownerLabelKey } from '@k8or/provider-gcp';
 import { GcpWorld, conditionOf, isReady, waitFor } from './e2e-world.ts';
 import { INSTANCE, PROJECT } from './support.ts';
 
@@ -73,12 +73,24 @@ describe('GCP provider through the engine: Kubernetes objects in, Cloud Storage 
     assert.equal((await gcs.exists())[0], false);
   });
 
+  it("never keeps a Bucket named after another project's bucket Terminating: NotOwned, and its delete leaves the bucket and releases the object", async () => {
+    // Someone in another project holds the name (an anonymous caller of the fake may act in any project).
+    const theirs = new Storage({ apiEndpoint: world.gcs.endpoint, projectId: 'someone-elses-project' });
+    await theirs.createBucket('e2e-their-bucket');
+    await world.createBucket('theirs', { name: 'e2e-their-bucket' });
+    const refused = await world.waitForBucket('theirs', 'NotOwned', (b) => conditionOf(b, 'Synced')?.reason === 'NotOwned');
+    assert.equal(conditionOf(refused, 'Synced')?.status, 'False');
+    await world.deleteBucket('theirs');
+    await waitFor('the Bucket object gone', async () => (await world.bucket('theirs')) === undefined);
+    assert.equal((await theirs.bucket('e2e-their-bucket').exists())[0], true, 'their bucket stays');
+  });
+
   it('creates, updates, repairs drift in and deletes a Table', { skip: 'missing' in emulator ? emulator.missing : false }, async () => {
     const id = 'e2e-orders';
     const admin = bigtable?.admin.getTableAdminClient();
     assert.ok(admin);
     const path = `projects/${PROJECT}/instances/${INSTANCE}/tables/${id}`;
-    const families = async (): Promise<string[]> => Object.keys((await admin.getTable({ name: path, view: 'FULL' }))[0].columnFamilies ?? {}).sort();
+    const families = async (): Promise<string[]> => Object.keys((await admin.getTable({ name: path, view: 'FULL' }))[0].columnFamilies ?? {}).filter((id) => !id.startsWith(IDENTITY_FAMILY_PREFIX)).sort();
     await world.createTable('orders', { name: id, sortKey: { name: 'at', type: 'string' } }, { 'k8or.io/resync-period': '1s', [COLUMN_FAMILIES_ANNOTATION]: 'meta' });
     const ready = await world.waitForTable('orders', 'Ready', isReady);
     assert.equal(ready.status?.atProvider?.id, path);
@@ -102,9 +114,11 @@ describe('GCP provider through the engine: Kubernetes objects in, Cloud Storage 
     await waitFor('deletion protection restored', async () => (await admin.getTable({ name: path, view: 'FULL' }))[0].deletionProtection === true);
     await waitFor('a RepairedDrift event naming columnFamilies.d', () => eventMentions('orders', 'RepairedDrift', ['columnFamilies.d']));
 
-    // Protected: the delete waits; unprotected, it goes.
+    // Protected: the delete waits, and never turns the protection off; turned off in Bigtable, the table goes.
     await world.deleteTable('orders');
     await world.waitForTable('orders', 'DeletionBlocked', (t) => conditionOf(t, 'Synced')?.reason === 'DeletionBlocked');
+    assert.equal((await admin.getTable({ name: path, view: 'FULL' }))[0].deletionProtection, true);
+    await admin.updateTable({ table: { name: path, deletionProtection: false }, updateMask: { paths: ['deletion_protection'] } });
     await world.patchTable('orders', { spec: { deletionProtection: false } });
     await waitFor('the Table object gone', async () => (await world.table('orders')) === undefined);
     await assert.rejects(admin.getTable({ name: path }), (error: { code?: number }) => error.code === 5);

@@ -11,6 +11,17 @@ const gcsError = (code: number, reason: string, message = `${reason} happened`, 
 const grpcError = (code: number, details: string): Error => Object.assign(new Error(`${code} ${details}`), { code, details });
 
 describe('GCP error classification', () => {
+  it('noEffect: a throttle or a 4xx was answered before Google acted; a 5xx, a timeout or a network failure leaves the outcome unknown', () => {
+    assert.equal(classifyGcpError(gcsError(429, 'rateLimitExceeded'), 'buckets.insert').noEffect, true);
+    assert.equal(classifyGcpError(gcsError(409, 'conflict'), 'buckets.insert').noEffect, true);
+    assert.equal(classifyGcpError(gcsError(503, 'backendError'), 'buckets.insert').noEffect, false);
+    assert.equal(classifyGcpError(grpcError(8, 'quota'), 'CreateTable').noEffect, true, 'RESOURCE_EXHAUSTED');
+    assert.equal(classifyGcpError(grpcError(6, 'exists'), 'CreateTable').noEffect, true, 'ALREADY_EXISTS');
+    assert.equal(classifyGcpError(grpcError(4, 'deadline'), 'CreateTable').noEffect, false, 'DEADLINE_EXCEEDED');
+    assert.equal(classifyGcpError(grpcError(14, 'unavailable'), 'CreateTable').noEffect, false, 'UNAVAILABLE');
+    assert.equal(classifyGcpError(Object.assign(new Error('reset'), { code: 'ECONNRESET' }), 'buckets.insert').noEffect, false);
+  });
+
   for (const [status, reason] of [[429, 'rateLimitExceeded'], [503, 'backendError'], [500, 'internalError'], [502, 'badGateway']] as const) {
     it(`retries GCS ${status} ${reason}`, () => {
       const error = classifyGcpError(gcsError(status, reason), 'buckets.patch');

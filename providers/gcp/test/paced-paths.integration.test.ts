@@ -122,8 +122,9 @@ describe('every call path of the GCP provider takes a token per request that rea
       const changed = table('paced_paths', { deletionProtection: true }, { [COLUMN_FAMILIES_ANNOTATION]: 'meta, stats' });
       await client.update(changed, await client.observe(changed, call()), call());
       assert.equal((await client.observe(changed, call())).upToDate, true);
-      // The spec drops protection and the resource goes: delete turns protection off, then deletes.
+      // A new generation drops protection (update turns it off), then the resource goes: a delete never turns a protection off itself.
       const unprotected = table('paced_paths', { deletionProtection: false }, { [COLUMN_FAMILIES_ANNOTATION]: 'meta, stats' });
+      await client.update(unprotected, await client.observe(unprotected, call()), call());
       assert.equal((await client.probe?.(unprotected, call()))?.exists, true);
       await client.delete(unprotected, call());
       assert.equal((await client.observe(unprotected, call())).exists, false);

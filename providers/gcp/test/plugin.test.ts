@@ -37,3 +37,23 @@ describe('the package as the operator loads it', () => {
     assert.deepEqual(JSON.parse(run.stdout.trim()), []);
   });
 });
+
+describe('targetOf: where a ProviderConfig points, for the engine\'s pinned target', () => {
+  const providerConfig = (spec: Record<string, unknown>) => ({ apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'p' }, spec: { provider: 'gcp', ...spec } }) as Parameters<NonNullable<typeof gcpProvider.targetOf>>[1];
+  const targetOf = (kind: 'Bucket' | 'Table', spec: Record<string, unknown>, credentials?: Record<string, string>) => gcpProvider.targetOf?.(kind, providerConfig(spec), credentials);
+
+  it('a Table: the project, the Bigtable instance and the emulator host', () => {
+    assert.deepEqual(targetOf('Table', { project: 'p1', bigtableInstance: 'i1' }), { project: 'p1', instance: 'i1', endpoint: '' });
+    assert.deepEqual(targetOf('Table', { project: 'p1', bigtableInstance: 'i1', endpoints: { table: 'http://127.0.0.1:8086' } }), { project: 'p1', instance: 'i1', endpoint: '127.0.0.1:8086' });
+  });
+
+  it('a Bucket: the Cloud Storage endpoint only (bucket names are global; the identity tells another project\'s bucket)', () => {
+    assert.deepEqual(targetOf('Bucket', { project: 'p1', region: 'EU' }), { endpoint: '' });
+    assert.deepEqual(targetOf('Bucket', { project: 'p1', endpoint: 'http://gcs:4443' }), { endpoint: 'http://gcs:4443' });
+  });
+
+  it('never holds credentials: a new key for the same project keeps the target', () => {
+    const spec = { project: 'p1', bigtableInstance: 'i1' };
+    assert.deepEqual(targetOf('Table', spec, { 'credentials.json': '{"private_key":"old"}' }), targetOf('Table', spec, { 'credentials.json': '{"private_key":"new"}' }));
+  });
+});

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { Bigtable } from '@google-cloud/bigtable';
 import type { Table } from '@k8or/api';
 import { DeletionBlockedError, NotOwnedError, RetryableError, type ExternalClient } from '@k8or/core';
-import { COLUMN_FAMILIES_ANNOTATION, destroyBigtableClients, rowKeyFor, tableConnector } from '@k8or/provider-gcp';
+import { COLUMN_FAMILIES_ANNOTATION, IDENTITY_FAMILY_PREFIX, destroyBigtableClients, rowKeyFor, tableConnector } from '@k8or/provider-gcp';
 import { findCbtemulator, startBigtableEmulator, type BigtableEmulator } from '@k8or/local-clouds';
 import { INSTANCE, PROJECT, call, connectionContext, gcpProviderConfig, table } from './support.ts';
 
@@ -41,7 +41,12 @@ describe('Table -> Bigtable, with the real @google-cloud/bigtable against the Bi
     assert.equal((await client.observe(resource, call())).exists, false);
     await client.create(resource, call());
     const created = await getTable('orders');
-    assert.deepEqual(Object.keys(created.columnFamilies ?? {}).sort(), ['d', 'meta', 'stats']);
+    const families = Object.keys(created.columnFamilies ?? {}).sort();
+    assert.deepEqual(families.filter((id) => !id.startsWith(IDENTITY_FAMILY_PREFIX)), ['d', 'meta', 'stats']);
+    // The identity marker: one empty family of k8or's own, made in the same CreateTable.
+    const markers = families.filter((id) => id.startsWith(IDENTITY_FAMILY_PREFIX));
+    assert.equal(markers.length, 1);
+    assert.match(markers[0] ?? '', /^k8or-id-[0-9a-f]{16}$/);
     assert.equal(created.columnFamilies?.['d']?.gcRule?.maxNumVersions, 1);
     assert.equal(created.deletionProtection, true);
 
@@ -103,20 +108,51 @@ describe('Table -> Bigtable, with the real @google-cloud/bigtable against the Bi
     assert.deepEqual((await client.observe(resource, call())).diff, []);
   });
 
-  it('keeps a protected table: delete stops with DeletionBlocked while the spec asks for protection, and proceeds once it does not', async () => {
+  it('keeps a protected table: delete stops with DeletionBlocked naming the setting, and never turns protection off', async () => {
     const resource = table('ledger', { deletionProtection: true });
     const client = await connect(resource);
     await client.create(resource, call());
-    await assert.rejects(client.delete(resource, call()), (error: unknown) => error instanceof DeletionBlockedError && /deletion protection/.test(error.message));
-    assert.ok(await getTable('ledger'));
+    const blocked = (error: unknown): boolean => {
+      assert.ok(error instanceof DeletionBlockedError, String(error));
+      assert.equal(error.code, 'DeletionProtectionEnabled');
+      assert.match(error.message, /has deletion protection on \(deletionProtection/);
+      return true;
+    };
+    await assert.rejects(client.delete(resource, call()), blocked);
     const unprotected = table('ledger', { deletionProtection: false });
-    const observation = await client.observe(unprotected, call());
-    assert.deepEqual(observation.diff?.map((d) => d.field), ['spec.deletionProtection']);
-    await client.update(unprotected, observation, call());
-    assert.equal((await getTable('ledger')).deletionProtection, false);
+    await assert.rejects(client.delete(unprotected, call()), blocked);
+    assert.equal((await getTable('ledger')).deletionProtection, true);
+
+    // Turned off where it was set, the table goes.
+    await admin().updateTable({ table: { name: tablePath('ledger'), deletionProtection: false }, updateMask: { paths: ['deletion_protection'] } });
     await client.delete(unprotected, call());
     assert.equal((await client.observe(unprotected, call())).exists, false);
     await client.delete(unprotected, call());
+  });
+
+  it('reports deletion protection set outside k8or as drift and as a fact; update keeps it when given the cloud\'s value (a held protection), lowers it when the spec given asks, raises it where the spec asks', async () => {
+    const resource = table('guarded', { deletionProtection: false });
+    const client = await connect(resource);
+    await client.create(resource, call());
+    await admin().updateTable({ table: { name: tablePath('guarded'), deletionProtection: true }, updateMask: { paths: ['deletion_protection'] } });
+    const drifted = await client.observe(resource, call());
+    assert.deepEqual(drifted.diff, [{ field: 'spec.deletionProtection', desired: false, actual: true }]);
+    assert.deepEqual(drifted.protection, [{ field: 'spec.deletionProtection', enabled: true, blocksDeletion: true }]);
+    client.calls.length = 0;
+    await client.update(table('guarded', { deletionProtection: true }), drifted, call());
+    assert.deepEqual(client.calls, [], 'held: nothing written');
+    assert.equal((await getTable('guarded')).deletionProtection, true);
+    await assert.rejects(client.delete(resource, call()), (error: unknown) => error instanceof DeletionBlockedError && /set outside k8or/.test(error.message));
+
+    // A new generation asking for no protection (the engine holds nothing then) lowers it.
+    await client.update(resource, drifted, call());
+    assert.equal((await getTable('guarded')).deletionProtection, false);
+
+    const wanted = table('guarded', { deletionProtection: true });
+    const lacking = await client.observe(wanted, call());
+    assert.deepEqual(lacking.diff, [{ field: 'spec.deletionProtection', desired: true, actual: false }]);
+    await client.update(wanted, lacking, call());
+    assert.equal((await getTable('guarded')).deletionProtection, true);
   });
 
   it('names the settings Bigtable cannot apply (billing capacities, point-in-time recovery, labels) instead of skipping them', async () => {
@@ -136,13 +172,20 @@ describe('Table -> Bigtable, with the real @google-cloud/bigtable against the Bi
     await assert.rejects(unreachable.observe(resource, { signal: AbortSignal.timeout(30_000) }), (error: unknown) => error instanceof RetryableError && error.code === 'UNAVAILABLE');
   });
 
-  it('probes with one GetTable (NAME_ONLY view); absence only on NOT_FOUND, an unreachable Bigtable thrown', async () => {
-    const resource = table('probed-table');
+  it('probes with one GetTable (SCHEMA_VIEW): existence and deletion protection as observe reports it; absence only on NOT_FOUND, an unreachable Bigtable thrown', async () => {
+    const resource = table('probed-table', { deletionProtection: true });
     const client = await connect(resource);
     await client.create(resource, call());
+    const protection = [{ field: 'spec.deletionProtection', enabled: true, blocksDeletion: true }];
+    const observation = await client.observe(resource, call());
+    assert.deepEqual(observation.protection, protection);
+    // The admin API gives a table no identity beyond its name: the identity is k8or's marker family.
+    assert.match(observation.identity?.['marker'] ?? '', /^k8or-id-[0-9a-f]{16}$/);
     client.calls.length = 0;
-    assert.deepEqual(await client.probe?.(resource, call()), { exists: true });
+    assert.deepEqual(await client.probe?.(resource, call()), { exists: true, identity: observation.identity, protection });
     assert.deepEqual(client.calls, ['GetTable']);
+    await admin().updateTable({ table: { name: tablePath('probed-table'), deletionProtection: false }, updateMask: { paths: ['deletion_protection'] } });
+    assert.deepEqual(await client.probe?.(resource, call()), { exists: true, identity: observation.identity, protection: [{ ...protection[0], enabled: false }] });
     await client.delete(resource, call());
     assert.deepEqual(await client.probe?.(resource, call()), { exists: false });
     const unreachable = await tableConnector.connect(resource, connectionContext(gcpProviderConfig({ table: 'http://127.0.0.1:1' }), resource));
@@ -153,9 +196,10 @@ describe('Table -> Bigtable, with the real @google-cloud/bigtable against the Bi
     const resource = table('kept', {}, { [COLUMN_FAMILIES_ANNOTATION]: 'meta' });
     const client = await connect(resource);
     await client.create(resource, call());
+    const before = Object.keys((await getTable('kept')).columnFamilies ?? {}).sort();
     await bigtable.instance(INSTANCE).table('kept').insert([{ key: 'row-1', data: { d: { v: '1' } } }]);
-    await assert.rejects(client.create(table('kept'), call()), (error: unknown) => error instanceof NotOwnedError && error.code === 'ALREADY_EXISTS');
-    assert.deepEqual(Object.keys((await getTable('kept')).columnFamilies ?? {}).sort(), ['d', 'meta']);
+    await assert.rejects(client.create(table('kept'), call()), (error: unknown) => error instanceof NotOwnedError && error.code === 'ALREADY_EXISTS' && error.noEffect);
+    assert.deepEqual(Object.keys((await getTable('kept')).columnFamilies ?? {}).sort(), before, 'the existing table gains no family (no second identity marker either)');
     const [exists] = await bigtable.instance(INSTANCE).table('kept').row('row-1').exists();
     assert.equal(exists, true);
   });
