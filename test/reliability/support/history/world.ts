@@ -1,0 +1,121 @@
+// The world a history runs in: the reliability cluster (API server, chart, every backend behind a
+// recording proxy, the operator as a process), a fault proxy of @k8or/local-clouds in front of each
+// recording proxy (faults before the effect: the call never reaches the backend), the recording proxies'
+// own after-effect 5xx, the ProviderConfigs the user moves objects between, someone else's hands on
+// every backend, and the operator supervised (SIGKILL, restart) with leader election on (lease loss).
+import { AccountSASPermissions, AccountSASResourceTypes, AccountSASServices, generateAccountSASQueryParameters, SASProtocol, StorageSharedKeyCredential } from '@azure/storage-blob';
+import { startFaultProxy, startGrpcFaultProxy, type CloudDialectName, type FaultProxy } from '@k8or/local-clouds';
+import { SANDBOX_CREDENTIALS } from '../../../support/backends.ts';
+import { runOk } from '../../../support/run.ts';
+import { applyProviderConfigs, GCP_PROJECT, NAMESPACE, startReliabilityCluster, type Manifest, type ReliabilityCluster } from '../cluster.ts';
+import type { ProxiedApi } from '../cloud-proxy.ts';
+import { supervise, type Supervisor } from '../supervisor.ts';
+import { foreignHands, type ForeignHands } from './foreign.ts';
+
+/** The Bigtable instances of the run: the first is the GCP ProviderConfigs' own; a move or a ProviderConfig edit points a Table at the second. */
+export const BIGTABLE_INSTANCES = ['k8or-history', 'k8or-history-b'] as const;
+
+/** The ProviderConfigs objects use and move between, by cloud; the first of each is where objects start. */
+export const HISTORY_PROVIDER_CONFIGS = {
+  aws: ['history-aws', 'history-aws-west'],
+  gcp: ['history-gcp', 'history-gcp-b'],
+  azure: ['history-azure', 'history-azure-sas'],
+} as const;
+
+/** The operator's settings for a history: drift looked at every 10 s, a reconcile deadline the stalls outlast. */
+export const OPERATOR_ENV = { K8OR_RESYNC_PERIOD: '10s', K8OR_MIN_RESYNC_PERIOD: '10s', K8OR_RECONCILE_TIMEOUT: '8s' } as const;
+/** How long a stalled call is held: past the reconcile deadline. */
+export const STALL_MS = 12_000;
+
+export interface HistoryWorld {
+  cluster: ReliabilityCluster;
+  /** The fault proxy in front of each API's recording proxy (the operator's endpoint). */
+  faults: Partial<Record<ProxiedApi, FaultProxy>>;
+  others: ForeignHands;
+  operator: Supervisor;
+  /** Credential values no status, Event, log or ConfigMap may hold. */
+  secrets: string[];
+  /** The ProviderConfig manifests as the run applied them (a user's edit changes them). */
+  providerConfigs: Map<string, Manifest>;
+  stop(): Promise<void>;
+}
+
+export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
+  const cluster = await startReliabilityCluster();
+  const stops: Array<() => Promise<unknown>> = [() => cluster.stop()];
+  try {
+    const faults: HistoryWorld['faults'] = {};
+    let offset = 0;
+    for (const [dialect, recording] of Object.entries(cluster.proxies) as Array<[ProxiedApi, { endpoint: string }]>) {
+      const proxy =
+        dialect === 'bigtable'
+          ? await startGrpcFaultProxy({ target: recording.endpoint, seed: (seed + offset++) >>> 0 })
+          : await startFaultProxy({ target: recording.endpoint, dialect: dialect as CloudDialectName, seed: (seed + offset++) >>> 0 });
+      faults[dialect] = proxy;
+      stops.push(() => proxy.stop());
+    }
+    const { azurite } = cluster.backends;
+    const sasToken = generateAccountSASQueryParameters(
+      {
+        expiresOn: new Date(Date.now() + 4 * 3_600_000),
+        permissions: AccountSASPermissions.parse('rwdlacup'),
+        resourceTypes: AccountSASResourceTypes.parse('sco').toString(),
+        services: AccountSASServices.parse('bt').toString(),
+        protocol: SASProtocol.HttpsAndHttp,
+      },
+      new StorageSharedKeyCredential(azurite.accountName, azurite.accountKey),
+    ).toString();
+    const endpoint = (api: ProxiedApi): string => {
+      const proxy = faults[api];
+      if (!proxy) throw new Error(`no fault proxy in front of ${api}`);
+      return proxy.endpoint;
+    };
+    const secretRef = (name: string): Record<string, unknown> => ({ source: 'Secret', secretRef: { namespace: NAMESPACE, name } });
+    const pc = (name: string, spec: Record<string, unknown>): Manifest => ({ apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name }, spec });
+    const aws = (name: string, region: string): Manifest =>
+      pc(name, { provider: 'aws', region, endpoints: { bucket: endpoint('s3'), table: endpoint('dynamodb') }, credentials: secretRef('aws-credentials') });
+    const gcp = (name: string, instance: string): Manifest =>
+      pc(name, {
+        provider: 'gcp',
+        project: GCP_PROJECT,
+        region: 'us-central1',
+        ...(faults.bigtable ? { bigtableInstance: instance } : {}),
+        endpoints: { bucket: endpoint('gcs'), ...(faults.bigtable ? { table: endpoint('bigtable') } : {}) },
+        credentials: { source: 'Environment' },
+      });
+    const azure = (name: string, secret: string): Manifest =>
+      pc(name, { provider: 'azure', storageAccount: azurite.accountName, endpoints: { bucket: endpoint('azure-blob'), table: endpoint('azure-table') }, credentials: secretRef(secret) });
+    const manifests: Manifest[] = [
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'azure-sas', namespace: NAMESPACE }, type: 'Opaque', stringData: { sasToken } } as Manifest,
+      aws(HISTORY_PROVIDER_CONFIGS.aws[0], 'us-east-1'),
+      aws(HISTORY_PROVIDER_CONFIGS.aws[1], 'us-west-2'),
+      gcp(HISTORY_PROVIDER_CONFIGS.gcp[0], BIGTABLE_INSTANCES[0]),
+      gcp(HISTORY_PROVIDER_CONFIGS.gcp[1], BIGTABLE_INSTANCES[1]),
+      azure(HISTORY_PROVIDER_CONFIGS.azure[0], 'azure-credentials'),
+      azure(HISTORY_PROVIDER_CONFIGS.azure[1], 'azure-sas'),
+    ];
+
+    const operator = await supervise(cluster, { env: { ...OPERATOR_ENV } });
+    stops.push(async () => operator.stop());
+    await cluster.waitReady(operator.current());
+    await applyProviderConfigs(cluster);
+    await runOk(cluster.tools.kubectl, ['apply', '-f', '-'], manifests.map((m) => JSON.stringify(m)).join('\n'));
+
+    const others = foreignHands(cluster.backends, GCP_PROJECT, faults.bigtable ? BIGTABLE_INSTANCES : []);
+    stops.push(() => others.close());
+    return {
+      cluster,
+      faults,
+      others,
+      operator,
+      secrets: [SANDBOX_CREDENTIALS.secretAccessKey, azurite.accountKey, new URLSearchParams(sasToken).get('sig') ?? sasToken],
+      providerConfigs: new Map(manifests.filter((m) => m.kind === 'ProviderConfig').map((m) => [m.metadata.name, m])),
+      stop: async () => {
+        for (const stop of stops.reverse()) await stop().catch(() => undefined);
+      },
+    };
+  } catch (error) {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    throw error;
+  }
+}
