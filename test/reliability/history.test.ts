@@ -35,7 +35,7 @@ function historySeed(): number {
 
 const STEPS_OVERRIDE = Number(process.env['K8OR_HISTORY_STEPS'] ?? '') || undefined;
 const SIZE = sized({
-  ci: { stepsPerCloud: 16, namesPerPlace: 2, kills: 1, leaseLosses: 1 },
+  ci: { stepsPerCloud: 30, namesPerPlace: 2, kills: 1, leaseLosses: 1 },
   large: { stepsPerCloud: 2_000, namesPerPlace: 4, kills: 40, leaseLosses: 40 },
 });
 const STEPS_PER_CLOUD = STEPS_OVERRIDE ?? SIZE.stepsPerCloud;
@@ -44,7 +44,7 @@ const BIGTABLE_LEFT_OUT = bigtableLeftOut();
 const PLACES: Place[] = [
   { cloud: 'aws', kind: 'Bucket', place: 'aws/Bucket', api: 's3', taggable: true, protectable: false },
   { cloud: 'aws', kind: 'Table', place: 'aws/Table', api: 'dynamodb', taggable: false, protectable: true },
-  { cloud: 'gcp', kind: 'Bucket', place: 'gcp/Bucket', api: 'gcs', taggable: false, protectable: false },
+  { cloud: 'gcp', kind: 'Bucket', place: 'gcp/Bucket', api: 'gcs', taggable: true, protectable: false },
   ...(BIGTABLE_LEFT_OUT ? [] : [{ cloud: 'gcp', kind: 'Table', place: `gcp/Table@${BIGTABLE_INSTANCES[0]}`, api: 'bigtable', taggable: false, protectable: true } as const]),
   { cloud: 'azure', kind: 'Bucket', place: 'azure/Bucket', api: 'azure-blob', taggable: true, protectable: false },
   { cloud: 'azure', kind: 'Table', place: 'azure/Table', api: 'azure-table', taggable: false, protectable: false },

@@ -11,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@k8or/apiserver';
 import { KubeRest } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
-import { CLOUD_DIALECTS, findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startGcsFake, startS3Fake, type Azurite, type BigtableEmulator, type CloudDialectName } from '@k8or/local-clouds';
+import { CLOUD_DIALECTS, findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startGcsFake, startS3Fake, type Azurite, type BigtableEmulator, type CloudDialectName, type GcsServiceAccount } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
 import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { runOk } from '../../support/run.ts';
@@ -105,6 +105,8 @@ export type Manifest = Record<string, unknown> & { kind: string; metadata: { nam
 
 export interface ClusterOptions {
   sandbox?: Pick<SandboxOptions, 'faults'>;
+  /** Service accounts the GCS fake knows (a caller with one acts in its project only; without, anonymously in any). */
+  gcsServiceAccounts?: Record<string, GcsServiceAccount>;
 }
 
 export async function startReliabilityCluster(options: ClusterOptions = {}): Promise<ReliabilityCluster> {
@@ -148,7 +150,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
     const [s3, dynamodb, gcs, azurite, bigtable] = await Promise.all([
       startS3Fake(),
       startDynamoDbLocal(),
-      startGcsFake(),
+      startGcsFake(options.gcsServiceAccounts ? { serviceAccounts: options.gcsServiceAccounts } : {}),
       startAzurite(),
       withBigtable ? startBigtableEmulator() : Promise.resolve<BigtableEmulator | undefined>(undefined),
     ]);

@@ -49,7 +49,9 @@ export class Checker {
   readonly #reported = new Set<string>();
   /** The latest watched state of each Bucket and Table, by kind/name. */
   readonly #latest = new Map<string, ManagedObject>();
-  /** Synced=True claims already checked (object uid and generation). */
+  /** The engine's create markers on each object over time, as watched: `pending`, `succeeded` or `none`. */
+  readonly #markers = new Map<string, Array<{ at: number; marker: string }>>();
+  /** Synced=True claims already checked (object and generation). */
   readonly #claimsChecked = new Set<string>();
   #reads: Promise<void> = Promise.resolve();
   /** Checks made, per invariant (the figures a run prints). */
@@ -93,6 +95,10 @@ export class Checker {
       return;
     }
     this.#latest.set(key, object);
+    const marker = annotationOf(object, 'k8or.io/create-succeeded') !== undefined ? 'succeeded' : annotationOf(object, 'k8or.io/create-pending') !== undefined ? 'pending' : 'none';
+    const markers = this.#markers.get(key) ?? [];
+    if (markers.at(-1)?.marker !== marker) markers.push({ at: watched.at, marker });
+    this.#markers.set(key, markers);
     this.#twoOwners(object, watched.at);
     this.#claim(object, watched.at);
   }
@@ -124,7 +130,7 @@ export class Checker {
     const place = this.#placeOfObject(object, at);
     const owners = [...this.#latest.values()].filter((other) => other.kind === object.kind && other.spec.name === object.spec.name && this.#owns(other) && this.#placeOfObject(other, at) === place);
     if (owners.length > 1) {
-      const names = owners.map((o) => o.metadata.name).sort();
+      const names = owners.map((o) => `${o.metadata.name}${annotationOf(o, 'k8or.io/adopt') === 'true' ? ' (adopt)' : ''}`).sort();
       this.#violate(3, `${place}/${object.spec.name}`, `${place} ${object.spec.name} is owned by ${names.join(' and ')} at once`);
     }
   }
@@ -242,7 +248,8 @@ export class Checker {
         if (namers.length === 0) this.#violate(1, `untraced:${key}`, `${call.operation} on ${key} at ${iso(event.at)}: no object names it`);
         else if (creator === 'other' && !overlaps) {
           const adopting = namers.filter((o) => valueAt(o.adopt, event.from)?.on === true);
-          if (adopting.length === 0) this.#violate(1, `foreign:${key}`, `${call.operation} on ${key} at ${iso(event.at)}: someone else made it, and no object was told to adopt it (named by ${namers.map((o) => o.name).join(', ')})`);
+          const markers = namers.map((o) => `${o.name}: create ${valueAt(this.#markers.get(objectKey(o.kind, o.name)) ?? [], event.from)?.marker ?? 'none'}`);
+          if (adopting.length === 0) this.#violate(1, `foreign:${key}`, `${call.operation} on ${key} at ${iso(event.at)}: someone else made it, and no object was told to adopt it (named by ${markers.join(', ')})`);
           else if (tagged) this.#violate(1, `tagged:${key}`, `${call.operation} on ${key} at ${iso(event.at)}: adopted by ${adopting.map((o) => o.name).join(', ')} over another live cluster's owner tags`);
         }
         if (event.op === 'delete') {
@@ -285,7 +292,9 @@ export class Checker {
         const namers = [...record.objects.values()].filter((o) => o.externalName === name && [...o.providerConfig.map((pc) => this.placeOf(o, pc.name, pc.at)), this.placeOf(o, valueAt(o.providerConfig, now)?.name, now)].includes(place));
         if (namers.some((o) => o.retain)) continue;
         if (remaining.some((object) => object.spec.name === name)) continue;
-        this.#violate(2, `leak:${place}/${name}`, `${place} ${name} is left with no object (made by k8or${namers.length ? ` for ${namers.map((o) => o.name).join(', ')}` : ''}, none with Retain)`);
+        const moves = namers.filter((o) => o.providerConfig.length > 1).map((o) => `${o.name} moved ${o.providerConfig.map((pc) => pc.name).join(' -> ')}`);
+        const edits = [...record.bigtableInstance.entries()].filter(([, timeline]) => timeline.length > 1).map(([pc, timeline]) => `${pc} retargeted ${timeline.map((t) => t.instance).join(' -> ')}`);
+        this.#violate(2, `leak:${place}/${name}`, `${place} ${name} is left with no object (made by k8or${namers.length ? ` for ${namers.map((o) => o.name).join(', ')}` : ''}, none with Retain)${[...moves, ...edits].length ? `; ${[...moves, ...edits].join('; ')}` : ''}`);
       }
     }
   }

@@ -30,7 +30,7 @@ export interface ForeignHand {
   kind: Kind;
   /** Where the resources live: `aws/Bucket`, `gcp/Table@instance`, ... */
   place: string;
-  /** Whether a create can carry another k8or cluster's owner tags. */
+  /** Whether a create can carry another owner's mark: another k8or cluster's owner tags (GCS: another project). */
   taggable: boolean;
   /** Whether the kind has a deletion protection someone can turn on. */
   protectable: boolean;
@@ -142,17 +142,21 @@ function dynamoDbHand(endpoint: string): ForeignHand {
   };
 }
 
+/** The project someone else's GCS buckets go in when marked: the operator's service account gets 403 there. */
+export const ANOTHER_GCP_PROJECT = 'someone-elses-project';
+
 function gcsHand(endpoint: string, project: string): ForeignHand {
   // anonymous: the GCS fake lets a caller without credentials act in any project
   const storage = new Storage({ apiEndpoint: endpoint, projectId: project });
+  const elsewhere = new Storage({ apiEndpoint: endpoint, projectId: ANOTHER_GCP_PROJECT });
   return {
     cloud: 'gcp',
     kind: 'Bucket',
     place: 'gcp/Bucket',
-    taggable: false,
+    taggable: true,
     protectable: false,
-    create: async (name) => {
-      await storage.createBucket(name);
+    create: async (name, mark) => {
+      await (mark ? elsewhere : storage).createBucket(name);
     },
     remove: async (name) => {
       await storage.bucket(name).delete();

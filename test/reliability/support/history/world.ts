@@ -3,6 +3,7 @@
 // recording proxy (faults before the effect: the call never reaches the backend), the recording proxies'
 // own after-effect 5xx, the ProviderConfigs the user moves objects between, someone else's hands on
 // every backend, and the operator supervised (SIGKILL, restart) with leader election on (lease loss).
+import { generateKeyPairSync } from 'node:crypto';
 import { AccountSASPermissions, AccountSASResourceTypes, AccountSASServices, generateAccountSASQueryParameters, SASProtocol, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { startFaultProxy, startGrpcFaultProxy, type CloudDialectName, type FaultProxy } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../../support/backends.ts';
@@ -40,8 +41,13 @@ export interface HistoryWorld {
   stop(): Promise<void>;
 }
 
+/** The operator's GCP service account: it acts in the run's project only, so another project's bucket answers it 403. */
+const GCP_OPERATOR = 'k8or-operator@k8or-reliability.iam.gserviceaccount.com';
+
 export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
-  const cluster = await startReliabilityCluster();
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const gcpKey = { type: 'service_account', project_id: GCP_PROJECT, client_email: GCP_OPERATOR, private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+  const cluster = await startReliabilityCluster({ gcsServiceAccounts: { [GCP_OPERATOR]: { project: GCP_PROJECT, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() } } });
   const stops: Array<() => Promise<unknown>> = [() => cluster.stop()];
   try {
     const faults: HistoryWorld['faults'] = {};
@@ -81,12 +87,13 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
         region: 'us-central1',
         ...(faults.bigtable ? { bigtableInstance: instance } : {}),
         endpoints: { bucket: endpoint('gcs'), ...(faults.bigtable ? { table: endpoint('bigtable') } : {}) },
-        credentials: { source: 'Environment' },
+        credentials: secretRef('gcp-credentials'),
       });
     const azure = (name: string, secret: string): Manifest =>
       pc(name, { provider: 'azure', storageAccount: azurite.accountName, endpoints: { bucket: endpoint('azure-blob'), table: endpoint('azure-table') }, credentials: secretRef(secret) });
     const manifests: Manifest[] = [
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'azure-sas', namespace: NAMESPACE }, type: 'Opaque', stringData: { sasToken } } as Manifest,
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'gcp-credentials', namespace: NAMESPACE }, type: 'Opaque', stringData: { 'credentials.json': JSON.stringify(gcpKey) } } as Manifest,
       aws(HISTORY_PROVIDER_CONFIGS.aws[0], 'us-east-1'),
       aws(HISTORY_PROVIDER_CONFIGS.aws[1], 'us-west-2'),
       gcp(HISTORY_PROVIDER_CONFIGS.gcp[0], BIGTABLE_INSTANCES[0]),
@@ -108,7 +115,8 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
       faults,
       others,
       operator,
-      secrets: [SANDBOX_CREDENTIALS.secretAccessKey, azurite.accountKey, new URLSearchParams(sasToken).get('sig') ?? sasToken],
+      // (a private key's text by its shape too: the checker looks for PEM headers)
+      secrets: [SANDBOX_CREDENTIALS.secretAccessKey, azurite.accountKey, new URLSearchParams(sasToken).get('sig') ?? sasToken, gcpKey.private_key.split('\n')[1] ?? gcpKey.private_key],
       providerConfigs: new Map(manifests.filter((m) => m.kind === 'ProviderConfig').map((m) => [m.metadata.name, m])),
       stop: async () => {
         for (const stop of stops.reverse()) await stop().catch(() => undefined);
