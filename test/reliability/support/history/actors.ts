@@ -97,6 +97,10 @@ export class Actors {
         return 'killed';
       case 'leaseLoss':
         return await this.#takeLease();
+      case 'twinApply': {
+        const [first, second] = await Promise.all([this.#apply(step.first), this.#apply(step.second)]);
+        return `${first}; ${second}`;
+      }
       case 'contendedCreate': {
         this.#window(step.api, { throttle: 0.7 }, step.delayMs + 2_500);
         const applied = await this.#apply(step.apply);

@@ -54,6 +54,8 @@ export class Checker {
   /** Synced=True claims already checked (object and generation). */
   readonly #claimsChecked = new Set<string>();
   #reads: Promise<void> = Promise.resolve();
+  /** Objects the watch showed Ready=True at least once, by kind/name. */
+  readonly everReady = new Set<string>();
   /** Checks made, per invariant (the figures a run prints). */
   readonly checks: Record<string, number> = { '1': 0, '2': 0, '3': 0, '4': 0, '5': 0, '6': 0, liveness: 0 };
 
@@ -95,6 +97,7 @@ export class Checker {
       return;
     }
     this.#latest.set(key, object);
+    if (conditionOf(object, 'Ready')?.status === 'True') this.everReady.add(key);
     const marker = annotationOf(object, 'k8or.io/create-succeeded') !== undefined ? 'succeeded' : annotationOf(object, 'k8or.io/create-pending') !== undefined ? 'pending' : 'none';
     const markers = this.#markers.get(key) ?? [];
     if (markers.at(-1)?.marker !== marker) markers.push({ at: watched.at, marker });

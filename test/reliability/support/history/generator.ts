@@ -31,6 +31,8 @@ export type Step =
   | { actor: 'faults'; op: 'leaseLoss' }
   /** Creates while the API throttles, someone else taking the name meanwhile (a create's outcome raced). */
   | { actor: 'race'; op: 'contendedCreate'; api: ProxiedApi; apply: Extract<Step, { op: 'apply' }>; place: string; tagged: boolean; delayMs: number }
+  /** Two objects naming one resource applied together (two manifests, or an import's output next to what is managed). */
+  | { actor: 'race'; op: 'twinApply'; first: Extract<Step, { op: 'apply' }>; second: Extract<Step, { op: 'apply' }> }
   /** Quiet time: the operator reconciles, resyncs and repairs drift. */
   | { actor: 'wait'; op: 'wait'; ms: number };
 
@@ -52,8 +54,10 @@ export interface HistoryShape {
   /** Operator kills and Lease losses in the whole history (each kill costs a Lease expiry). */
   kills: number;
   leaseLosses: number;
-  /** The clouds' ProviderConfigs: [the one objects start on, the one they move to]. */
-  providerConfigs: Record<CloudName, readonly [string, string]>;
+  /** The ProviderConfigs by `cloud/kind`: [the one most objects start on, the other one]. */
+  providerConfigs: Readonly<Record<string, readonly [string, string]>>;
+  /** The ProviderConfig a user retargets, per cloud (none: nothing to retarget there). */
+  retargeted: Partial<Record<CloudName, string>>;
   /** Places someone else acts on (Bigtable: its first instance only). */
   places: readonly Place[];
 }
@@ -81,6 +85,11 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
   const killAt = new Set(Array.from({ length: shape.kills }, () => random.int(Math.floor(total / 5), total - 1)));
   const leaseAt = new Set(Array.from({ length: shape.leaseLosses }, () => random.int(Math.floor(total / 5), total - 1)));
 
+  const pcsOf = (of: { cloud: CloudName; kind: Kind }): readonly [string, string] => {
+    const pcs = shape.providerConfigs[`${of.cloud}/${of.kind}`];
+    if (!pcs) throw new Error(`no ProviderConfigs for ${of.cloud}/${of.kind}`);
+    return pcs;
+  };
   const nameIn = (place: Place): string => poolName(runTag, place, random.int(0, shape.namesPerPlace - 1));
   const newApply = (place: Place): Extract<Step, { op: 'apply' }> => {
     const object = `${place.kind === 'Bucket' ? 'bucket' : 'table'}-${place.cloud}-${objects++}`;
@@ -92,7 +101,7 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
       kind: place.kind,
       externalName: nameIn(place),
       // mostly the cloud's first ProviderConfig; Azure's SAS one now and then from the start
-      providerConfig: random.chance(place.cloud === 'azure' ? 0.3 : 0.1) ? shape.providerConfigs[place.cloud][1] : shape.providerConfigs[place.cloud][0],
+      providerConfig: pcsOf(place)[random.chance(place.cloud === 'azure' ? 0.3 : 0.1) ? 1 : 0],
       retain: random.chance(0.2),
       adopt: random.chance(0.15),
       outputs: random.chance(0.4),
@@ -111,7 +120,11 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
     const draw = random.next();
     if (draw < 0.22 || mine.length === 0) {
       steps.push(newApply(place));
-    } else if (draw < 0.3) {
+    } else if (draw < 0.26) {
+      const first = newApply(place);
+      const second = { ...newApply(place), externalName: first.externalName, providerConfig: first.providerConfig };
+      steps.push({ actor: 'race', op: 'twinApply', first, second });
+    } else if (draw < 0.32) {
       steps.push({ actor: 'race', op: 'contendedCreate', api: place.api, apply: newApply(place), place: place.place, tagged: place.taggable && random.chance(0.3), delayMs: random.int(200, 1500) });
     } else if (draw < 0.52) {
       const name = nameIn(place);
@@ -129,9 +142,9 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
       steps.push({ actor: 'user', op: 'annotate', object: target.object, kind: target.kind, annotation: random.pick(['adopt', 'adopt', 'protect', 'paused'] as const), on: random.chance(0.6) });
     } else if (draw < 0.85) {
       const target = random.pick(mine);
-      steps.push({ actor: 'user', op: 'move', object: target.object, kind: target.kind, providerConfig: random.pick(shape.providerConfigs[cloud]) });
-    } else if (draw < 0.88) {
-      steps.push({ actor: 'user', op: 'editProviderConfig', providerConfig: shape.providerConfigs[cloud][1], cloud, variant: random.int(0, 1) });
+      steps.push({ actor: 'user', op: 'move', object: target.object, kind: target.kind, providerConfig: random.pick(pcsOf(target)) });
+    } else if (draw < 0.88 && shape.retargeted[cloud]) {
+      steps.push({ actor: 'user', op: 'editProviderConfig', providerConfig: shape.retargeted[cloud], cloud, variant: random.int(0, 1) });
     } else if (draw < 0.97) {
       const kind = random.int(0, 2);
       if (kind === 0) steps.push({ actor: 'faults', op: 'before', api: place.api, share: random.pick([0.3, 0.6, 0.9]), ms: random.int(1_000, 5_000) });

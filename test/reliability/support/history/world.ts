@@ -16,12 +16,24 @@ import { foreignHands, type ForeignHands } from './foreign.ts';
 /** The Bigtable instances of the run: the first is the GCP ProviderConfigs' own; a move or a ProviderConfig edit points a Table at the second. */
 export const BIGTABLE_INSTANCES = ['k8or-history', 'k8or-history-b'] as const;
 
-/** The ProviderConfigs objects use and move between, by cloud; the first of each is where objects start. */
-export const HISTORY_PROVIDER_CONFIGS = {
-  aws: ['history-aws', 'history-aws-west'],
-  gcp: ['history-gcp', 'history-gcp-b'],
-  azure: ['history-azure', 'history-azure-sas'],
-} as const;
+/**
+ * The ProviderConfigs objects use and move between, by cloud and kind: [where most start, the other].
+ * GCS buckets start on one with the operator's service account (so another project's bucket is 403),
+ * and may move to the anonymous one of the same project (the Bigtable emulator takes no credentials).
+ * The second of AWS and of GCP Tables is the one a user retargets (region, Bigtable instance).
+ */
+export const HISTORY_PROVIDER_CONFIGS: Readonly<Record<string, readonly [string, string]>> = {
+  'aws/Bucket': ['history-aws', 'history-aws-west'],
+  'aws/Table': ['history-aws', 'history-aws-west'],
+  'gcp/Bucket': ['history-gcs', 'history-gcp'],
+  'gcp/Table': ['history-gcp', 'history-gcp-b'],
+  'azure/Bucket': ['history-azure', 'history-azure-sas'],
+  'azure/Table': ['history-azure', 'history-azure-sas'],
+};
+/** The ProviderConfig a user retargets, per cloud. */
+export const RETARGETED = { aws: 'history-aws-west', gcp: 'history-gcp-b' } as const;
+/** The GCP ProviderConfigs with Bigtable, and the instance each starts on. */
+export const BIGTABLE_PROVIDER_CONFIGS = { 'history-gcp': 0, 'history-gcp-b': 1 } as const;
 
 /** The operator's settings for a history: drift looked at every 10 s, a reconcile deadline the stalls outlast. */
 export const OPERATOR_ENV = { K8OR_RESYNC_PERIOD: '10s', K8OR_MIN_RESYNC_PERIOD: '10s', K8OR_RECONCILE_TIMEOUT: '8s' } as const;
@@ -87,19 +99,20 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
         region: 'us-central1',
         ...(faults.bigtable ? { bigtableInstance: instance } : {}),
         endpoints: { bucket: endpoint('gcs'), ...(faults.bigtable ? { table: endpoint('bigtable') } : {}) },
-        credentials: secretRef('gcp-credentials'),
+        credentials: { source: 'Environment' },
       });
+    const gcs = (name: string): Manifest => pc(name, { provider: 'gcp', project: GCP_PROJECT, region: 'us-central1', endpoints: { bucket: endpoint('gcs') }, credentials: secretRef('gcp-credentials') });
     const azure = (name: string, secret: string): Manifest =>
       pc(name, { provider: 'azure', storageAccount: azurite.accountName, endpoints: { bucket: endpoint('azure-blob'), table: endpoint('azure-table') }, credentials: secretRef(secret) });
     const manifests: Manifest[] = [
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'azure-sas', namespace: NAMESPACE }, type: 'Opaque', stringData: { sasToken } } as Manifest,
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'gcp-credentials', namespace: NAMESPACE }, type: 'Opaque', stringData: { 'credentials.json': JSON.stringify(gcpKey) } } as Manifest,
-      aws(HISTORY_PROVIDER_CONFIGS.aws[0], 'us-east-1'),
-      aws(HISTORY_PROVIDER_CONFIGS.aws[1], 'us-west-2'),
-      gcp(HISTORY_PROVIDER_CONFIGS.gcp[0], BIGTABLE_INSTANCES[0]),
-      gcp(HISTORY_PROVIDER_CONFIGS.gcp[1], BIGTABLE_INSTANCES[1]),
-      azure(HISTORY_PROVIDER_CONFIGS.azure[0], 'azure-credentials'),
-      azure(HISTORY_PROVIDER_CONFIGS.azure[1], 'azure-sas'),
+      aws('history-aws', 'us-east-1'),
+      aws('history-aws-west', 'us-west-2'),
+      gcs('history-gcs'),
+      ...Object.entries(BIGTABLE_PROVIDER_CONFIGS).map(([name, instance]) => gcp(name, BIGTABLE_INSTANCES[instance])),
+      azure('history-azure', 'azure-credentials'),
+      azure('history-azure-sas', 'azure-sas'),
     ];
 
     const operator = await supervise(cluster, { env: { ...OPERATOR_ENV } });
