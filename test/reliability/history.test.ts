@@ -82,7 +82,7 @@ describe('adversarial histories: a user, someone else in the cloud account, faul
       record,
       places: PLACES,
       hands,
-      calls: () => (Object.entries(world.cluster.proxies) as Array<[ProxiedApi, HistoryWorld['cluster']['proxies']['s3']]>).flatMap(([api, proxy]) => proxy.calls.map((call) => ({ ...call, api }))),
+      calls: () => world.calls(),
       creates: CREATES,
       deletes: DELETES,
       secrets: world.secrets,
@@ -102,9 +102,12 @@ describe('adversarial histories: a user, someone else in the cloud account, faul
 
     // the end of the history: faults off, the operator given time to settle and resync, then the user deletes everything
     for (const proxy of Object.values(world.faults)) proxy.setFaults({});
-    for (const proxy of Object.values(world.cluster.proxies)) proxy.failAfterEffect = undefined;
+    for (const proxy of Object.values(world.recording)) proxy.failAfterEffect = undefined;
     await sleep(12_000);
     await checker.afterStep();
+    if (process.env['K8OR_HISTORY_DEBUG'] === '1') {
+      for (const object of await listObjects(world)) console.log(`# ${object.kind}/${object.metadata.name} ${object.spec.name}: ${JSON.stringify(object.status?.conditions?.map((c) => [c.type, c.status, c.reason, c.message?.slice(0, 300)]))}`);
+    }
     const remaining = await teardown(world);
     await checker.settled();
     checker.checkWrites();
@@ -135,10 +138,14 @@ const summary = (violation: Violation): string => `invariant ${violation.invaria
  * The user deletes every object left (its protect and paused annotations taken off first); returns the
  * objects still there after a generous wait (deletions a protection holds, and any stuck).
  */
+async function listObjects(world: HistoryWorld): Promise<ManagedObject[]> {
+  const { admin } = world.cluster;
+  return (await Promise.all((['Bucket', 'Table'] as const).map(async (kind) => (await admin.get<{ items: ManagedObject[] }>(collectionPath(USER_NAMESPACE, kind)))?.items ?? []))).flat();
+}
+
 async function teardown(world: HistoryWorld): Promise<ManagedObject[]> {
   const { admin } = world.cluster;
-  const list = async (): Promise<ManagedObject[]> =>
-    (await Promise.all((['Bucket', 'Table'] as const).map(async (kind) => (await admin.get<{ items: ManagedObject[] }>(collectionPath(USER_NAMESPACE, kind)))?.items ?? []))).flat();
+  const list = (): Promise<ManagedObject[]> => listObjects(world);
   for (const object of await list()) {
     const path = `${collectionPath(USER_NAMESPACE, object.kind)}/${object.metadata.name}`;
     await whileWebhookDown(() => admin.patch(path, { metadata: { annotations: { 'k8or.io/protect': null, 'k8or.io/paused': null } } })).catch(() => undefined);

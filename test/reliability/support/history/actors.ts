@@ -83,8 +83,9 @@ export class Actors {
         this.#window(step.api, { throttle: step.share / 2, serverError: step.share / 2 }, step.ms);
         return 'ok';
       case 'after': {
-        const proxy = this.#world.cluster.proxies[step.api];
-        if (!proxy || step.api === 'bigtable') return this.#stall(step.api, true);
+        const proxy = this.#world.recording[step.api];
+        // (Bigtable: a stall that reaches the emulator first, the nearest the gRPC proxy has)
+        if (!proxy) return this.#stall(step.api, true);
         let left = step.count;
         proxy.failAfterEffect = (call) => isWrite(step.api, call.operation) && left-- > 0;
         return 'armed';

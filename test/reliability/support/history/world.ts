@@ -5,11 +5,11 @@
 // every backend, and the operator supervised (SIGKILL, restart) with leader election on (lease loss).
 import { generateKeyPairSync } from 'node:crypto';
 import { AccountSASPermissions, AccountSASResourceTypes, AccountSASServices, generateAccountSASQueryParameters, SASProtocol, StorageSharedKeyCredential } from '@azure/storage-blob';
-import { startFaultProxy, startGrpcFaultProxy, type CloudDialectName, type FaultProxy } from '@k8or/local-clouds';
+import { startFaultProxy, startGrpcFaultProxy, type CloudDialectName, type FaultProxy, type GrpcProxiedCall } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../../support/backends.ts';
 import { runOk } from '../../../support/run.ts';
 import { applyProviderConfigs, GCP_PROJECT, NAMESPACE, startReliabilityCluster, type Manifest, type ReliabilityCluster } from '../cluster.ts';
-import type { ProxiedApi } from '../cloud-proxy.ts';
+import type { CloudCall, CloudProxy, ProxiedApi } from '../cloud-proxy.ts';
 import { supervise, type Supervisor } from '../supervisor.ts';
 import { foreignHands, type ForeignHands } from './foreign.ts';
 
@@ -46,6 +46,10 @@ export interface HistoryWorld {
   faults: Partial<Record<ProxiedApi, FaultProxy>>;
   others: ForeignHands;
   operator: Supervisor;
+  /** Every cloud call the operator made, by API: the recording proxies' (HTTP), the fault proxy's (Bigtable). */
+  calls(): Array<CloudCall & { api: ProxiedApi }>;
+  /** The recording proxies (HTTP APIs), where a 5xx after the effect is armed. */
+  recording: Partial<Record<ProxiedApi, CloudProxy>>;
   /** Credential values no status, Event, log or ConfigMap may hold. */
   secrets: string[];
   /** The ProviderConfig manifests as the run applied them (a user's edit changes them). */
@@ -65,11 +69,17 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
     const faults: HistoryWorld['faults'] = {};
     let offset = 0;
     for (const [dialect, recording] of Object.entries(cluster.proxies) as Array<[ProxiedApi, { endpoint: string }]>) {
-      const proxy =
-        dialect === 'bigtable'
-          ? await startGrpcFaultProxy({ target: recording.endpoint, seed: (seed + offset++) >>> 0 })
-          : await startFaultProxy({ target: recording.endpoint, dialect: dialect as CloudDialectName, seed: (seed + offset++) >>> 0 });
+      if (dialect === 'bigtable') continue;
+      const proxy = await startFaultProxy({ target: recording.endpoint, dialect: dialect as CloudDialectName, seed: (seed + offset++) >>> 0 });
       faults[dialect] = proxy;
+      stops.push(() => proxy.stop());
+    }
+    // Bigtable's gRPC fault proxy goes straight to the emulator (one h2c proxy in front of another
+    // resets the streams), and its own call log is the record of the operator's Bigtable calls
+    const bigtableHost = cluster.backends.bigtable;
+    if (bigtableHost) {
+      const proxy = await startGrpcFaultProxy({ target: bigtableHost, seed: (seed + offset++) >>> 0 });
+      faults.bigtable = proxy;
       stops.push(() => proxy.stop());
     }
     const { azurite } = cluster.backends;
@@ -123,9 +133,18 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
 
     const others = foreignHands(cluster.backends, GCP_PROJECT, faults.bigtable ? BIGTABLE_INSTANCES : []);
     stops.push(() => others.close());
+    const { bigtable: _grpcRecording, ...recording } = cluster.proxies;
     return {
       cluster,
       faults,
+      recording,
+      calls: () => [
+        ...(Object.entries(recording) as Array<[ProxiedApi, CloudProxy]>).flatMap(([api, proxy]) => proxy.calls.map((call) => ({ ...call, api }))),
+        ...(faults.bigtable?.calls ?? []).map((call) => {
+          const grpc = call as GrpcProxiedCall;
+          return { operation: grpc.operation, resource: grpc.resource || undefined, answer: grpc.grpcStatus === undefined ? '' : `grpc-status ${grpc.grpcStatus}`, ok: grpc.grpcStatus === 0, sentAt: grpc.at, answeredAt: grpc.at, api: 'bigtable' as const };
+        }),
+      ],
       others,
       operator,
       // (a private key's text by its shape too: the checker looks for PEM headers)
