@@ -35,7 +35,7 @@ function historySeed(): number {
 
 const STEPS_OVERRIDE = Number(process.env['K8OR_HISTORY_STEPS'] ?? '') || undefined;
 const SIZE = sized({
-  ci: { stepsPerCloud: 30, namesPerPlace: 2, kills: 1, leaseLosses: 1 },
+  ci: { stepsPerCloud: 24, namesPerPlace: 2, kills: 1, leaseLosses: 1 },
   large: { stepsPerCloud: 2_000, namesPerPlace: 4, kills: 40, leaseLosses: 40 },
 });
 const STEPS_PER_CLOUD = STEPS_OVERRIDE ?? SIZE.stepsPerCloud;

@@ -174,13 +174,15 @@ export class Actors {
   async #editProviderConfig(step: Extract<Step, { op: 'editProviderConfig' }>): Promise<string> {
     const manifest = this.#world.providerConfigs.get(step.providerConfig);
     if (!manifest) return 'unknown ProviderConfig';
+    const spec = manifest['spec'] as Record<string, unknown>;
     let change: Record<string, unknown>;
-    if (step.cloud === 'aws') change = { region: ['us-west-2', 'eu-west-1'][step.variant] };
+    if (step.cloud === 'aws') change = { region: spec['region'] === 'us-west-2' ? 'eu-west-1' : 'us-west-2' };
     else if (step.cloud === 'gcp') {
       if (!this.#world.faults.bigtable) return 'no Bigtable in this run';
-      change = { bigtableInstance: BIGTABLE_INSTANCES[step.variant] };
+      change = { bigtableInstance: spec['bigtableInstance'] === BIGTABLE_INSTANCES[0] ? BIGTABLE_INSTANCES[1] : BIGTABLE_INSTANCES[0] };
     } else return 'nothing to retarget on Azure (one storage account)';
     await this.#user(() => this.#world.cluster.admin.patch(`/apis/k8or.io/v1alpha1/providerconfigs/${step.providerConfig}`, { spec: change }));
+    Object.assign(spec, change);
     if (typeof change['bigtableInstance'] === 'string') {
       const timeline = this.#record.bigtableInstance.get(step.providerConfig) ?? [];
       timeline.push({ at: Date.now(), instance: change['bigtableInstance'] });

@@ -17,8 +17,8 @@ export type Step =
   | { actor: 'user'; op: 'delete'; object: string; kind: Kind }
   | { actor: 'user'; op: 'annotate'; object: string; kind: Kind; annotation: Annotation; on: boolean }
   | { actor: 'user'; op: 'move'; object: string; kind: Kind; providerConfig: string }
-  /** The second ProviderConfig of a cloud retargeted (AWS region, Bigtable instance). */
-  | { actor: 'user'; op: 'editProviderConfig'; providerConfig: string; cloud: CloudName; variant: number }
+  /** The second ProviderConfig of a cloud retargeted (AWS region, Bigtable instance): to the other of two. */
+  | { actor: 'user'; op: 'editProviderConfig'; providerConfig: string; cloud: CloudName }
   | { actor: 'other'; op: 'create'; place: string; name: string; tagged: boolean }
   | { actor: 'other'; op: 'delete' | 'recreate' | 'protect' | 'unprotect' | 'change'; place: string; name: string }
   /** The API answers its calls with throttles and 5xx before they reach the backend, for `ms`. */
@@ -72,6 +72,7 @@ interface LiveObject {
   object: string;
   cloud: CloudName;
   kind: Kind;
+  externalName: string;
 }
 
 export function generateHistory(random: Random, runTag: string, shape: HistoryShape): Step[] {
@@ -106,7 +107,7 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
       adopt: random.chance(0.15),
       outputs: random.chance(0.4),
     };
-    live.push({ object, cloud: place.cloud, kind: place.kind });
+    live.push({ object, cloud: place.cloud, kind: place.kind, externalName: step.externalName });
     return step;
   };
 
@@ -123,11 +124,14 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
     } else if (draw < 0.26) {
       const first = newApply(place);
       const second = { ...newApply(place), externalName: first.externalName, providerConfig: first.providerConfig };
+      live.at(-1)!.externalName = first.externalName;
       steps.push({ actor: 'race', op: 'twinApply', first, second });
     } else if (draw < 0.32) {
       steps.push({ actor: 'race', op: 'contendedCreate', api: place.api, apply: newApply(place), place: place.place, tagged: place.taggable && random.chance(0.3), delayMs: random.int(200, 1500) });
     } else if (draw < 0.52) {
-      const name = nameIn(place);
+      // mostly a name an object of the user's names now: someone else meets k8or's resources
+      const named = live.filter((o) => o.cloud === place.cloud && o.kind === place.kind);
+      const name = named.length > 0 && random.chance(0.7) ? random.pick(named).externalName : nameIn(place);
       const op = random.pick(['create', 'create', 'recreate', 'delete', 'change', ...(place.protectable ? (['protect', 'protect', 'unprotect'] as const) : [])] as const);
       steps.push(op === 'create' ? { actor: 'other', op, place: place.place, name, tagged: place.taggable && random.chance(0.5) } : { actor: 'other', op, place: place.place, name });
     } else if (draw < 0.64) {
@@ -144,7 +148,7 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
       const target = random.pick(mine);
       steps.push({ actor: 'user', op: 'move', object: target.object, kind: target.kind, providerConfig: random.pick(pcsOf(target)) });
     } else if (draw < 0.88 && shape.retargeted[cloud]) {
-      steps.push({ actor: 'user', op: 'editProviderConfig', providerConfig: shape.retargeted[cloud], cloud, variant: random.int(0, 1) });
+      steps.push({ actor: 'user', op: 'editProviderConfig', providerConfig: shape.retargeted[cloud], cloud });
     } else if (draw < 0.97) {
       const kind = random.int(0, 2);
       if (kind === 0) steps.push({ actor: 'faults', op: 'before', api: place.api, share: random.pick([0.3, 0.6, 0.9]), ms: random.int(1_000, 5_000) });
