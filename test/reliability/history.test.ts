@@ -39,6 +39,8 @@ const SIZE = sized({
   large: { stepsPerCloud: 2_000, namesPerPlace: 4, kills: 40, leaseLosses: 40 },
 });
 const STEPS_PER_CLOUD = STEPS_OVERRIDE ?? SIZE.stepsPerCloud;
+/** How long the user's deletions at the end may take (a deletion no protection holds and still there then is stuck). */
+const TEARDOWN_MS = sized({ ci: 45_000, large: 180_000 });
 
 const BIGTABLE_LEFT_OUT = bigtableLeftOut();
 const PLACES: Place[] = [
@@ -151,7 +153,7 @@ async function teardown(world: HistoryWorld): Promise<ManagedObject[]> {
     await whileWebhookDown(() => admin.patch(path, { metadata: { annotations: { 'k8or.io/protect': null, 'k8or.io/paused': null } } })).catch(() => undefined);
     await whileWebhookDown(() => admin.request('DELETE', path)).catch(() => undefined);
   }
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + TEARDOWN_MS;
   let left = await list();
   // done when nothing is left, or only deletions a protection holds (they say so in a condition)
   const held = (object: ManagedObject): boolean => (object.status?.conditions ?? []).some((c) => /DeletionBlocked|protect/i.test(`${c.reason ?? ''} ${c.message ?? ''}`));

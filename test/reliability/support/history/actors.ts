@@ -102,8 +102,13 @@ export class Actors {
         const [first, second] = await Promise.all([this.#apply(step.first), this.#apply(step.second)]);
         return `${first}; ${second}`;
       }
+      case 'takenName': {
+        const other = await this.#other({ actor: 'other', op: 'create', place: step.place, name: step.apply.externalName, tagged: step.tagged });
+        return `someone else: ${other}; ${await this.#apply(step.apply)}`;
+      }
       case 'contendedCreate': {
-        this.#window(step.api, { throttle: 0.7 }, step.delayMs + 2_500);
+        // the first call (the observe that finds the name free) passes; the create and its retries are throttled
+        this.#window(step.api, { throttle: 1, script: ['pass'] }, step.delayMs + 2_500);
         const applied = await this.#apply(step.apply);
         await sleep(step.delayMs);
         const other = await this.#other({ actor: 'other', op: 'create', place: step.place, name: step.apply.externalName, tagged: step.tagged });

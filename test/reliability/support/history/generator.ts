@@ -31,6 +31,8 @@ export type Step =
   | { actor: 'faults'; op: 'leaseLoss' }
   /** Creates while the API throttles, someone else taking the name meanwhile (a create's outcome raced). */
   | { actor: 'race'; op: 'contendedCreate'; api: ProxiedApi; apply: Extract<Step, { op: 'apply' }>; place: string; tagged: boolean; delayMs: number }
+  /** Someone else takes a name (with their mark, or none), and then the user applies an object naming it. */
+  | { actor: 'race'; op: 'takenName'; place: string; tagged: boolean; apply: Extract<Step, { op: 'apply' }> }
   /** Two objects naming one resource applied together (two manifests, or an import's output next to what is managed). */
   | { actor: 'race'; op: 'twinApply'; first: Extract<Step, { op: 'apply' }>; second: Extract<Step, { op: 'apply' }> }
   /** Quiet time: the operator reconciles, resyncs and repairs drift. */
@@ -126,7 +128,9 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
       const second = { ...newApply(place), externalName: first.externalName, providerConfig: first.providerConfig };
       live.at(-1)!.externalName = first.externalName;
       steps.push({ actor: 'race', op: 'twinApply', first, second });
-    } else if (draw < 0.32) {
+    } else if (draw < 0.29) {
+      steps.push({ actor: 'race', op: 'takenName', place: place.place, tagged: place.taggable && random.chance(0.5), apply: newApply(place) });
+    } else if (draw < 0.34) {
       steps.push({ actor: 'race', op: 'contendedCreate', api: place.api, apply: newApply(place), place: place.place, tagged: place.taggable && random.chance(0.3), delayMs: random.int(200, 1500) });
     } else if (draw < 0.52) {
       // mostly a name an object of the user's names now: someone else meets k8or's resources
