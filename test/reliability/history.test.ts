@@ -90,6 +90,7 @@ describe('adversarial histories: a user, someone else in the cloud account, faul
       secrets: world.secrets,
       firstInstance: BIGTABLE_INSTANCES[0],
     });
+    world.onLog((replica, text) => checker.scanLogs(`${replica}'s log`, text));
     stopWatch = await watchNamespace(world.cluster.sandbox.kubeconfig, USER_NAMESPACE, record, (watched) => checker.onEvent(watched));
 
     const shape: HistoryShape = { stepsPerCloud: STEPS_PER_CLOUD, namesPerPlace: SIZE.namesPerPlace, kills: SIZE.kills, leaseLosses: SIZE.leaseLosses, providerConfigs: HISTORY_PROVIDER_CONFIGS, retargeted: RETARGETED, places: PLACES };
@@ -114,7 +115,6 @@ describe('adversarial histories: a user, someone else in the cloud account, faul
     await checker.settled();
     checker.checkWrites();
     await checker.checkAfterTeardown(runTag, remaining);
-    for (const replica of world.cluster.replicas) checker.scanLogs(`${replica.name}'s log`, replica.process.output());
 
     const byPlace = new Map<string, { objects: number; ready: number }>();
     for (const [key, object] of record.objects) {

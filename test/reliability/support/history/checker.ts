@@ -149,6 +149,9 @@ export class Checker {
     const place = this.#placeOfObject(object, at);
     const name = object.spec.name;
     if (!name || place.startsWith('azure/')) return;
+    // a reconcile in flight when its ProviderConfig was retargeted may finish on the old target
+    const providerConfig = (object.spec['providerConfigRef'] as { name?: string } | undefined)?.name ?? '';
+    if ((this.#in.record.bigtableInstance.get(providerConfig) ?? []).some((edit) => edit.at > 0 && edit.at >= at - 5_000 && edit.at <= at)) return;
     // read at once, beside any other read: the next reconcile may repair what the claim hid
     const read = (async (): Promise<void> => {
       let found: CloudState | undefined;
@@ -256,7 +259,14 @@ export class Checker {
         if (namers.length === 0) this.#violate(1, `untraced:${key}`, `${call.operation} on ${key} at ${iso(event.at)}: no object names it`);
         else if (creator === 'other' && !overlaps) {
           const adopting = namers.filter((o) => valueAt(o.adopt, event.from)?.on === true);
-          const markers = namers.map((o) => `${o.name}: create ${valueAt(this.#markers.get(objectKey(o.kind, o.name)) ?? [], event.from)?.marker ?? 'none'}`);
+          const markers = namers.map((o) => {
+            const timeline = this.#markers.get(objectKey(o.kind, o.name)) ?? [];
+            const marker = valueAt(timeline, event.from)?.marker ?? 'none';
+            const recorded = timeline.find((m) => m.marker === 'succeeded')?.at;
+            // the engine recorded a create as done with no create call for it succeeding: a resource found at the name was taken for its own
+            const ownCreate = events.some((e) => e.by === 'k8or' && e.op === 'create' && e.at >= o.created && (recorded === undefined || e.at <= recorded + 1_000));
+            return `${o.name}: create ${marker}${marker === 'succeeded' && !ownCreate ? ' with no create call of its own succeeding' : ''}`;
+          });
           if (adopting.length === 0) this.#violate(1, `foreign:${key}`, `${call.operation} on ${key} at ${iso(event.at)}: someone else made it, and no object was told to adopt it (named by ${markers.join(', ')})`);
           else if (tagged) this.#violate(1, `tagged:${key}`, `${call.operation} on ${key} at ${iso(event.at)}: adopted by ${adopting.map((o) => o.name).join(', ')} over another live cluster's owner tags`);
         }

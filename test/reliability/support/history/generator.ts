@@ -121,27 +121,27 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
     const place = random.pick(places);
     const mine = live.filter((o) => o.cloud === cloud);
     const draw = random.next();
-    if (draw < 0.22 || mine.length === 0) {
+    if (draw < 0.18 || mine.length === 0) {
       steps.push(newApply(place));
-    } else if (draw < 0.26) {
+    } else if (draw < 0.22) {
       const first = newApply(place);
       const second = { ...newApply(place), externalName: first.externalName, providerConfig: first.providerConfig };
       live.at(-1)!.externalName = first.externalName;
       steps.push({ actor: 'race', op: 'twinApply', first, second });
-    } else if (draw < 0.29) {
+    } else if (draw < 0.25) {
       steps.push({ actor: 'race', op: 'takenName', place: place.place, tagged: place.taggable && random.chance(0.5), apply: newApply(place) });
-    } else if (draw < 0.34) {
-      steps.push({ actor: 'race', op: 'contendedCreate', api: place.api, apply: newApply(place), place: place.place, tagged: place.taggable && random.chance(0.3), delayMs: random.int(200, 1500) });
-    } else if (draw < 0.52) {
+    } else if (draw < 0.35) {
+      steps.push({ actor: 'race', op: 'contendedCreate', api: place.api, apply: newApply(place), place: place.place, tagged: place.taggable && random.chance(0.5), delayMs: random.int(200, 1500) });
+    } else if (draw < 0.55) {
       // mostly a name an object of the user's names now: someone else meets k8or's resources
       const named = live.filter((o) => o.cloud === place.cloud && o.kind === place.kind);
       const name = named.length > 0 && random.chance(0.7) ? random.pick(named).externalName : nameIn(place);
       const op = random.pick(['create', 'create', 'recreate', 'delete', 'change', ...(place.protectable ? (['protect', 'protect', 'unprotect'] as const) : [])] as const);
       steps.push(op === 'create' ? { actor: 'other', op, place: place.place, name, tagged: place.taggable && random.chance(0.5) } : { actor: 'other', op, place: place.place, name });
-    } else if (draw < 0.64) {
+    } else if (draw < 0.66) {
       const target = random.pick(mine);
       steps.push({ actor: 'user', op: random.chance(0.3) ? 'patchTwice' : 'patch', object: target.object, kind: target.kind, round: ++round });
-    } else if (draw < 0.72) {
+    } else if (draw < 0.73) {
       const target = random.pick(mine);
       steps.push({ actor: 'user', op: 'delete', object: target.object, kind: target.kind });
       live.splice(live.indexOf(target), 1);

@@ -52,6 +52,11 @@ export interface HistoryWorld {
   recording: Partial<Record<ProxiedApi, CloudProxy>>;
   /** Credential values no status, Event, log or ConfigMap may hold. */
   secrets: string[];
+  /**
+   * Every line of every replica's output, as it comes (the process helper keeps only the tail): each
+   * chunk with the end of the one before it, so nothing split between two chunks is missed.
+   */
+  onLog(listener: (replica: string, text: string) => void): void;
   /** The ProviderConfig manifests as the run applied them (a user's edit changes them). */
   providerConfigs: Map<string, Manifest>;
   stop(): Promise<void>;
@@ -134,10 +139,31 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
     const others = foreignHands(cluster.backends, GCP_PROJECT, faults.bigtable ? BIGTABLE_INSTANCES : []);
     stops.push(() => others.close());
     const { bigtable: _grpcRecording, ...recording } = cluster.proxies;
+    const logListeners: Array<(replica: string, text: string) => void> = [];
+    const tapped = new Set<string>();
+    const tap = (): void => {
+      for (const replica of cluster.replicas) {
+        if (tapped.has(replica.name)) continue;
+        tapped.add(replica.name);
+        let tail = '';
+        const hear = (chunk: Buffer): void => {
+          const text = tail + chunk.toString('utf8');
+          tail = text.slice(-512);
+          for (const listener of logListeners) listener(replica.name, text);
+        };
+        replica.process.child.stdout?.on('data', hear);
+        replica.process.child.stderr?.on('data', hear);
+      }
+    };
+    tap();
+    // a replica the supervisor starts after a kill is tapped within a moment of its start
+    const tapping = setInterval(tap, 100);
+    stops.push(async () => clearInterval(tapping));
     return {
       cluster,
       faults,
       recording,
+      onLog: (listener) => logListeners.push(listener),
       calls: () => [
         ...(Object.entries(recording) as Array<[ProxiedApi, CloudProxy]>).flatMap(([api, proxy]) => proxy.calls.map((call) => ({ ...call, api }))),
         ...(faults.bigtable?.calls ?? []).map((call) => {
