@@ -94,7 +94,9 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
     return pcs;
   };
   const nameIn = (place: Place): string => poolName(runTag, place, random.int(0, shape.namesPerPlace - 1));
-  const newApply = (place: Place): Extract<Step, { op: 'apply' }> => {
+  let fresh = 0;
+  /** An object to apply: naming a name of the pool, or (`freshName`) one nobody holds yet. */
+  const newApply = (place: Place, freshName = false): Extract<Step, { op: 'apply' }> => {
     const object = `${place.kind === 'Bucket' ? 'bucket' : 'table'}-${place.cloud}-${objects++}`;
     const step: Extract<Step, { op: 'apply' }> = {
       actor: 'user',
@@ -102,7 +104,7 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
       object,
       cloud: place.cloud,
       kind: place.kind,
-      externalName: nameIn(place),
+      externalName: freshName ? poolName(runTag, place, shape.namesPerPlace + fresh++) : nameIn(place),
       // mostly the cloud's first ProviderConfig; Azure's SAS one now and then from the start
       providerConfig: pcsOf(place)[random.chance(place.cloud === 'azure' ? 0.3 : 0.1) ? 1 : 0],
       retain: random.chance(0.2),
@@ -129,9 +131,9 @@ export function generateHistory(random: Random, runTag: string, shape: HistorySh
       live.at(-1)!.externalName = first.externalName;
       steps.push({ actor: 'race', op: 'twinApply', first, second });
     } else if (draw < 0.25) {
-      steps.push({ actor: 'race', op: 'takenName', place: place.place, tagged: place.taggable && random.chance(0.5), apply: newApply(place) });
+      steps.push({ actor: 'race', op: 'takenName', place: place.place, tagged: place.taggable && random.chance(0.5), apply: newApply(place, true) });
     } else if (draw < 0.35) {
-      steps.push({ actor: 'race', op: 'contendedCreate', api: place.api, apply: newApply(place), place: place.place, tagged: place.taggable && random.chance(0.5), delayMs: random.int(200, 1500) });
+      steps.push({ actor: 'race', op: 'contendedCreate', api: place.api, apply: newApply(place, true), place: place.place, tagged: place.taggable && random.chance(0.5), delayMs: random.int(200, 1500) });
     } else if (draw < 0.55) {
       // mostly a name an object of the user's names now: someone else meets k8or's resources
       const named = live.filter((o) => o.cloud === place.cloud && o.kind === place.kind);
