@@ -3,7 +3,7 @@
 // creates names with and without owner tags, turns deletion protection on, changes a setting, deletes
 // and re-creates; and it reads a resource back for the checker (settings, protection, tags).
 import { CreateBucketCommand, DeleteBucketCommand, GetBucketTaggingCommand, GetBucketVersioningCommand, HeadBucketCommand, ListBucketsCommand, PutBucketTaggingCommand, PutBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, ListTablesCommand, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { Bigtable } from '@google-cloud/bigtable';
@@ -11,6 +11,8 @@ import { Storage } from '@google-cloud/storage';
 import { OwnerTags, MANAGED_BY } from '@k8or/api';
 import { SANDBOX_CREDENTIALS } from '../../../support/backends.ts';
 import type { Backends } from '../cluster.ts';
+import { dynamoDbTables } from '../stores/aws.ts';
+import { azureTables } from '../stores/azure.ts';
 import { isNotFound } from '../stores/store.ts';
 import type { CloudName, Kind } from '../stores/index.ts';
 
@@ -97,6 +99,7 @@ function s3Hand(endpoint: string): ForeignHand {
 
 function dynamoDbHand(endpoint: string): ForeignHand {
   const dynamodb = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { ...SANDBOX_CREDENTIALS } });
+  const listed = dynamoDbTables(endpoint);
   return {
     cloud: 'aws',
     kind: 'Table',
@@ -129,16 +132,7 @@ function dynamoDbHand(endpoint: string): ForeignHand {
         const ttl = (await dynamodb.send(new DescribeTimeToLiveCommand({ TableName: name }))).TimeToLiveDescription;
         return { deletionProtection: table.DeletionProtectionEnabled === true, ...(ttl?.TimeToLiveStatus === 'ENABLED' && ttl.AttributeName ? { ttl: ttl.AttributeName } : {}) };
       }),
-    names: async () => {
-      const names: string[] = [];
-      let start: string | undefined;
-      do {
-        const page = await dynamodb.send(new ListTablesCommand({ ExclusiveStartTableName: start }));
-        names.push(...(page.TableNames ?? []));
-        start = page.LastEvaluatedTableName;
-      } while (start);
-      return names;
-    },
+    names: () => listed.names(),
   };
 }
 
@@ -253,11 +247,8 @@ function azureContainerHand(backends: Backends): ForeignHand {
 function azureTableHand(backends: Backends): ForeignHand {
   const { azurite } = backends;
   const tables = new TableServiceClient(azurite.tableEndpoint, new AzureNamedKeyCredential(azurite.accountName, azurite.accountKey), { allowInsecureConnection: true });
-  const names = async (): Promise<string[]> => {
-    const found: string[] = [];
-    for await (const table of tables.listTables()) if (table.name) found.push(table.name);
-    return found;
-  };
+  const listed = azureTables(azurite);
+  const names = (): Promise<string[]> => listed.names();
   return {
     cloud: 'azure',
     kind: 'Table',

@@ -4,12 +4,12 @@
 // own after-effect 5xx, the ProviderConfigs the user moves objects between, someone else's hands on
 // every backend, and the operator supervised (SIGKILL, restart) with leader election on (lease loss).
 import { generateKeyPairSync } from 'node:crypto';
-import { AccountSASPermissions, AccountSASResourceTypes, AccountSASServices, generateAccountSASQueryParameters, SASProtocol, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { startFaultProxy, startGrpcFaultProxy, type CloudDialectName, type FaultProxy, type GrpcProxiedCall } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../../support/backends.ts';
 import { runOk } from '../../../support/run.ts';
 import { applyProviderConfigs, GCP_PROJECT, NAMESPACE, startReliabilityCluster, type Manifest, type ReliabilityCluster } from '../cluster.ts';
 import type { CloudCall, CloudProxy, ProxiedApi } from '../cloud-proxy.ts';
+import { accountSasToken } from '../faulty-clouds.ts';
 import { supervise, type Supervisor } from '../supervisor.ts';
 import { foreignHands, type ForeignHands } from './foreign.ts';
 
@@ -88,16 +88,7 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
       stops.push(() => proxy.stop());
     }
     const { azurite } = cluster.backends;
-    const sasToken = generateAccountSASQueryParameters(
-      {
-        expiresOn: new Date(Date.now() + 4 * 3_600_000),
-        permissions: AccountSASPermissions.parse('rwdlacup'),
-        resourceTypes: AccountSASResourceTypes.parse('sco').toString(),
-        services: AccountSASServices.parse('bt').toString(),
-        protocol: SASProtocol.HttpsAndHttp,
-      },
-      new StorageSharedKeyCredential(azurite.accountName, azurite.accountKey),
-    ).toString();
+    const sasToken = accountSasToken(azurite);
     const endpoint = (api: ProxiedApi): string => {
       const proxy = faults[api];
       if (!proxy) throw new Error(`no fault proxy in front of ${api}`);
