@@ -104,7 +104,7 @@ describe('adversarial histories: a user, someone else in the cloud account, faul
     console.log(`# ${steps.filter((s) => s.actor !== 'wait').length} steps done in ${Date.now() - started} ms`);
 
     // the end of the history: faults off, the operator given time to settle and resync, then the user deletes everything
-    for (const proxy of Object.values(world.faults)) proxy.setFaults({});
+    for (const api of PLACES.map((p) => p.api)) for (const proxy of world.faultProxiesOf(api)) proxy.setFaults({});
     for (const proxy of Object.values(world.recording)) proxy.failAfterEffect = undefined;
     await sleep(12_000);
     await checker.afterStep();

@@ -184,7 +184,9 @@ export class Actors {
     if (step.cloud === 'aws') change = { region: spec['region'] === 'us-west-2' ? 'eu-west-1' : 'us-west-2' };
     else if (step.cloud === 'gcp') {
       if (!this.#world.faults.bigtable) return 'no Bigtable in this run';
-      change = { bigtableInstance: spec['bigtableInstance'] === BIGTABLE_INSTANCES[0] ? BIGTABLE_INSTANCES[1] : BIGTABLE_INSTANCES[0] };
+      const instance = spec['bigtableInstance'] === BIGTABLE_INSTANCES[0] ? BIGTABLE_INSTANCES[1] : BIGTABLE_INSTANCES[0];
+      // the endpoint goes with the instance: each instance's calls pass its own proxy
+      change = { bigtableInstance: instance, endpoints: { ...(spec['endpoints'] as Record<string, unknown>), table: this.#world.bigtableProxies.get(instance)?.endpoint } };
     } else return 'nothing to retarget on Azure (one storage account)';
     await this.#user(() => this.#world.cluster.admin.patch(`/apis/k8or.io/v1alpha1/providerconfigs/${step.providerConfig}`, { spec: change }));
     Object.assign(spec, change);
@@ -230,24 +232,23 @@ export class Actors {
 
   /** Throttles and 5xx at `api` for `ms` (the proxy answers them before the backend sees the call). */
   #window(api: ProxiedApi, plan: FaultPlan, ms: number): void {
-    const proxy = this.#world.faults[api];
-    if (!proxy) return;
+    const proxies = this.#world.faultProxiesOf(api);
     const until = Date.now() + ms;
     this.#windows.set(api, { plan, until });
-    proxy.setFaults(plan);
+    for (const proxy of proxies) proxy.setFaults(plan);
     setTimeout(() => {
       if (this.#windows.get(api)?.until !== until) return;
       this.#windows.delete(api);
-      proxy.setFaults({});
+      for (const proxy of proxies) proxy.setFaults({});
     }, ms).unref();
   }
 
   /** The next call at `api` stalls past the reconcile deadline; the window it is in stays. */
   #stall(api: ProxiedApi, afterEffect: boolean): string {
-    const proxy = this.#world.faults[api];
-    if (!proxy) return 'no proxy';
+    const proxies = this.#world.faultProxiesOf(api);
+    if (proxies.length === 0) return 'no proxy';
     const window = this.#windows.get(api);
-    proxy.setFaults({ ...(window && window.until > Date.now() ? window.plan : {}), script: ['stall'], stallMs: STALL_MS, stallAfterForward: afterEffect ? 1 : 0 });
+    for (const proxy of proxies) proxy.setFaults({ ...(window && window.until > Date.now() ? window.plan : {}), script: ['stall'], stallMs: STALL_MS, stallAfterForward: afterEffect ? 1 : 0 });
     return 'armed';
   }
 

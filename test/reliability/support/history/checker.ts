@@ -27,8 +27,8 @@ export interface CheckerInputs {
   record: HistoryRecord;
   places: readonly Place[];
   hands: (place: string) => ForeignHand;
-  /** The operator's calls at each API's recording proxy. */
-  calls: () => Array<CloudCall & { api: ProxiedApi }>;
+  /** The operator's calls, each with its API and the place it acted in. */
+  calls: () => Array<CloudCall & { api: ProxiedApi; place: string }>;
   /** The create and delete operations of each API, as the proxies name them. */
   creates: Partial<Record<ProxiedApi, string>>;
   deletes: Partial<Record<ProxiedApi, string>>;
@@ -79,10 +79,6 @@ export class Checker {
     if (object.cloud !== 'gcp' || object.kind !== 'Table') return base;
     const instance = valueAt(this.#in.record.bigtableInstance.get(providerConfig ?? '') ?? [], at)?.instance;
     return `${base}@${instance ?? this.#in.firstInstance}`;
-  }
-
-  #apiOf(place: string): ProxiedApi | undefined {
-    return this.#in.places.find((p) => p.place === place || (p.cloud === 'gcp' && p.kind === 'Table' && place.startsWith('gcp/Table@')))?.api;
   }
 
   // --- online: as the watch shows it ---------------------------------------------------------------
@@ -178,8 +174,7 @@ export class Checker {
    */
   #disturbed(place: string, name: string, claimedAt: number, readAt: number): boolean {
     if (this.#in.record.others.some((act) => act.place === place && act.name === name && act.end >= claimedAt - 10_000 && act.start <= readAt)) return true;
-    const api = this.#apiOf(place);
-    return this.#in.calls().some((call) => call.api === api && call.resource === name && isWrite(call.api, call.operation) && call.sentAt <= readAt && (call.answeredAt === 0 || call.answeredAt >= claimedAt));
+    return this.#in.calls().some((call) => call.place === place && call.resource === name && isWrite(call.api, call.operation) && call.sentAt <= readAt && (call.answeredAt === 0 || call.answeredAt >= claimedAt));
   }
 
   /** After each step: a protection someone else set and never took off must still be on. */
@@ -221,7 +216,7 @@ export class Checker {
       by: 'k8or' | 'other';
       op: 'create' | 'delete' | 'protect' | 'unprotect' | 'write';
       tagged?: boolean;
-      call?: CloudCall & { api: ProxiedApi };
+      call?: CloudCall & { api: ProxiedApi; place: string };
     }
     const timelines = new Map<string, Event[]>();
     const push = (key: string, event: Event): void => {
@@ -231,13 +226,12 @@ export class Checker {
     };
     for (const act of record.others) {
       if (!act.ok || act.op === 'change') continue;
-      const api = this.#apiOf(act.place);
-      if (api) push(`${api}:${act.name}`, { at: act.end, from: act.start, by: 'other', op: act.op, ...(act.tagged ? { tagged: true } : {}) });
+      push(`${act.place}:${act.name}`, { at: act.end, from: act.start, by: 'other', op: act.op, ...(act.tagged ? { tagged: true } : {}) });
     }
     for (const call of this.#in.calls()) {
       if (!call.ok || !call.resource || !isWrite(call.api, call.operation)) continue;
       const op = call.operation === this.#in.creates[call.api] ? 'create' : call.operation === this.#in.deletes[call.api] ? 'delete' : 'write';
-      push(`${call.api}:${call.resource}`, { at: call.answeredAt, from: call.sentAt, by: 'k8or', op, call });
+      push(`${call.place}:${call.resource}`, { at: call.answeredAt, from: call.sentAt, by: 'k8or', op, call });
     }
     for (const [key, events] of timelines) {
       events.sort((a, b) => a.at - b.at);
@@ -255,7 +249,7 @@ export class Checker {
         this.checks['1']!++;
         // a write whose time overlaps someone else's act on the same name cannot be ordered with it
         const overlaps = events.some((other) => other.by === 'other' && other.at >= event.from - 500 && other.from <= event.at + 500);
-        const namers = [...record.objects.values()].filter((o) => o.externalName === call.resource && o.created <= event.at && this.#apiOf(this.placeOf(o, valueAt(o.providerConfig, event.from)?.name, event.from)) === call.api);
+        const namers = [...record.objects.values()].filter((o) => o.externalName === call.resource && o.created <= event.at && this.placeOf(o, valueAt(o.providerConfig, event.from)?.name, event.from) === call.place);
         if (namers.length === 0) this.#violate(1, `untraced:${key}`, `${call.operation} on ${key} at ${iso(event.at)}: no object names it`);
         else if (creator === 'other' && !overlaps) {
           const adopting = namers.filter((o) => valueAt(o.adopt, event.from)?.on === true);

@@ -35,6 +35,9 @@ export const RETARGETED = { aws: 'history-aws-west', gcp: 'history-gcp-b' } as c
 /** The GCP ProviderConfigs with Bigtable, and the instance each starts on. */
 export const BIGTABLE_PROVIDER_CONFIGS = { 'history-gcp': 0, 'history-gcp-b': 1 } as const;
 
+/** The place of each HTTP API's resources (Bigtable's place is its instance's). */
+export const PLACE_OF_API: Partial<Record<ProxiedApi, string>> = { s3: 'aws/Bucket', dynamodb: 'aws/Table', gcs: 'gcp/Bucket', 'azure-blob': 'azure/Bucket', 'azure-table': 'azure/Table' };
+
 /** The operator's settings for a history: drift looked at every 10 s, a reconcile deadline the stalls outlast. */
 export const OPERATOR_ENV = { K8OR_RESYNC_PERIOD: '10s', K8OR_MIN_RESYNC_PERIOD: '10s', K8OR_RECONCILE_TIMEOUT: '8s' } as const;
 /** How long a stalled call is held: past the reconcile deadline. */
@@ -42,12 +45,16 @@ export const STALL_MS = 12_000;
 
 export interface HistoryWorld {
   cluster: ReliabilityCluster;
-  /** The fault proxy in front of each API's recording proxy (the operator's endpoint). */
+  /** The fault proxy in front of each API's recording proxy (the operator's endpoint); Bigtable's of its first instance. */
   faults: Partial<Record<ProxiedApi, FaultProxy>>;
+  /** Every fault proxy of an API (Bigtable has one per instance). */
+  faultProxiesOf(api: ProxiedApi): FaultProxy[];
+  /** Bigtable's fault proxy of each instance, so every Bigtable call is known by its instance. */
+  bigtableProxies: Map<string, FaultProxy>;
   others: ForeignHands;
   operator: Supervisor;
-  /** Every cloud call the operator made, by API: the recording proxies' (HTTP), the fault proxy's (Bigtable). */
-  calls(): Array<CloudCall & { api: ProxiedApi }>;
+  /** Every cloud call the operator made, by API and place: the recording proxies' (HTTP), the fault proxies' (Bigtable, one per instance). */
+  calls(): Array<CloudCall & { api: ProxiedApi; place: string }>;
   /** The recording proxies (HTTP APIs), where a 5xx after the effect is armed. */
   recording: Partial<Record<ProxiedApi, CloudProxy>>;
   /** Credential values no status, Event, log or ConfigMap may hold. */
@@ -79,13 +86,18 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
       faults[dialect] = proxy;
       stops.push(() => proxy.stop());
     }
-    // Bigtable's gRPC fault proxy goes straight to the emulator (one h2c proxy in front of another
-    // resets the streams), and its own call log is the record of the operator's Bigtable calls
+    // Bigtable's gRPC fault proxies go straight to the emulator (one h2c proxy in front of another
+    // resets the streams), one per instance (a ProviderConfig names both, and a retarget changes both),
+    // and their own call logs are the record of the operator's Bigtable calls, each call by its instance
     const bigtableHost = cluster.backends.bigtable;
+    const bigtableProxies = new Map<string, FaultProxy>();
     if (bigtableHost) {
-      const proxy = await startGrpcFaultProxy({ target: bigtableHost, seed: (seed + offset++) >>> 0 });
-      faults.bigtable = proxy;
-      stops.push(() => proxy.stop());
+      for (const instance of BIGTABLE_INSTANCES) {
+        const proxy = await startGrpcFaultProxy({ target: bigtableHost, seed: (seed + offset++) >>> 0 });
+        bigtableProxies.set(instance, proxy);
+        stops.push(() => proxy.stop());
+      }
+      faults.bigtable = bigtableProxies.get(BIGTABLE_INSTANCES[0]);
     }
     const { azurite } = cluster.backends;
     const sasToken = accountSasToken(azurite);
@@ -104,7 +116,7 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
         project: GCP_PROJECT,
         region: 'us-central1',
         ...(faults.bigtable ? { bigtableInstance: instance } : {}),
-        endpoints: { bucket: endpoint('gcs'), ...(faults.bigtable ? { table: endpoint('bigtable') } : {}) },
+        endpoints: { bucket: endpoint('gcs'), ...(faults.bigtable ? { table: bigtableProxies.get(instance)!.endpoint } : {}) },
         credentials: { source: 'Environment' },
       });
     const gcs = (name: string): Manifest => pc(name, { provider: 'gcp', project: GCP_PROJECT, region: 'us-central1', endpoints: { bucket: endpoint('gcs') }, credentials: secretRef('gcp-credentials') });
@@ -154,13 +166,18 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
       cluster,
       faults,
       recording,
+      bigtableProxies,
+      faultProxiesOf: (api) => (api === 'bigtable' ? [...bigtableProxies.values()] : faults[api] ? [faults[api]] : []),
       onLog: (listener) => logListeners.push(listener),
       calls: () => [
-        ...(Object.entries(recording) as Array<[ProxiedApi, CloudProxy]>).flatMap(([api, proxy]) => proxy.calls.map((call) => ({ ...call, api }))),
-        ...(faults.bigtable?.calls ?? []).map((call) => {
-          const grpc = call as GrpcProxiedCall;
-          return { operation: grpc.operation, resource: grpc.resource || undefined, answer: grpc.grpcStatus === undefined ? '' : `grpc-status ${grpc.grpcStatus}`, ok: grpc.grpcStatus === 0, sentAt: grpc.at, answeredAt: grpc.at, api: 'bigtable' as const };
-        }),
+        ...(Object.entries(recording) as Array<[ProxiedApi, CloudProxy]>).flatMap(([api, proxy]) => proxy.calls.map((call) => ({ ...call, api, place: PLACE_OF_API[api] ?? api }))),
+        ...[...bigtableProxies].flatMap(([instance, proxy]) =>
+          proxy.calls.map((call) => {
+            const grpc = call as GrpcProxiedCall;
+            const ok = grpc.grpcStatus === 0;
+            return { operation: grpc.operation, resource: grpc.resource || undefined, answer: grpc.grpcStatus === undefined ? '' : `grpc-status ${grpc.grpcStatus}`, ok, sentAt: grpc.at, answeredAt: grpc.at, api: 'bigtable' as const, place: `gcp/Table@${instance}` };
+          }),
+        ),
       ],
       others,
       operator,
