@@ -24,7 +24,11 @@ import { generateHistory, type HistoryShape, type Place } from './support/histor
 import { watchNamespace, type HistoryRecord } from './support/history/record.ts';
 import { BIGTABLE_INSTANCES, BIGTABLE_PROVIDER_CONFIGS, HISTORY_PROVIDER_CONFIGS, RETARGETED, startHistoryWorld, type HistoryWorld } from './support/history/world.ts';
 
-/** Gated until the ownership fixes land: the lead turns it on by making this condition true by default. */
+/**
+ * Off in `npm test` until the ownership fixes are in: on the current code every seed finds some of the
+ * defects the suite was built to find. To make it part of `npm test` (asserting zero violations), turn
+ * this into `process.env['K8OR_HISTORY_SUITE'] !== '0'` (then `K8OR_HISTORY_SUITE=0` leaves it out).
+ */
 const ENABLED = process.env['K8OR_HISTORY_SUITE'] === '1';
 
 function historySeed(): number {
