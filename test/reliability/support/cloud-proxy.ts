@@ -6,7 +6,7 @@
 // is in flight (after the cloud acted, before the operator hears the answer: the worst moment).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CLOUD_DIALECTS, startGrpcFaultProxy, type CloudDialectName, type GrpcProxiedCall, type ProxiedRequest } from '@k8or/local-clouds';
+import { CLOUD_DIALECTS, startGrpcFaultProxy, type CloudDialectName, type FaultAnswer, type GrpcProxiedCall, type ProxiedRequest } from '@k8or/local-clouds';
 
 /** Every cloud API the operator reaches through a recording proxy: the HTTP dialects, and Bigtable's gRPC. */
 export type ProxiedApi = CloudDialectName | 'bigtable';
@@ -21,6 +21,11 @@ export interface CloudCall {
   answer: string;
   /** The backend did what was asked: HTTP 2xx, gRPC OK. */
   ok: boolean;
+  /** When the call reached the proxy, and when the backend's answer came (ms since the epoch; 0 while in flight). */
+  sentAt: number;
+  answeredAt: number;
+  /** The backend acted, but the operator got a 5xx in place of its answer (`failAfterEffect`). */
+  failedAfterEffect?: boolean;
 }
 
 /** Classifies a request as one operation on one resource. */
@@ -45,19 +50,25 @@ export interface CloudProxy {
    * the answer back until it settles (a kill hook kills the operator there, so the answer is lost).
    */
   onAnswered: ((call: CloudCall) => void | Promise<void>) | undefined;
+  /**
+   * Asked once for each call the backend answered with success: true sends the operator one of the
+   * cloud's own 5xx answers in its place (the write is done, the operator hears it failed). HTTP only.
+   */
+  failAfterEffect: ((call: CloudCall) => boolean) | undefined;
   /** Successful calls of one operation, per resource. */
   succeeded(operation: string): Map<string, number>;
   stop(): Promise<void>;
 }
 
 /** A recording proxy in front of `backend` (its path, such as Azurite's account, kept in `endpoint`). */
-export async function startCloudProxy(backend: string, classify: CallClassifier): Promise<CloudProxy> {
+export async function startCloudProxy(backend: string, classify: CallClassifier, serverError?: () => FaultAnswer): Promise<CloudProxy> {
   const target = new URL(backend);
   const calls: CloudCall[] = [];
   const proxy: CloudProxy = {
     endpoint: '',
     calls,
     onAnswered: undefined,
+    failAfterEffect: undefined,
     succeeded: (operation) => succeededOf(calls, operation),
     stop: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
@@ -69,7 +80,7 @@ export async function startCloudProxy(backend: string, classify: CallClassifier)
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const call: CloudCall = { ...classify({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }), answer: '', ok: false };
+      const call: CloudCall = { ...classify({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }), answer: '', ok: false, sentAt: Date.now(), answeredAt: 0 };
       calls.push(call);
       const upstream = http.request(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
@@ -80,8 +91,16 @@ export async function startCloudProxy(backend: string, classify: CallClassifier)
             const status = answer.statusCode ?? 0;
             call.answer = String(status);
             call.ok = status >= 200 && status < 300;
+            call.answeredAt = Date.now();
             const pass = (): void => {
               if (res.destroyed) return;
+              if (call.ok && serverError && proxy.failAfterEffect?.(call) === true) {
+                call.failedAfterEffect = true;
+                const fault = serverError();
+                res.writeHead(fault.status, fault.headers);
+                res.end(req.method === 'HEAD' ? undefined : fault.body);
+                return;
+              }
               res.writeHead(answer.statusCode ?? 502, answer.headers);
               res.end(Buffer.concat(answerChunks));
             };
@@ -91,6 +110,7 @@ export async function startCloudProxy(backend: string, classify: CallClassifier)
       );
       upstream.on('error', () => {
         call.answer = '502';
+        call.answeredAt = Date.now();
         if (!res.headersSent) res.writeHead(502).end();
       });
       upstream.end(body);
@@ -116,6 +136,8 @@ const cloudCallOf = (call: GrpcProxiedCall): CloudCall => ({
   resource: call.resource || undefined,
   answer: call.grpcStatus === undefined ? '' : `grpc-status ${call.grpcStatus}`,
   ok: call.grpcStatus === 0,
+  sentAt: call.at,
+  answeredAt: call.grpcStatus === undefined ? 0 : call.at,
 });
 
 /**
@@ -138,6 +160,7 @@ export async function startGrpcCloudProxy(backend: string): Promise<CloudProxy> 
     set onAnswered(next) {
       hook = next;
     },
+    failAfterEffect: undefined,
     succeeded: (operation) => succeededOf(grpc.calls.map(cloudCallOf), operation),
     stop: () => grpc.stop(),
   };

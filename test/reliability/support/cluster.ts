@@ -11,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@k8or/apiserver';
 import { KubeRest } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
-import { findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startGcsFake, startS3Fake, type BigtableEmulator, type CloudDialectName } from '@k8or/local-clouds';
+import { CLOUD_DIALECTS, findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startGcsFake, startS3Fake, type Azurite, type BigtableEmulator, type CloudDialectName, type GcsServiceAccount } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
 import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { runOk } from '../../support/run.ts';
@@ -69,6 +69,8 @@ export interface ReliabilityCluster {
   proxies: Proxies;
   /** The suite's own view of each backend, straight, never through a proxy. */
   stores: Stores;
+  /** The backends themselves (behind the proxies), for a suite's own clients that act as someone other than the operator. */
+  backends: Backends;
   /** The Secrets and ProviderConfigs pointing the operator at the proxies. */
   providerConfigs: Manifest[];
   /** The chart's container env, as the Deployment has it. */
@@ -89,11 +91,22 @@ export interface ReliabilityCluster {
 
 export type Proxies = Record<CloudDialectName, CloudProxy> & { bigtable?: CloudProxy };
 
+export interface Backends {
+  s3: string;
+  dynamodb: string;
+  gcs: string;
+  azurite: Azurite;
+  /** host:port of the Bigtable emulator, where it is installed. */
+  bigtable: string | undefined;
+}
+
 /** A manifest the admin applies. */
 export type Manifest = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string } };
 
 export interface ClusterOptions {
   sandbox?: Pick<SandboxOptions, 'faults'>;
+  /** Service accounts the GCS fake knows (a caller with one acts in its project only; without, anonymously in any). */
+  gcsServiceAccounts?: Record<string, GcsServiceAccount>;
 }
 
 export async function startReliabilityCluster(options: ClusterOptions = {}): Promise<ReliabilityCluster> {
@@ -137,7 +150,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
     const [s3, dynamodb, gcs, azurite, bigtable] = await Promise.all([
       startS3Fake(),
       startDynamoDbLocal(),
-      startGcsFake(),
+      startGcsFake(options.gcsServiceAccounts ? { serviceAccounts: options.gcsServiceAccounts } : {}),
       startAzurite(),
       withBigtable ? startBigtableEmulator() : Promise.resolve<BigtableEmulator | undefined>(undefined),
     ]);
@@ -145,7 +158,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
     const backends: Record<CloudDialectName, string> = { s3: s3.endpoint, dynamodb: dynamodb.endpoint, gcs: gcs.endpoint, 'azure-blob': azurite.blobEndpoint, 'azure-table': azurite.tableEndpoint };
     const proxies = {} as Proxies;
     for (const [dialect, backend] of Object.entries(backends) as Array<[CloudDialectName, string]>) {
-      const proxy = await startCloudProxy(backend, classifierOf(dialect));
+      const proxy = await startCloudProxy(backend, classifierOf(dialect), CLOUD_DIALECTS[dialect].serverErrors[0]);
       proxies[dialect] = proxy;
       stops.push(() => proxy.stop());
     }
@@ -182,6 +195,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
       admin,
       proxies,
       stores: runStores,
+      backends: { s3: s3.endpoint, dynamodb: dynamodb.endpoint, gcs: gcs.endpoint, azurite, bigtable: bigtable?.host },
       providerConfigs: providerConfigManifests(proxies, azurite.accountName, azurite.accountKey),
       chartEnv,
       replicas,

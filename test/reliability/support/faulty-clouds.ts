@@ -119,16 +119,7 @@ export async function startFaultyClouds(seed: number, withBigtable: boolean): Pr
     const dynamodbClient = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'us-east-1', credentials: FAULT_RUN_AWS_CREDENTIALS });
     const blobs = new BlobServiceClient(azurite.blobEndpoint, new StorageSharedKeyCredential(azurite.accountName, azurite.accountKey));
     const tables = new TableServiceClient(azurite.tableEndpoint, new AzureNamedKeyCredential(azurite.accountName, azurite.accountKey), { allowInsecureConnection: true });
-    const sasToken = generateAccountSASQueryParameters(
-      {
-        expiresOn: new Date(Date.now() + 4 * 3_600_000),
-        permissions: AccountSASPermissions.parse('rwdlacup'),
-        resourceTypes: AccountSASResourceTypes.parse('sco').toString(),
-        services: AccountSASServices.parse('bt').toString(),
-        protocol: SASProtocol.HttpsAndHttp,
-      },
-      new StorageSharedKeyCredential(azurite.accountName, azurite.accountKey),
-    ).toString();
+    const sasToken = accountSasToken(azurite);
     const notFound = (error: unknown): boolean => {
       const e = error as { name?: string; statusCode?: number; $metadata?: { httpStatusCode?: number }; code?: unknown; metadata?: unknown };
       // gRPC NOT_FOUND (5) as the Bigtable client reports it: a code and the call's metadata
@@ -234,6 +225,20 @@ export async function startFaultyClouds(seed: number, withBigtable: boolean): Pr
     for (const stop of stops.reverse()) await stop();
     throw error;
   }
+}
+
+/** An account SAS of Azurite's account for four hours, Blob and Table, every permission: a credential that travels in every request URL. */
+export function accountSasToken(azurite: Pick<Azurite, 'accountName' | 'accountKey'>): string {
+  return generateAccountSASQueryParameters(
+    {
+      expiresOn: new Date(Date.now() + 4 * 3_600_000),
+      permissions: AccountSASPermissions.parse('rwdlacup'),
+      resourceTypes: AccountSASResourceTypes.parse('sco').toString(),
+      services: AccountSASServices.parse('bt').toString(),
+      protocol: SASProtocol.HttpsAndHttp,
+    },
+    new StorageSharedKeyCredential(azurite.accountName, azurite.accountKey),
+  ).toString();
 }
 
 /** The most calls within any window of `windowMs` (a sliding window over the arrival times). */
