@@ -6,6 +6,7 @@ import type { ProviderPlugin } from '@k8or/core';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { applySandboxProviderConfig } from './provider-configs.js';
+import { portOption, type SandboxPorts } from './sandbox-ports.js';
 
 /** Where the sandbox's GCP backends listen, and what a user should know about them. */
 export interface LocalGcpEndpoints {
@@ -29,13 +30,16 @@ const SANDBOX_PROJECT = 'k8or-sandbox';
 const SANDBOX_INSTANCE = 'k8or-sandbox';
 
 /**
- * Starts the sandbox's GCP side: the GCS fake (persisted under `dataDir/gcs` when given), Google's
+ * Starts the sandbox's GCP side, each backend on the port `ports` gives it: the GCS fake (persisted
+ * under `dataDir/gcs` when given), Google's
  * Bigtable emulator when installed (it keeps nothing across restarts; without it the sandbox runs
  * without GCP Tables and says so), and the `local-gcp` ProviderConfig pointing at them.
  */
-export async function startLocalGcp(kubeConfig: KubeConfig, options: { dataDir?: string }, logger: Logger): Promise<LocalGcp> {
-  const gcs = await startGcsFake(options.dataDir ? { dataDir: join(options.dataDir, 'gcs') } : {});
-  const bigtable = await startBigtableEmulator().catch((error: unknown) => {
+export async function startLocalGcp(kubeConfig: KubeConfig, options: { dataDir?: string; ports: SandboxPorts }, logger: Logger): Promise<LocalGcp> {
+  const gcs = await startGcsFake({ ...(options.dataDir ? { dataDir: join(options.dataDir, 'gcs') } : {}), ...portOption(await options.ports.portFor('gcs')) });
+  options.ports.listening('gcs', gcs.endpoint);
+  const bigtablePort = portOption(await options.ports.portFor('bigtable'));
+  const bigtable = await startBigtableEmulator(bigtablePort).catch((error: unknown) => {
     logger.warn({ err: error }, 'the Bigtable emulator did not start; GCP Tables will not reconcile');
     return { missing: error instanceof Error ? error.message : String(error) };
   });
@@ -44,6 +48,7 @@ export async function startLocalGcp(kubeConfig: KubeConfig, options: { dataDir?:
     ? 'the Bigtable emulator keeps no state: Tables are created again after a restart'
     : `not running, so the sandbox has no GCP Tables: ${'missing' in bigtable ? bigtable.missing : ''}`;
   if (running) logger.info({ host: running.host }, bigtableNote);
+  if (running) options.ports.listening('bigtable', running.host);
   try {
     await applyProviderConfig(kubeConfig, gcs.endpoint, running?.host);
   } catch (error) {

@@ -9,6 +9,7 @@ import { startWebhookWorker, type WebhookWorker } from '@k8or/webhook';
 import { startLocalAzure } from './local-azure.js';
 import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
 import { applySandboxProviderConfig } from './provider-configs.js';
+import { SANDBOX_BACKENDS, SandboxPorts, portOption } from './sandbox-ports.js';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { destination, type Logger } from 'pino';
 
@@ -19,7 +20,8 @@ export interface LocalStackOptions {
   port: number;
   /**
    * Keep state here across restarts: the API server's objects in it, each local cloud backend in a
-   * folder of its own (`s3/`, `dynamodb/`, `gcs/`); a backend that cannot keep state says so.
+   * folder of its own (`s3/`, `dynamodb/`, `gcs/`, `azurite/`; a backend that cannot keep state says
+   * so), and the backends' ports in `ports.json`, so they listen where the ProviderConfigs pointed.
    */
   dataDir?: string;
   /** JSON log lines of every part go here. */
@@ -29,8 +31,14 @@ export interface LocalStackOptions {
   onProgress?: (event: ProgressEvent) => void;
 }
 
-/** One step of start-up: a part starting, ready, or failed (the rest keeps running). */
-export type ProgressEvent = { part: string; state: 'starting' | 'ready' } | { part: string; state: 'failed'; fix: string };
+/**
+ * One step of start-up: a part starting, ready, failed (the rest keeps running), or a notice the user
+ * must read (a recorded port taken by another process).
+ */
+export type ProgressEvent =
+  | { part: string; state: 'starting' | 'ready' }
+  | { part: string; state: 'failed'; fix: string }
+  | { part: string; state: 'notice'; message: string };
 
 /** What a running local stack serves; written to sandbox.json for scripts and tests. */
 export interface LocalStackEndpoints {
@@ -83,20 +91,27 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     // `k8or import` find the same id without a flag; the webhook and the engine both get this one.
     const clusterId = await resolveClusterId(kubeConfig, process.env['K8OR_CLUSTER_ID']);
     progress({ part: 'API server', state: 'ready' });
+    const ports = new SandboxPorts(options.dataDir, (taken) => {
+      logger.warn({ backend: taken.backend, port: taken.port }, taken.message);
+      progress({ part: SANDBOX_BACKENDS[taken.backend], state: 'notice', message: taken.message });
+    });
 
     progress({ part: 'AWS backends (S3 fake, DynamoDB Local)', state: 'starting' });
-    const s3 = await startS3Fake(options.dataDir ? { dataDir: join(options.dataDir, 's3') } : {});
+    const s3 = await startS3Fake({ ...(options.dataDir ? { dataDir: join(options.dataDir, 's3') } : {}), ...portOption(await ports.portFor('s3')) });
     stops.push(() => s3.stop());
-    const dynamodb = await startDynamoDbLocal(options.dataDir ? { dataDir: join(options.dataDir, 'dynamodb') } : {}).catch((error: unknown) => {
+    ports.listening('s3', s3.endpoint);
+    const dynamoDbPort = portOption(await ports.portFor('dynamodb'));
+    const dynamodb = await startDynamoDbLocal({ ...(options.dataDir ? { dataDir: join(options.dataDir, 'dynamodb') } : {}), ...dynamoDbPort }).catch((error: unknown) => {
       logger.warn({ err: error }, 'DynamoDB Local did not start (is Java 17 installed?); Tables will not reconcile');
       progress({ part: 'DynamoDB Local', state: 'failed', fix: 'install Java 17 (apt-get install openjdk-17-jre-headless) and restart; AWS Tables will not reconcile until then' });
       return undefined;
     });
     progress({ part: 'AWS backends (S3 fake, DynamoDB Local)', state: 'ready' });
     if (dynamodb) stops.push(() => dynamodb.stop());
+    if (dynamodb) ports.listening('dynamodb', dynamodb.endpoint);
 
     progress({ part: 'Azure backends (Azurite)', state: 'starting' });
-    const azure = await startLocalAzure(options.dataDir);
+    const azure = await startLocalAzure(options.dataDir, ports);
     stops.push(() => azure.stop());
     progress({ part: 'Azure backends (Azurite)', state: 'ready' });
 
@@ -124,7 +139,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
 
     await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
     progress({ part: 'GCP backends (GCS fake, Bigtable emulator)', state: 'starting' });
-    const gcp = await startLocalGcp(kubeConfig, options, logger.child({ component: 'gcp' }));
+    const gcp = await startLocalGcp(kubeConfig, { ...options, ports }, logger.child({ component: 'gcp' }));
     stops.push(() => gcp.stop());
     progress({ part: 'GCP backends (GCS fake, Bigtable emulator)', state: 'ready' });
     await azure.installProviderConfig(kubeConfig, SYSTEM_NAMESPACE);
@@ -157,6 +172,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       azurite: { blob: azure.blob, table: azure.table },
     };
     writeEndpoints(options.kubeconfigPath, endpoints);
+    ports.save();
     return { endpoints, stop };
   } catch (error) {
     await stop();
