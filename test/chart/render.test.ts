@@ -38,6 +38,9 @@ const VALUE_SETS: Record<string, string[]> = {
     ...PROVIDERS.flatMap((p) => ['--set', `providers.${p}.enabled=true`]),
     '--set', 'webhook.certManager.enabled=true',
     '--set', 'metrics.serviceMonitor.enabled=true',
+    // the alerts (a PrometheusRule, the Prometheus Operator's kind) and the dashboard's ConfigMap
+    '--set', 'prometheusRule.enabled=true',
+    '--set', 'grafanaDashboard.enabled=true',
   ],
 };
 

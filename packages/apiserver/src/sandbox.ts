@@ -10,27 +10,29 @@ import { AdmissionChain, defaultServiceResolver } from './admission/chain.js';
 import { CrdController } from './controllers/crds.js';
 import { GarbageCollector } from './controllers/garbage-collector.js';
 import { NamespaceController } from './controllers/namespaces.js';
-import { SchemaCache } from './crd/schema-cache.js';
-import { OpenApiDocuments } from './discovery/openapi.js';
-import { initCreateMetadata } from './objects/meta.js';
-import { RBAC_GROUP } from './objects/rbac.js';
+import { SchemaCache } from './registry/schema-cache.js';
+import { OpenApiDocuments } from './endpoints/discovery/openapi.js';
+import { initCreateMetadata } from './registry/meta.js';
+import { RBAC_GROUP } from './registry/rbac.js';
 import { Authenticator, serviceAccountUsername } from './auth/authenticate.js';
 import { bootstrapPolicy } from './auth/bootstrap.js';
 import { grantKey, RbacAuthorizer } from './auth/rbac.js';
 import { metadataOf } from './util.js';
-import { prepareForCreate } from './objects/strategies.js';
-import { persistedText, readSnapshot, SnapshotWriter } from './persistence/snapshot.js';
-import { ResourceRegistry, resourceTypeFromCrd } from './resources/registry.js';
-import { CRD_KEY } from './objects/lifecycle.js';
-import type { ServerContext } from './server/context.js';
-import { FaultInjector } from './server/faults.js';
-import { createHandler } from './server/handler.js';
-import { ListSnapshots } from './store/list-snapshots.js';
-import { ObjectStore } from './store/store.js';
+import { prepareForCreate } from './registry/strategies.js';
+import { persistedText, readSnapshot, SnapshotWriter } from './storage/persistence/snapshot.js';
+import { ResourceRegistry, resourceTypeFromCrd } from './registry/registry.js';
+import { CRD_KEY } from './registry/lifecycle.js';
+import type { ServerContext } from './endpoints/context.js';
+import { FaultInjector } from './endpoints/faults.js';
+import { createHandler } from './endpoints/handler.js';
+import { controllerUser, loopbackDeleter } from './endpoints/loopback.js';
+import type { DeleteThroughApi } from './controllers/api.js';
+import { ListSnapshots } from './storage/list-snapshots.js';
+import { ObjectStore } from './storage/store.js';
 import { createCertificateAuthority, createServingCertificate, type CertificateAuthority, type ServingCertificate } from './tls/certs.js';
 import { renderKubeconfig } from './tls/kubeconfig.js';
-import { WatchHistory } from './watch/history.js';
-import { WatchHub } from './watch/hub.js';
+import { WatchHistory } from './storage/watch/history.js';
+import { WatchHub } from './storage/watch/hub.js';
 
 const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -110,8 +112,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (event.type === 'DELETED' && event.resourceKey === CRD_KEY) hub.closeResource(resourceTypeFromCrd(event.object).key);
   });
   const crds = new CrdController(store, registry, schemas);
-  const namespaces = new NamespaceController(store, registry);
-  const garbageCollector = new GarbageCollector(store, registry);
+  // the controllers delete through the API, each as its own user; the API is served once ctx is built
+  const api: { served?: ServerContext } = {};
+  const deleteAs = (controller: string): DeleteThroughApi => {
+    const user = controllerUser(controller);
+    return (type, namespace, name, uid) => {
+      if (!api.served) throw new Error('the API is not served yet');
+      return loopbackDeleter(api.served, user)(type, namespace, name, uid);
+    };
+  };
+  const namespaces = new NamespaceController(store, registry, deleteAs('namespace-controller'));
+  const garbageCollector = new GarbageCollector(store, registry, deleteAs('generic-garbage-collector'));
   crds.resync();
   namespaces.resync();
   garbageCollector.resync();
@@ -136,6 +147,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     serverAddress: '',
     faults: new FaultInjector(options.faults),
   };
+  api.served = ctx;
   const openapi = new OpenApiDocuments(registry);
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem }, createHandler({ ctx, openapi, requestLog }));
   // idle keep-alive TLS sockets cost memory; clients that open a connection per request leave many behind

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { Grant as RbacGrant } from './auth/rbac.js';
 
 /** Options for {@link startSandbox}. */
 export interface SandboxOptions {
@@ -80,7 +79,18 @@ export interface RequestLogEntry {
 }
 
 /** One atomic RBAC permission: a verb on a group/resource (or a URL), from one rule of one bound role. */
-export type { RbacGrant };
+export interface RbacGrant {
+  /** `ClusterRoleBinding NAME` or `RoleBinding NAMESPACE/NAME`. */
+  binding: string;
+  /** `ClusterRole NAME` or `Role NAMESPACE/NAME`. */
+  role: string;
+  rule: number;
+  verb: string;
+  apiGroup?: string;
+  resource?: string;
+  resourceName?: string;
+  nonResourceURL?: string;
+}
 
 export interface ServiceAccountAccess {
   username: string;
@@ -116,13 +126,6 @@ export interface Sandbox {
   /** Fault injection (off unless `faults` was given or `faults.enable()` is called). */
   faults: ApiFaults;
   stop(): Promise<void>;
-}
-
-/** Who makes a request (every request acts as the one admin user). */
-export interface UserInfo {
-  username: string;
-  uid: string;
-  groups: string[];
 }
 
 /** A Kubernetes object as JSON. */

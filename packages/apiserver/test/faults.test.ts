@@ -6,7 +6,7 @@ import { describe, it, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import { API_FAULT_KINDS, type Sandbox } from '@k8or/apiserver';
-import { FaultInjector, type FaultableRequest } from '../dist/server/faults.js';
+import { FaultInjector, type FaultableRequest } from '../dist/endpoints/faults.js';
 import { metadataOf, openWatch, request, startTestSandbox, eventually } from './helpers.ts';
 
 const SA = 'system:serviceaccount:k8or-system:k8or';

@@ -26,14 +26,14 @@ export interface RawResponse {
 export interface RawRequest {
   body?: unknown;
   contentType?: string;
-  headers?: Record<string, string>;
+  headers?: Record<string, string | string[]>;
   token?: string | null;
 }
 
 /** One HTTPS request to the sandbox, trusting its CA and sending its bearer token (unless token: null). */
 export function request(sandbox: Sandbox, method: string, path: string, options: RawRequest = {}): Promise<RawResponse> {
   const url = new URL(path, sandbox.url);
-  const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
+  const headers: Record<string, string | string[]> = { Accept: 'application/json', ...options.headers };
   const token = options.token === undefined ? sandbox.token : options.token;
   if (token !== null) headers['Authorization'] = `Bearer ${token}`;
   let payload: Buffer | undefined;

@@ -1,11 +1,29 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import forge from 'node-forge';
 import { binaryFromKubectlLayer } from '@k8or/test-binaries';
 
-// Helpers to drive the real kubectl binaries against a sandbox, as a user would from a shell.
+// Helpers to drive the real kubectl binaries (and the Python client) against a sandbox, as a user would from a shell.
+
+const crdDir = new URL('../../../charts/k8or/crds/', import.meta.url);
+
+/** Every k8or CRD of the chart, as one multi-document YAML for `kubectl apply -f -`. */
+export async function crdManifests(): Promise<string> {
+  const files = (await readdir(crdDir)).filter((f) => f.endsWith('.yaml')).sort();
+  const texts = await Promise.all(files.map((f) => readFile(new URL(f, crdDir), 'utf8')));
+  return texts.join('\n');
+}
+
+/** The first python3 that can import the kubernetes client (Debian's python3-kubernetes), or undefined. */
+export function pythonWithKubernetes(): string | undefined {
+  for (const python of ['/usr/bin/python3', 'python3']) {
+    if (spawnSync(python, ['-c', 'import kubernetes'], { stdio: 'ignore' }).status === 0) return python;
+  }
+  return undefined;
+}
 
 export type KubectlVersion = '1.27' | '1.28' | '1.29' | '1.30' | '1.31' | '1.32' | '1.33' | '1.35';
 /**

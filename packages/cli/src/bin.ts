@@ -8,7 +8,8 @@ import { addSettingOptions, operatorSettings, runComponents, webhookSettings } f
 import { sandboxCommand } from './commands/sandbox.js';
 import { importCommand, ImportError } from './commands/import.js';
 import { planCommand, PlanUsageError } from './commands/plan.js';
-import { validateCommand } from './commands/validate.js';
+import { ClusterReadError, validateCommand, ValidateUsageError } from './commands/validate.js';
+import { ClusterContextError } from './cluster/reads.js';
 import { ManifestPathError } from './manifests/read.js';
 
 /** How long plan and import wait for one cloud call. */
@@ -77,14 +78,18 @@ export async function main(argv: readonly string[]): Promise<number> {
   providerOptions(
     program
       .command('validate')
-      .description('check manifests offline as the API server would admit them: the CRD schema (strict fields), then exactly the admission webhook\'s rules and defaults; exit 0 valid, 1 violations, 2 usage')
+      .description('check manifests offline as the API server would admit them: the CRD schema (strict fields), then exactly the admission webhook\'s rules and defaults, against the files\' ProviderConfigs and those of --provider, --provider-configs or --context (else each installed provider\'s rules); exit 0 valid, 1 violations, 2 usage')
       .requiredOption('-f, --filename <FILE|DIR|->', 'a manifest file, a directory of them, or - for stdin; repeat for more', collect)
       .option('-R, --recursive', 'read directories given with -f recursively', false)
       .addOption(new Option('-o, --output <FORMAT>', 'human or json').choices(['human', 'json']).default('human'))
       .addOption(new Option('--default-deletion-policy <POLICY>', 'the operator\'s default deletion policy').choices(['Delete', 'Retain']).default('Delete'))
       .option('--secrets-namespace <NS>', 'the namespace whose Secrets the operator reads', 'k8or-system')
-      .option('--cluster-id <ID>', 'the operator\'s cluster id, which default external names fold in (default: K8OR_CLUSTER_ID; without one, spec.name is left for the operator to fill)'),
-  ).action(async (options: { filename: string[]; recursive: boolean; output: 'human' | 'json'; providers?: string[]; providerRoot?: string; defaultDeletionPolicy: 'Delete' | 'Retain'; secretsNamespace: string; clusterId?: string }) => {
+      .option('--cluster-id <ID>', 'the operator\'s cluster id, which default external names fold in (default: K8OR_CLUSTER_ID; without one, spec.name is left for the operator to fill)')
+      .addOption(new Option('--provider <NAME>', 'a ProviderConfig the files do not hold is taken to be of this provider (aws, gcp, azure, or a third party\'s); without --provider, --provider-configs or --context, it is checked as each installed provider and the report says which admit the objects').conflicts(['providerConfigs', 'context', 'kubeconfig']))
+      .addOption(new Option('--provider-configs <FILE>', 'the cluster\'s ProviderConfigs (and Namespaces) from FILE; a ProviderConfig in neither FILE nor the files is refused, as the cluster would').conflicts(['context', 'kubeconfig']))
+      .option('--context <NAME>', 'read the ProviderConfigs and Namespaces (read-only: list, nothing else) from this context of the kubeconfig')
+      .option('--kubeconfig <FILE>', 'with --context, or alone for its current context: the kubeconfig to read them from (default: KUBECONFIG, ~/.kube/config)'),
+  ).action(async (options: { filename: string[]; recursive: boolean; output: 'human' | 'json'; providers?: string[]; providerRoot?: string; defaultDeletionPolicy: 'Delete' | 'Retain'; secretsNamespace: string; clusterId?: string; provider?: string; providerConfigs?: string; context?: string; kubeconfig?: string }) => {
     const clusterId = options.clusterId ?? process.env.K8OR_CLUSTER_ID;
     exitCode = await validateCommand({ ...options, providers: options.providers ?? [], providerRoot: options.providerRoot, clusterId });
   });
@@ -137,9 +142,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) {
       return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? ExitCode.ok : ExitCode.usage;
     }
-    if (error instanceof ManifestPathError || error instanceof PlanUsageError) {
+    if (error instanceof ManifestPathError || error instanceof PlanUsageError || error instanceof ValidateUsageError || error instanceof ClusterContextError) {
       process.stderr.write(`k8or: ${error.message}\n`);
       return ExitCode.usage;
+    }
+    if (error instanceof ClusterReadError) {
+      process.stderr.write(`k8or validate: ${error.message}\n`);
+      return ExitCode.failed;
     }
     if (error instanceof ImportError) {
       process.stderr.write(`k8or import: ${error.message}\n`);

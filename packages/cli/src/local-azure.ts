@@ -1,20 +1,29 @@
 import { join } from 'node:path';
 import { API_VERSION } from '@k8or/api';
-import { KubeRest, corePath, isConflict, type ProviderPlugin } from '@k8or/core';
+import type { ProviderPlugin } from '@k8or/core';
 import { startAzurite } from '@k8or/local-clouds';
 import { azureProvider } from '@k8or/provider-azure';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { applySandboxProviderConfig } from './provider-configs.js';
 import type { SandboxPorts } from './sandbox-ports.js';
+import { createSandboxSecret } from './sandbox-secrets.js';
 
 /** The ProviderConfig the sandbox points at Azurite; an Azure Bucket or Table names it in spec.providerConfigRef. */
 export const LOCAL_AZURE = 'local-azure';
 
-export interface LocalAzure {
-  plugin: ProviderPlugin;
+/** Where Azurite listens, and the account it serves (fake, local only: Azurite's published development account). */
+export interface LocalAzureEndpoints {
   /** Azurite's Blob and Table endpoints (dev account path included). */
   blob: string;
   table: string;
+  accountName: string;
+  /** Azurite checks every SharedKey signature against it: another key gets 403 AuthorizationFailure. */
+  accountKey: string;
+  connectionString: string;
+}
+
+export interface LocalAzure extends LocalAzureEndpoints {
+  plugin: ProviderPlugin;
   /** A Secret with Azurite's published dev account key, and the `local-azure` ProviderConfig pointed at Azurite. */
   installProviderConfig(kubeConfig: KubeConfig, secretNamespace: string): Promise<void>;
   stop(): Promise<void>;
@@ -35,7 +44,7 @@ export async function startLocalAzure(dataDir: string | undefined, ports: Sandbo
   ports.listening('azuriteBlob', azurite.blobEndpoint);
   ports.listening('azuriteTable', azurite.tableEndpoint);
   const installProviderConfig = async (kubeConfig: KubeConfig, secretNamespace: string): Promise<void> => {
-    await createSecret(kubeConfig, secretNamespace, 'azurite-credentials', { accountKey: azurite.accountKey });
+    await createSandboxSecret(kubeConfig, secretNamespace, 'azurite-credentials', { accountKey: azurite.accountKey });
     await applySandboxProviderConfig(kubeConfig, {
       apiVersion: API_VERSION,
       kind: 'ProviderConfig',
@@ -48,17 +57,14 @@ export async function startLocalAzure(dataDir: string | undefined, ports: Sandbo
       },
     });
   };
-  return { plugin: azureProvider, blob: azurite.blobEndpoint, table: azurite.tableEndpoint, installProviderConfig, stop: () => azurite.stop() };
-}
-
-/** The Secret with Azurite's key, unless a persisted sandbox has it already (the key never changes). */
-async function createSecret(kubeConfig: KubeConfig, namespace: string, name: string, stringData: Record<string, string>): Promise<void> {
-  const kube = new KubeRest(kubeConfig, { userAgent: 'k8or-sandbox' });
-  try {
-    await kube.create(corePath('secrets', namespace), { apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', stringData });
-  } catch (error) {
-    if (!isConflict(error)) throw error;
-  } finally {
-    kube.close();
-  }
+  return {
+    plugin: azureProvider,
+    blob: azurite.blobEndpoint,
+    table: azurite.tableEndpoint,
+    accountName: azurite.accountName,
+    accountKey: azurite.accountKey,
+    connectionString: azurite.connectionString,
+    installProviderConfig,
+    stop: () => azurite.stop(),
+  };
 }

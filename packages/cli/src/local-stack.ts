@@ -1,12 +1,12 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { API_VERSION, type ProviderConfig } from '@k8or/api';
 import { CoreMetrics, Engine, HealthChecks, createLogger, installCrds, startProbeServer, type ProbeServer } from '@k8or/core';
 import { ProviderLoader, resolveClusterId } from '@k8or/operator';
 import { startSandbox } from '@k8or/apiserver';
-import { startDynamoDbLocal, startS3Fake } from '@k8or/local-clouds';
+import { startDynamoDbLocal, startDynamoDbProxy, startS3Fake } from '@k8or/local-clouds';
 import { startWebhookWorker, type WebhookWorker } from '@k8or/webhook';
-import { startLocalAzure } from './local-azure.js';
+import { startLocalAzure, type LocalAzureEndpoints } from './local-azure.js';
 import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
 import { applySandboxProviderConfig } from './provider-configs.js';
 import { SANDBOX_BACKENDS, SandboxPorts, portOption } from './sandbox-ports.js';
@@ -49,8 +49,20 @@ export interface LocalStackEndpoints {
   s3: string;
   dynamodb: string | undefined;
   gcp: LocalGcpEndpoints;
-  /** Azurite's Blob and Table endpoints, behind the `local-azure` ProviderConfig. */
-  azurite: { blob: string; table: string };
+  /** Azurite's Blob and Table endpoints and its account (name, key, connection string), behind the `local-azure` ProviderConfig. */
+  azurite: LocalAzureEndpoints;
+  /**
+   * The credentials the local backends accept (fake, local only), so a script needs nothing else.
+   * AWS: the one key the S3 fake and DynamoDB accept; any other key or secret is refused.
+   */
+  credentials: { aws: AwsSandboxCredentials };
+}
+
+/** The sandbox's AWS access key: the S3 fake and the DynamoDB proxy accept it and refuse every other. */
+export interface AwsSandboxCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  region: string;
 }
 
 export interface LocalStack {
@@ -58,8 +70,14 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** Credentials the local backends accept; the S3 fake and DynamoDB Local check only their shape. */
-const SANDBOX_CREDENTIALS = { accessKeyId: 'AKIASANDBOXEXAMPLE00', secretAccessKey: 'sandbox-secret-access-key-not-a-real-one' };
+/**
+ * The one AWS key the local backends accept: the S3 fake and the proxy in front of DynamoDB Local
+ * verify every request's signature with it, and refuse any other key (InvalidAccessKeyId,
+ * UnrecognizedClientException) or secret (SignatureDoesNotMatch, InvalidSignatureException).
+ */
+export const SANDBOX_AWS_CREDENTIALS: AwsSandboxCredentials = { accessKeyId: 'AKIASANDBOXEXAMPLE00', secretAccessKey: 'sandbox-secret-access-key-not-a-real-one', region: 'us-east-1' };
+const SANDBOX_CREDENTIALS = { accessKeyId: SANDBOX_AWS_CREDENTIALS.accessKeyId, secretAccessKey: SANDBOX_AWS_CREDENTIALS.secretAccessKey };
+const AWS_KEYS = { [SANDBOX_AWS_CREDENTIALS.accessKeyId]: SANDBOX_AWS_CREDENTIALS.secretAccessKey };
 const SYSTEM_NAMESPACE = 'k8or-system';
 
 /**
@@ -97,18 +115,25 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     });
 
     progress({ part: 'AWS backends (S3 fake, DynamoDB Local)', state: 'starting' });
-    const s3 = await startS3Fake({ ...(options.dataDir ? { dataDir: join(options.dataDir, 's3') } : {}), ...portOption(await ports.portFor('s3')) });
+    const s3 = await startS3Fake({ credentials: AWS_KEYS, ...(options.dataDir ? { dataDir: join(options.dataDir, 's3') } : {}), ...portOption(await ports.portFor('s3')) });
     stops.push(() => s3.stop());
     ports.listening('s3', s3.endpoint);
-    const dynamoDbPort = portOption(await ports.portFor('dynamodb'));
-    const dynamodb = await startDynamoDbLocal({ ...(options.dataDir ? { dataDir: join(options.dataDir, 'dynamodb') } : {}), ...dynamoDbPort }).catch((error: unknown) => {
+    const dynamodbDataDir = options.dataDir ? { dataDir: join(options.dataDir, 'dynamodb') } : {};
+    const dynamodbLocal = await startDynamoDbLocal(dynamodbDataDir).catch((error: unknown) => {
       logger.warn({ err: error }, 'DynamoDB Local did not start (is Java 17 installed?); Tables will not reconcile');
-      progress({ part: 'DynamoDB Local', state: 'failed', fix: 'install Java 17 (apt-get install openjdk-17-jre-headless) and restart; AWS Tables will not reconcile until then' });
+      progress({ part: 'DynamoDB Local', state: 'failed', fix: 'install Java 17 (apt-get install openjdk-17-jdk-headless) and restart; AWS Tables will not reconcile until then' });
       return undefined;
     });
-    progress({ part: 'AWS backends (S3 fake, DynamoDB Local)', state: 'ready' });
+    if (dynamodbLocal) stops.push(() => dynamodbLocal.stop());
+    if (dynamodbLocal?.listenWarning) logger.warn(dynamodbLocal.listenWarning);
+    // Clients reach DynamoDB Local only through the proxy: signatures, tagging, continuous backups.
+    const dynamodb = dynamodbLocal
+      ? await startDynamoDbProxy({ target: dynamodbLocal.endpoint, credentials: AWS_KEYS, ...dynamodbDataDir, ...portOption(await ports.portFor('dynamodb')) })
+      : undefined;
     if (dynamodb) stops.push(() => dynamodb.stop());
+    // The ProviderConfig names the proxy, so the proxy keeps its port; DynamoDB Local behind it takes a free one.
     if (dynamodb) ports.listening('dynamodb', dynamodb.endpoint);
+    progress({ part: 'AWS backends (S3 fake, DynamoDB Local)', state: 'ready' });
 
     progress({ part: 'Azure backends (Azurite)', state: 'starting' });
     const azure = await startLocalAzure(options.dataDir, ports);
@@ -139,7 +164,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
 
     await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
     progress({ part: 'GCP backends (GCS fake, Bigtable emulator)', state: 'starting' });
-    const gcp = await startLocalGcp(kubeConfig, { ...options, ports }, logger.child({ component: 'gcp' }));
+    const gcp = await startLocalGcp(kubeConfig, { ...options, secretNamespace: SYSTEM_NAMESPACE, ports }, logger.child({ component: 'gcp' }));
     stops.push(() => gcp.stop());
     progress({ part: 'GCP backends (GCS fake, Bigtable emulator)', state: 'ready' });
     await azure.installProviderConfig(kubeConfig, SYSTEM_NAMESPACE);
@@ -169,7 +194,8 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       s3: s3.endpoint,
       dynamodb: dynamodb?.endpoint,
       gcp: gcp.endpoints,
-      azurite: { blob: azure.blob, table: azure.table },
+      azurite: { blob: azure.blob, table: azure.table, accountName: azure.accountName, accountKey: azure.accountKey, connectionString: azure.connectionString },
+      credentials: { aws: SANDBOX_AWS_CREDENTIALS },
     };
     writeEndpoints(options.kubeconfigPath, endpoints);
     ports.save();
@@ -197,7 +223,7 @@ async function installDefaultProviderConfig(kubeConfig: KubeConfig, s3Endpoint: 
       metadata: { name, annotations: { 'k8or.io/description': 'AWS APIs served by the local S3 fake and DynamoDB Local' } },
       spec: {
         provider: 'aws',
-        region: 'us-east-1',
+        region: SANDBOX_AWS_CREDENTIALS.region,
         endpoints: { bucket: s3Endpoint, ...(dynamoDbEndpoint ? { table: dynamoDbEndpoint } : {}) },
         credentials: { source: 'Secret', secretRef: { namespace: SYSTEM_NAMESPACE, name: 'aws-credentials' } },
       },
@@ -209,7 +235,9 @@ async function installDefaultProviderConfig(kubeConfig: KubeConfig, s3Endpoint: 
 function writeEndpoints(kubeconfigPath: string, endpoints: LocalStackEndpoints): void {
   const file = join(dirname(kubeconfigPath), 'sandbox.json');
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(endpoints, null, 2)}\n`);
+  // It holds the sandbox's (fake, local) credentials: readable by this user only.
+  writeFileSync(file, `${JSON.stringify(endpoints, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600); // a file left by an earlier sandbox keeps its mode otherwise
 }
 
 function isConflict(error: unknown): boolean {

@@ -3,13 +3,16 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 /**
- * The local backends whose address a ProviderConfig names. Their ports are part of every object's
+ * The local backends whose address a ProviderConfig or sandbox.json names. Their ports are part of every object's
  * pinned cloud target, so a persisted sandbox starts them on the same ports each time.
  */
 export const SANDBOX_BACKENDS = {
   s3: 'S3 fake',
-  dynamodb: 'DynamoDB Local',
+  // The ProviderConfig names the proxy in front of DynamoDB Local; DynamoDB Local takes a free port.
+  dynamodb: 'DynamoDB proxy',
   gcs: 'GCS fake',
+  // sandbox.json names it for gsutil and scripts.
+  gcsHttps: 'GCS fake HTTPS endpoint',
   bigtable: 'Bigtable emulator',
   azuriteBlob: 'Azurite Blob service',
   azuriteTable: 'Azurite Table service',

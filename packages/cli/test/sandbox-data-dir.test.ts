@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Storage } from '@google-cloud/storage';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import type { LocalStackEndpoints } from '@k8or/cli';
 
@@ -53,8 +54,9 @@ describe('k8or sandbox --data-dir: state survives a restart', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('comes back with the Azure container and its Bucket, every backend on the port it had', async () => {
+  it('comes back with the Azure container and its Bucket, the GCP key it issued, and every backend on the port it had', async () => {
     const first = await startSandbox();
+    const firstKeyText = readFileSync(first.gcp.serviceAccount.keyFile, 'utf8');
     await kubectl('apply', '-f', azureExamples);
     await kubectl('wait', '--for=condition=Ready', 'bucket/media', 'table/sessions', '--timeout=90s');
     const containerName = (await kubectl('get', 'bucket', 'media', '-o', 'jsonpath={.spec.name}')).trim();
@@ -63,12 +65,17 @@ describe('k8or sandbox --data-dir: state survives a restart', () => {
 
     const second = await startSandbox();
     assert.deepEqual(
-      { s3: second.s3, dynamodb: second.dynamodb, gcs: second.gcp.gcs, bigtable: second.gcp.bigtable, azurite: second.azurite },
-      { s3: first.s3, dynamodb: first.dynamodb, gcs: first.gcp.gcs, bigtable: first.gcp.bigtable, azurite: first.azurite },
+      { s3: second.s3, dynamodb: second.dynamodb, gcs: second.gcp.gcs, gcsHttps: second.gcp.gcsHttps, bigtable: second.gcp.bigtable, azurite: second.azurite },
+      { s3: first.s3, dynamodb: first.dynamodb, gcs: first.gcp.gcs, gcsHttps: first.gcp.gcsHttps, bigtable: first.gcp.bigtable, azurite: first.azurite },
       'every backend listens where it listened before',
     );
     assert.equal((await kubectl('get', 'providerconfig', 'local-azure', '-o', 'jsonpath={.spec.endpoints.bucket}')).trim(), second.azurite.blob);
     assert.equal((await kubectl('get', 'providerconfig', 'default', '-o', 'jsonpath={.spec.endpoints.bucket}')).trim(), second.s3);
+    // The service-account key the persisted Secret holds is still the one the GCS fake accepts.
+    const firstKey = JSON.parse(firstKeyText) as { client_email: string; private_key: string; project_id: string };
+    const gcs = new Storage({ apiEndpoint: second.gcp.gcs, projectId: firstKey.project_id, credentials: firstKey, useAuthWithCustomEndpoint: true });
+    gcs.authClient.useJWTAccessWithScope = true;
+    await gcs.createBucket('made-after-a-restart');
     const blobs = new BlobServiceClient(second.azurite.blob, new StorageSharedKeyCredential(azurite.name, azurite.key));
     assert.equal((await blobs.getContainerClient(containerName).getProperties()).metadata?.['k8or_name'], 'media', 'the container survived in Azurite\'s data');
     await kubectl('wait', '--for=condition=Ready', 'bucket/media', 'table/sessions', '--timeout=90s');

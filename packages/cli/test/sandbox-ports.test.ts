@@ -65,7 +65,7 @@ describe('SandboxPorts', () => {
       const [notice] = notices;
       assert.equal(notice?.backend, 'dynamodb');
       assert.equal(notice?.port, held.port);
-      assert.match(notice?.message ?? '', new RegExp(`^port ${held.port}, recorded in ${join(dataDir, PORTS_FILE)} for the DynamoDB Local, is in use by another process`));
+      assert.match(notice?.message ?? '', new RegExp(`^port ${held.port}, recorded in ${join(dataDir, PORTS_FILE)} for the DynamoDB proxy, is in use by another process`));
       assert.match(notice?.message ?? '', /TargetChanged/);
       assert.match(notice?.message ?? '', new RegExp(`free port ${held.port} .* and restart the sandbox`));
       ports.listening('dynamodb', 'http://127.0.0.1:1');
@@ -113,6 +113,9 @@ describe('k8or sandbox --data-dir with a recorded port taken by another process'
     assert.equal(recorded['s3'], held.port, 'the record keeps the port the objects are pinned to');
     assert.equal(recorded['gcs'], Number(new URL(endpoints.gcp.gcs).port), 'the other backends are recorded');
     assert.equal(recorded['azuriteBlob'], Number(new URL(endpoints.azurite.blob).port));
+    assert.equal(recorded['gcsHttps'], Number(new URL(endpoints.gcp.gcsHttps).port), 'the GCS HTTPS endpoint sandbox.json names');
+    // DynamoDB Local needs Java; where it runs, the recorded port is the proxy's, the one the ProviderConfig names.
+    if (endpoints.dynamodb) assert.equal(recorded['dynamodb'], Number(new URL(endpoints.dynamodb).port), 'the DynamoDB proxy');
 
     started.child.kill('SIGTERM');
     assert.equal(await started.exited, 0, started.output());

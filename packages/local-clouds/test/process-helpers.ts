@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '@k8or/core/testing';
@@ -27,10 +27,38 @@ export function isListening(port: number): Promise<boolean> {
   });
 }
 
-/** Starts test/fixtures/owning-parent.ts and reads the `{ pid, port }` of the backend it owns. */
+/** The processes whose parent is `pid`, read from /proc. */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) children.push(Number(entry));
+    } catch {
+      // it ended while we looked
+    }
+  }
+  return children;
+}
+
+/** Every live descendant of `pid` (children, their children, ...). */
+export function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
+  for (let next = childrenOf(pid); next.length > 0; next = next.flatMap(childrenOf)) found.push(...next);
+  return found;
+}
+
+/** How a test kills the owning parent: the parent alone, or its whole process group at once (as CI runners and `timeout -s KILL` do). */
+export type ParentKill = 'parent' | 'group';
+
+/**
+ * Starts test/fixtures/owning-parent.ts and reads the `{ pid, port }` of the backend it owns. The
+ * parent leads a process group of its own, so a test can SIGKILL that whole group without killing itself.
+ */
 export async function startOwningParent(kind: 'server' | 'dynamodb' | 'bigtable' | 'azurite'): Promise<{ parent: ChildProcess; backend: { pid: number; port: number } }> {
   const script = fileURLToPath(new URL('./fixtures/owning-parent.ts', import.meta.url));
-  const parent = spawn(process.execPath, [script, kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const parent = spawn(process.execPath, [script, kind], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
   const backend = await new Promise<{ pid: number; port: number }>((resolve, reject) => {
     let output = '';
     parent.stdout?.on('data', (chunk: Buffer) => {
@@ -44,19 +72,23 @@ export async function startOwningParent(kind: 'server' | 'dynamodb' | 'bigtable'
 }
 
 /**
- * Starts a parent that owns a backend of `kind`, kills the parent with SIGKILL, and waits until the
- * backend's process has ended and its port is free (failing after waitFor's deadline otherwise).
+ * Starts a parent that owns a backend of `kind`, kills the parent (or its whole process group) with
+ * SIGKILL, and waits until every process the parent had started (the backend, and whatever sits
+ * between) has ended and the backend's port is free, failing after waitFor's deadline otherwise.
  */
-export async function assertBackendEndsWithItsKilledParent(kind: 'server' | 'dynamodb'): Promise<void> {
+export async function assertBackendEndsWithItsKilledParent(kind: 'server' | 'dynamodb' | 'bigtable' | 'azurite', kill: ParentKill = 'parent'): Promise<void> {
   const { parent, backend } = await startOwningParent(kind);
+  const parentPid = parent.pid as number;
+  const started = descendantsOf(parentPid);
   try {
+    assert.ok(started.includes(backend.pid), 'the backend descends from its parent');
     assert.ok(isRunning(backend.pid), 'the backend runs');
     assert.ok(await isListening(backend.port), 'the backend listens');
-    parent.kill('SIGKILL');
-    await waitFor(`the ${kind} backend to end after its parent was killed`, () => !isRunning(backend.pid));
+    process.kill(kill === 'group' ? -parentPid : parentPid, 'SIGKILL');
+    await waitFor(`every process the ${kind} parent started to end after its ${kill === 'group' ? 'process group' : 'process'} was killed`, () => started.every((pid) => !isRunning(pid)));
     await waitFor(`the ${kind} backend's port to be free`, async () => !(await isListening(backend.port)));
   } finally {
     parent.kill('SIGKILL');
-    if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
+    for (const pid of started) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
   }
 }

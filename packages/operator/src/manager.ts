@@ -6,6 +6,7 @@ import type { OperatorConfig } from './config/settings.js';
 import { OPERATOR_CONFIG, OPERATOR_LOGGER, KUBE_CONFIG } from './container.js';
 import { ProviderLoader } from './providers/loader.js';
 import { resolveClusterId } from './cluster-id.js';
+import { registerResourceMetrics } from './resource-metrics.js';
 
 /** What a running manager serves. */
 export interface Manager {
@@ -86,6 +87,8 @@ export async function startManager(config: OperatorConfig, options: StartManager
       }
     }
 
+    registerResourceMetrics(metrics, engines);
+
     let webhook: WebhookServer | undefined;
     if (config.components.includes('webhook')) {
       const certDir = config.webhookCertDir;
@@ -112,6 +115,12 @@ export async function startManager(config: OperatorConfig, options: StartManager
       });
       const started = webhook;
       closers.push(() => started.close());
+      // The admission metrics on the metrics port too, which is the one the chart's ServiceMonitor scrapes
+      // (the webhook's own /metrics is on its HTTPS port); a name both have, such as the process metrics, once.
+      for (const { name } of started.metrics.registry.getMetricsAsArray()) {
+        const metric = started.metrics.registry.getSingleMetric(name);
+        if (metric && !metrics.registry.getSingleMetric(name)) metrics.registry.registerMetric(metric);
+      }
       health.addReadinessCheck('webhook', () => started.isReady());
     }
 

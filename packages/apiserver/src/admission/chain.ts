@@ -5,10 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Operation as JsonPatchOperation } from 'fast-json-patch';
 import type { Logger } from 'pino';
-import type { KubeObject, UserInfo } from '../types.js';
+import type { KubeObject } from '../types.js';
+import type { UserInfo } from '../auth/user.js';
 import { isObject, stringField } from '../util.js';
 import { ApiError, badRequest } from '../status.js';
-import type { ObjectStore } from '../store/store.js';
+import type { ObjectStore } from '../storage/store.js';
 import { postAdmissionReview, WebhookCallError, type WebhookEndpoint } from './call.js';
 import { WebhookClients } from './clients.js';
 import { webhookMatcher, type AdmissionTarget, type Operation, type WebhookMatcher } from './match.js';

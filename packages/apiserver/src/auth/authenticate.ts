@@ -5,8 +5,8 @@
  * bound to the ServiceAccount's uid: deleting the ServiceAccount revokes them, as on a real cluster.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { ObjectStore } from '../store/store.js';
-import type { UserInfo } from '../server/context.js';
+import type { ObjectStore } from '../storage/store.js';
+import type { UserInfo } from './user.js';
 import { metadataOf } from '../util.js';
 
 export const ADMIN_USER: UserInfo = { username: 'k8or-sandbox-admin', uid: 'k8or-sandbox-admin', groups: ['system:masters', 'system:authenticated'] };

@@ -9,9 +9,9 @@
  * Every decision is recorded per user (see {@link AccessRecord}), so a test can prove that a
  * ServiceAccount used every grant it holds and was never refused.
  */
-import type { ObjectStore } from '../store/store.js';
-import type { KubeObject } from '../types.js';
-import type { UserInfo } from '../server/context.js';
+import type { ObjectStore } from '../storage/store.js';
+import type { UserInfo } from './user.js';
+import type { KubeObject, RbacGrant as Grant } from '../types.js';
 import { isObject, metadataOf } from '../util.js';
 import { labelSelectorFromObject } from '../selectors/labels.js';
 import { serviceAccountUsername } from './authenticate.js';
@@ -29,20 +29,6 @@ export interface RequestAttributes {
   name: string;
   /** The URL path, for non-resource requests. */
   path: string;
-}
-
-/** One atomic permission a bound rule gives: one verb on one group/resource (or one URL). */
-export interface Grant {
-  /** `ClusterRoleBinding NAME` or `RoleBinding NAMESPACE/NAME`. */
-  binding: string;
-  /** `ClusterRole NAME` or `Role NAMESPACE/NAME`. */
-  role: string;
-  rule: number;
-  verb: string;
-  apiGroup?: string;
-  resource?: string;
-  resourceName?: string;
-  nonResourceURL?: string;
 }
 
 export interface Decision {

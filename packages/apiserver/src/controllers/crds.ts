@@ -5,11 +5,11 @@
  */
 import type { KubeObject } from '../types.js';
 import { clone, isObject, jsonEqual, metadataOf, nowIso } from '../util.js';
-import { commitDeletion, CRD_CLEANUP_FINALIZER, CRD_KEY, planDeletion } from '../objects/lifecycle.js';
-import { finalizersOf, isTerminating } from '../objects/meta.js';
-import { crdNames, resourceTypeFromCrd, type ResourceRegistry } from '../resources/registry.js';
-import type { ObjectStore, StoreEvent } from '../store/store.js';
-import type { SchemaCache } from '../crd/schema-cache.js';
+import { commitDeletion, CRD_CLEANUP_FINALIZER, CRD_KEY, planDeletion } from '../registry/lifecycle.js';
+import { finalizersOf, isTerminating } from '../registry/meta.js';
+import { crdNames, resourceTypeFromCrd, type ResourceRegistry } from '../registry/registry.js';
+import type { ObjectStore, StoreEvent } from '../storage/store.js';
+import type { SchemaCache } from '../registry/schema-cache.js';
 import { CoalescingScheduler } from './coalescing-scheduler.js';
 
 export class CrdController {

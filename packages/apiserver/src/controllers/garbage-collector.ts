@@ -1,16 +1,18 @@
 /**
  * A small garbage collector, as kube-controller-manager's does it in the background: when an object is
- * deleted, dependents whose ownerReferences all point at deleted objects are deleted too (finalizers
- * respected), and references to the deleted owner are dropped from dependents that keep another owner.
- * Foreground deletion is not modelled (the owner goes first, its dependents right after).
+ * deleted, dependents whose ownerReferences all point at deleted objects are deleted too, through the
+ * API as any client deletes (admission webhooks may refuse; finalizers hold), and references to the
+ * deleted owner are dropped from dependents that keep another owner. A refused delete is tried again
+ * with backoff. Foreground deletion is not modelled (the owner goes first, its dependents right after).
  */
 import type { KubeObject } from '../types.js';
 import { clone, isObject, metadataOf } from '../util.js';
-import { commitDeletion, planDeletion } from '../objects/lifecycle.js';
-import { isTerminating } from '../objects/meta.js';
-import type { ResourceRegistry } from '../resources/registry.js';
-import type { ResourceType } from '../resources/types.js';
-import type { ObjectStore, StoreEvent } from '../store/store.js';
+import { isTerminating } from '../registry/meta.js';
+import type { ResourceRegistry } from '../registry/registry.js';
+import type { ResourceType } from '../registry/types.js';
+import type { ObjectStore, StoreEvent } from '../storage/store.js';
+import type { DeleteThroughApi } from './api.js';
+import { CoalescingScheduler } from './coalescing-scheduler.js';
 
 function ownerUids(obj: KubeObject): string[] {
   const refs = metadataOf(obj)['ownerReferences'];
@@ -35,12 +37,13 @@ export class GarbageCollector {
   private readonly liveUids = new Set<string>();
   /** owner uid -> dependents ("resourceKey\0namespace\0name") */
   private readonly dependents = new Map<string, Set<string>>();
-  private scheduled = false;
-  private stopped = false;
+  /** One collection at a time, run again for owners deleted meanwhile, and with backoff after a refused delete. */
+  private readonly scheduler = new CoalescingScheduler(() => this.collect());
 
   constructor(
     private readonly store: ObjectStore,
     private readonly registry: ResourceRegistry,
+    private readonly deleteThroughApi: DeleteThroughApi,
   ) {
     store.onEvent((event) => this.onEvent(event));
   }
@@ -73,7 +76,7 @@ export class GarbageCollector {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.scheduler.stop();
   }
 
   /** Remove references to `ownerUid` from its dependents without deleting them (propagationPolicy Orphan). */
@@ -100,12 +103,7 @@ export class GarbageCollector {
     const uid = metadataOf(event.object)['uid'];
     if (typeof uid !== 'string') return;
     this.pendingOwners.add(`${event.namespace}\u0000${uid}`);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      if (!this.stopped) this.collect();
-    });
+    this.scheduler.schedule('owners');
   }
 
   private *dependentsOf(ownerUid: string, namespace: string): Generator<{ type: ResourceType; obj: KubeObject }> {
@@ -123,9 +121,10 @@ export class GarbageCollector {
     return this.liveUids.has(uid);
   }
 
-  private collect(): void {
+  private async collect(): Promise<void> {
     const owners = [...this.pendingOwners];
     this.pendingOwners.clear();
+    const refused: string[] = [];
     for (const entry of owners) {
       const [namespace = '', uid = ''] = entry.split('\u0000');
       for (const { type, obj } of [...this.dependentsOf(uid, namespace)]) {
@@ -133,7 +132,14 @@ export class GarbageCollector {
         if (!current || isTerminating(current)) continue;
         const remaining = ownerUids(current).filter((u) => u !== uid && this.exists(u));
         if (remaining.length === 0) {
-          commitDeletion(this.store, type, current, planDeletion(type, current));
+          const meta = metadataOf(current);
+          try {
+            await this.deleteThroughApi(type, String(meta['namespace'] ?? ''), String(meta['name'] ?? ''), String(meta['uid'] ?? ''));
+          } catch (err) {
+            // the owner stays pending, so the dependent is tried again
+            this.pendingOwners.add(entry);
+            refused.push(err instanceof Error ? err.message : String(err));
+          }
         } else {
           const next = clone(current);
           const meta = metadataOf(next);
@@ -142,5 +148,6 @@ export class GarbageCollector {
         }
       }
     }
+    if (refused.length > 0) throw new Error(`garbage collection: ${refused.join('; ')}`);
   }
 }

@@ -1,10 +1,13 @@
 import { GROUP, VERSION, type ProviderConfig } from '@k8or/api';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Namespace } from '@kubernetes/client-node';
 
 /** Objects a list call pages through at a time. */
 const PAGE = 500;
 
-/** Read-only access to what plan and import need from a cluster: GETs and LISTs, nothing else. */
+/** A `--context` the kubeconfig does not have: a usage error. */
+export class ClusterContextError extends Error {}
+
+/** Read-only access to what plan, import and validate need from a cluster: GETs and LISTs, nothing else. */
 export class ClusterReader {
   readonly #core: CoreV1Api;
   readonly #custom: CustomObjectsApi;
@@ -14,12 +17,27 @@ export class ClusterReader {
     this.#custom = kubeConfig.makeApiClient(CustomObjectsApi);
   }
 
-  /** From `--kubeconfig FILE`, else KUBECONFIG, else in-cluster or ~/.kube/config. */
-  static from(file: string | undefined): ClusterReader {
+  /**
+   * From `--kubeconfig FILE`, else KUBECONFIG, else in-cluster or ~/.kube/config; with `context`, that
+   * context of it instead of the current one (an unknown context is a ClusterContextError).
+   */
+  static from(file: string | undefined, context?: string): ClusterReader {
     const kubeConfig = new KubeConfig();
     if (file) kubeConfig.loadFromFile(file);
     else kubeConfig.loadFromDefault();
+    if (context !== undefined) {
+      if (!kubeConfig.getContextObject(context)) {
+        const known = kubeConfig.getContexts().map((c) => c.name);
+        throw new ClusterContextError(`--context ${context}: no such context in the kubeconfig (contexts: ${known.join(', ') || 'none'})`);
+      }
+      kubeConfig.setCurrentContext(context);
+    }
     return new ClusterReader(kubeConfig);
+  }
+
+  /** Every ProviderConfig of the cluster (a LIST, page by page). */
+  async providerConfigs(): Promise<ProviderConfig[]> {
+    return (await this.listAll('providerconfigs')) as ProviderConfig[];
   }
 
   providerConfig(name: string): Promise<ProviderConfig | undefined> {
@@ -32,15 +50,15 @@ export class ClusterReader {
 
   /** Every object of a k8or resource (`providerconfigs`, `buckets`, `tables`), in every namespace. */
   listAll(plural: string): Promise<unknown[]> {
-    return allPages(async (next) => {
+    return allPages<unknown>(async (next) => {
       const page = (await this.#custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural, limit: PAGE, ...(next ? { _continue: next } : {}) })) as { items?: unknown[]; metadata?: { continue?: string } };
       return { items: page.items ?? [], next: page.metadata?.continue };
     });
   }
 
-  /** Every Namespace. */
-  namespaces(): Promise<unknown[]> {
-    return allPages(async (next) => {
+  /** Every Namespace of the cluster (a LIST, page by page). */
+  namespaces(): Promise<V1Namespace[]> {
+    return allPages<V1Namespace>(async (next) => {
       const page = await this.#core.listNamespace({ limit: PAGE, ...(next ? { _continue: next } : {}) });
       return { items: page.items, next: page.metadata?._continue };
     });
@@ -64,8 +82,8 @@ export class ClusterReader {
 }
 
 /** Lists page by page (`limit` and `continue`) until the last. */
-async function allPages(page: (next: string | undefined) => Promise<{ items: unknown[]; next: string | undefined }>): Promise<unknown[]> {
-  const items: unknown[] = [];
+async function allPages<T>(page: (next: string | undefined) => Promise<{ items: T[]; next: string | undefined }>): Promise<T[]> {
+  const items: T[] = [];
   let next: string | undefined;
   do {
     const answer = await page(next);
@@ -83,4 +101,22 @@ async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
     if (typeof error === 'object' && error !== null && (error as { code?: number }).code === 404) return undefined;
     throw error;
   }
+}
+
+/**
+ * What a failed call to the API server says, in kube's words where it answered (`403: providerconfigs.k8or.io
+ * is forbidden: ...`), else the error's own message (a refused connection, a timeout).
+ */
+export function apiErrorMessage(error: unknown): string {
+  const e = error as { code?: unknown; body?: unknown; message?: unknown } | null;
+  if (typeof e?.code === 'number') {
+    let message: unknown;
+    try {
+      message = (typeof e.body === 'string' ? (JSON.parse(e.body) as { message?: unknown }) : (e.body as { message?: unknown } | undefined))?.message;
+    } catch {
+      message = undefined;
+    }
+    return `${e.code}: ${typeof message === 'string' ? message : String(e.body ?? '')}`;
+  }
+  return typeof e?.message === 'string' ? e.message : String(error);
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { localStackLogger, startLocalStack, type ProgressEvent } from '../local-stack.js';
 
 const HELP = `k8or sandbox: run k8or locally, ready for kubectl
@@ -79,9 +79,11 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
       `  probes       ${e.probes}/readyz  ${e.probes}/metrics`,
       `  S3 fake      ${e.s3}`,
       `  DynamoDB     ${e.dynamodb ?? 'not running (needs Java 17)'}`,
-      `  GCS fake     ${e.gcp.gcs}`,
+      `  GCS fake     ${e.gcp.gcs}  ${e.gcp.gcsHttps} (CA ${e.gcp.caFile})`,
+      `  GCP key      ${e.gcp.serviceAccount.keyFile} (${e.gcp.serviceAccount.email}; ProviderConfig local-gcp)`,
       `  Bigtable     ${e.gcp.bigtable ?? '-'} (${e.gcp.bigtableNote})`,
-      `  Azurite      blob ${e.azurite.blob}  table ${e.azurite.table}  (ProviderConfig local-azure)`,
+      `  Azurite      blob ${e.azurite.blob}  table ${e.azurite.table}  (account ${e.azurite.accountName}; ProviderConfig local-azure)`,
+      `  for scripts  ${join(dirname(kubeconfigPath), 'sandbox.json')} (endpoints and local credentials)`,
       `  logs         ${logFile}`,
       '',
       'Try it:',

@@ -1,11 +1,17 @@
-import { type KindName, type Violation } from '@k8or/api';
+import { type KindName } from '@k8or/api';
 import { ProviderLoader } from '@k8or/operator';
-import { contextFromManifests, reviewObject } from '@k8or/webhook';
+import { reviewObject, type AdmissionContext } from '@k8or/webhook';
 import { readManifests, type ManifestDocument } from '../manifests/read.js';
-import { describeObject, identityOf, isK8orObject, type ObjectIdentity } from '../manifests/objects.js';
+import { identityOf, isK8orObject, type ObjectIdentity } from '../manifests/objects.js';
 import { CrdSchemaCheck } from '../manifests/schema.js';
+import { checkContext } from '../validate/context.js';
+import { clusterViewOf, sourceFrom, withManifests, type SourceFlags } from '../validate/provider-configs.js';
+import { assumedProviderConfigs, humanReport, isValid, type ObjectVerdict, type ValidateReport } from '../validate/report.js';
 
-export interface ValidateOptions {
+export { ClusterReadError, ValidateUsageError } from '../validate/provider-configs.js';
+export type { ObjectVerdict, ValidateReport } from '../validate/report.js';
+
+export interface ValidateOptions extends SourceFlags {
   filename: string[];
   recursive: boolean;
   output: 'human' | 'json';
@@ -17,37 +23,47 @@ export interface ValidateOptions {
   clusterId: string | undefined;
 }
 
-/** What `k8or validate` found for one object. */
-export interface ObjectVerdict {
-  source: string;
-  document: number;
-  kind: string;
-  namespace: string | undefined;
-  name: string;
-  valid: boolean;
-  violations: Violation[];
-  warnings: string[];
-  /** The object as the API server would store it, defaults applied. */
-  defaulted: unknown;
-}
-
 /**
- * `k8or validate`: both admission webhooks' rules, offline, on every k8or
- * object of the files (the ProviderConfigs and Namespaces among them are the
- * cluster it is checked against). Exit 0 when all are valid, 1 otherwise.
+ * `k8or validate`: both admission webhooks' rules, offline, on every k8or object of the files, as a
+ * cluster would admit them. The files' own ProviderConfigs and Namespaces are part of that cluster;
+ * the rest come from `--provider-configs FILE` or, read-only, `--context` (see ProviderConfigSource),
+ * or a missing ProviderConfig is taken to be of `--provider`'s cloud, else of each installed one in
+ * turn. Exit 0 when a cluster would admit every object, 1 otherwise.
  */
 export async function validateCommand(options: ValidateOptions): Promise<number> {
   const documents = readManifests(options.filename, { recursive: options.recursive });
   const { providers } = await new ProviderLoader(options.providerRoot ? { root: options.providerRoot } : {}).loadAll(options.providers);
+  const installed = [...providers.keys()];
+  const source = sourceFrom(options, installed);
   const objects = documents.filter((d) => d.object !== undefined).map((d) => d.object);
-  const context = contextFromManifests(objects, {
-    providers,
-    defaultDeletionPolicy: options.defaultDeletionPolicy,
-    secretNamespaces: [options.secretsNamespace],
-    ...(options.clusterId ? { clusterId: options.clusterId } : {}),
-  });
-
+  const view = withManifests(await clusterViewOf(source), objects);
+  const known = new Set(view.providerConfigs.map((pc) => pc.metadata?.name ?? ''));
+  const resources = objects.filter((o) => ['Bucket', 'Table'].includes(identityOf(o).kind));
   const schema = new CrdSchemaCheck([...providers.values()]);
+  const contextOptions = { providers, defaultDeletionPolicy: options.defaultDeletionPolicy, secretsNamespace: options.secretsNamespace, clusterId: options.clusterId };
+  const check = (assumedProvider: string | undefined): ObjectVerdict[] =>
+    checkDocuments(documents, checkContext(view, resources, assumedProvider, contextOptions), schema, known, assumedProvider);
+
+  let report: ValidateReport;
+  if (source.from === 'each-provider' && installed.length > 0) {
+    const runs = installed.map(check);
+    // An object whose ProviderConfig is known gets the same verdict from every run: report it once.
+    const verdicts = [...runs[0]!.filter((v) => v.assumedProvider === undefined), ...runs.flatMap((run) => run.filter((v) => v.assumedProvider !== undefined))];
+    const assumed = verdicts.some((v) => v.assumedProvider !== undefined) ? assumedProviderConfigs(verdicts, installed) : undefined;
+    report = { valid: isValid(verdicts, assumed), objects: verdicts, ...(assumed ? { providerConfigs: assumed } : {}) };
+  } else {
+    const assumedProvider = source.from === 'provider' ? source.provider : undefined;
+    const verdicts = check(assumedProvider);
+    report = { valid: isValid(verdicts, undefined), objects: verdicts, ...(assumedProvider ? { assumedProvider } : {}) };
+  }
+
+  if (options.output === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else process.stdout.write(humanReport(report));
+  return report.valid ? 0 : 1;
+}
+
+/** Every k8or object of the documents through the API server's schema check and both webhooks, with `context` as the cluster. */
+function checkDocuments(documents: readonly ManifestDocument[], context: AdmissionContext, schema: CrdSchemaCheck, known: ReadonlySet<string>, assumedProvider: string | undefined): ObjectVerdict[] {
   const verdicts: ObjectVerdict[] = [];
   for (const document of documents) {
     if (document.error !== undefined) {
@@ -63,13 +79,27 @@ export async function validateCommand(options: ValidateOptions): Promise<number>
     const named = new Set(review.violations.map((v) => v.field));
     const schemaViolations = schema.violations(id.kind as KindName, review.object as Record<string, unknown>).filter((v) => !named.has(v.field));
     const violations = [...schemaViolations, ...review.violations];
-    verdicts.push({ ...position(document, id), namespace, valid: violations.length === 0, violations, warnings: review.warnings, defaulted: review.object });
+    const providerConfig = providerConfigOf(review.object);
+    verdicts.push({
+      ...position(document, id),
+      namespace,
+      valid: violations.length === 0,
+      violations,
+      warnings: review.warnings,
+      defaulted: review.object,
+      ...(providerConfig !== undefined ? { providerConfig } : {}),
+      ...(providerConfig !== undefined && assumedProvider !== undefined && !known.has(providerConfig) ? { assumedProvider } : {}),
+    });
   }
+  return verdicts;
+}
 
-  const valid = verdicts.every((v) => v.valid);
-  if (options.output === 'json') process.stdout.write(`${JSON.stringify({ valid, objects: verdicts }, null, 2)}\n`);
-  else process.stdout.write(humanReport(verdicts));
-  return valid ? 0 : 1;
+/** spec.providerConfigRef.name of a defaulted Bucket or Table. */
+function providerConfigOf(object: unknown): string | undefined {
+  const o = object as { kind?: unknown; spec?: { providerConfigRef?: { name?: unknown } } } | null;
+  if (o?.kind !== 'Bucket' && o?.kind !== 'Table') return undefined;
+  const name = o.spec?.providerConfigRef?.name;
+  return typeof name === 'string' ? name : undefined;
 }
 
 function position(document: ManifestDocument, id: ObjectIdentity): Pick<ObjectVerdict, 'source' | 'document' | 'kind' | 'name'> {
@@ -88,23 +118,4 @@ function unreadable(document: ManifestDocument): ObjectVerdict {
     warnings: [],
     defaulted: undefined,
   };
-}
-
-function humanReport(verdicts: readonly ObjectVerdict[]): string {
-  const lines: string[] = [];
-  for (const v of verdicts) {
-    const where = `${v.source}#${v.document}`;
-    const what = v.kind ? describeObject({ apiVersion: '', kind: v.kind, namespace: v.namespace, name: v.name }) : 'document';
-    lines.push(v.valid ? `${where}: ${what}: valid` : `${where}: ${what}: ${v.violations.length} violation${v.violations.length === 1 ? '' : 's'}`);
-    for (const violation of v.violations) lines.push(`  ${violation.field || '(document)'}: ${violation.message} (rule ${violation.rule})`);
-    for (const warning of v.warnings) lines.push(`  warning: ${warning}`);
-  }
-  const invalid = verdicts.filter((v) => !v.valid);
-  const count = invalid.reduce((n, v) => n + v.violations.length, 0);
-  lines.push(
-    verdicts.length === 0
-      ? 'no k8or objects (Bucket, Table, ProviderConfig of k8or.io) found'
-      : `${verdicts.length} object${verdicts.length === 1 ? '' : 's'}: ${verdicts.length - invalid.length} valid, ${invalid.length} invalid${invalid.length ? ` (${count} violation${count === 1 ? '' : 's'})` : ''}`,
-  );
-  return `${lines.join('\n')}\n`;
 }

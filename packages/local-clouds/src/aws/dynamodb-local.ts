@@ -1,13 +1,15 @@
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { freePort } from '../process/free-port.js';
 import { OwnedChildSpawnError, spawnOwnedChild } from '../process/owned-child.js';
+import { loopbackLauncher } from './dynamodb-local-loopback.js';
 
 export interface DynamoDbLocalOptions {
   /** Port to listen on (default: a free ephemeral port). */
   port?: number;
-  /** How long to wait for the JVM to answer (default 60 s, generous for loaded machines). */
+  /** How long to wait for the JVM to answer its first DynamoDB call (default 180 s, generous for loaded machines). */
   startTimeoutMs?: number;
   /** The java binary (default `$JAVA_HOME/bin/java`, else `java` on PATH). */
   javaPath?: string;
@@ -18,6 +20,12 @@ export interface DynamoDbLocalOptions {
 export interface DynamoDbLocal {
   /** `http://127.0.0.1:PORT`, for the SDK's `endpoint`. */
   endpoint: string;
+  /**
+   * Where the JVM listens: `127.0.0.1`, or `*` (every interface) where no Java compiler is installed
+   * to build the launcher that binds it to loopback; `listenWarning` then says so.
+   */
+  listensOn: '127.0.0.1' | '*';
+  listenWarning?: string;
   /** The JVM's process id. */
   pid: number;
   stop(): Promise<void>;
@@ -29,11 +37,14 @@ function emulatorDirectory(): string {
   return join(dirname(require.resolve('amplify-dynamodb-simulator/package.json')), 'emulator');
 }
 
-/** True once DynamoDB Local answers HTTP (any answer: an unsigned request gets a 400). */
-async function answers(endpoint: string): Promise<boolean> {
+/**
+ * True once DynamoDB Local answers a real DynamoDB call. Its HTTP server answers seconds before its
+ * request path has loaded (the SDK's model, JSON, SQLite): on a loaded machine that first call took
+ * long enough to eat a test's whole wait for a Table. The launcher pays it, before it resolves.
+ */
+async function answers(client: DynamoDBClient): Promise<boolean> {
   try {
-    const response = await fetch(endpoint, { method: 'POST', signal: AbortSignal.timeout(2_000) });
-    await response.body?.cancel();
+    await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(30_000) });
     return true;
   } catch {
     return false;
@@ -42,16 +53,20 @@ async function answers(endpoint: string): Promise<boolean> {
 
 /**
  * Starts DynamoDB Local (the real AWS jar, one shared database for every access key and region, in
- * memory or in `dataDir`) and resolves once it answers. `stop()` ends the JVM; so does the end of
- * this process, however it ends (see spawnOwnedChild).
+ * memory or in `dataDir`), listening on 127.0.0.1 only, and resolves once it answers. `stop()` ends
+ * the JVM; so does the end of this process, however it ends (see spawnOwnedChild). It checks no
+ * signature and has no tagging or continuous backups: `startDynamoDbProxy` in front of it adds them.
  */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const directory = emulatorDirectory();
+  const jar = join(directory, 'DynamoDBLocal.jar');
   const port = options.port ?? (await freePort());
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   const storage = options.dataDir ? ['-dbPath', resolve(options.dataDir)] : ['-inMemory'];
-  const args = [`-Djava.library.path=${join(directory, 'DynamoDBLocal_lib')}`, '-jar', join(directory, 'DynamoDBLocal.jar'), ...storage, '-sharedDb', '-port', String(port)];
   const java = options.javaPath ?? (process.env['JAVA_HOME'] ? join(process.env['JAVA_HOME'], 'bin', 'java') : 'java');
+  const launcher = await loopbackLauncher(jar, java);
+  const main = 'mainClass' in launcher ? ['-cp', `${launcher.classpath}:${jar}`, launcher.mainClass] : ['-jar', jar];
+  const args = [`-Djava.library.path=${join(directory, 'DynamoDBLocal_lib')}`, ...main, ...storage, '-sharedDb', '-disableTelemetry', '-port', String(port)];
   const child = spawnOwnedChild(java, args, { cwd: directory, stderr: 'pipe' });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -65,13 +80,19 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     throw error;
   }
   const endpoint = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
-  while (!(await answers(endpoint))) {
-    if (child.hasExited() || Date.now() > deadline) {
-      await child.stop();
-      throw new Error(`DynamoDB Local did not start on port ${port}: ${stderr.trim() || `exit code ${(await child.exited).code}`}`);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 180_000);
+  const probe = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'k8orlauncher', secretAccessKey: 'k8orlauncher' }, maxAttempts: 1 });
+  try {
+    while (!(await answers(probe))) {
+      if (child.hasExited() || Date.now() > deadline) {
+        await child.stop();
+        throw new Error(`DynamoDB Local did not start on port ${port}: ${stderr.trim() || `exit code ${(await child.exited).code}`}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+  } finally {
+    probe.destroy();
   }
-  return { endpoint, pid, stop: () => child.stop() };
+  const listen = 'mainClass' in launcher ? { listensOn: '127.0.0.1' as const } : { listensOn: '*' as const, listenWarning: `DynamoDB Local listens on every interface (port ${port}): ${launcher.unavailable}; install a JDK to bind it to 127.0.0.1` };
+  return { endpoint, pid, ...listen, stop: () => child.stop() };
 }

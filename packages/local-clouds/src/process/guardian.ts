@@ -1,7 +1,8 @@
 // The guardian of one owned child (see owned-child.ts), run as
 //   node guardian.js GRACE_MS COMMAND [ARGS...]
-// with stdin a pipe from the parent. It starts COMMAND in a process group of
-// its own and ends that group when stdin closes: the kernel closes the pipe
+// with stdin a pipe from the parent, in a session of its own (so a SIGKILL of
+// the parent's whole process group spares it). It starts COMMAND in a process
+// group of its own and ends that group when stdin closes: the kernel closes the pipe
 // when the parent exits, however it exits (SIGKILL included), which is the
 // one notice of a parent's death that Linux gives without prctl. It reports
 // the backend's pid (or why it could not start) as a JSON line on fd 3, and

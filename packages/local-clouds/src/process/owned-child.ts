@@ -49,14 +49,18 @@ const GUARDIAN = fileURLToPath(new URL('./guardian.js', import.meta.url));
  * ends, SIGKILL included. A small Node guardian sits between the two: it holds a pipe from this
  * process, and when the kernel closes that pipe (this process is gone) it ends the backend's whole
  * process group. Linux gives no other notice of a parent's death to a Node program (no prctl).
- * The backend runs in a process group of its own, so a Ctrl-C in the terminal reaches this process
- * first, which then stops the backend in order.
+ * The guardian and the backend each run in a process group of their own, outside this process's: a
+ * Ctrl-C in the terminal reaches this process first, which then stops the backend in order, and a
+ * SIGKILL of this process's whole group leaves the guardian alive to end the backend.
  */
 export function spawnOwnedChild(command: string, args: readonly string[], options: OwnedChildOptions = {}): OwnedChild {
   const guardian = spawn(process.execPath, [GUARDIAN, String(options.stopGraceMs ?? 5_000), command, ...args], {
     cwd: options.cwd,
     env: options.env ?? process.env,
     stdio: ['pipe', options.stdout ?? 'ignore', options.stderr ?? 'ignore', 'pipe'],
+    // A session of its own: a SIGKILL sent to this process's whole group (CI runners, `timeout -s KILL`,
+    // terminal multiplexers) must not take the guardian along, or nothing would be left to end the backend.
+    detached: true,
   });
   const lifeline = guardian.stdin;
   // The guardian reads nothing; a stop() that closes the pipe after it has gone must not throw EPIPE.

@@ -3,9 +3,11 @@ import { describe, it } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand, ListTablesCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { startDynamoDbLocal } from '@k8or/local-clouds';
 import { assertBackendEndsWithItsKilledParent } from '../process-helpers.ts';
+import { isLoopback, listeningAddresses } from './listening-addresses.ts';
 
 describe('DynamoDB Local launcher', () => {
   it('starts the real DynamoDB Local jar, serves the real SDK, and stops it', async () => {
@@ -30,6 +32,32 @@ describe('DynamoDB Local launcher', () => {
       await local.stop();
     }
     await assert.rejects(fetch(local.endpoint, { method: 'POST' }));
+  });
+
+  it('listens on 127.0.0.1 only, never on every interface', async () => {
+    const local = await startDynamoDbLocal();
+    try {
+      const port = Number(new URL(local.endpoint).port);
+      const addresses = listeningAddresses(port);
+      assert.ok(addresses.length > 0, `a listening socket on port ${port}`);
+      assert.deepEqual(addresses.filter((address) => !isLoopback(address)), [], `DynamoDB Local listens on ${addresses.join(', ')}`);
+      assert.equal(local.listensOn, '127.0.0.1');
+    } finally {
+      await local.stop();
+    }
+  });
+
+  it('resolves only once DynamoDB calls are answered, not when its HTTP server first answers', async () => {
+    // The JVM's HTTP server answers seconds before its DynamoDB request path has loaded; that first
+    // call must not land in a caller's wait (it made Table tests time out on a loaded machine).
+    const local = await startDynamoDbLocal({ javaPath: fileURLToPath(new URL('../fixtures/slow-dynamodb-java.mjs', import.meta.url)) });
+    const dynamodb = new DynamoDBClient({ region: 'us-east-1', endpoint: local.endpoint, credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
+    try {
+      assert.deepEqual((await dynamodb.send(new ListTablesCommand({}))).TableNames, []);
+    } finally {
+      dynamodb.destroy();
+      await local.stop();
+    }
   });
 
   it('says what is missing when Java cannot be run', async () => {

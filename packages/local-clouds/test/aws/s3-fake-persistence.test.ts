@@ -1,11 +1,13 @@
-// With dataDir, the S3 fake keeps its buckets across a restart: configuration, tags and object versions.
+// With dataDir, the S3 fake keeps its buckets across a restart: configuration, tags, object versions and their bytes.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
   CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
   GetBucketTaggingCommand,
   GetBucketVersioningCommand,
   HeadBucketCommand,
@@ -22,7 +24,7 @@ const client = (fake: S3Fake): S3Client =>
   new S3Client({ region: 'eu-west-1', endpoint: fake.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'AKIAPERSIST000000001', secretAccessKey: 'secret' }, maxAttempts: 1 });
 
 describe('S3 fake with dataDir', () => {
-  it('serves the same buckets, configuration and object versions after a restart', async () => {
+  it('serves the same buckets, configuration, object versions and object bytes after a restart', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'k8or-s3-fake-'));
     try {
       const first = await startS3Fake({ dataDir });
@@ -30,7 +32,8 @@ describe('S3 fake with dataDir', () => {
       await s3.send(new CreateBucketCommand({ Bucket: 'kept-bucket', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } }));
       await s3.send(new PutBucketVersioningCommand({ Bucket: 'kept-bucket', VersioningConfiguration: { Status: 'Enabled' } }));
       await s3.send(new PutBucketTaggingCommand({ Bucket: 'kept-bucket', Tagging: { TagSet: [{ Key: 'owner', Value: 'k8or' }] } }));
-      const put = await s3.send(new PutObjectCommand({ Bucket: 'kept-bucket', Key: 'photos/cat.jpg', Body: 'meow' }));
+      const older = await s3.send(new PutObjectCommand({ Bucket: 'kept-bucket', Key: 'photos/cat.jpg', Body: 'purr', ContentType: 'image/jpeg' }));
+      const put = await s3.send(new PutObjectCommand({ Bucket: 'kept-bucket', Key: 'photos/cat.jpg', Body: 'meow', ContentType: 'image/jpeg', Metadata: { by: 'tom' } }));
       const before = await s3.send(new ListObjectVersionsCommand({ Bucket: 'kept-bucket' }));
       s3.destroy();
       await first.stop();
@@ -48,6 +51,17 @@ describe('S3 fake with dataDir', () => {
           before.Versions?.map((v) => [v.Key, v.VersionId, v.ETag, v.Size, v.LastModified?.toISOString()]),
         );
         assert.equal(after.Versions?.[0]?.VersionId, put.VersionId);
+        const latest = await again.send(new GetObjectCommand({ Bucket: 'kept-bucket', Key: 'photos/cat.jpg' }));
+        assert.equal(await latest.Body?.transformToString(), 'meow');
+        assert.equal(latest.ContentType, 'image/jpeg');
+        assert.deepEqual(latest.Metadata, { by: 'tom' });
+        const previous = await again.send(new GetObjectCommand({ Bucket: 'kept-bucket', Key: 'photos/cat.jpg', VersionId: older.VersionId }));
+        assert.equal(await previous.Body?.transformToString(), 'purr');
+        // A version deleted for good takes its bytes with it.
+        const objects = join(dataDir, 'objects');
+        assert.equal(readdirSync(objects).length, 2);
+        await again.send(new DeleteObjectCommand({ Bucket: 'kept-bucket', Key: 'photos/cat.jpg', VersionId: older.VersionId }));
+        assert.equal(readdirSync(objects).length, 1);
       } finally {
         again.destroy();
         await second.stop();

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
   CreateBucketCommand,
+  CreateMultipartUploadCommand,
   DeleteBucketCommand,
   DeleteBucketEncryptionCommand,
   DeleteBucketLifecycleCommand,
@@ -14,9 +17,12 @@ import {
   GetBucketLocationCommand,
   GetBucketTaggingCommand,
   GetBucketVersioningCommand,
+  GetObjectCommand,
   GetPublicAccessBlockCommand,
   HeadBucketCommand,
+  HeadObjectCommand,
   ListBucketsCommand,
+  ListPartsCommand,
   ListObjectsV2Command,
   ListObjectVersionsCommand,
   PutBucketEncryptionCommand,
@@ -26,6 +32,7 @@ import {
   PutObjectCommand,
   PutPublicAccessBlockCommand,
   S3Client,
+  UploadPartCommand,
   type BucketLocationConstraint,
 } from '@aws-sdk/client-s3';
 import { startS3Fake, type S3Fake } from '@k8or/local-clouds';
@@ -281,6 +288,78 @@ describe('S3 fake, driven by the real @aws-sdk/client-s3', () => {
       assert.equal(ids?.length, 2);
       assert.equal(ids?.[0], 'null');
     });
+
+    it('reads objects back as S3 does: GetObject and HeadObject by version, ranges, conditions, delete markers', async () => {
+      const s3 = client();
+      const Bucket = 'alice-reads';
+      await s3.send(new CreateBucketCommand({ Bucket }));
+      await s3.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: 'Enabled' } }));
+      const v1 = await s3.send(new PutObjectCommand({ Bucket, Key: 'notes.txt', Body: 'first draft', ContentType: 'text/plain', CacheControl: 'no-cache' }));
+      const v2 = await s3.send(new PutObjectCommand({ Bucket, Key: 'notes.txt', Body: 'second draft', ContentType: 'text/plain', Metadata: { author: 'alice' } }));
+
+      const latest = await s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt' }));
+      assert.equal(await latest.Body?.transformToString(), 'second draft');
+      assert.equal(latest.VersionId, v2.VersionId);
+      assert.equal(latest.ETag, v2.ETag);
+      assert.deepEqual(latest.Metadata, { author: 'alice' });
+      assert.equal(latest.ServerSideEncryption, 'AES256');
+      const first = await s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', VersionId: v1.VersionId }));
+      assert.equal(await first.Body?.transformToString(), 'first draft');
+      assert.equal(first.CacheControl, 'no-cache');
+      const head = await s3.send(new HeadObjectCommand({ Bucket, Key: 'notes.txt' }));
+      assert.equal(head.ContentLength, 12);
+      assert.equal(head.ContentType, 'text/plain');
+
+      const ranged = await s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', Range: 'bytes=-5' }));
+      assert.equal(await ranged.Body?.transformToString(), 'draft');
+      assert.equal(ranged.ContentRange, 'bytes 7-11/12');
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', Range: 'bytes=50-' })), s3Error('InvalidRange', 416));
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', IfMatch: v1.ETag })), s3Error('PreconditionFailed', 412));
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', IfNoneMatch: v2.ETag })), (error: unknown) => (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304);
+
+      await s3.send(new DeleteObjectCommand({ Bucket, Key: 'notes.txt' }));
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt' })), s3Error('NoSuchKey', 404));
+      await assert.rejects(s3.send(new HeadObjectCommand({ Bucket, Key: 'notes.txt' })), { name: 'NotFound' });
+      assert.equal(await (await s3.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', VersionId: v2.VersionId }))).Body?.transformToString(), 'second draft');
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'never-written' })), s3Error('NoSuchKey', 404));
+    });
+  });
+
+  describe('multipart uploads', () => {
+    it('assembles the listed parts into one object with S3\'s multipart ETag, and refuses what S3 refuses', async () => {
+      const s3 = client();
+      const Bucket = 'alice-multipart';
+      await s3.send(new CreateBucketCommand({ Bucket }));
+      const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: 'video.bin', ContentType: 'video/mp4' }));
+      const first = Buffer.alloc(5 * 1024 * 1024, 'a');
+      const part1 = await s3.send(new UploadPartCommand({ Bucket, Key: 'video.bin', UploadId, PartNumber: 1, Body: first }));
+      const part2 = await s3.send(new UploadPartCommand({ Bucket, Key: 'video.bin', UploadId, PartNumber: 2, Body: 'tail' }));
+      assert.deepEqual((await s3.send(new ListPartsCommand({ Bucket, Key: 'video.bin', UploadId }))).Parts?.map((p) => [p.PartNumber, p.Size]), [[1, first.length], [2, 4]]);
+      await assert.rejects(
+        s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'video.bin', UploadId, MultipartUpload: { Parts: [{ PartNumber: 2, ETag: part2.ETag }, { PartNumber: 1, ETag: part1.ETag }] } })),
+        s3Error('InvalidPartOrder', 400),
+      );
+      await assert.rejects(
+        s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'video.bin', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"0"' }] } })),
+        s3Error('InvalidPart', 400),
+      );
+      const done = await s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'video.bin', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part1.ETag }, { PartNumber: 2, ETag: part2.ETag }] } }));
+      assert.match(done.ETag ?? '', /^"[0-9a-f]{32}-2"$/);
+      const object = await s3.send(new GetObjectCommand({ Bucket, Key: 'video.bin', Range: `bytes=${first.length - 1}-` }));
+      assert.equal(await object.Body?.transformToString(), 'atail');
+      assert.equal(object.ContentType, 'video/mp4');
+      await assert.rejects(s3.send(new ListPartsCommand({ Bucket, Key: 'video.bin', UploadId })), s3Error('NoSuchUpload', 404));
+
+      const small = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: 'small.bin' }));
+      const a = await s3.send(new UploadPartCommand({ Bucket, Key: 'small.bin', UploadId: small.UploadId, PartNumber: 1, Body: 'a' }));
+      const b = await s3.send(new UploadPartCommand({ Bucket, Key: 'small.bin', UploadId: small.UploadId, PartNumber: 2, Body: 'b' }));
+      await assert.rejects(
+        s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'small.bin', UploadId: small.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: a.ETag }, { PartNumber: 2, ETag: b.ETag }] } })),
+        s3Error('EntityTooSmall', 400),
+      );
+      await s3.send(new AbortMultipartUploadCommand({ Bucket, Key: 'small.bin', UploadId: small.UploadId }));
+      await assert.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'small.bin' })), s3Error('NoSuchKey', 404));
+    });
   });
 
   describe('failure injection', () => {
@@ -362,6 +441,25 @@ describe('S3 fake, driven by the real @aws-sdk/client-s3', () => {
         await assert.rejects(unknownKey.send(new ListBucketsCommand({})), s3Error('InvalidAccessKeyId', 403));
       } finally {
         for (const s3 of [good, wrongSecret, unknownKey]) s3.destroy();
+        await strict.stop();
+      }
+    });
+
+    it('refuses a request dated more than 15 minutes off with RequestTimeTooSkewed, whose ServerTime the SDK corrects its clock by', async () => {
+      const strict = await startS3Fake({ credentials: { AKIASTRICT0000000001: 'the-right-secret' } });
+      const skewed = new S3Client({
+        region: 'us-east-1',
+        endpoint: strict.endpoint,
+        forcePathStyle: true,
+        credentials: { accessKeyId: 'AKIASTRICT0000000001', secretAccessKey: 'the-right-secret' },
+        maxAttempts: 1,
+        systemClockOffset: -3_600_000,
+      });
+      try {
+        await assert.rejects(skewed.send(new ListBucketsCommand({})), s3Error('RequestTimeTooSkewed', 403));
+        assert.deepEqual((await skewed.send(new ListBucketsCommand({}))).Buckets, []);
+      } finally {
+        skewed.destroy();
         await strict.stop();
       }
     });

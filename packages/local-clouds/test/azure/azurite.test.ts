@@ -5,10 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
-import { BlobServiceClient } from '@azure/storage-blob';
-import { waitFor } from '@k8or/core/testing';
+import { BlobServiceClient, RestError, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { freePort, startAzurite, type Azurite } from '@k8or/local-clouds';
-import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
+import { assertBackendEndsWithItsKilledParent, isRunning } from '../process-helpers.ts';
 
 const tableService = (azurite: Azurite): TableServiceClient =>
   new TableServiceClient(azurite.tableEndpoint, new AzureNamedKeyCredential(azurite.accountName, azurite.accountKey), { allowInsecureConnection: true });
@@ -29,6 +28,30 @@ describe('Azurite launcher', () => {
       await Promise.all([first.stop(), second.stop()]);
     }
     assert.equal(isRunning(first.pid), false, 'stop() ended the process');
+  });
+
+  it('refuses a wrong account key with 403 AuthorizationFailure, on Blob and on Table', async () => {
+    const azurite = await startAzurite();
+    try {
+      const wrongKey = Buffer.from('a key Azurite never issued, for this test').toString('base64');
+      const blobs = new BlobServiceClient(azurite.blobEndpoint, new StorageSharedKeyCredential(azurite.accountName, wrongKey), { retryOptions: { maxTries: 1 } });
+      await assert.rejects(blobs.getContainerClient('refused').create(), (error: unknown) => {
+        assert.ok(error instanceof RestError);
+        assert.equal(error.statusCode, 403);
+        assert.equal(error.code, 'AuthorizationFailure');
+        return true;
+      });
+      const tables = new TableServiceClient(azurite.tableEndpoint, new AzureNamedKeyCredential(azurite.accountName, wrongKey), { allowInsecureConnection: true, retryOptions: { maxRetries: 0 } });
+      await assert.rejects(tables.createTable('refused'), (error: unknown) => {
+        assert.ok(error instanceof Error && 'statusCode' in error);
+        assert.equal(error.statusCode, 403);
+        assert.equal((error as { details?: { errorCode?: string } }).details?.errorCode, 'AuthorizationFailure');
+        return true;
+      });
+      assert.equal(await new BlobServiceClient(azurite.blobEndpoint, new StorageSharedKeyCredential(azurite.accountName, azurite.accountKey)).getContainerClient('refused').exists(), false);
+    } finally {
+      await azurite.stop();
+    }
   });
 
   it('keeps containers and tables in dataDir across a restart', async () => {
@@ -60,16 +83,7 @@ describe('Azurite launcher', () => {
     }
   });
 
-  it('ends with its parent, even when the parent is killed with SIGKILL', async () => {
-    const { parent, backend } = await startOwningParent('azurite');
-    try {
-      assert.ok(isRunning(backend.pid));
-      parent.kill('SIGKILL');
-      await waitFor('Azurite to end after its parent was killed', () => !isRunning(backend.pid));
-      await waitFor('the Blob port to be free', async () => !(await isListening(backend.port)));
-    } finally {
-      parent.kill('SIGKILL');
-      if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
-    }
+  it('ends with its parent, even when the parent\'s whole process group is killed with SIGKILL', async () => {
+    await assertBackendEndsWithItsKilledParent('azurite', 'group');
   });
 });

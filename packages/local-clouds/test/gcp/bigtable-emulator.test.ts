@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { describe, it } from 'node:test';
-import { waitFor } from '@k8or/core/testing';
 import { findCbtemulator, freePort, startBigtableEmulator } from '@k8or/local-clouds';
-import { isListening, isRunning, startOwningParent } from '../process-helpers.ts';
+import { assertBackendEndsWithItsKilledParent } from '../process-helpers.ts';
 
 const located = findCbtemulator();
 const canConnect = (host: string): Promise<boolean> =>
@@ -38,18 +37,8 @@ describe('Bigtable emulator launcher', () => {
     }
   });
 
-  it('leaves no emulator and no bound port behind when its parent is killed with SIGKILL', { skip: 'missing' in located ? located.missing : false }, async () => {
-    const { parent, backend } = await startOwningParent('bigtable');
-    try {
-      assert.ok(isRunning(backend.pid), 'cbtemulator runs');
-      assert.ok(await isListening(backend.port), 'cbtemulator listens');
-      parent.kill('SIGKILL');
-      await waitFor('cbtemulator to end after its parent was killed', () => !isRunning(backend.pid));
-      await waitFor('the emulator port to be free', async () => !(await isListening(backend.port)));
-    } finally {
-      parent.kill('SIGKILL');
-      if (isRunning(backend.pid)) process.kill(backend.pid, 'SIGKILL');
-    }
+  it('leaves no emulator and no bound port behind when its parent\'s whole process group is killed with SIGKILL', { skip: 'missing' in located ? located.missing : false }, async () => {
+    await assertBackendEndsWithItsKilledParent('bigtable', 'group');
   });
 
   it('says how to install the emulator when the binary is missing', async () => {

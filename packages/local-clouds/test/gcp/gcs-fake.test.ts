@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
+import { createSign, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,14 @@ function serviceAccountKey(email: string, project: string): { key: { client_emai
     key: { client_email: email, private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), project_id: project },
     publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
   };
+}
+
+/** A JWT-bearer assertion for a token endpoint, signed with `privateKey`, as google-auth makes them. */
+function assertion(email: string, privateKey: string, audience: string): string {
+  const encode = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const signed = `${encode({ alg: 'RS256', typ: 'JWT' })}.${encode({ iss: email, scope: 'https://www.googleapis.com/auth/devstorage.full_control', aud: audience, iat: now, exp: now + 3600 })}`;
+  return `${signed}.${createSign('RSA-SHA256').update(signed).sign(privateKey).toString('base64url')}`;
 }
 
 describe('GCS fake, driven by the real @google-cloud/storage', () => {
@@ -154,6 +162,115 @@ describe('GCS fake, driven by the real @google-cloud/storage', () => {
     const [mine] = await operator.createBucket('operator-bucket');
     assert.equal((await mine.getMetadata())[0].name, 'operator-bucket');
     assert.ok(fake.requests.some((r) => r.principal === ours.key.client_email && r.status === 200));
+  });
+
+  it('answers 401 authError (GCS error JSON) for a JWT of an unknown account, or signed with a key it did not issue', async () => {
+    const forged = { ...ours.key, private_key: serviceAccountKey(ours.key.client_email, PROJECT).key.private_key };
+    const stranger = serviceAccountKey('stranger@elsewhere.iam.gserviceaccount.com', 'elsewhere').key;
+    for (const key of [forged, stranger]) {
+      await assert.rejects(asServiceAccount(key).bucket('operator-bucket').getMetadata(), (error: ApiError) => {
+        assert.equal(error.code, 401);
+        assert.equal(reasonOf(error), 'authError');
+        assert.equal(error.message, 'Invalid Credentials');
+        return true;
+      });
+    }
+  });
+
+  it('hands out access tokens for an assertion signed with a known key (the key file\'s token_uri), and refuses others as Google does', async () => {
+    const exchange = (signedBy: string): Promise<Response> =>
+      fetch(fake.tokenUri, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: assertion(ours.key.client_email, signedBy, fake.tokenUri) }),
+      });
+    const granted = await exchange(ours.key.private_key);
+    assert.equal(granted.status, 200);
+    const { access_token: token, token_type: type } = (await granted.json()) as { access_token: string; token_type: string };
+    assert.equal(type, 'Bearer');
+    const read = await fetch(`${fake.endpoint}/storage/v1/b/operator-bucket`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(read.status, 200);
+    assert.ok(fake.requests.some((r) => r.path === '/storage/v1/b/operator-bucket' && r.principal === ours.key.client_email));
+    const refused = await exchange(serviceAccountKey(ours.key.client_email, PROJECT).key.private_key);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(await refused.json(), { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
+    assert.equal((await fetch(`${fake.endpoint}/storage/v1/b/operator-bucket`, { headers: { authorization: 'Bearer ya29.not-issued' } })).status, 401);
+  });
+
+  it('reads boolean parameters in any case (versions=True), as GCS does', async () => {
+    const [bucket] = await storage.createBucket('versions-param', { versioning: { enabled: true } });
+    await bucket.file('a').save('1', { resumable: false });
+    await bucket.file('a').save('2', { resumable: false });
+    const names = async (versions: string): Promise<number> => {
+      const response = await fetch(`${fake.endpoint}/storage/v1/b/versions-param/o?versions=${versions}`);
+      return ((await response.json()) as { items?: unknown[] }).items?.length ?? 0;
+    };
+    assert.equal(await names('True'), 2);
+    assert.equal(await names('TRUE'), 2);
+    assert.equal(await names('true'), 2);
+    assert.equal(await names('False'), 1);
+    assert.equal((await fetch(`${fake.endpoint}/storage/v1/b/versions-param/o?versions=yes`)).status, 400);
+  });
+
+  it('answers fields= partial responses: comma lists, a/b paths into lists, items(name,generation)', async () => {
+    const [bucket] = await storage.createBucket('partial-fields', { labels: { team: 'a', tier: 'b' } });
+    await bucket.file('x/1').save('1', { resumable: false });
+    await bucket.file('y').save('22', { resumable: false });
+    const get = async (path: string, fields: string): Promise<unknown> => (await fetch(`${fake.endpoint}/storage/v1/b/${path}${path.includes('?') ? '&' : '?'}fields=${encodeURIComponent(fields)}`)).json();
+    const listed = (await get('partial-fields/o', 'prefixes,items/name,items/size,nextPageToken')) as { items: Record<string, unknown>[] };
+    assert.deepEqual(listed, { items: [{ name: 'x/1', size: '1' }, { name: 'y', size: '2' }] });
+    const grouped = (await get('partial-fields/o?delimiter=/', 'items(name,generation),prefixes')) as { items: Record<string, unknown>[]; prefixes: string[] };
+    assert.deepEqual(grouped.prefixes, ['x/']);
+    assert.deepEqual(Object.keys(grouped.items[0] ?? {}).sort(), ['generation', 'name']);
+    assert.deepEqual(await get('partial-fields', 'name,labels/team'), { name: 'partial-fields', labels: { team: 'a' } });
+    assert.equal((await fetch(`${fake.endpoint}/storage/v1/b/partial-fields?fields=${encodeURIComponent('labels(team')}`)).status, 400);
+  });
+
+  it('takes a multipart upload with a single-quoted boundary and bare LF line ends (as the Google Cloud SDK sends it)', async () => {
+    await storage.createBucket('quoted-boundary');
+    const boundary = '===============5259303036590599600==';
+    const body = `--${boundary}\nContent-Type: application/json\nMIME-Version: 1.0\n\n{"name": "f.txt", "contentType": "text/plain"}\n--${boundary}\nContent-Type: text/plain\nContent-Transfer-Encoding: binary\n\nhello\n\n--${boundary}--\n`;
+    const response = await fetch(`${fake.endpoint}/upload/storage/v1/b/quoted-boundary/o?uploadType=multipart`, {
+      method: 'POST',
+      headers: { 'content-type': `multipart/related; boundary='${boundary}'` },
+      body,
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    const [content] = await storage.bucket('quoted-boundary').file('f.txt').download();
+    assert.equal(content.toString(), 'hello\n');
+  });
+
+  it('runs resumable sessions as the JSON API documents them: /resumable/upload, 308 with Range, status checks, the object at the end', async () => {
+    await storage.createBucket('resumable-wire');
+    const start = await fetch(`${fake.endpoint}/resumable/upload/storage/v1/b/resumable-wire/o?uploadType=resumable`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-upload-content-type': 'application/octet-stream' },
+      body: JSON.stringify({ name: 'chunks.bin' }),
+    });
+    assert.equal(start.status, 200);
+    const session = start.headers.get('location') ?? '';
+    assert.match(session, /^http:\/\/127\.0\.0\.1:\d+\/upload\/storage\/v1\/b\/resumable-wire\/o\?/);
+    const status = (): Promise<Response> => fetch(session, { method: 'PUT', headers: { 'content-range': 'bytes */10' } });
+    const unstarted = await status();
+    assert.equal(unstarted.status, 308);
+    assert.equal(unstarted.headers.get('range'), null);
+    const first = await fetch(session, { method: 'PUT', headers: { 'content-range': 'bytes 0-5/*' }, body: '012345' });
+    assert.equal(first.status, 308);
+    assert.equal(first.headers.get('range'), 'bytes=0-5');
+    assert.equal((await status()).headers.get('range'), 'bytes=0-5');
+    // The same chunk again (its answer was lost), then the rest.
+    assert.equal((await fetch(session, { method: 'PUT', headers: { 'content-range': 'bytes 0-5/*' }, body: '012345' })).status, 308);
+    const last = await fetch(session, { method: 'PUT', headers: { 'content-range': 'bytes 6-9/10' }, body: '6789' });
+    assert.equal(last.status, 200);
+    const object = (await last.json()) as { name: string; size: string; generation: string };
+    assert.deepEqual([object.name, object.size], ['chunks.bin', '10']);
+    const again = await status();
+    assert.equal(again.status, 200);
+    assert.equal(((await again.json()) as { generation: string }).generation, object.generation);
+    const [content] = await storage.bucket('resumable-wire').file('chunks.bin').download();
+    assert.equal(content.toString(), '0123456789');
+    const cancelled = await fetch(`${fake.endpoint}/upload/storage/v1/b/resumable-wire/o?uploadType=resumable`, { method: 'POST', body: JSON.stringify({ name: 'never.bin' }) });
+    assert.equal((await fetch(cancelled.headers.get('location') ?? '', { method: 'DELETE' })).status, 499);
   });
 
   it('answers 429 and 503 on demand', async () => {

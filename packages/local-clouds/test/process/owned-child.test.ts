@@ -8,6 +8,10 @@ describe('spawnOwnedChild', () => {
     await assertBackendEndsWithItsKilledParent('server');
   });
 
+  it('leaves nothing running when the parent\'s whole process group is killed with SIGKILL at once', async () => {
+    await assertBackendEndsWithItsKilledParent('server', 'group');
+  });
+
 
   it('stops the backend on stop() and reports how it ended', async () => {
     const child = spawnOwnedChild('sleep', ['600']);

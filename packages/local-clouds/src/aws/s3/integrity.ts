@@ -22,9 +22,13 @@ const header = (request: S3Request, name: string): string | undefined => {
   return Array.isArray(value) ? value[0] : value;
 };
 
+/** A flexible checksum the client sent, as a header or as a trailer of an aws-chunked body. */
+const checksum = (request: S3Request, name: string): string | undefined => header(request, name) ?? request.trailers[name];
+
 /**
  * Checks the body against the digests the client sent, as S3 does: x-amz-content-sha256 (a hex
- * payload hash, unless UNSIGNED-PAYLOAD or streaming), Content-MD5 and x-amz-checksum-crc32/sha256.
+ * payload hash, unless UNSIGNED-PAYLOAD or streaming), Content-MD5 and x-amz-checksum-crc32/sha256
+ * (a header, or a trailer of an aws-chunked body; other algorithms are kept, not checked).
  * Operations that require an integrity check are refused without one.
  */
 export function checkIntegrity(request: S3Request, subresource: string): void {
@@ -38,9 +42,9 @@ export function checkIntegrity(request: S3Request, subresource: string): void {
     if (Buffer.from(md5, 'base64').length !== 16) throw new S3Error('InvalidDigest', 400, 'The Content-MD5 you specified was invalid.');
     if (md5 !== digestOf('md5', body, 'base64')) throw new S3Error('BadDigest', 400, 'The Content-MD5 you specified did not match what we received.');
   }
-  const crc = header(request, 'x-amz-checksum-crc32');
+  const crc = checksum(request, 'x-amz-checksum-crc32');
   if (crc !== undefined && crc !== crc32Base64(body)) throw new S3Error('BadDigest', 400, 'The CRC32 you specified did not match the calculated checksum.');
-  const sha256 = header(request, 'x-amz-checksum-sha256');
+  const sha256 = checksum(request, 'x-amz-checksum-sha256');
   if (sha256 !== undefined && sha256 !== digestOf('sha256', body, 'base64')) {
     throw new S3Error('BadDigest', 400, 'The SHA256 you specified did not match the calculated checksum.');
   }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ObjectBodies } from './bodies.js';
 import { S3Errors } from './errors.js';
-import type { BucketState } from './store.js';
+import type { BucketState, MultipartUpload } from './store.js';
 
 /** One parsed S3 REST request (path-style: /bucket/key). */
 export interface S3Request {
@@ -9,7 +10,10 @@ export interface S3Request {
   key?: string;
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
+  /** The payload (an aws-chunked body decoded). */
   body: Buffer;
+  /** Trailing headers of an aws-chunked body (flexible checksums), lower-case names. */
+  trailers: Record<string, string>;
   /** Access key id from the SigV4 credential scope ('' for an anonymous request). */
   accessKeyId: string;
   /** The account the access key belongs to. */
@@ -23,11 +27,17 @@ export interface S3Response {
   headers?: Record<string, string>;
   /** XML document; absent for empty responses. */
   body?: string;
+  /** An object's bytes (GetObject), sent as they are with the handler's own Content-Type. */
+  payload?: Buffer;
 }
 
 /** Everything the fake remembers, shared by the handlers. */
 export interface S3FakeState {
   buckets: Map<string, BucketState>;
+  /** Object bytes, by ObjectVersion.bodyId (and the parts of multipart uploads). */
+  bodies: ObjectBodies;
+  /** Multipart uploads in progress, by upload id (kept in memory only). */
+  uploads: Map<string, MultipartUpload>;
   /** New buckets get SSE-S3 default encryption, as S3 does since January 2023. */
   defaultEncryption: boolean;
 }

@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { serveHttp } from '../../http/serve.js';
+import { parseSigV4, verifySigV4, type SignedHttpRequest } from '../sigv4.js';
+import { s3AuthFailure } from './auth.js';
+import { decodeAwsChunked, isAwsChunked } from './aws-chunked.js';
+import { diskBodies, memoryBodies } from './bodies.js';
 import { S3Error, S3Errors } from './errors.js';
 import { checkIntegrity } from './integrity.js';
 import { loadBuckets, saveBuckets } from './persistence.js';
-import { verifySignatureV4 } from './signature.js';
 import type { S3FakeState, S3Request, S3Response } from './request.js';
 import { isRegionless, route, subresourceOf } from './routes.js';
 import { errorDocument } from './xml.js';
@@ -22,11 +26,15 @@ export interface S3FakeOptions {
   /** New buckets get SSE-S3 default encryption, as S3 does since 2023 (default true). */
   defaultEncryption?: boolean;
   /**
-   * Access key id -> secret access key. When given, every request's Signature V4 is verified as S3
-   * does (InvalidAccessKeyId, SignatureDoesNotMatch); otherwise signatures are parsed, not checked.
+   * Access key id -> secret access key. When given, every request's Signature V4 (header or
+   * presigned URL) is verified as S3 does (InvalidAccessKeyId, SignatureDoesNotMatch,
+   * RequestTimeTooSkewed, an expired URL's AccessDenied); otherwise signatures are parsed, not checked.
    */
   credentials?: Record<string, string>;
-  /** Keep buckets, their configuration and object versions in this folder across restarts (default: memory). */
+  /**
+   * Keep buckets, their configuration and object versions in this folder across restarts (default:
+   * memory): `buckets.json`, and each version's bytes in `objects/`.
+   */
   dataDir?: string;
 }
 
@@ -55,36 +63,10 @@ export interface S3Fake {
   slowDown(count: number, accessKeyId?: string): void;
 }
 
-const CREDENTIAL = /Credential=([^/,\s]+)\/\d{8}\/([^/]+)\/s3\/aws4_request/;
-
-function credentialScope(request: IncomingMessage, query: URLSearchParams): { accessKeyId: string; region: string } {
-  const fromHeader = CREDENTIAL.exec(request.headers.authorization ?? '');
-  const fromQuery = /^([^/]+)\/\d{8}\/([^/]+)\//.exec(query.get('X-Amz-Credential') ?? '');
-  const match = fromHeader ?? fromQuery;
-  return { accessKeyId: match?.[1] ?? '', region: match?.[2] ?? 'us-east-1' };
-}
-
-/** Decodes an aws-chunked body (`size;chunk-signature=...\r\ndata\r\n ... 0\r\ntrailers`). */
-function decodeAwsChunked(raw: Buffer): Buffer {
-  const parts: Buffer[] = [];
-  let offset = 0;
-  while (offset < raw.length) {
-    const lineEnd = raw.indexOf('\r\n', offset);
-    if (lineEnd < 0) break;
-    const size = parseInt(raw.subarray(offset, lineEnd).toString('latin1').split(';')[0] ?? '', 16);
-    if (!Number.isFinite(size) || size === 0) break;
-    parts.push(raw.subarray(lineEnd + 2, lineEnd + 2 + size));
-    offset = lineEnd + 2 + size + 2;
-  }
-  return Buffer.concat(parts);
-}
-
-async function readBody(request: IncomingMessage): Promise<Buffer> {
+async function readRawBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks);
-  const chunked = (request.headers['content-encoding'] ?? '').includes('aws-chunked') || String(request.headers['x-amz-content-sha256'] ?? '').startsWith('STREAMING-');
-  return chunked ? decodeAwsChunked(raw) : raw;
+  return Buffer.concat(chunks);
 }
 
 /** Splits a path-style URL path into bucket and key (both URL-decoded). */
@@ -97,24 +79,32 @@ function splitPath(pathname: string): { bucket?: string; key?: string } {
 }
 
 /**
- * Starts a wire-level fake of the S3 bucket control plane (path-style REST/XML), for the real
- * `@aws-sdk/client-s3` with `forcePathStyle: true`. Signatures give the access key and region, and
- * are verified when `credentials` are given.
+ * Starts a wire-level fake of S3 (path-style REST/XML): the bucket control plane and objects
+ * (PutObject, GetObject, HeadObject, DeleteObject(s), listings), for the real `@aws-sdk/client-s3`
+ * with `forcePathStyle: true` and the AWS CLI. Signatures give the access key and region, and are
+ * verified when `credentials` are given.
  */
 export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> {
-  const state: S3FakeState = { buckets: options.dataDir ? loadBuckets(options.dataDir) : new Map(), defaultEncryption: options.defaultEncryption ?? true };
+  const state: S3FakeState = {
+    buckets: options.dataDir ? loadBuckets(options.dataDir) : new Map(),
+    bodies: options.dataDir ? diskBodies(join(options.dataDir, 'objects')) : memoryBodies(),
+    uploads: new Map(),
+    defaultEncryption: options.defaultEncryption ?? true,
+  };
   const denied = new Set(options.deniedAccessKeys ?? []);
   const accounts = options.accounts ?? {};
   const requests: S3FakeRequestRecord[] = [];
   let slowDowns: { remaining: number; accessKeyId?: string } = { remaining: 0 };
 
-  function answer(s3Request: S3Request, rawUrl: string): S3Response {
+  async function answer(s3Request: S3Request, signed: SignedHttpRequest): Promise<S3Response> {
     if (slowDowns.remaining > 0 && (slowDowns.accessKeyId === undefined || slowDowns.accessKeyId === s3Request.accessKeyId)) {
       slowDowns.remaining -= 1;
       throw S3Errors.slowDown();
     }
-    if (!s3Request.accessKeyId) throw S3Errors.accessDenied();
-    if (options.credentials) verifySignatureV4(s3Request.method, rawUrl, s3Request.headers, options.credentials);
+    if (options.credentials) {
+      const failure = s3AuthFailure(await verifySigV4(signed, options.credentials, { uriEscapePath: false }), signed.headers.authorization !== undefined);
+      if (failure) throw failure;
+    } else if (!s3Request.accessKeyId) throw S3Errors.accessDenied();
     if (denied.has(s3Request.accessKeyId)) throw S3Errors.accessDenied();
     const handler = route(s3Request);
     // A bucket answers only in its own region; elsewhere S3 redirects (the SDK follows with followRegionRedirects).
@@ -127,15 +117,21 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const receivedAt = performance.now();
     const requestId = randomBytes(8).toString('hex').toUpperCase();
-    const url = new URL(request.url ?? '/', 'http://s3.local');
-    const { accessKeyId, region } = credentialScope(request, url.searchParams);
+    const rawUrl = request.url ?? '/';
+    const url = new URL(rawUrl, 'http://s3.local');
+    const auth = parseSigV4(rawUrl, request.headers);
+    const accessKeyId = 'accessKeyId' in auth ? auth.accessKeyId : '';
+    const region = 'region' in auth ? auth.region : 'us-east-1';
     const method = request.method ?? 'GET';
+    const raw = await readRawBody(request);
+    const { payload, trailers } = isAwsChunked(request.headers) ? decodeAwsChunked(raw) : { payload: raw, trailers: {} };
     const s3Request: S3Request = {
       method,
       ...splitPath(url.pathname),
       query: url.searchParams,
       headers: request.headers,
-      body: await readBody(request),
+      body: payload,
+      trailers,
       accessKeyId,
       account: accounts[accessKeyId] ?? accessKeyId,
       signingRegion: region,
@@ -143,7 +139,7 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
     let result: S3Response;
     let code: string | undefined;
     try {
-      result = answer(s3Request, request.url ?? '/');
+      result = await answer(s3Request, { method, rawUrl, headers: request.headers, body: raw });
     } catch (error) {
       const s3Error = error instanceof S3Error ? error : new S3Error('InternalError', 500, 'We encountered an internal error. Please try again.');
       code = s3Error.code;
@@ -153,15 +149,15 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
     }
     if (options.dataDir && method !== 'GET' && method !== 'HEAD' && result.status < 300) saveBuckets(options.dataDir, state.buckets);
     requests.push({ method, bucket: s3Request.bucket, key: s3Request.key, subresource: subresourceOf(url.searchParams), accessKeyId, status: result.status, code, receivedAt });
-    const body = result.body === undefined ? undefined : Buffer.from(result.body, 'utf8');
+    const xml = result.body === undefined ? undefined : Buffer.from(result.body, 'utf8');
     response.writeHead(result.status, {
       'x-amz-request-id': requestId,
       'x-amz-id-2': requestId,
       server: 'AmazonS3',
-      ...(body ? { 'content-type': 'application/xml', 'content-length': String(body.length) } : { 'content-length': '0' }),
+      ...(xml ? { 'content-type': 'application/xml', 'content-length': String(xml.length) } : { 'content-length': String(result.payload?.length ?? 0) }),
       ...result.headers,
     });
-    response.end(body);
+    response.end(method === 'HEAD' ? undefined : (xml ?? result.payload));
   }
 
   const server = await serveHttp(handle, options);

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { ObjectBodies } from './bodies.js';
 import type { ParsedXml } from './xml.js';
 
 /** One version of one key: an object, or a delete marker. Unversioned writes use the version id "null". */
@@ -9,6 +10,33 @@ export interface ObjectVersion {
   size: number;
   etag: string;
   lastModified: Date;
+  /** Where the object's bytes are kept (see ObjectBodies); absent for delete markers. */
+  bodyId?: string;
+  /**
+   * The headers S3 keeps with an object and answers on GetObject and HeadObject: Content-Type,
+   * Cache-Control, Content-Disposition, Content-Encoding, Content-Language, Expires, x-amz-meta-*,
+   * x-amz-checksum-*, x-amz-server-side-encryption. Lower-case names.
+   */
+  headers?: Record<string, string>;
+}
+
+/** One part of a multipart upload. */
+export interface UploadedPart {
+  etag: string;
+  md5: Buffer;
+  size: number;
+  bodyId: string;
+  lastModified: Date;
+}
+
+/** A multipart upload in progress: where it goes, the headers given when it began, its parts so far. */
+export interface MultipartUpload {
+  id: string;
+  bucket: string;
+  key: string;
+  initiated: Date;
+  headers: Record<string, string>;
+  parts: Map<number, UploadedPart>;
 }
 
 export interface BucketTag {
@@ -72,23 +100,33 @@ function writeVersionId(bucket: BucketState): string {
   return bucket.versioning === 'Enabled' ? newVersionId() : 'null';
 }
 
-/** Stores an object as S3 does: a new version when versioning is enabled, else replacing the "null" version. */
-export function putObject(bucket: BucketState, key: string, body: Buffer): ObjectVersion {
+/**
+ * Stores an object as S3 does: a new version when versioning is enabled, else replacing the "null"
+ * version (whose bytes go). The ETag is the body's MD5 unless given (a multipart upload's).
+ */
+export function putObject(bodies: ObjectBodies, bucket: BucketState, key: string, body: Buffer, headers: Record<string, string> = {}, etag?: string): ObjectVersion {
   const version: ObjectVersion = {
     key,
     versionId: writeVersionId(bucket),
     deleteMarker: false,
     size: body.length,
-    etag: `"${createHash('md5').update(body).digest('hex')}"`,
+    etag: etag ?? `"${createHash('md5').update(body).digest('hex')}"`,
     lastModified: new Date(),
+    bodyId: bodies.write(body),
+    headers,
   };
-  addVersion(bucket, version);
+  addVersion(bodies, bucket, version);
   return version;
 }
 
-function addVersion(bucket: BucketState, version: ObjectVersion): void {
-  const versions = (bucket.objects.get(version.key) ?? []).filter((v) => v.versionId !== version.versionId);
-  bucket.objects.set(version.key, [version, ...versions]);
+function addVersion(bodies: ObjectBodies, bucket: BucketState, version: ObjectVersion): void {
+  const versions = bucket.objects.get(version.key) ?? [];
+  for (const replaced of versions.filter((v) => v.versionId === version.versionId)) release(bodies, replaced);
+  bucket.objects.set(version.key, [version, ...versions.filter((v) => v.versionId !== version.versionId)]);
+}
+
+function release(bodies: ObjectBodies, version: ObjectVersion): void {
+  if (version.bodyId !== undefined) bodies.remove(version.bodyId);
 }
 
 export interface DeleteOutcome {
@@ -102,21 +140,23 @@ export interface DeleteOutcome {
  * remove the object of an unversioned bucket, or add a delete marker once versioning was ever enabled.
  * Deleting what is not there succeeds, as on S3.
  */
-export function deleteObject(bucket: BucketState, key: string, versionId: string | undefined): DeleteOutcome {
+export function deleteObject(bodies: ObjectBodies, bucket: BucketState, key: string, versionId: string | undefined): DeleteOutcome {
   const versions = bucket.objects.get(key) ?? [];
   if (versionId !== undefined) {
     const removed = versions.find((v) => v.versionId === versionId);
+    if (removed) release(bodies, removed);
     const rest = versions.filter((v) => v.versionId !== versionId);
     if (rest.length === 0) bucket.objects.delete(key);
     else bucket.objects.set(key, rest);
     return { versionId, deleteMarker: removed?.deleteMarker ?? false };
   }
   if (bucket.versioning === undefined) {
+    for (const version of versions) release(bodies, version);
     bucket.objects.delete(key);
     return { versionId: undefined, deleteMarker: false };
   }
   const marker: ObjectVersion = { key, versionId: writeVersionId(bucket), deleteMarker: true, size: 0, etag: '', lastModified: new Date() };
-  addVersion(bucket, marker);
+  addVersion(bodies, bucket, marker);
   return { versionId: marker.versionId, deleteMarker: true };
 }
 

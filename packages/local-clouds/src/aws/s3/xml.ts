@@ -13,7 +13,7 @@ export type ParsedXml = { [name: string]: ParsedValue };
 export type ParsedValue = string | ParsedXml | ParsedValue[];
 
 // Elements S3 allows to repeat; parsing them always as arrays keeps handlers simple.
-const ARRAY_ELEMENTS = new Set(['Tag', 'Rule', 'Object', 'Transition', 'NoncurrentVersionTransition']);
+const ARRAY_ELEMENTS = new Set(['Tag', 'Rule', 'Object', 'Transition', 'NoncurrentVersionTransition', 'Part']);
 
 const parser = new XMLParser({
   ignoreAttributes: true,

@@ -157,6 +157,18 @@ export function bucketResource(name: string, bucket: StoredBucket, endpoint: str
   };
 }
 
+/** buckets.getStorageLayout: a flat namespace (the fake has no hierarchical namespace). */
+export function storageLayout(name: string, bucket: StoredBucket): Json {
+  const location = String(bucket.resource['location']);
+  return {
+    kind: 'storage#storageLayout',
+    bucket: name,
+    location,
+    locationType: MULTI_REGIONS.has(location) ? 'multi-region' : DUAL_REGIONS.has(location) ? 'dual-region' : 'region',
+    hierarchicalNamespace: { enabled: false },
+  };
+}
+
 /** ifMetagenerationMatch / ifMetagenerationNotMatch, as GCS checks them. */
 export function checkMetageneration(bucket: StoredBucket, query: URLSearchParams): void {
   const match = query.get('ifMetagenerationMatch');

@@ -5,12 +5,14 @@ export class GcsError extends Error {
     readonly reason: string,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** More members of the error item, such as `locationType` and `location` of an authError. */
+    readonly details: Record<string, string> = {},
   ) {
     super(message);
   }
 
   body(): string {
-    return JSON.stringify({ error: { code: this.status, message: this.message, errors: [{ message: this.message, domain: 'global', reason: this.reason }] } });
+    return JSON.stringify({ error: { code: this.status, message: this.message, errors: [{ message: this.message, domain: 'global', reason: this.reason, ...this.details }] } });
   }
 }
 

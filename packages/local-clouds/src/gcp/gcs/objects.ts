@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { crc32cBase64 } from './crc32c.js';
 import { GcsErrors } from './errors.js';
+import { booleanParam } from './params.js';
 import { nextGeneration, type GcsState, type Json, type StoredBucket, type StoredObject } from './state.js';
 
 const DEFAULT_PAGE_SIZE = 1000;
@@ -95,11 +96,11 @@ export function deleteObject(bucketName: string, bucket: StoredBucket, name: str
   else bucket.objects.splice(bucket.objects.indexOf(object), 1);
 }
 
-/** objects.list: by name then generation; `versions=true` includes noncurrent generations; pages of `maxResults`. */
+/** objects.list: by name then generation; `versions=true` (any case) includes noncurrent generations; pages of `maxResults`. */
 export function listObjects(bucketName: string, bucket: StoredBucket, query: URLSearchParams, endpoint: string): Json {
   const prefix = query.get('prefix') ?? '';
   const delimiter = query.get('delimiter') ?? '';
-  const withVersions = query.get('versions') === 'true';
+  const withVersions = booleanParam(query, 'versions');
   const pageSize = Math.min(Number(query.get('maxResults') ?? DEFAULT_PAGE_SIZE) || DEFAULT_PAGE_SIZE, DEFAULT_PAGE_SIZE);
   const after = query.get('pageToken') ? Buffer.from(query.get('pageToken') ?? '', 'base64url').toString('utf8') : undefined;
   const sortKey = (object: StoredObject): string => `${object.name}\u0000${object.generation.padStart(20, '0')}`;

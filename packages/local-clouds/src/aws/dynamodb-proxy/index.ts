@@ -1,0 +1,1 @@
+export { startDynamoDbProxy, type DynamoDbProxy, type DynamoDbProxyOptions } from './server.js';

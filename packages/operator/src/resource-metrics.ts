@@ -1,0 +1,67 @@
+import type { CoreMetrics, Engine } from '@k8or/core';
+import { Gauge } from 'prom-client';
+
+type ReadyStatus = 'True' | 'False' | 'Unknown';
+
+interface WithReady {
+  metadata?: { creationTimestamp?: string | Date };
+  status?: { conditions?: Array<{ type?: string; status?: string; lastTransitionTime?: string | Date }> };
+}
+
+/**
+ * Gauges of the Buckets and Tables this process reconciles, read from the engines' informer caches
+ * at each scrape (no API call): `k8or_managed_resources{controller,ready}`, how many have each Ready
+ * status, and `k8or_managed_resource_not_ready_max_seconds{controller}`, how long the longest
+ * not-Ready one has been so (since its Ready condition last changed, else since it was created; 0
+ * when all are Ready). Only the instance that leads reports them: a standby's engines have no controllers.
+ * It also gives `controller_runtime_reconcile_errors_total` its 0 for each controller, as controller-runtime does.
+ */
+export function registerResourceMetrics(metrics: CoreMetrics, engines: readonly Engine[], now: () => number = Date.now): void {
+  const byStatus = (): Map<string, Array<{ ready: ReadyStatus; since: number }>> => {
+    const found = new Map<string, Array<{ ready: ReadyStatus; since: number }>>();
+    for (const engine of engines) {
+      for (const controller of engine.controllers.values()) {
+        // controller-runtime starts each controller's error counter at 0: without a sample, rate() over
+        // it is empty until the first error, and an alert on it misses the first ones.
+        metrics.reconcileErrorsTotal.inc({ controller: controller.name }, 0);
+        const list = found.get(controller.name) ?? [];
+        for (const object of controller.informer.cache.list()) list.push(readyOf(object as WithReady, now()));
+        found.set(controller.name, list);
+      }
+    }
+    return found;
+  };
+  new Gauge({
+    name: 'k8or_managed_resources',
+    help: 'Buckets and Tables in the reconciling instance\'s cache, by controller and the status of their Ready condition (True, False, Unknown: none yet)',
+    labelNames: ['controller', 'ready'],
+    registers: [metrics.registry],
+    collect() {
+      this.reset();
+      for (const [controller, objects] of byStatus()) {
+        for (const ready of ['True', 'False', 'Unknown'] as const) this.set({ controller, ready }, objects.filter((o) => o.ready === ready).length);
+      }
+    },
+  });
+  new Gauge({
+    name: 'k8or_managed_resource_not_ready_max_seconds',
+    help: 'Seconds the longest not-Ready Bucket or Table of a controller has been so (since its Ready condition last changed, else since it was created); 0 when every one is Ready',
+    labelNames: ['controller'],
+    registers: [metrics.registry],
+    collect() {
+      this.reset();
+      const at = now();
+      for (const [controller, objects] of byStatus()) {
+        const oldest = Math.min(...objects.filter((o) => o.ready !== 'True').map((o) => o.since));
+        this.set({ controller }, Number.isFinite(oldest) ? Math.max(0, (at - oldest) / 1000) : 0);
+      }
+    },
+  });
+}
+
+function readyOf(object: WithReady, at: number): { ready: ReadyStatus; since: number } {
+  const condition = object.status?.conditions?.find((c) => c.type === 'Ready');
+  const ready: ReadyStatus = condition?.status === 'True' || condition?.status === 'False' ? condition.status : 'Unknown';
+  const since = Date.parse(String(condition?.lastTransitionTime ?? object.metadata?.creationTimestamp ?? ''));
+  return { ready, since: Number.isNaN(since) ? at : since };
+}
