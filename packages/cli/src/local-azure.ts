@@ -5,6 +5,7 @@ import { startAzurite } from '@k8or/local-clouds';
 import { azureProvider } from '@k8or/provider-azure';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { applySandboxProviderConfig } from './provider-configs.js';
+import type { SandboxPorts } from './sandbox-ports.js';
 import { createSandboxSecret } from './sandbox-secrets.js';
 
 /** The ProviderConfig the sandbox points at Azurite; an Azure Bucket or Table names it in spec.providerConfigRef. */
@@ -28,9 +29,20 @@ export interface LocalAzure extends LocalAzureEndpoints {
   stop(): Promise<void>;
 }
 
-/** Azure in the sandbox: Azurite, kept in `dataDir/azurite` when given, so a restart keeps containers and tables. */
-export async function startLocalAzure(dataDir: string | undefined): Promise<LocalAzure> {
-  const azurite = await startAzurite(dataDir ? { dataDir: join(dataDir, 'azurite') } : {});
+/**
+ * Azure in the sandbox: Azurite, kept in `dataDir/azurite` when given, so a restart keeps containers
+ * and tables, its Blob and Table services on the ports `ports` gives them.
+ */
+export async function startLocalAzure(dataDir: string | undefined, ports: SandboxPorts): Promise<LocalAzure> {
+  const blobPort = await ports.portFor('azuriteBlob');
+  const tablePort = await ports.portFor('azuriteTable');
+  const azurite = await startAzurite({
+    ...(dataDir ? { dataDir: join(dataDir, 'azurite') } : {}),
+    ...(blobPort === undefined ? {} : { blobPort }),
+    ...(tablePort === undefined ? {} : { tablePort }),
+  });
+  ports.listening('azuriteBlob', azurite.blobEndpoint);
+  ports.listening('azuriteTable', azurite.tableEndpoint);
   const installProviderConfig = async (kubeConfig: KubeConfig, secretNamespace: string): Promise<void> => {
     await createSandboxSecret(kubeConfig, secretNamespace, 'azurite-credentials', { accountKey: azurite.accountKey });
     await applySandboxProviderConfig(kubeConfig, {

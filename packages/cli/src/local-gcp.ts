@@ -8,6 +8,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { gcpSandboxCredentials } from './gcp-sandbox-credentials.js';
 import { applySandboxProviderConfig } from './provider-configs.js';
+import { portOption, type SandboxPorts } from './sandbox-ports.js';
 import { createSandboxSecret } from './sandbox-secrets.js';
 
 /** Where the sandbox's GCP backends listen, and what a user should know about them. */
@@ -50,30 +51,39 @@ export interface LocalGcpOptions {
   kubeconfigPath: string;
   /** Where the Secret with the service-account key goes. */
   secretNamespace: string;
+  /** The port each backend starts on (the GCS fake's HTTP and HTTPS, the Bigtable emulator). */
+  ports: SandboxPorts;
 }
 
 /**
- * Starts the sandbox's GCP side: the GCS fake over HTTP and HTTPS (persisted under `dataDir/gcs` when
- * given) that accepts the service-account key the sandbox issues, Google's Bigtable emulator when
- * installed (it keeps nothing across restarts; without it the sandbox runs without GCP Tables and says
- * so), and the `local-gcp` ProviderConfig pointing at them with that key in a Secret.
+ * Starts the sandbox's GCP side, each backend on the port `ports` gives it: the GCS fake over HTTP
+ * and HTTPS (persisted under `dataDir/gcs` when given) that accepts the service-account key the
+ * sandbox issues, Google's Bigtable emulator when installed (it keeps nothing across restarts; without
+ * it the sandbox runs without GCP Tables and says so), and the `local-gcp` ProviderConfig pointing at
+ * them with that key in a Secret.
  */
 export async function startLocalGcp(kubeConfig: KubeConfig, options: LocalGcpOptions, logger: Logger): Promise<LocalGcp> {
+  const { ports } = options;
   const gcsDir = options.dataDir ? join(options.dataDir, 'gcs') : undefined;
   const credentials = gcpSandboxCredentials(SANDBOX_PROJECT, gcsDir);
   const email = credentials.key.client_email;
   const keyFile = join(dirname(options.kubeconfigPath), 'gcp-service-account.json');
   const caFile = join(dirname(options.kubeconfigPath), 'clouds-ca.pem');
   writeFileSync(caFile, credentials.ca.certPem);
+  const httpsPort = await ports.portFor('gcsHttps');
   const gcs = await startGcsFake({
     ...(gcsDir ? { dataDir: gcsDir } : {}),
+    ...portOption(await ports.portFor('gcs')),
+    ...(httpsPort === undefined ? {} : { httpsPort }),
     serviceAccounts: { [email]: { project: SANDBOX_PROJECT, publicKeyPem: credentials.publicKeyPem } },
     tls: credentials.serving,
   });
+  ports.listening('gcs', gcs.endpoint);
+  if (gcs.httpsEndpoint) ports.listening('gcsHttps', gcs.httpsEndpoint);
   // The fake's token endpoint as the key's token_uri: gcloud and gsutil log in with the key there.
   const key = { ...credentials.key, token_uri: gcs.tokenUri };
   writeFileSync(keyFile, `${JSON.stringify(key, null, 2)}\n`, { mode: 0o600 });
-  const bigtable = await startBigtableEmulator().catch((error: unknown) => {
+  const bigtable = await startBigtableEmulator(portOption(await ports.portFor('bigtable'))).catch((error: unknown) => {
     logger.warn({ err: error }, 'the Bigtable emulator did not start; GCP Tables will not reconcile');
     return { missing: error instanceof Error ? error.message : String(error) };
   });
@@ -82,6 +92,7 @@ export async function startLocalGcp(kubeConfig: KubeConfig, options: LocalGcpOpt
     ? 'the Bigtable emulator keeps no state: Tables are created again after a restart'
     : `not running, so the sandbox has no GCP Tables: ${'missing' in bigtable ? bigtable.missing : ''}`;
   if (running) logger.info({ host: running.host }, bigtableNote);
+  if (running) ports.listening('bigtable', running.host);
   try {
     await createSandboxSecret(kubeConfig, options.secretNamespace, CREDENTIALS_SECRET, { 'credentials.json': JSON.stringify(key) });
     await applyProviderConfig(kubeConfig, gcs.endpoint, running?.host, options.secretNamespace);

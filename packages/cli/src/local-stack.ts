@@ -9,6 +9,7 @@ import { startWebhookWorker, type WebhookWorker } from '@k8or/webhook';
 import { startLocalAzure, type LocalAzureEndpoints } from './local-azure.js';
 import { startLocalGcp, type LocalGcpEndpoints } from './local-gcp.js';
 import { applySandboxProviderConfig } from './provider-configs.js';
+import { SANDBOX_BACKENDS, SandboxPorts, portOption } from './sandbox-ports.js';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { destination, type Logger } from 'pino';
 
@@ -19,7 +20,8 @@ export interface LocalStackOptions {
   port: number;
   /**
    * Keep state here across restarts: the API server's objects in it, each local cloud backend in a
-   * folder of its own (`s3/`, `dynamodb/`, `gcs/`); a backend that cannot keep state says so.
+   * folder of its own (`s3/`, `dynamodb/`, `gcs/`, `azurite/`; a backend that cannot keep state says
+   * so), and the backends' ports in `ports.json`, so they listen where the ProviderConfigs pointed.
    */
   dataDir?: string;
   /** JSON log lines of every part go here. */
@@ -31,8 +33,14 @@ export interface LocalStackOptions {
   onProgress?: (event: ProgressEvent) => void;
 }
 
-/** One step of start-up: a part starting, ready, or failed (the rest keeps running). */
-export type ProgressEvent = { part: string; state: 'starting' | 'ready' } | { part: string; state: 'failed'; fix: string };
+/**
+ * One step of start-up: a part starting, ready, failed (the rest keeps running), or a notice the user
+ * must read (a recorded port taken by another process).
+ */
+export type ProgressEvent =
+  | { part: string; state: 'starting' | 'ready' }
+  | { part: string; state: 'failed'; fix: string }
+  | { part: string; state: 'notice'; message: string };
 
 /** What a running local stack serves; written to sandbox.json for scripts and tests. */
 export interface LocalStackEndpoints {
@@ -103,10 +111,15 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     // `k8or import` find the same id without a flag; the webhook and the engine both get this one.
     const clusterId = await resolveClusterId(kubeConfig, process.env['K8OR_CLUSTER_ID']);
     progress({ part: 'API server', state: 'ready' });
+    const ports = new SandboxPorts(options.dataDir, (taken) => {
+      logger.warn({ backend: taken.backend, port: taken.port }, taken.message);
+      progress({ part: SANDBOX_BACKENDS[taken.backend], state: 'notice', message: taken.message });
+    });
 
     progress({ part: 'AWS backends (S3 fake, DynamoDB Local)', state: 'starting' });
-    const s3 = await startS3Fake({ credentials: AWS_KEYS, ...(options.dataDir ? { dataDir: join(options.dataDir, 's3') } : {}) });
+    const s3 = await startS3Fake({ credentials: AWS_KEYS, ...(options.dataDir ? { dataDir: join(options.dataDir, 's3') } : {}), ...portOption(await ports.portFor('s3')) });
     stops.push(() => s3.stop());
+    ports.listening('s3', s3.endpoint);
     const dynamodbDataDir = options.dataDir ? { dataDir: join(options.dataDir, 'dynamodb') } : {};
     const dynamodbLocal = await startDynamoDbLocal(dynamodbDataDir).catch((error: unknown) => {
       logger.warn({ err: error }, 'DynamoDB Local did not start (is Java 17 installed?); Tables will not reconcile');
@@ -116,12 +129,16 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     if (dynamodbLocal) stops.push(() => dynamodbLocal.stop());
     if (dynamodbLocal?.listenWarning) logger.warn(dynamodbLocal.listenWarning);
     // Clients reach DynamoDB Local only through the proxy: signatures, tagging, continuous backups.
-    const dynamodb = dynamodbLocal ? await startDynamoDbProxy({ target: dynamodbLocal.endpoint, credentials: AWS_KEYS, ...dynamodbDataDir }) : undefined;
+    const dynamodb = dynamodbLocal
+      ? await startDynamoDbProxy({ target: dynamodbLocal.endpoint, credentials: AWS_KEYS, ...dynamodbDataDir, ...portOption(await ports.portFor('dynamodb')) })
+      : undefined;
     if (dynamodb) stops.push(() => dynamodb.stop());
+    // The ProviderConfig names the proxy, so the proxy keeps its port; DynamoDB Local behind it takes a free one.
+    if (dynamodb) ports.listening('dynamodb', dynamodb.endpoint);
     progress({ part: 'AWS backends (S3 fake, DynamoDB Local)', state: 'ready' });
 
     progress({ part: 'Azure backends (Azurite)', state: 'starting' });
-    const azure = await startLocalAzure(options.dataDir);
+    const azure = await startLocalAzure(options.dataDir, ports);
     stops.push(() => azure.stop());
     progress({ part: 'Azure backends (Azurite)', state: 'ready' });
 
@@ -149,7 +166,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
 
     await installDefaultProviderConfig(kubeConfig, s3.endpoint, dynamodb?.endpoint);
     progress({ part: 'GCP backends (GCS fake, Bigtable emulator)', state: 'starting' });
-    const gcp = await startLocalGcp(kubeConfig, { ...options, secretNamespace: SYSTEM_NAMESPACE }, logger.child({ component: 'gcp' }));
+    const gcp = await startLocalGcp(kubeConfig, { ...options, secretNamespace: SYSTEM_NAMESPACE, ports }, logger.child({ component: 'gcp' }));
     stops.push(() => gcp.stop());
     progress({ part: 'GCP backends (GCS fake, Bigtable emulator)', state: 'ready' });
     await azure.installProviderConfig(kubeConfig, SYSTEM_NAMESPACE);
@@ -184,6 +201,7 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
       credentials: { aws: SANDBOX_AWS_CREDENTIALS },
     };
     writeEndpoints(options.kubeconfigPath, endpoints);
+    ports.save();
     return { endpoints, stop };
   } catch (error) {
     await stop();

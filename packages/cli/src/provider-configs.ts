@@ -5,8 +5,9 @@ const PROVIDER_CONFIGS = { group: 'k8or.io', version: 'v1alpha1', plural: 'provi
 
 /**
  * Creates a sandbox ProviderConfig, or, when a persisted sandbox already has it, points its
- * `spec.endpoints` at the backends of this run (they listen on new ports after a restart) and leaves
- * the rest as the user may have changed it.
+ * `spec.endpoints` at the backends of this run and leaves the rest as the user may have changed it.
+ * The backends come back on their recorded ports, so the endpoints stay the same unless a port was
+ * taken (then they move, and the objects pinned to the old endpoint stop with TargetChanged).
  */
 export async function applySandboxProviderConfig(kubeConfig: KubeConfig, providerConfig: ProviderConfig): Promise<void> {
   const name = providerConfig.metadata.name;

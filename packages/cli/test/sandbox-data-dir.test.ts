@@ -1,5 +1,5 @@
-// k8or sandbox --data-dir: a restart finds the objects and the cloud state it left, re-points the
-// ProviderConfigs at the backends' new ports, and re-creates nothing.
+// k8or sandbox --data-dir: a restart finds the objects and the cloud state it left, starts the
+// backends on the ports they had (so the ProviderConfigs point where they pointed), and re-creates nothing.
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -54,7 +54,7 @@ describe('k8or sandbox --data-dir: state survives a restart', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('comes back with the Azure container and its Bucket, the GCP key it issued, and the ProviderConfigs pointed at the new ports', async () => {
+  it('comes back with the Azure container and its Bucket, the GCP key it issued, and every backend on the port it had', async () => {
     const first = await startSandbox();
     const firstKeyText = readFileSync(first.gcp.serviceAccount.keyFile, 'utf8');
     await kubectl('apply', '-f', azureExamples);
@@ -64,7 +64,11 @@ describe('k8or sandbox --data-dir: state survives a restart', () => {
     await stopSandbox();
 
     const second = await startSandbox();
-    assert.notEqual(second.azurite.blob, first.azurite.blob, 'Azurite listens on a new port');
+    assert.deepEqual(
+      { s3: second.s3, dynamodb: second.dynamodb, gcs: second.gcp.gcs, gcsHttps: second.gcp.gcsHttps, bigtable: second.gcp.bigtable, azurite: second.azurite },
+      { s3: first.s3, dynamodb: first.dynamodb, gcs: first.gcp.gcs, gcsHttps: first.gcp.gcsHttps, bigtable: first.gcp.bigtable, azurite: first.azurite },
+      'every backend listens where it listened before',
+    );
     assert.equal((await kubectl('get', 'providerconfig', 'local-azure', '-o', 'jsonpath={.spec.endpoints.bucket}')).trim(), second.azurite.blob);
     assert.equal((await kubectl('get', 'providerconfig', 'default', '-o', 'jsonpath={.spec.endpoints.bucket}')).trim(), second.s3);
     // The service-account key the persisted Secret holds is still the one the GCS fake accepts.

@@ -45,10 +45,9 @@ export class ClusterReader {
     return new ClusterReader(kubeConfig);
   }
 
-  /** Every ProviderConfig of the cluster (a LIST). */
+  /** Every ProviderConfig of the cluster (a LIST, page by page). */
   async providerConfigs(): Promise<ProviderConfig[]> {
-    const list = (await this.#custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providerconfigs' })) as { items?: ProviderConfig[] };
-    return list.items ?? [];
+    return (await this.listAll('providerconfigs')) as ProviderConfig[];
   }
 
   providerConfig(name: string): Promise<ProviderConfig | undefined> {
@@ -61,18 +60,18 @@ export class ClusterReader {
 
   /** Every object of a k8or resource (`providerconfigs`, `buckets`, `tables`), in every namespace. */
   listAll(plural: string): Promise<unknown[]> {
-    return allPages(async (next) => {
+    return allPages<unknown>(async (next) => {
       const page = (await this.#custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural, limit: PAGE, ...(next ? { _continue: next } : {}) })) as { items?: unknown[]; metadata?: { continue?: string } };
       return { items: page.items ?? [], next: page.metadata?.continue };
     });
   }
 
   /** Every Namespace of the cluster (a LIST, page by page). */
-  async namespaces(): Promise<V1Namespace[]> {
-    return (await allPages(async (next) => {
+  namespaces(): Promise<V1Namespace[]> {
+    return allPages<V1Namespace>(async (next) => {
       const page = await this.#core.listNamespace({ limit: PAGE, ...(next ? { _continue: next } : {}) });
       return { items: page.items, next: page.metadata?._continue };
-    })) as V1Namespace[];
+    });
   }
 
   namespace(name: string): Promise<unknown> {
@@ -117,8 +116,8 @@ export class ClusterReader {
 }
 
 /** Lists page by page (`limit` and `continue`) until the last. */
-async function allPages(page: (next: string | undefined) => Promise<{ items: unknown[]; next: string | undefined }>): Promise<unknown[]> {
-  const items: unknown[] = [];
+async function allPages<T>(page: (next: string | undefined) => Promise<{ items: T[]; next: string | undefined }>): Promise<T[]> {
+  const items: T[] = [];
   let next: string | undefined;
   do {
     const answer = await page(next);

@@ -14,8 +14,9 @@ Azurite (Blob and Table) behind "local-azure".
 Options:
   --kubeconfig FILE   where to write the kubeconfig (default .k8or/kubeconfig)
   --port N            API server port (default 6443; 0 picks a free port)
-  --data-dir DIR      keep objects and the local clouds' data across restarts
-                      (default: memory)
+  --data-dir DIR      keep objects and the local clouds' data across restarts,
+                      and the local backends on the same ports (DIR/ports.json)
+                      (default: memory, new ports each start)
   --log-file FILE     JSON logs of every part (default .k8or/sandbox.log)
   --log-level LEVEL   debug, info, warn (default info)
   --resync-period D   how often each resource is checked for drift, a Go
@@ -131,6 +132,8 @@ function progressPrinter(): (event: ProgressEvent) => void {
   return (event) => {
     if ('fix' in event) {
       process.stdout.write(`  FAILED   ${event.part}: ${event.fix}\n`);
+    } else if ('message' in event) {
+      process.stdout.write(`  NOTICE   ${event.part}: ${event.message}\n`);
     } else if (event.state === 'starting') {
       startedAt.set(event.part, Date.now());
       process.stdout.write(`  starting ${event.part}...\n`);

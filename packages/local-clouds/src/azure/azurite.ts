@@ -5,6 +5,10 @@ import { spawnOwnedChild } from '../process/owned-child.js';
 export interface AzuriteOptions {
   /** Keep containers, blobs and tables in this folder across restarts (`--location`); in memory when absent. */
   dataDir?: string;
+  /** Port of the Blob service on 127.0.0.1 (default: a free one, Azurite binds port 0). */
+  blobPort?: number;
+  /** Port of the Table service on 127.0.0.1 (default: a free one). */
+  tablePort?: number;
   /** How long to wait for both services to listen (default 60 s, generous for loaded machines). */
   startTimeoutMs?: number;
 }
@@ -35,7 +39,8 @@ const LISTENING = /Azurite (Blob|Table) service is successfully listening at (ht
 
 /**
  * Starts Azurite from the npm package (its Blob and Table services, and the Queue service it always
- * starts) on free ports of 127.0.0.1 (it binds port 0 and prints the port), under the Node that runs
+ * starts) on 127.0.0.1, on the given Blob and Table ports or free ones (it binds port 0 and prints
+ * the port; the Queue service always gets a free one), under the Node that runs
  * this process, and resolves once both services listen. `--skipApiVersionCheck` lets the current
  * SDKs in, whose API version runs ahead of Azurite's. `stop()` ends it; so does the end of this
  * process, however it ends (see spawnOwnedChild).
@@ -45,7 +50,7 @@ export async function startAzurite(options: AzuriteOptions = {}): Promise<Azurit
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   const args = [
     main,
-    ...['--blobHost', '127.0.0.1', '--blobPort', '0', '--queueHost', '127.0.0.1', '--queuePort', '0', '--tableHost', '127.0.0.1', '--tablePort', '0'],
+    ...['--blobHost', '127.0.0.1', '--blobPort', String(options.blobPort ?? 0), '--queueHost', '127.0.0.1', '--queuePort', '0', '--tableHost', '127.0.0.1', '--tablePort', String(options.tablePort ?? 0)],
     ...(options.dataDir ? ['--location', options.dataDir] : ['--inMemoryPersistence']),
     '--skipApiVersionCheck',
     '--disableTelemetry',

@@ -11,6 +11,8 @@ export interface BigtableEmulatorOptions {
   binary?: string;
   /** Accepted for symmetry with the other backends: the emulator keeps everything in memory (see `persistent`). */
   dataDir?: string;
+  /** Port on 127.0.0.1 (default: a free one, the emulator binds port 0). */
+  port?: number;
   /** How long to wait for the emulator to listen (default 30 s). */
   startTimeoutMs?: number;
 }
@@ -56,15 +58,15 @@ export function findCbtemulator(): { path: string } | { missing: string } {
 }
 
 /**
- * Starts Google's Bigtable emulator on a free port of 127.0.0.1 (it picks the port: `-port 0`, and
- * says which on stdout) and resolves once it listens. It keeps no state across restarts.
+ * Starts Google's Bigtable emulator on 127.0.0.1, on `port` or a free one (it picks the port:
+ * `-port 0`, and says which on stdout) and resolves once it listens. It keeps no state across restarts.
  * Throws, saying how to install it, when cbtemulator is not installed.
  */
 export async function startBigtableEmulator(options: BigtableEmulatorOptions = {}): Promise<BigtableEmulator> {
   const located = options.binary ? { path: options.binary } : findCbtemulator();
   if ('missing' in located) throw new Error(located.missing);
   // An owned child: the emulator ends with this process however it ends (SIGKILL included).
-  const child = spawnOwnedChild(located.path, ['-host', '127.0.0.1', '-port', '0'], { stdout: 'pipe', stderr: 'pipe' });
+  const child = spawnOwnedChild(located.path, ['-host', '127.0.0.1', '-port', String(options.port ?? 0)], { stdout: 'pipe', stderr: 'pipe' });
   let output = '';
   try {
     const host = await new Promise<string>((resolve, reject) => {

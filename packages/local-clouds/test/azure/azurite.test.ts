@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
 import { BlobServiceClient, RestError, StorageSharedKeyCredential } from '@azure/storage-blob';
-import { startAzurite, type Azurite } from '@k8or/local-clouds';
+import { freePort, startAzurite, type Azurite } from '@k8or/local-clouds';
 import { assertBackendEndsWithItsKilledParent, isRunning } from '../process-helpers.ts';
 
 const tableService = (azurite: Azurite): TableServiceClient =>
@@ -67,6 +67,19 @@ describe('Azurite launcher', () => {
       assert.deepEqual(names, ['kept']);
     } finally {
       await afterRestart.stop();
+    }
+  });
+
+  it('listens on the Blob and Table ports it is given', async () => {
+    const [blobPort, tablePort] = [await freePort(), await freePort()];
+    const azurite = await startAzurite({ blobPort, tablePort });
+    try {
+      assert.equal(azurite.blobEndpoint, `http://127.0.0.1:${blobPort}/devstoreaccount1`);
+      assert.equal(azurite.tableEndpoint, `http://127.0.0.1:${tablePort}/devstoreaccount1`);
+      await BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient('on-given-port').create();
+      await tableService(azurite).createTable('givenport');
+    } finally {
+      await azurite.stop();
     }
   });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { describe, it } from 'node:test';
-import { findCbtemulator, startBigtableEmulator } from '@k8or/local-clouds';
+import { findCbtemulator, freePort, startBigtableEmulator } from '@k8or/local-clouds';
 import { assertBackendEndsWithItsKilledParent } from '../process-helpers.ts';
 
 const located = findCbtemulator();
@@ -24,6 +24,17 @@ describe('Bigtable emulator launcher', () => {
     assert.equal(await canConnect(emulator.host), true);
     await emulator.stop();
     assert.equal(await canConnect(emulator.host), false);
+  });
+
+  it('listens on the port it is given', { skip: 'missing' in located ? located.missing : false }, async () => {
+    const port = await freePort();
+    const emulator = await startBigtableEmulator({ port });
+    try {
+      assert.equal(emulator.host, `127.0.0.1:${port}`);
+      assert.equal(await canConnect(emulator.host), true);
+    } finally {
+      await emulator.stop();
+    }
   });
 
   it('leaves no emulator and no bound port behind when its parent\'s whole process group is killed with SIGKILL', { skip: 'missing' in located ? located.missing : false }, async () => {
