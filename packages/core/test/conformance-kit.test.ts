@@ -67,3 +67,8 @@ it('passes a provider on a backend without tags, whose probe proves ownership by
   const CASE = "probe answers as observe does on existence and owner tags: a free name, our resource, another owner's";
   assert.equal(await failureOf('conformance-probe-identity-only.ts', CASE), undefined, 'the probe reports the identity observe reports, and it proves our resource ours');
 });
+
+it('passes (skipping) the release case on a kind without tags, and leaves nothing behind', async () => {
+  const CASE = 'release: Retain removes our owner tags and nothing else, so another cluster can adopt the resource';
+  assert.equal(await failureOf('conformance-release-tagless.ts', CASE), undefined, 'a kind without tags has nothing to release');
+});
