@@ -50,3 +50,25 @@ it('fails a provider that reports a URL with credentials in its query string', a
   assert.ok(failed !== undefined, 'the kit passed a URL carrying a signature');
   assert.match(failed, /query string|credential value|signed query/);
 });
+
+it('passes a provider that reports the owner tags a released resource lacks as ownerTags diff entries', async () => {
+  const CASE = 'release: Retain removes our owner tags and nothing else, so another cluster can adopt the resource';
+  assert.equal(await failureOf('conformance-release-diffs-owner-tags.ts', CASE), undefined, 'the missing owner tags of a released resource are not a change');
+});
+
+it('fails a provider whose release changes more than the owner tags', async () => {
+  const CASE = 'release: Retain removes our owner tags and nothing else, so another cluster can adopt the resource';
+  const failed = await failureOf('conformance-release-changes-more.ts', CASE);
+  assert.ok(failed !== undefined, 'the kit passed a release that turns versioning off');
+  assert.match(failed, /nothing but the owner tags changed/);
+});
+
+it('passes a provider on a backend without tags, whose probe proves ownership by identity', async () => {
+  const CASE = "probe answers as observe does on existence and owner tags: a free name, our resource, another owner's";
+  assert.equal(await failureOf('conformance-probe-identity-only.ts', CASE), undefined, 'the probe reports the identity observe reports, and it proves our resource ours');
+});
+
+it('passes (skipping) the release case on a kind without tags, and leaves nothing behind', async () => {
+  const CASE = 'release: Retain removes our owner tags and nothing else, so another cluster can adopt the resource';
+  assert.equal(await failureOf('conformance-release-tagless.ts', CASE), undefined, 'a kind without tags has nothing to release');
+});
