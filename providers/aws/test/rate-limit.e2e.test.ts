@@ -46,7 +46,8 @@ describe('cloud rate limits through the engine: the S3 calls of a ProviderConfig
     await Promise.all(names.map((name, i) => world.createBucket(`paced-${i}`, { name, providerConfigRef: { name: 'paced' } })));
     for (let i = 0; i < BUCKETS; i += 1) await world.waitForBucket(`paced-${i}`, 'Ready', isReady);
 
-    const arrivals = world.s3.requests.filter((r) => r.receivedAt >= since && r.bucket !== undefined && names.includes(r.bucket)).map((r) => r.receivedAt);
+    // ListBuckets (no bucket in the path) reads each bucket's creation date, its identity: the same service's token.
+    const arrivals = world.s3.requests.filter((r) => r.receivedAt >= since && (r.bucket === undefined || names.includes(r.bucket))).map((r) => r.receivedAt);
     assert.ok(arrivals.length > BURST * 4, `the limit had work to do: ${arrivals.length} requests`);
     const report = callRateReport(arrivals, { requestsPerSecond: RATE, burst: BURST }, LATENCY_ALLOWANCE_S);
     if (process.env['K8OR_TEST_VERBOSE']) console.log(report);
