@@ -1,6 +1,6 @@
 // One cluster for the fault runs: the embedded API server, the chart installed with real Helm (so the
 // operator runs with exactly the chart's RBAC, under a token of its ServiceAccount), the S3 fake,
-// DynamoDB Local (behind its proxy: signatures, tags), the GCS fake, Azurite and (where installed) the Bigtable emulator, each behind a
+// DynamoDB Local (behind its proxy: tags), the GCS fake, Azurite and (where installed) the Bigtable emulator, each behind a
 // recording proxy (the gRPC one for Bigtable), a ProviderConfig per cloud
 // pointing at them, and any number of operator processes (replicas) started, killed and restarted.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -155,8 +155,9 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
       withBigtable ? startBigtableEmulator() : Promise.resolve<BigtableEmulator | undefined>(undefined),
     ]);
     stops.push(() => s3.stop(), () => dynamodbLocal.stop(), () => gcs.stop(), () => azurite.stop(), async () => await bigtable?.stop());
-    // DynamoDB as every client reaches it: through the proxy that checks signatures and keeps tags
-    const dynamodb = await startDynamoDbProxy({ target: dynamodbLocal.endpoint, credentials: { [SANDBOX_CREDENTIALS.accessKeyId]: SANDBOX_CREDENTIALS.secretAccessKey } });
+    // DynamoDB as every client reaches it: through the proxy that keeps tags and continuous backups.
+    // It checks no signatures here: the recording proxy in front rewrites the Host header the SDK signed.
+    const dynamodb = await startDynamoDbProxy({ target: dynamodbLocal.endpoint });
     stops.push(() => dynamodb.stop());
     const backends: Record<CloudDialectName, string> = { s3: s3.endpoint, dynamodb: dynamodb.endpoint, gcs: gcs.endpoint, 'azure-blob': azurite.blobEndpoint, 'azure-table': azurite.tableEndpoint };
     const proxies = {} as Proxies;
