@@ -267,7 +267,10 @@ function azureTableHand(backends: Backends): ForeignHand {
     taggable: false,
     protectable: false,
     create: async (name) => {
-      await tables.createTable(name);
+      // the SDK answers a 409 TableAlreadyExists with success: the answer's status tells
+      let status: number | undefined;
+      await tables.createTable(name, { onResponse: (response) => void (status = response.status) });
+      if (status === 409) throw new Error(`TableAlreadyExists: the table "${name}" already exists`);
     },
     remove: async (name) => {
       await tables.deleteTable(name);
