@@ -72,6 +72,13 @@ function s3Hand(endpoint: string): ForeignHand {
     taggable: true,
     protectable: false,
     create: async (name, ownerTags) => {
+      // in us-east-1 a CreateBucket of a bucket the account already has answers 200 (the same account
+      // as k8or's): only a bucket not there before is someone else's
+      const there = await s3.send(new HeadBucketCommand({ Bucket: name })).then(
+        () => true,
+        (error: unknown) => (isNotFound(error) ? false : Promise.reject(error)),
+      );
+      if (there) throw new Error(`BucketAlreadyOwnedByYou: the bucket "${name}" is already there`);
       await s3.send(new CreateBucketCommand({ Bucket: name }));
       if (ownerTags) await s3.send(new PutBucketTaggingCommand({ Bucket: name, Tagging: { TagSet: Object.entries(ownerTags).map(([Key, Value]) => ({ Key, Value })) } }));
     },
