@@ -155,8 +155,8 @@ async function teardown(world: HistoryWorld): Promise<ManagedObject[]> {
   }
   const deadline = Date.now() + TEARDOWN_MS;
   let left = await list();
-  // done when nothing is left, or only deletions a protection holds (they say so in a condition)
-  const held = (object: ManagedObject): boolean => (object.status?.conditions ?? []).some((c) => /DeletionBlocked|protect/i.test(`${c.reason ?? ''} ${c.message ?? ''}`));
+  // done when nothing is left, or only deletions a protection or a pinned target holds (they say so in a condition)
+  const held = (object: ManagedObject): boolean => (object.status?.conditions ?? []).some((c) => /DeletionBlocked|protect|TargetChanged/i.test(`${c.reason ?? ''} ${c.message ?? ''}`));
   while (left.some((object) => !held(object)) && Date.now() < deadline) {
     await sleep(1_000);
     left = await list();

@@ -127,6 +127,9 @@ export class Checker {
 
   #placeOfObject(object: ManagedObject, at: number): string {
     const cloud = this.#in.record.objects.get(objectKey(object.kind, object.metadata.name))?.cloud;
+    // the target is pinned at creation: a retargeted ProviderConfig does not move what the object owns
+    const pinned = (object.status as { target?: { instance?: string } } | undefined)?.target?.instance;
+    if (cloud === 'gcp' && object.kind === 'Table' && pinned) return `gcp/Table@${pinned}`;
     const providerConfig = (object.spec['providerConfigRef'] as { name?: string } | undefined)?.name;
     return cloud ? this.placeOf({ cloud, kind: object.kind }, providerConfig, at) : `?/${object.kind}`;
   }
@@ -299,7 +302,7 @@ export class Checker {
     for (const object of remaining) {
       this.checks['liveness']!++;
       const reasons = (object.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`.slice(0, 200));
-      if (!reasons.some((r) => /DeletionBlocked|protect/i.test(r))) this.#violate('liveness', `stuck:${object.metadata.name}`, `${object.kind}/${object.metadata.name} still Terminating after every deletion: ${reasons.join('; ') || 'no conditions'}`);
+      if (!reasons.some((r) => /DeletionBlocked|protect|TargetChanged/i.test(r))) this.#violate('liveness', `stuck:${object.metadata.name}`, `${object.kind}/${object.metadata.name} still Terminating after every deletion: ${reasons.join('; ') || 'no conditions'}`);
     }
     const seenPlaces = new Set<string>();
     for (const place of this.#in.places) seenPlaces.add(place.place);
