@@ -79,6 +79,18 @@ describe('ownership, decided from evidence', () => {
     assert.equal(w.object('photos'), undefined, 'the finalizer is released: nothing of ours is there');
   });
 
+  it('a create refused after an earlier create with an unknown outcome keeps create-pending: the earlier one may still land', async () => {
+    const w = world();
+    w.objects.put(bucket('media', { name: 'media-bucket' }));
+    w.cloud.failWith({ kind: 'Bucket', operation: 'create' }, () => new RetryableError('InternalServerError', { code: 'InternalServerError' }), 1);
+    await w.reconcile('media');
+    w.cloud.failWith({ kind: 'Bucket', operation: 'create' }, () => new RetryableError('SlowDown', { code: 'SlowDown', noEffect: true }), 1);
+    await w.reconcile('media');
+    const annotations = w.object('media')?.metadata.annotations ?? {};
+    assert.equal(annotations[Annotations.createFailed], undefined, 'no create-failed: the first create may have made the bucket');
+    assert.ok(annotations[Annotations.createPending], 'create-pending kept');
+  });
+
   it('an unknown create outcome (a 500) keeps create-pending; an untagged bucket found there is not ours', async () => {
     const w = world();
     w.objects.put(bucket('photos', { name: 'photos-unknown' }));

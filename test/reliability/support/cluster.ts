@@ -1,6 +1,6 @@
 // One cluster for the fault runs: the embedded API server, the chart installed with real Helm (so the
 // operator runs with exactly the chart's RBAC, under a token of its ServiceAccount), the S3 fake,
-// DynamoDB Local, the GCS fake, Azurite and (where installed) the Bigtable emulator, each behind a
+// DynamoDB Local (behind its proxy: tags), the GCS fake, Azurite and (where installed) the Bigtable emulator, each behind a
 // recording proxy (the gRPC one for Bigtable), a ProviderConfig per cloud
 // pointing at them, and any number of operator processes (replicas) started, killed and restarted.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -11,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@k8or/apiserver';
 import { KubeRest } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
-import { CLOUD_DIALECTS, findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startGcsFake, startS3Fake, type Azurite, type BigtableEmulator, type CloudDialectName, type GcsServiceAccount } from '@k8or/local-clouds';
+import { CLOUD_DIALECTS, findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startDynamoDbProxy, startGcsFake, startS3Fake, type Azurite, type BigtableEmulator, type CloudDialectName, type GcsServiceAccount } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
 import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { runOk } from '../../support/run.ts';
@@ -147,14 +147,18 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
     stops.push(() => sandbox.stop());
     // Bigtable's tables join the runs where its emulator is installed (the Google Cloud SDK's)
     const withBigtable = bigtableLeftOut() === undefined;
-    const [s3, dynamodb, gcs, azurite, bigtable] = await Promise.all([
+    const [s3, dynamodbLocal, gcs, azurite, bigtable] = await Promise.all([
       startS3Fake(),
       startDynamoDbLocal(),
       startGcsFake(options.gcsServiceAccounts ? { serviceAccounts: options.gcsServiceAccounts } : {}),
       startAzurite(),
       withBigtable ? startBigtableEmulator() : Promise.resolve<BigtableEmulator | undefined>(undefined),
     ]);
-    stops.push(() => s3.stop(), () => dynamodb.stop(), () => gcs.stop(), () => azurite.stop(), async () => await bigtable?.stop());
+    stops.push(() => s3.stop(), () => dynamodbLocal.stop(), () => gcs.stop(), () => azurite.stop(), async () => await bigtable?.stop());
+    // DynamoDB as every client reaches it: through the proxy that keeps tags and continuous backups.
+    // It checks no signatures here: the recording proxy in front rewrites the Host header the SDK signed.
+    const dynamodb = await startDynamoDbProxy({ target: dynamodbLocal.endpoint });
+    stops.push(() => dynamodb.stop());
     const backends: Record<CloudDialectName, string> = { s3: s3.endpoint, dynamodb: dynamodb.endpoint, gcs: gcs.endpoint, 'azure-blob': azurite.blobEndpoint, 'azure-table': azurite.tableEndpoint };
     const proxies = {} as Proxies;
     for (const [dialect, backend] of Object.entries(backends) as Array<[CloudDialectName, string]>) {

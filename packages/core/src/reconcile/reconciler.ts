@@ -255,6 +255,9 @@ export class ManagedReconciler {
     // create-failed replaces it. A resource found later under a pending marker is ours only if
     // ownership is proven (policy/ownership.ts): pending alone proves nothing.
     const aboutToCreate = !observeOnly && !observation.exists;
+    // An earlier create whose outcome is unknown may still land (a call held past its deadline): a
+    // refusal of this one then proves nothing about the name, and create-pending stays.
+    const earlierCreateUnknown = creationStateOf(resource) === 'pending';
     resource = await this.#ensureManaged(resource, externalName, aboutToCreate, call);
 
     if (observeOnly) return await this.#report(resource, call, observation, target, externalName);
@@ -265,7 +268,7 @@ export class ManagedReconciler {
         call.signal.throwIfAborted();
         applied = await client.create(resource, call);
       } catch (error) {
-        if (createOutcomeOf(error) === 'refused') {
+        if (createOutcomeOf(error) === 'refused' && !earlierCreateUnknown) {
           // Definitely refused: nothing of ours is there. Recorded, so no later pass takes what it finds under the name for ours.
           call.stop.throwIfAborted();
           resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createFailed]: this.#timestamp(), [Annotations.createPending]: null } }, call.stop);

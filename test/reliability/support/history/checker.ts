@@ -51,6 +51,12 @@ export class Checker {
   readonly #latest = new Map<string, ManagedObject>();
   /** The engine's create markers on each object over time, as watched: `pending`, `succeeded` or `none`. */
   readonly #markers = new Map<string, Array<{ at: number; marker: string }>>();
+  /**
+   * Objects that said nothing proves the resource at their name is theirs while their own create was
+   * never recorded as done (its outcome unknown on a kind without tags): by the rules k8or leaves that
+   * resource, on delete too, and the user adopts it or not.
+   */
+  readonly #unproven = new Set<string>();
   /** Synced=True claims already checked (object and generation). */
   readonly #claimsChecked = new Set<string>();
   #reads: Promise<void> = Promise.resolve();
@@ -98,6 +104,8 @@ export class Checker {
     const markers = this.#markers.get(key) ?? [];
     if (markers.at(-1)?.marker !== marker) markers.push({ at: watched.at, marker });
     this.#markers.set(key, markers);
+    const notOwned = object.status?.conditions?.some((c) => c.reason === 'NotOwned' && /nothing proves/.test(c.message ?? ''));
+    if (notOwned && !markers.some((m) => m.marker === 'succeeded')) this.#unproven.add(key);
     this.#twoOwners(object, watched.at);
     this.#claim(object, watched.at);
   }
@@ -119,6 +127,9 @@ export class Checker {
 
   #placeOfObject(object: ManagedObject, at: number): string {
     const cloud = this.#in.record.objects.get(objectKey(object.kind, object.metadata.name))?.cloud;
+    // the target is pinned at creation: a retargeted ProviderConfig does not move what the object owns
+    const pinned = (object.status as { target?: { instance?: string } } | undefined)?.target?.instance;
+    if (cloud === 'gcp' && object.kind === 'Table' && pinned) return `gcp/Table@${pinned}`;
     const providerConfig = (object.spec['providerConfigRef'] as { name?: string } | undefined)?.name;
     return cloud ? this.placeOf({ cloud, kind: object.kind }, providerConfig, at) : `?/${object.kind}`;
   }
@@ -291,7 +302,7 @@ export class Checker {
     for (const object of remaining) {
       this.checks['liveness']!++;
       const reasons = (object.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`.slice(0, 200));
-      if (!reasons.some((r) => /DeletionBlocked|protect/i.test(r))) this.#violate('liveness', `stuck:${object.metadata.name}`, `${object.kind}/${object.metadata.name} still Terminating after every deletion: ${reasons.join('; ') || 'no conditions'}`);
+      if (!reasons.some((r) => /DeletionBlocked|protect|TargetChanged/i.test(r))) this.#violate('liveness', `stuck:${object.metadata.name}`, `${object.kind}/${object.metadata.name} still Terminating after every deletion: ${reasons.join('; ') || 'no conditions'}`);
     }
     const seenPlaces = new Set<string>();
     for (const place of this.#in.places) seenPlaces.add(place.place);
@@ -309,6 +320,8 @@ export class Checker {
         if (lastOther?.op === 'create') continue;
         const namers = [...record.objects.values()].filter((o) => o.externalName === name && [...o.providerConfig.map((pc) => this.placeOf(o, pc.name, pc.at)), this.placeOf(o, valueAt(o.providerConfig, now)?.name, now)].includes(place));
         if (namers.some((o) => o.retain)) continue;
+        // a create whose outcome k8or never learned, on a kind with no tags: left by the rules, and the object said so
+        if (namers.length > 0 && namers.every((o) => this.#unproven.has(objectKey(o.kind, o.name)) && !(this.#markers.get(objectKey(o.kind, o.name)) ?? []).some((m) => m.marker === 'succeeded'))) continue;
         if (remaining.some((object) => object.spec.name === name)) continue;
         const moves = namers.filter((o) => o.providerConfig.length > 1).map((o) => `${o.name} moved ${o.providerConfig.map((pc) => pc.name).join(' -> ')}`);
         const edits = [...record.bigtableInstance.entries()].filter(([, timeline]) => timeline.length > 1).map(([pc, timeline]) => `${pc} retargeted ${timeline.map((t) => t.instance).join(' -> ')}`);

@@ -3,7 +3,7 @@
 // creates names with and without owner tags, turns deletion protection on, changes a setting, deletes
 // and re-creates; and it reads a resource back for the checker (settings, protection, tags).
 import { CreateBucketCommand, DeleteBucketCommand, GetBucketTaggingCommand, GetBucketVersioningCommand, HeadBucketCommand, ListBucketsCommand, PutBucketTaggingCommand, PutBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, ListTagsOfResourceCommand, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { Bigtable } from '@google-cloud/bigtable';
@@ -72,6 +72,13 @@ function s3Hand(endpoint: string): ForeignHand {
     taggable: true,
     protectable: false,
     create: async (name, ownerTags) => {
+      // in us-east-1 a CreateBucket of a bucket the account already has answers 200 (the same account
+      // as k8or's): only a bucket not there before is someone else's
+      const there = await s3.send(new HeadBucketCommand({ Bucket: name })).then(
+        () => true,
+        (error: unknown) => (isNotFound(error) ? false : Promise.reject(error)),
+      );
+      if (there) throw new Error(`BucketAlreadyOwnedByYou: the bucket "${name}" is already there`);
       await s3.send(new CreateBucketCommand({ Bucket: name }));
       if (ownerTags) await s3.send(new PutBucketTaggingCommand({ Bucket: name, Tagging: { TagSet: Object.entries(ownerTags).map(([Key, Value]) => ({ Key, Value })) } }));
     },
@@ -104,12 +111,18 @@ function dynamoDbHand(endpoint: string): ForeignHand {
     cloud: 'aws',
     kind: 'Table',
     place: 'aws/Table',
-    // DynamoDB Local keeps no tags
-    taggable: false,
+    // the backend is DynamoDB Local behind the proxy that keeps tags
+    taggable: true,
     protectable: true,
-    create: async (name) => {
+    create: async (name, ownerTags) => {
       await dynamodb.send(
-        new CreateTableCommand({ TableName: name, AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }], BillingMode: 'PAY_PER_REQUEST' }),
+        new CreateTableCommand({
+          TableName: name,
+          AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+          BillingMode: 'PAY_PER_REQUEST',
+          ...(ownerTags ? { Tags: Object.entries(ownerTags).map(([Key, Value]) => ({ Key, Value })) } : {}),
+        }),
       );
     },
     remove: async (name) => {
@@ -130,7 +143,12 @@ function dynamoDbHand(endpoint: string): ForeignHand {
         const table = (await dynamodb.send(new DescribeTableCommand({ TableName: name }))).Table;
         if (!table) return undefined;
         const ttl = (await dynamodb.send(new DescribeTimeToLiveCommand({ TableName: name }))).TimeToLiveDescription;
-        return { deletionProtection: table.DeletionProtectionEnabled === true, ...(ttl?.TimeToLiveStatus === 'ENABLED' && ttl.AttributeName ? { ttl: ttl.AttributeName } : {}) };
+        const tags = table.TableArn ? ((await dynamodb.send(new ListTagsOfResourceCommand({ ResourceArn: table.TableArn }))).Tags ?? []) : [];
+        return {
+          deletionProtection: table.DeletionProtectionEnabled === true,
+          ...(ttl?.TimeToLiveStatus === 'ENABLED' && ttl.AttributeName ? { ttl: ttl.AttributeName } : {}),
+          ownerTags: ownerTagsIn(Object.fromEntries(tags.map((tag) => [tag.Key ?? '', tag.Value ?? '']))),
+        };
       }),
     names: () => listed.names(),
   };
@@ -256,7 +274,10 @@ function azureTableHand(backends: Backends): ForeignHand {
     taggable: false,
     protectable: false,
     create: async (name) => {
-      await tables.createTable(name);
+      // the SDK answers a 409 TableAlreadyExists with success: the answer's status tells
+      let status: number | undefined;
+      await tables.createTable(name, { onResponse: (response) => void (status = response.status) });
+      if (status === 409) throw new Error(`TableAlreadyExists: the table "${name}" already exists`);
     },
     remove: async (name) => {
       await tables.deleteTable(name);
