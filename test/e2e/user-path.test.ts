@@ -225,19 +225,30 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
     await waitFor('versioning Suspended in S3', async () => (await bucketVersioning(photos)) === 'Suspended', 60_000);
   });
 
-  it('repairs drift made in the cloud behind its back', async () => {
+  it('holds a protection raised in the cloud, and repairs drift made behind its back', async () => {
     await runOk(t.kubectl, ['annotate', 'bucket', 'photos', '-n', 'default', 'k8or.io/resync-period=10s', '--overwrite']);
     const photos = await externalName('bucket', 'photos');
+    const synced = async (): Promise<{ status?: string; reason?: string } | undefined> => {
+      const bucket = JSON.parse(await runOk(t.kubectl, ['get', 'bucket', 'photos', '-n', 'default', '-o', 'json'])) as { status?: { conditions?: { type: string; status: string; reason?: string }[] } };
+      return bucket.status?.conditions?.find((c) => c.type === 'Synced');
+    };
+    // someone turns versioning on in the cloud: a protection above the spec is reported and never lowered by a resync
     await s3.send(new PutBucketVersioningCommand({ Bucket: photos, VersioningConfiguration: { Status: 'Enabled' } }));
-    await waitFor('the drift repaired', async () => (await bucketVersioning(photos)) === 'Suspended', 90_000);
+    await waitFor('the raised protection held and reported', async () => (await synced())?.reason === 'ProtectionHeld', 90_000);
+    assert.equal(await bucketVersioning(photos), 'Enabled');
+    // the user agrees (a new generation), then someone suspends it behind k8or's back: that drift is repaired
+    await runOk(t.kubectl, ['patch', 'bucket', 'photos', '-n', 'default', '--type=merge', '-p', '{"spec":{"versioning":true}}']);
+    await waitFor('Synced again', async () => (await synced())?.status === 'True', 60_000);
+    await s3.send(new PutBucketVersioningCommand({ Bucket: photos, VersioningConfiguration: { Status: 'Suspended' } }));
+    await waitFor('the drift repaired', async () => (await bucketVersioning(photos)) === 'Enabled', 90_000);
     // again, and the outputs ConfigMap edited by hand too: both come back, the repeated event is counted
     const outputs = async (): Promise<Record<string, string>> =>
       (JSON.parse(await runOk(t.kubectl, ['get', 'configmap', 'photos-bucket', '-n', 'default', '-o', 'json'])) as { data: Record<string, string> }).data;
     const published = await outputs();
     assert.equal(published['externalName'], photos);
     await runOk(t.kubectl, ['patch', 'configmap', 'photos-bucket', '-n', 'default', '--type=merge', '-p', '{"data":{"externalName":"edited-by-hand"}}']);
-    await s3.send(new PutBucketVersioningCommand({ Bucket: photos, VersioningConfiguration: { Status: 'Enabled' } }));
-    await waitFor('the drift repaired again', async () => (await bucketVersioning(photos)) === 'Suspended' && (await outputs())['externalName'] === photos, 90_000);
+    await s3.send(new PutBucketVersioningCommand({ Bucket: photos, VersioningConfiguration: { Status: 'Suspended' } }));
+    await waitFor('the drift repaired again', async () => (await bucketVersioning(photos)) === 'Enabled' && (await outputs())['externalName'] === photos, 90_000);
   });
 
   it("refuses an invalid resource with the webhook's reason", async () => {
