@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { redact, redactText, secretNeedles } from '../src/trace/redact.ts';
 import { parseTraceTarget, TraceArgumentError } from '../src/trace/target-arg.ts';
-import { isCredentialRefusal } from '../src/trace/problems.ts';
+import { isCredentialRefusal, problemsOf } from '../src/trace/problems.ts';
 
 describe('k8or trace: what it may print', () => {
   it('a URL keeps scheme, host, port and path: no user info, query string (SAS, signatures) or fragment', () => {
@@ -40,5 +40,33 @@ describe('k8or trace: what it may print', () => {
     for (const [code, message] of [['TimeoutError', 'the call timed out'], ['NoSuchBucket', 'not found (404)'], ['ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:9000']] as const) {
       assert.equal(isCredentialRefusal(code, message), false, message);
     }
+  });
+  it('a delete blocked by a protection: where the protection lives decides what lets it go', () => {
+    const engine = 'Deletion is blocked: the cloud resource is protected from deletion by spec.deletionProtection; k8or never removes a protection on delete. Turn it off (in the spec, then wait for Synced), then delete again.';
+    const todoOf = (deletionProtection: boolean, message: string, protection: { field: string; enabled: boolean; blocksDeletion?: boolean }[]): string => {
+      const problems = problemsOf({
+        object: { kind: 'Table', namespace: 'default', name: 'orders', annotations: {}, deleting: { since: 'now', finalizers: ['k8or.io/finalizer'] }, deletionProtection },
+        conditions: [{ type: 'Synced', status: 'False', reason: 'DeletionBlocked', message }],
+        cloud: { read: 'done', exists: true, protection },
+        events: [],
+      });
+      const blocked = problems.find((p) => p.code === 'deletion-blocked');
+      assert.ok(blocked, JSON.stringify(problems));
+      return blocked.todo;
+    };
+    const held = [{ field: 'spec.deletionProtection', enabled: true, blocksDeletion: true }];
+    // The spec asked for it and the cloud holds it: a spec edit no longer reaches the cloud once the object is deleting.
+    const asked = todoOf(true, engine, held);
+    assert.match(asked, /^spec\.deletionProtection: true asked for it, and k8or never lowers a protection while deleting/);
+    assert.match(asked, /turn deletion protection off on the cloud resource yourself/);
+    assert.match(asked, /kubectl annotate table\/orders -n default k8or\.io\/deletion-policy=Retain --overwrite/);
+    assert.doesNotMatch(asked, /kubectl patch/);
+    // Set in the cloud by someone else: turn it off there.
+    const outside = todoOf(false, engine, held);
+    assert.match(outside, /^the protection \(spec\.deletionProtection\) was set outside k8or: turn it off on the cloud resource/);
+    assert.doesNotMatch(outside, /kubectl patch/);
+    // No protection in the cloud (an Azure table): k8or enforces the spec's own at each try, so lowering the spec lets it go.
+    const azure = todoOf(true, 'Deletion is blocked: Azure table "orders" has spec.deletionProtection: true; set it to false to delete the table, or use deletionPolicy: Retain to keep it', []);
+    assert.match(azure, /^set spec\.deletionProtection: false \(kubectl patch table\/orders -n default --type merge/);
   });
 });

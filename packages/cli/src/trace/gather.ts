@@ -232,6 +232,8 @@ function tracedObject(object: ManagedResource | ProviderConfig, kind: KindName):
     traced.managementPolicy = spec.managementPolicy ?? 'Manage';
     traced.deletionPolicy = spec.deletionPolicy ?? metadata.annotations?.[Annotations.deletionPolicy] ?? 'the operator default';
     traced.creation = creationStateOf(object);
+    const deletionProtection = (spec as { deletionProtection?: unknown }).deletionProtection;
+    if (typeof deletionProtection === 'boolean') traced.deletionProtection = deletionProtection;
   }
   return traced;
 }

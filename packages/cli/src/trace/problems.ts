@@ -156,13 +156,25 @@ function fromCondition(condition: TracedCondition, report: Omit<TraceReport, 'pr
       return { code: 'changes-pending', what, todo: 'wait: k8or looks again shortly; if it lasts, check the cloud for a setting it does not accept' };
     case 'DeletionBlocked': {
       const target = ref(report.object);
-      const todo = /spec\.deletionProtection: true/.test(message)
-        ? `set spec.deletionProtection: false (kubectl patch ${target} --type merge -p '{"spec":{"deletionProtection":false}}'); k8or then deletes it, or keep it with the deletion policy Retain`
-        : /not empty|NotEmpty/i.test(message)
-          ? `set spec.forceDelete: true (kubectl patch ${target} --type merge -p '{"spec":{"forceDelete":true}}') to delete its contents with it, or empty it yourself`
-          : /protect/i.test(message)
-            ? `turn the protection off on the cloud resource (k8or never lowers one to delete), or remove the finalizer ${FINALIZER} to leave the resource in the cloud`
-            : 'resolve what the message names; k8or tries the delete again every minute';
+      const retain = `to keep the resource in the cloud instead, kubectl annotate ${target} ${Annotations.deletionPolicy}=Retain --overwrite`;
+      // A protection the cloud itself holds: as read live, else as the engine's or the provider's message says it.
+      const live = (report.cloud?.protection ?? []).filter((p) => p.enabled && p.blocksDeletion).map((p) => p.field);
+      const heldByCloud = live.length > 0 || /protected from deletion|never (turns|removes|lowers) a protection|protection on\b/i.test(message);
+      const specAsks = report.object.deletionProtection === true && (live.length === 0 || live.includes('spec.deletionProtection'));
+      const todo = heldByCloud
+        ? specAsks
+          ? // The engine lowers a protection only for a new generation of a live object; once the object is being
+            // deleted it goes straight to the delete, so a spec edit now never reaches the cloud.
+            `spec.deletionProtection: true asked for it, and k8or never lowers a protection while deleting (setting the spec to false now does not reach the cloud): turn deletion protection off on the cloud resource yourself, and k8or deletes it at its next try; ${retain}`
+          : `the protection${live.length ? ` (${live.join(', ')})` : ''} was set outside k8or: turn it off on the cloud resource (k8or never lowers one to delete), and k8or deletes it at its next try; ${retain}`
+        : /spec\.deletionProtection: true/.test(message)
+          ? // No protection in the cloud (an Azure table): k8or enforces the spec's own, read at each delete try.
+            `set spec.deletionProtection: false (kubectl patch ${target} --type merge -p '{"spec":{"deletionProtection":false}}'); k8or then deletes it, or keep it with the deletion policy Retain`
+          : /not empty|NotEmpty/i.test(message)
+            ? `set spec.forceDelete: true (kubectl patch ${target} --type merge -p '{"spec":{"forceDelete":true}}') to delete its contents with it, or empty it yourself`
+            : /protect/i.test(message)
+              ? `turn the protection off on the cloud resource (k8or never lowers one to delete), and k8or deletes it at its next try; ${retain}`
+              : 'resolve what the message names; k8or tries the delete again every minute';
       return { code: 'deletion-blocked', what: `deletion blocked: ${message.replace(/^Deletion is blocked: /, '')}`, todo };
     }
     case 'ProviderConfigNotFound':

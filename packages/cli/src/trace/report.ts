@@ -35,6 +35,8 @@ export interface TracedObject {
   deleting?: { since: string; finalizers: string[] };
   /** The engine's create markers: never, pending (outcome unknown), failed (refused), created. */
   creation?: string;
+  /** spec.deletionProtection, where the kind has it (Tables): whether the spec itself asks for the protection. */
+  deletionProtection?: boolean;
 }
 
 export interface TracedCondition {
