@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, ConditionTypes, type Bucket, type ManagedKindName, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
-import { KubeApiError, ManagedReconciler, Reasons, RetryableError, type ExternalClient, type ProviderPlugin, type ReconcileOutcome } from '@k8or/core';
+import { KubeApiError, ManagedReconciler, Reasons, RetryableError, perObjectNameToken, type ExternalClient, type NamingRules, type ProviderPlugin, type ReconcileOutcome } from '@k8or/core';
 import { InMemoryCloud, InMemoryEvents, InMemoryLookups, InMemoryObjects, inMemoryProviderPlugin, noOutputs } from '@k8or/core/testing';
 
 const NS = 'media';
@@ -223,6 +223,64 @@ describe('a kind whose cloud has neither tags nor an identity (an Azure table, a
       assert.equal(w.synced('first')?.reason, Reasons.ReconcileSuccess, 'the first object still manages it: the record of its create is its evidence');
     });
   }
+});
+
+describe('a default name that carries the object\'s uid token (a kind without tags)', () => {
+  // The naming rule of an Azure table or a Bigtable table, over the in-memory provider that reports neither tags nor an identity.
+  const naming: NamingRules = {
+    validate: () => [],
+    defaultName: ({ namespace, name, uid }) => `${namespace}-${name}-${uid ? perObjectNameToken(uid) : 'none'}`,
+    perObjectName: true,
+  };
+  const plugin = (cloud: InMemoryCloud): ProviderPlugin => ({ ...inMemoryProviderPlugin(cloud, { reports: 'none' }), naming: { Table: naming } });
+
+  it('an unknown create outcome whose table did land is finished, and a delete removes it', async () => {
+    const w = world('Table', plugin);
+    w.objects.put(table('orders'));
+    const uid = w.object('orders')?.metadata.uid ?? '';
+    const external = `${NS}-orders-${perObjectNameToken(uid)}`;
+    w.cloud.failWith({ kind: 'Table', operation: 'create' }, () => new RetryableError('InternalServerError', { code: 'InternalServerError' }), 1);
+    await w.reconcile('orders');
+    assert.equal(w.object('orders')?.spec.name, external, 'the engine names it, with the uid token, before the create');
+    assert.ok(w.object('orders')?.metadata.annotations?.[Annotations.createPending]);
+    // The create had its effect after all: the table is there, and nothing but its name is known about it.
+    w.cloud.tables.set(external, {
+      name: external,
+      location: 'mem-1',
+      partitionKey: { name: 'id', type: 'string' },
+      billing: { mode: 'onDemand' },
+      pointInTimeRecovery: false,
+      tags: {},
+      labels: {},
+      itemCount: 0,
+      createdTime: w.cloud.timestamp(),
+      state: 'ACTIVE',
+      observesLeft: 0,
+    });
+    await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.ReconcileSuccess, 'the name proves it is this object\'s: the create is finished');
+    w.objects.markDeleted('Table', NS, 'orders');
+    for (let i = 0; i < 3 && w.object('orders'); i++) await w.reconcile('orders');
+    assert.equal(w.object('orders'), undefined);
+    assert.ok(!w.cloud.tables.has(external), 'the table is deleted with its object');
+  });
+
+  it('a second object named like the first gets another name, so it never shares the first one\'s table', async () => {
+    const w = world('Table', plugin);
+    w.objects.put(table('orders'));
+    await w.reconcile('orders');
+    const first = w.object('orders')?.spec.name ?? '';
+    w.objects.markDeleted('Table', NS, 'orders');
+    const retained = { ...(w.object('orders') as Table), spec: { ...(w.object('orders') as Table).spec, deletionPolicy: 'Retain' as const } };
+    w.objects.put(retained);
+    for (let i = 0; i < 3 && w.object('orders'); i++) await w.reconcile('orders');
+    assert.equal(w.object('orders'), undefined, 'the first object goes, its table stays (Retain)');
+    w.objects.put(table('orders'));
+    await w.reconcile('orders');
+    const second = w.object('orders')?.spec.name ?? '';
+    assert.notEqual(second, first, 'the object made again under the same name gets another table');
+    assert.ok(w.cloud.tables.has(first) && w.cloud.tables.has(second));
+  });
 });
 
 describe('protection only goes up on its own', () => {

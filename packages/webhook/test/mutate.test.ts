@@ -70,6 +70,14 @@ describe('mutating webhook: defaults filled at kubectl apply', () => {
     assert.match(result.spec.name ?? '', /^apps\.orders-[0-9a-f]{8}$/, 'readable, with a hash so two long names cut alike stay apart');
   });
 
+  it('leaves the name of a kind without tags (a Bigtable table) to the engine: its default carries the uid token, and admission has no uid yet', async () => {
+    const { result } = await defaulted(table('apps', 'orders', { providerConfigRef: { name: 'google' } }));
+    assert.equal(result.spec.name, undefined);
+    assert.deepEqual(result.spec.providerConfigRef, { name: 'google' });
+    const bucketThere = await defaulted(bucket('apps', 'photos', { providerConfigRef: { name: 'google' } }));
+    assert.match(String(bucketThere.result.spec.name), /^apps-photos-[0-9a-f]{8}$/, 'a GCS bucket, which carries labels, is still named at admission');
+  });
+
   it('takes the external name from the k8or.io/external-name annotation (adopting an existing resource)', async () => {
     const { result } = await defaulted(bucket('apps', 'legacy', {}, { annotations: { 'k8or.io/external-name': 'corp-legacy-assets' } }));
     assert.equal(result.spec.name, 'corp-legacy-assets');

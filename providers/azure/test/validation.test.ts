@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { azureProvider, containerNaming, tableNaming, validateProviderConfig } from '@k8or/provider-azure';
+import { nameProvesOwnership, perObjectNameToken } from '@k8or/core';
 import { azureProviderConfig, bucket, table } from './support.ts';
 
 const validate = azureProvider.validation.validate.bind(azureProvider.validation);
@@ -33,6 +34,20 @@ describe('Azure validation for the webhook', () => {
     assert.notEqual(containerNaming.defaultName(a), containerNaming.defaultName(b));
     assert.notEqual(tableNaming.defaultName(a), tableNaming.defaultName(b));
     assert.notEqual(containerNaming.defaultName(a), containerNaming.defaultName({ ...a, clusterId: 'c2' }));
+  });
+
+  it('a table has no tags: its default name carries the object\'s uid token, so it proves ownership, within the rules however long the name', () => {
+    assert.equal(tableNaming.perObjectName, true, 'decided by the engine, once the object has a uid');
+    const uid = '6f1c2b9e-0d4a-4c1e-9b1a-2f3e4d5c6b7a';
+    for (const name of ['orders', 'x'.repeat(80)]) {
+      const external = tableNaming.defaultName({ clusterId: 'c1', namespace: 'team-a', name, uid });
+      assert.ok(external.includes(perObjectNameToken(uid)), external);
+      assert.deepEqual(tableNaming.validate(external, 'spec.name'), [], external);
+      assert.ok(nameProvesOwnership({ metadata: { uid } }, external));
+      assert.ok(!nameProvesOwnership({ metadata: { uid: 'another-object' } }, external), 'a second object with the same name proves nothing');
+    }
+    const again = { clusterId: 'c1', namespace: 'team-a', name: 'orders' };
+    assert.notEqual(tableNaming.defaultName({ ...again, uid }), tableNaming.defaultName({ ...again, uid: 'another-object' }), 'the same object name made again gets another table');
   });
 
   it('refuses labels that are not valid metadata: C# identifiers, k8or_ reserved, names equal but for case, non-ASCII values, too much', () => {

@@ -1,6 +1,6 @@
 /** The GCP provider's naming rules, per kind: what the webhook checks `spec.name` against, and the default external names. */
 import { dnsLabelStem, shortHash, validateBigtableTableName, validateGcsBucketName, withHash } from '@k8or/api';
-import type { DefaultNameInput, NamingRules } from '@k8or/core';
+import { perObjectNameToken, type DefaultNameInput, type NamingRules } from '@k8or/core';
 
 /** "google" and its look-alikes, which Cloud Storage refuses anywhere in a name. */
 const GOOGLE_LIKE = /g[o0]{2}g[l1]e/g;
@@ -19,8 +19,15 @@ export const gcsBucketNaming: NamingRules = {
   },
 };
 
-/** Bigtable table ids: unique per instance, `[_a-zA-Z0-9][-_.a-zA-Z0-9]*`, at most 50 characters. */
+/**
+ * Bigtable table ids: unique per instance, `[_a-zA-Z0-9][-_.a-zA-Z0-9]*`, at most 50 characters,
+ * `<namespace>-<name>-<hash><token>`. A table carries no labels, so its default name holds the
+ * object's token (`perObjectNameToken`): a table whose identity never reached status (a crash, a
+ * throttled observe after the create) is then provably this object's.
+ */
 export const bigtableTableNaming: NamingRules = {
   validate: (name, field) => validateBigtableTableName(name, field),
-  defaultName: ({ clusterId, namespace, name }: DefaultNameInput) => withHash(dnsLabelStem(`${namespace}-${name}`), shortHash(clusterId, namespace, name), { maxLength: 50 }),
+  defaultName: ({ clusterId, namespace, name, uid }: DefaultNameInput) =>
+    withHash(dnsLabelStem(`${namespace}-${name}`), `${shortHash(clusterId, namespace, name)}${uid ? perObjectNameToken(uid) : ''}`, { maxLength: 50 }),
+  perObjectName: true,
 };

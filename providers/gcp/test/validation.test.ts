@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bigtableTableNaming, gcpProvider, gcsBucketNaming, validateProviderConfig } from '@k8or/provider-gcp';
+import { nameProvesOwnership, perObjectNameToken } from '@k8or/core';
 import { bucket, gcpProviderConfig, table } from './support.ts';
 
 const config = gcpProviderConfig({}, { region: 'europe-west1' });
@@ -45,6 +46,20 @@ describe('GCP validation for the webhook', () => {
     }
     const one = { clusterId: 'c1', namespace: 'team-a', name: 'photos' };
     assert.notEqual(gcsBucketNaming.defaultName(one), gcsBucketNaming.defaultName({ ...one, clusterId: 'c2' }));
+  });
+
+  it('a table has no tags: its default name carries the object\'s uid token, so it proves ownership, within the rules however long the name', () => {
+    assert.equal(bigtableTableNaming.perObjectName, true, 'decided by the engine, once the object has a uid');
+    const uid = '6f1c2b9e-0d4a-4c1e-9b1a-2f3e4d5c6b7a';
+    for (const name of ['orders', 'x'.repeat(80)]) {
+      const external = bigtableTableNaming.defaultName({ clusterId: 'c1', namespace: 'team-a', name, uid });
+      assert.ok(external.includes(perObjectNameToken(uid)), external);
+      assert.deepEqual(bigtableTableNaming.validate(external, 'spec.name'), [], external);
+      assert.ok(nameProvesOwnership({ metadata: { uid } }, external));
+      assert.ok(!nameProvesOwnership({ metadata: { uid: 'another-object' } }, external), 'a second object with the same name proves nothing');
+    }
+    const again = { clusterId: 'c1', namespace: 'team-a', name: 'orders' };
+    assert.notEqual(bigtableTableNaming.defaultName({ ...again, uid }), bigtableTableNaming.defaultName({ ...again, uid: 'another-object' }), 'the same object name made again gets another table');
   });
 
   it('rejects what Cloud Storage would reject: locations, KMS key names, labels', () => {

@@ -115,7 +115,10 @@ class Planner {
     // The connector of this object's kind: the union of per-kind connectors narrows no further by `kind`.
     const connector = plugin.connectors[kind] as Connector | undefined;
     if (!connector) return entry({ action: 'blocked', reason: 'kind not supported', message: `provider ${plugin.provider} does not manage ${kind}` }, configLabel);
-    const externalName = externalNameFor(resource, namingRulesFor(plugin, kind), this.deps.clusterId) ?? '';
+    const decided = externalNameFor(resource, namingRulesFor(plugin, kind), this.deps.clusterId);
+    // A default that carries the object's token (a kind without tags) is decided by the operator once the object exists.
+    if (decided === undefined && namingRulesFor(plugin, kind).perObjectName) return entry({ action: 'create', externalName: NAMED_AT_CREATE }, configLabel);
+    const externalName = decided ?? '';
     const ahead = this.deps.firstNamers.ahead(resource, plugin, providerConfig, externalName);
     if (ahead.length > 0) {
       const first = ahead.map((o) => `${o.kind} ${o.namespace}/${o.name}`).join(', ');
@@ -210,6 +213,9 @@ function providerConfigFromFile(path: string): ProviderConfig {
 
 /** A bad `--provider-config` file: a usage error. */
 export class PlanUsageError extends Error {}
+
+/** What plan shows for a default name the operator decides at create (it carries the object's uid token). */
+const NAMED_AT_CREATE = '(named by the operator at create)';
 
 const show = (value: unknown): string => (value === undefined ? '(unset)' : JSON.stringify(value));
 const describeChange = (d: FieldDiff): string => `${d.field} from ${show(d.actual)} to ${show(d.desired)}`;

@@ -17,7 +17,8 @@ export function namingRulesFor(plugin: Pick<ProviderPlugin, 'naming'> | undefine
  * The external name of a resource: `spec.name`, else the
  * `k8or.io/external-name` annotation, else the provider's default for this
  * cluster. undefined when there is nothing to build a default from (no
- * metadata.name or namespace yet).
+ * metadata.name or namespace yet, or no uid for a rule whose default carries
+ * the object's token: `NamingRules.perObjectName`).
  */
 export function externalNameFor(resource: unknown, rules: NamingRules, clusterId: string): string | undefined {
   const given = stringField(resource, 'spec', 'name') ?? annotation(resource, Annotations.externalName);
@@ -26,5 +27,6 @@ export function externalNameFor(resource: unknown, rules: NamingRules, clusterId
   const name = stringField(resource, 'metadata', 'name');
   if (!namespace || !name) return undefined;
   const uid = stringField(resource, 'metadata', 'uid');
+  if (rules.perObjectName && !uid) return undefined;
   return rules.defaultName({ clusterId, namespace, name, ...(uid ? { uid } : {}) });
 }

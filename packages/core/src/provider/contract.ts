@@ -320,6 +320,13 @@ export interface NamingRules {
    * first create, so later changes to this rule never rename a resource.
    */
   defaultName(input: DefaultNameInput): string;
+  /**
+   * True when `defaultName` folds `perObjectNameToken(uid)` into the name, so that the name
+   * proves ownership of a kind without tags. Such a default is decided only once the object has
+   * a uid: by the engine before its first create, never at admission (an object has no uid yet
+   * when it is admitted), and `k8or plan` shows it as decided at create.
+   */
+  perObjectName?: boolean;
 }
 
 /** The outcome of a provider's pure validation of one object. */
