@@ -42,7 +42,7 @@ describe('k8or trace: what it may print', () => {
     }
   });
   it('a delete blocked by a protection: where the protection lives decides what lets it go', () => {
-    const engine = 'Deletion is blocked: the cloud resource is protected from deletion by spec.deletionProtection; k8or never removes a protection on delete. Turn it off (in the spec, then wait for Synced), then delete again.';
+    const engine = 'Deletion is blocked: the cloud resource is protected from deletion by spec.deletionProtection; k8or never removes a protection on delete, and a spec edit is not applied to an object being deleted. Turn the protection off on the cloud resource itself and k8or deletes it at its next try, or set the deletion policy Retain (annotation k8or.io/deletion-policy: Retain) to let the object go and keep the resource.';
     const todoOf = (deletionProtection: boolean, message: string, protection: { field: string; enabled: boolean; blocksDeletion?: boolean }[]): string => {
       const problems = problemsOf({
         object: { kind: 'Table', namespace: 'default', name: 'orders', annotations: {}, deleting: { since: 'now', finalizers: ['k8or.io/finalizer'] }, deletionProtection },

@@ -306,8 +306,19 @@ describe('protection only goes up on its own', () => {
     await w.reconcile('orders');
     assert.equal(w.synced('orders')?.reason, Reasons.DeletionBlocked);
     assert.match(w.synced('orders')?.message ?? '', /spec\.deletionProtection/);
+    // What lets it go while deleting: the cloud's own switch, or Retain; a spec edit is never applied to a deleting object.
+    assert.match(w.synced('orders')?.message ?? '', /off on the cloud resource itself/);
+    assert.match(w.synced('orders')?.message ?? '', /deletion-policy: Retain/);
+    assert.doesNotMatch(w.synced('orders')?.message ?? '', /in the spec, then wait/);
     assert.equal(w.cloud.callCount({ operation: 'delete' }), 0);
     assert.equal(w.cloud.tables.get('orders-protected')?.deletionProtection, true);
+
+    // Turned off in the cloud by the user: the next try deletes it.
+    const held = w.cloud.tables.get('orders-protected');
+    if (held) held.deletionProtection = false;
+    for (let i = 0; i < 3 && w.object('orders'); i++) await w.reconcile('orders');
+    assert.equal(w.object('orders'), undefined);
+    assert.ok(!w.cloud.tables.has('orders-protected'));
   });
 
   it('a new generation of the spec may lower it: the user asked', async () => {

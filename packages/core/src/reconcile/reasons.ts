@@ -107,5 +107,6 @@ export const Messages = {
   driftReported: (fields: string) => `The cloud differs from the spec in ${fields}; driftPolicy Report shows it and k8or does not change it.`,
   changesPending: (fields: string, seconds: number) => `The update was sent, but the cloud does not show it yet in ${fields}; looking again in ${seconds} s.`,
   protectedFromDeletion: (fields: string) =>
-    `the cloud resource is protected from deletion by ${fields}; k8or never removes a protection on delete. Turn it off (in the spec, then wait for Synced), then delete again.`,
+    `the cloud resource is protected from deletion by ${fields}; k8or never removes a protection on delete, and a spec edit is not applied to an object being deleted. ` +
+    'Turn the protection off on the cloud resource itself and k8or deletes it at its next try, or set the deletion policy Retain (annotation k8or.io/deletion-policy: Retain) to let the object go and keep the resource.',
 } as const;
