@@ -32,7 +32,7 @@ import { DeletionBlockedError, NotOwnedError, RetryableError, isRetryable } from
 import { isConflict } from '../kube/rest.js';
 import { deletionActionFor } from '../policy/deletion-policy.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
-import { decideOwnership, mayManage, ownerTagsFor } from '../policy/ownership.js';
+import { decideOwnership, mayManage, ownerTagsFor, ownerTagsNotReadYet } from '../policy/ownership.js';
 import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
 import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
@@ -293,6 +293,11 @@ export class ManagedReconciler {
     }
 
     const decision = decideOwnership(resource, observation, ownerTagsFor(resource, this.#clusterId), externalName);
+    if (decision.ownership === 'unproven' && ownerTagsNotReadYet(resource, observation)) {
+      const waiting = { status: 'False' as const, reason: Reasons.Creating, message: Messages.ownerTagsNotReadYet(externalName) };
+      await this.#setStatus(resource, call, { ready: waiting, synced: waiting });
+      return { requeueAfterMs: this.#pollIntervalMs };
+    }
     if (!mayManage(decision.ownership)) {
       const reason = decision.ownership === 'replaced' ? Reasons.ExternalResourceReplaced : Reasons.NotOwned;
       return await this.#block(resource, call, { reason, message: decision.message ?? Messages.notOwned(externalName) });
