@@ -17,13 +17,13 @@ export interface ChartDeployment {
   stop(): Promise<void>;
 }
 
-interface EnvVar {
+export interface EnvVar {
   name: string;
   value?: string;
   valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean }; [source: string]: unknown };
 }
 
-interface Container {
+export interface Container {
   args: string[];
   env?: EnvVar[];
   envFrom?: Array<{ secretRef?: { name: string; optional?: boolean }; prefix?: string; [source: string]: unknown }>;

@@ -1,8 +1,8 @@
 // The provider settings a run uses: ProviderConfigs and the Secrets they name, as manifests a
 // platform team applies with kubectl. The sandbox's point at the local backends; another cluster's
 // come from a file (K8OR_E2E_PROVIDER_CONFIGS). The suite applies them, and reads the clouds with them.
-import { readFile } from 'node:fs/promises';
-import { parseAllDocuments } from 'yaml';
+import { readFile, writeFile } from 'node:fs/promises';
+import { parseAllDocuments, stringify } from 'yaml';
 import type { ProviderConfig, SecretReference } from '@k8or/api';
 
 export interface SecretManifest {
@@ -66,6 +66,11 @@ export function sandboxProviderSettings(secretNamespace: string, endpoints: Loca
       },
     ],
   };
+}
+
+/** Writes the settings as K8OR_E2E_PROVIDER_CONFIGS takes them (YAML documents; mode 0600: it holds Secrets). */
+export async function writeProviderSettings(file: string, settings: ProviderSettings): Promise<void> {
+  await writeFile(file, [...settings.secrets, ...settings.providerConfigs].map((m) => stringify(m)).join('---\n'), { mode: 0o600 });
 }
 
 /**

@@ -4,6 +4,7 @@
 // settings of K8OR_E2E_PROVIDER_CONFIGS and the values of K8OR_E2E_VALUES (test/README.md).
 // Both go through the same install: `helm install` of charts/k8or, then the Deployment's replicas run.
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import type { SandboxOptions } from '@k8or/apiserver';
 import { waitFor } from '@k8or/core/testing';
@@ -11,7 +12,7 @@ import { startBackends, type Backends } from './backends.ts';
 import { runChartDeployment, type ChartDeployment } from './chart-deployment.ts';
 import { RUNNER, externalSettingsProblem, openCluster, type E2ECluster } from './cluster.ts';
 import { freePort, k8orBinary } from './operator-process.ts';
-import { providersOf, readProviderSettings, sandboxProviderSettings, type ProviderSettings } from './provider-settings.ts';
+import { providersOf, readProviderSettings, sandboxProviderSettings, writeProviderSettings, type ProviderSettings } from './provider-settings.ts';
 import { run, runOk } from './run.ts';
 import { startServiceProxy, type ServiceProxy } from './service-proxy.ts';
 import { CHART_DIR, tools, type Tools } from './tools.ts';
@@ -83,8 +84,14 @@ export async function openTarget(home: string, sandboxOptions: Omit<SandboxOptio
   let backends: Backends | undefined;
   try {
     const t = await tools(home, cluster.kubeconfigPath);
-    if (!PROVIDER_CONFIGS) backends = await startBackends();
-    const settings = PROVIDER_CONFIGS ? await readProviderSettings(PROVIDER_CONFIGS) : sandboxProviderSettings(RELEASE_NAMESPACE, backends!);
+    let settingsFile = PROVIDER_CONFIGS;
+    if (!settingsFile) {
+      // the local clouds' settings go through the same file another cluster's come in
+      backends = await startBackends();
+      settingsFile = join(home, 'provider-configs.yaml');
+      await writeProviderSettings(settingsFile, sandboxProviderSettings(RELEASE_NAMESPACE, backends));
+    }
+    const settings = await readProviderSettings(settingsFile);
     let deployment: ChartDeployment | undefined;
     let installed = false;
     let namespaceMade = false;
