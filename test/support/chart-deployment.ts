@@ -52,6 +52,7 @@ export async function runChartDeployment(options: RunDeploymentOptions): Promise
   const { cluster, tools: t, namespace, release } = options;
   const deployment = JSON.parse(await runOk(t.kubectl, ['get', 'deployment', release, '-n', namespace, '-o', 'json'])) as DeploymentObject;
   const pod = deployment.spec.template.spec;
+  // the suite's checks need the webhook served beside the controllers, as the chart runs them
   assert.deepEqual(pod.containers[0]!.args, ['operator', '--webhook']);
   const replicas = deployment.spec.replicas;
 
@@ -69,7 +70,7 @@ export async function runChartDeployment(options: RunDeploymentOptions): Promise
     };
   }
 
-  // The Pods the Deployment would start: the chart's env, the ServiceAccount's token.
+  // The Pods the Deployment would start: the image's entrypoint (the CLI) with the container's args and env, the ServiceAccount's token.
   const ports = options.webhookPorts ?? [];
   assert.equal(ports.length, replicas, 'one webhook port per replica');
   // a process has the Pod's env but no volumes: an emptyDir is its own disk, anything else it would miss
@@ -80,7 +81,7 @@ export async function runChartDeployment(options: RunDeploymentOptions): Promise
   const kubeconfigPath = join(options.home, 'operator.kubeconfig');
   await writeFile(kubeconfigPath, kubeconfigWithToken(cluster.kubeconfig, token), { mode: 0o600 });
   // started together, as a rollout does: they race to create the shared certificate
-  const processes: OperatorProcess[] = await Promise.all(ports.map((webhookPort) => startOperatorProcess({ bin: options.bin!, kubeconfigPath, env, webhookPort })));
+  const processes: OperatorProcess[] = await Promise.all(ports.map((webhookPort) => startOperatorProcess({ bin: options.bin!, args: pod.containers[0]!.args, kubeconfigPath, env, webhookPort })));
   const output = (): string => processes.map((p, i) => p.output().replace(/^/gm, `[replica ${i}] `)).join('\n');
   const stop = async (): Promise<void> => {
     for (const p of processes) await p.stop();
