@@ -30,8 +30,6 @@ import { EXAMPLES_DIR, type Tools } from '../support/tools.ts';
 
 const NS = RELEASE_NAMESPACE;
 const SKIP = targetProblem() ?? false;
-/** The Secret the replicas share their self-signed CA and certificate through (the chart's default without cert-manager). */
-const CERT_SECRET = 'k8or-webhook-cert';
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
 /** The certificate a replica's webhook presents, as the API server would see it. */
@@ -85,8 +83,6 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
   let chart: InstalledChart | undefined;
   /** `process` mode: each replica's webhook port here (the cluster's Pods have no address here). */
   let replicaPorts: readonly number[] = [];
-  /** The chart serves its webhook with the self-signed certificate its replicas share (not cert-manager's). */
-  let selfSigned = true;
   let s3: S3Client;
   let dynamodb: DynamoDBClient;
   /** Cloud Storage, when the settings hold the ProviderConfig of the GCP examples. */
@@ -98,8 +94,10 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
 
   const get = async (kind: string, name: string): Promise<Resource> => JSON.parse(await runOk(t.kubectl, ['get', kind, name, '-n', 'default', '-o', 'json'])) as Resource;
   const externalName = async (kind: string, name: string): Promise<string> => String((await get(kind, name)).spec['name']);
+  /** The Secret the replicas share their certificate through (the tests that read it skip without it). */
+  const certificateSecretName = (): string => chart?.certificateSecret ?? assert.fail('no shared certificate Secret: the release uses cert-manager');
   const certificateSecret = async (): Promise<{ cert: string; caBundle: string; caKey: string }> => {
-    const data = (JSON.parse(await runOk(t.kubectl, ['get', 'secret', CERT_SECRET, '-n', NS, '-o', 'json'])) as { data: Record<string, string> }).data;
+    const data = (JSON.parse(await runOk(t.kubectl, ['get', 'secret', certificateSecretName(), '-n', NS, '-o', 'json'])) as { data: Record<string, string> }).data;
     const text = (key: string): string => Buffer.from(data[key] ?? '', 'base64').toString('utf8');
     return { cert: text('tls.crt'), caBundle: text('ca.crt'), caKey: text('ca.key') };
   };
@@ -160,8 +158,6 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
     // (the replicas re-read their shared certificate every second, for the renewal below)
     chart = await target.install({ 'webhook.selfSigned.checkInterval': '1s' });
     replicaPorts = chart.processes?.webhookPorts ?? [];
-    const values = JSON.parse(await runOk(t.helm, ['get', 'values', RELEASE, '--namespace', NS, '--all', '--output', 'json'])) as { webhook?: { certManager?: { enabled?: boolean } } };
-    selfSigned = values.webhook?.certManager?.enabled !== true;
     // then its ProviderConfigs and their Secrets (the webhook validates them)
     await runOk(t.kubectl, ['apply', '-f', '-'], settingsManifests(target.settings));
   });
@@ -173,7 +169,7 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
   });
 
   it('both replicas serve the one certificate of the shared Secret, and the API server calls each', async (test) => {
-    if (!selfSigned) return test.skip('the release serves cert-manager\'s certificate (webhook.certManager.enabled)');
+    if (!chart?.certificateSecret) return test.skip('the release serves cert-manager\'s certificate (webhook.certManager.enabled)');
     await admitThroughEveryReplica();
     const { cert } = await certificateSecret();
     // (a cluster's Pods have no address here to read their certificate from)
@@ -181,14 +177,14 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
   });
 
   it('renews the shared certificate before its end, by one writer, and both replicas serve the renewed one', async (test) => {
-    if (!selfSigned) return test.skip('the release serves cert-manager\'s certificate (webhook.certManager.enabled)');
+    if (!chart?.certificateSecret) return test.skip('the release serves cert-manager\'s certificate (webhook.certManager.enabled)');
     // a year on: the serving certificate has less than a third of its lifetime left
     const stored = await certificateSecret();
     const hosts = ['localhost', '127.0.0.1', ...serviceDnsNames({ name: 'k8or-webhook', namespace: NS })];
     const ending = issueServingCertificate({ certPem: stored.caBundle, keyPem: stored.caKey }, { hosts, validityDays: 0.001 });
     const from = target.cluster.sandbox?.requestLog.length ?? 0;
     const renewalsBefore = (await operatorLogs()).split('webhook certificate renewed in its shared Secret').length;
-    await runOk(t.kubectl, ['patch', 'secret', CERT_SECRET, '-n', NS, '--type=merge', '-p', JSON.stringify({ data: { 'tls.crt': b64(ending.certPem), 'tls.key': b64(ending.keyPem) } })]);
+    await runOk(t.kubectl, ['patch', 'secret', certificateSecretName(), '-n', NS, '--type=merge', '-p', JSON.stringify({ data: { 'tls.crt': b64(ending.certPem), 'tls.key': b64(ending.keyPem) } })]);
     const renewed = await waitFor('the certificate renewed and served by every replica', async () => {
       const now = await certificateSecret();
       if (now.cert === ending.certPem) return undefined;
@@ -199,7 +195,7 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
     assert.ok(new Date(new X509Certificate(renewed.cert).validTo).getTime() > Date.now() + 300 * 86_400_000, 'a year ahead');
     assert.equal(renewed.caBundle, stored.caBundle, 'the CA stays: the caBundle the API server trusts is unchanged');
     if (target.cluster.sandbox) {
-      const writes = target.cluster.sandbox.requestLog.slice(from).filter((r) => r.verb === 'update' && r.resource === 'secrets' && r.name === CERT_SECRET && r.status === 200);
+      const writes = target.cluster.sandbox.requestLog.slice(from).filter((r) => r.verb === 'update' && r.resource === 'secrets' && r.name === certificateSecretName() && r.status === 200);
       assert.equal(writes.length, 1, 'one writer renewed it');
     }
     assert.equal((await operatorLogs()).split('webhook certificate renewed in its shared Secret').length - renewalsBefore, 1, 'one replica says it renewed it');

@@ -11,6 +11,8 @@ import type { Tools } from './tools.ts';
 
 export interface ChartDeployment {
   replicas: number;
+  /** The Secret the replicas share their self-signed webhook certificate through; undefined with cert-manager's. */
+  certificateSecret: string | undefined;
   /** Everything the replicas logged so far. */
   logs(): Promise<string>;
   /** The Pods go (in `pods` mode the release's uninstall takes them). */
@@ -55,6 +57,7 @@ export async function runChartDeployment(options: RunDeploymentOptions): Promise
   // the suite's checks need the webhook served beside the controllers, as the chart runs them
   assert.deepEqual(pod.containers[0]!.args, ['operator', '--webhook']);
   const replicas = deployment.spec.replicas;
+  const certificateSecret = pod.containers[0]!.env?.find((e) => e.name === 'K8OR_WEBHOOK_CERT_SECRET')?.value;
 
   if (cluster.runner === 'pods') {
     const selector = `app.kubernetes.io/instance=${release}`;
@@ -65,6 +68,7 @@ export async function runChartDeployment(options: RunDeploymentOptions): Promise
     }, 300_000, 1_000);
     return {
       replicas,
+      certificateSecret,
       logs: async () => await runOk(t.kubectl, ['logs', '-n', namespace, '-l', selector, '--tail=-1', '--prefix', '--max-log-requests=10']),
       stop: async () => {},
     };
@@ -92,7 +96,7 @@ export async function runChartDeployment(options: RunDeploymentOptions): Promise
     await stop();
     throw new Error(`${String(error)}\n${output()}`);
   }
-  return { replicas, logs: async () => output(), stop };
+  return { replicas, certificateSecret, logs: async () => output(), stop };
 }
 
 /** A Secret's data in the release namespace, decoded, or undefined where there is none. */

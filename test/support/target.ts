@@ -43,6 +43,8 @@ export function targetProblem(): string | undefined {
 /** The chart as installed and running. */
 export interface InstalledChart {
   replicas: number;
+  /** The Secret the replicas share their self-signed webhook certificate through; undefined with cert-manager's. */
+  certificateSecret: string | undefined;
   /**
    * The replicas as processes here (`process` mode): each one's webhook port on 127.0.0.1, and the
    * webhook Service routed to one of them (undefined: to each in turn, as kube-proxy).
@@ -97,12 +99,15 @@ export async function openTarget(home: string, sandboxOptions: Omit<SandboxOptio
     let namespaceMade = false;
 
     const uninstall = async (): Promise<void> => {
-      await deployment?.stop();
-      deployment = undefined;
-      if (installed) await runOk(t.helm, ['uninstall', RELEASE, '--namespace', RELEASE_NAMESPACE, ...(cluster.external ? ['--wait'] : [])], undefined, 300_000);
-      installed = false;
-      await service?.close();
-      service = undefined;
+      try {
+        await deployment?.stop();
+        deployment = undefined;
+        if (installed) await runOk(t.helm, ['uninstall', RELEASE, '--namespace', RELEASE_NAMESPACE, ...(cluster.external ? ['--wait'] : [])], undefined, 300_000);
+        installed = false;
+      } finally {
+        await service?.close();
+        service = undefined;
+      }
     };
 
     return {
@@ -112,15 +117,18 @@ export async function openTarget(home: string, sandboxOptions: Omit<SandboxOptio
       namespace: RELEASE_NAMESPACE,
       settings,
       install: async (set = {}) => {
-        namespaceMade = (await run(t.kubectl, ['get', 'namespace', RELEASE_NAMESPACE])).code !== 0;
+        const namespace = await run(t.kubectl, ['get', 'namespace', RELEASE_NAMESPACE]);
+        if (namespace.code !== 0 && !/NotFound/.test(namespace.stderr)) throw new Error(`kubectl get namespace ${RELEASE_NAMESPACE}: ${namespace.stderr}`);
+        namespaceMade = namespace.code !== 0;
         const values = [
           ...(VALUES ? ['--values', VALUES] : []),
           ...providersOf(settings).flatMap((provider) => ['--set', `providers.${provider}.enabled=true`]),
           ...Object.entries(set).flatMap(([key, value]) => ['--set', `${key}=${value}`]),
           ...cluster.helmImageArgs,
         ];
-        await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', RELEASE_NAMESPACE, '--create-namespace', ...values], undefined, 300_000);
+        // (a failed install leaves a release behind: uninstall removes it too)
         installed = true;
+        await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', RELEASE_NAMESPACE, '--create-namespace', ...values], undefined, 300_000);
         const replicas = await deploymentReplicas(t);
         const webhookPorts: number[] = [];
         if (cluster.runner === 'process') {
@@ -136,6 +144,7 @@ export async function openTarget(home: string, sandboxOptions: Omit<SandboxOptio
         const proxy = service;
         return {
           replicas,
+          certificateSecret: running.certificateSecret,
           processes: proxy ? { webhookPorts, routeServiceTo: (replica) => proxy.route(replica) } : undefined,
           logs: () => running.logs(),
         };
