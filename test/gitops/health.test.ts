@@ -8,11 +8,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { GetBucketTaggingCommand, CreateBucketCommand, PutBucketTaggingCommand, S3Client } from '@aws-sdk/client-s3';
-import { API_VERSION, Annotations, type Bucket, type ProviderConfig } from '@k8or/api';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { API_VERSION, Annotations, type Bucket, type ProviderConfig, type Table } from '@k8or/api';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { Engine, KubeRest, corePath, installCrds, k8orPath } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
-import { startS3Fake, type S3Fake } from '@k8or/local-clouds';
+import { startDynamoDbLocal, startDynamoDbProxy, startS3Fake, type DynamoDbLocal, type DynamoDbProxy, type S3Fake } from '@k8or/local-clouds';
 import { awsProvider } from '@k8or/provider-aws';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
@@ -55,6 +56,8 @@ describe('health of objects captured from the sandbox: Argo CD (Lua) and kstatus
   let s3: S3Client;
   let engine: Engine | undefined;
   const engines: Engine[] = [];
+  let dynamoDbLocal: DynamoDbLocal | undefined;
+  let dynamoDbProxy: DynamoDbProxy | undefined;
 
   const startEngine = async (): Promise<void> => {
     engine = new Engine({
@@ -98,19 +101,22 @@ describe('health of objects captured from the sandbox: Argo CD (Lua) and kstatus
     s3 = new S3Client({ endpoint: s3Fake.endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
     for (const name of ['k8or-system', NS]) await user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     await user.create(corePath('secrets', 'k8or-system'), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'aws-credentials' }, stringData: credentials });
-    const providerConfig = (name: string, endpoint: string): ProviderConfig => ({
-      apiVersion: API_VERSION,
-      kind: 'ProviderConfig',
-      metadata: { name },
-      spec: { provider: 'aws', region: 'us-east-1', endpoints: { bucket: endpoint }, credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'aws-credentials' } } },
-    });
-    await user.create(k8orPath('ProviderConfig', undefined), providerConfig('default', s3Fake.endpoint));
+    await user.create(k8orPath('ProviderConfig', undefined), providerConfig('default', { bucket: s3Fake.endpoint }));
     // Nothing listens there: every call fails with a network error, which the engine retries.
-    await user.create(k8orPath('ProviderConfig', undefined), providerConfig('unreachable', 'http://127.0.0.1:9'));
+    await user.create(k8orPath('ProviderConfig', undefined), providerConfig('unreachable', { bucket: 'http://127.0.0.1:9' }));
+  });
+
+  const providerConfig = (name: string, endpoints: { bucket?: string; table?: string }): ProviderConfig => ({
+    apiVersion: API_VERSION,
+    kind: 'ProviderConfig',
+    metadata: { name },
+    spec: { provider: 'aws', region: 'us-east-1', endpoints, credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'aws-credentials' } } },
   });
 
   after(async () => {
     await Promise.all(engines.map((e) => e.stop()));
+    await dynamoDbProxy?.stop();
+    await dynamoDbLocal?.stop();
     user?.close();
     s3?.destroy();
     await s3Fake?.stop();
@@ -177,8 +183,45 @@ describe('health of objects captured from the sandbox: Argo CD (Lua) and kstatus
     await waitFor('bucket held deleted', async () => (await bucket('held')) === undefined, 120_000);
 
     // The ProviderConfig: settings, healthy as the webhook admitted them.
-    const providerConfig = await user.get<ProviderConfig>(k8orPath('ProviderConfig', undefined, 'default'));
-    await check(providerConfig, providerConfigScript, { argo: 'Healthy', message: /ProviderConfig for aws/, kstatus: 'Current' });
+    const defaultConfig = await user.get<ProviderConfig>(k8orPath('ProviderConfig', undefined, 'default'));
+    await check(defaultConfig, providerConfigScript, { argo: 'Healthy', message: /ProviderConfig for aws/, kstatus: 'Current' });
+  });
+  it('a Table reads the same: Healthy once created, Degraded under a name someone else holds (DynamoDB Local)', async (t) => {
+    // As `k8or sandbox` runs it: DynamoDB Local behind the proxy that adds tagging and SigV4 checks.
+    dynamoDbLocal = await startDynamoDbLocal().catch(() => undefined);
+    if (!dynamoDbLocal) {
+      t.skip('DynamoDB Local did not start (Java 17 is needed)');
+      return;
+    }
+    dynamoDbProxy = await startDynamoDbProxy({ target: dynamoDbLocal.endpoint, credentials: { [credentials.accessKeyId]: credentials.secretAccessKey } });
+    await user.create(k8orPath('ProviderConfig', undefined), providerConfig('dynamodb', { table: dynamoDbProxy.endpoint }));
+    if (!engine) await startEngine();
+    const tableObject = async (name: string) => await user.get<Table>(k8orPath('Table', NS, name));
+    const createTable = async (name: string, externalName: string) =>
+      await user.create(k8orPath('Table', NS), {
+        apiVersion: API_VERSION,
+        kind: 'Table',
+        metadata: { name, namespace: NS },
+        spec: { name: externalName, providerConfigRef: { name: 'dynamodb' }, partitionKey: { name: 'id', type: 'string' }, deletionPolicy: 'Delete' },
+      });
+    const conditionOf = (object: Table, type: string) => object.status?.conditions?.find((c) => c.type === type);
+
+    await createTable('orders', 'health-orders');
+    const ready = await waitFor('table orders Ready and Synced', async () => {
+      const found = await tableObject('orders');
+      return found && conditionOf(found, 'Ready')?.status === 'True' && conditionOf(found, 'Synced')?.status === 'True' && found.status?.observedGeneration === found.metadata.generation ? found : undefined;
+    }, 180_000);
+    await check(ready, healthScript('Table'), { argo: 'Healthy', kstatus: 'Current' });
+
+    const dynamodb = new DynamoDBClient({ endpoint: dynamoDbProxy.endpoint, region: 'us-east-1', credentials });
+    try {
+      await dynamodb.send(new CreateTableCommand({ TableName: 'health-theirs', AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }], BillingMode: 'PAY_PER_REQUEST' }));
+    } finally {
+      dynamodb.destroy();
+    }
+    await createTable('theirs', 'health-theirs');
+    const stalled = await waitFor('table theirs Stalled', async () => ((found) => (found && conditionOf(found, 'Stalled')?.status === 'True' ? found : undefined))(await tableObject('theirs')), 180_000);
+    await check(stalled, healthScript('Table'), { argo: 'Degraded', message: /^NotOwned/, kstatus: 'Failed' });
   });
 });
 
