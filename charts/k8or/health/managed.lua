@@ -3,7 +3,7 @@
 -- (docs/install.md). Lua 5.1, as Argo CD's gopher-lua runs it.
 --
 --   Suspended    paused (k8or.io/paused), or drift held for approval (spec.driftPolicy Hold)
---   Progressing  deleting; not reconciled yet; a new generation not applied yet; Reconciling
+--   Progressing  not reconciled yet; a new generation not applied yet; Reconciling; deleting
 --   Degraded     Stalled: nothing changes until a user acts (the message says what)
 --   Healthy      Ready and Synced True for the current generation (or drift only reported)
 local hs = {}
@@ -51,15 +51,12 @@ if meta.annotations ~= nil and meta.annotations["k8or.io/paused"] == "true" then
   return hs
 end
 
+-- Argo CD itself answers Progressing ("Pending deletion") for an object being deleted, before it
+-- runs a health check; this says the same, with the reason, for other readers of the script.
 if meta.deletionTimestamp ~= nil then
-  if isTrue(stalled) then
-    hs.status = "Degraded"
-    hs.message = "Deletion stopped. " .. describe(stalled)
-  else
-    hs.status = "Progressing"
-    local why = reconciling or ready
-    hs.message = "Deleting" .. (why ~= nil and (". " .. describe(why)) or ".")
-  end
+  hs.status = "Progressing"
+  local why = stalled or reconciling or ready
+  hs.message = "Deleting" .. (why ~= nil and (". " .. describe(why)) or ".")
   return hs
 end
 

@@ -29,6 +29,7 @@ local function describe(c)
   return reason
 end
 
+-- As Argo CD itself answers for an object being deleted, before it runs a health check.
 if meta.deletionTimestamp ~= nil then
   hs.status = "Progressing"
   hs.message = "Deleting."
