@@ -1,4 +1,4 @@
-// Runs k8or's Argo CD health checks (charts/k8or/health/*.lua) in a real Lua VM: wasmoon, the C
+// Runs k8or's Argo CD health check (charts/k8or/health/k8or.lua) in a real Lua VM: wasmoon, the C
 // Lua interpreter compiled to WebAssembly. The object goes in as a Lua table, as Argo CD hands it
 // to its scripts, and the script must stay within Lua 5.1, the language of Argo CD's gopher-lua.
 import { readFileSync } from 'node:fs';
@@ -7,8 +7,8 @@ import { LuaFactory } from 'wasmoon';
 
 export const HEALTH_DIR = fileURLToPath(new URL('../../charts/k8or/health/', import.meta.url));
 
-/** The script Argo CD runs for each kind (argocd-cm key suffix `k8or.io_KIND`). */
-export const SCRIPT_FOR_KIND = { Bucket: 'managed.lua', Table: 'managed.lua', ProviderConfig: 'providerconfig.lua' } as const;
+/** The script Argo CD runs for each kind (argocd-cm key suffix `k8or.io_KIND`): one for all three. */
+export const SCRIPT_FOR_KIND = { Bucket: 'k8or.lua', Table: 'k8or.lua', ProviderConfig: 'k8or.lua' } as const;
 
 export function healthScript(kind: keyof typeof SCRIPT_FOR_KIND): string {
   return readFileSync(`${HEALTH_DIR}${SCRIPT_FOR_KIND[kind]}`, 'utf8');

@@ -25,8 +25,8 @@ const NS = 'media';
 const managed = healthScript('Bucket');
 const providerConfigScript = healthScript('ProviderConfig');
 
-describe('the Argo CD health checks are Lua 5.1, and the docs paste exactly them', () => {
-  it('no construct of Lua 5.2+ in either script (gopher-lua speaks 5.1)', () => {
+describe('the Argo CD health check is Lua 5.1, and the docs paste exactly it', () => {
+  it('no construct of Lua 5.2+ in the script (gopher-lua speaks 5.1)', () => {
     for (const file of new Set(Object.values(SCRIPT_FOR_KIND))) {
       assert.deepEqual(lua51Problems(readFileSync(`${HEALTH_DIR}${file}`, 'utf8')), [], file);
     }

@@ -1,11 +1,14 @@
--- Argo CD health check for k8or's Bucket and Table (group k8or.io).
--- Paste it under resource.customizations.health.k8or.io_Bucket and ..._Table in argocd-cm
--- (docs/install.md). Lua 5.1, as Argo CD's gopher-lua runs it.
+-- Argo CD health check for k8or's Bucket, Table and ProviderConfig (group k8or.io).
+-- Paste it under resource.customizations.health.k8or.io_Bucket, ..._Table and ..._ProviderConfig
+-- in argocd-cm (docs/install.md). Lua 5.1, as Argo CD's gopher-lua runs it.
 --
+-- Bucket and Table:
 --   Suspended    paused (k8or.io/paused), or drift held for approval (spec.driftPolicy Hold)
 --   Progressing  not reconciled yet; a new generation not applied yet; Reconciling; deleting
 --   Degraded     Stalled: nothing changes until a user acts (the message says what)
 --   Healthy      Ready and Synced True for the current generation (or drift only reported)
+-- ProviderConfig: settings the webhook checked at apply time, Healthy unless being deleted or its
+-- status carries conditions that say more; the objects that use it report trouble reaching the cloud.
 local hs = {}
 local meta = obj.metadata or {}
 local status = obj.status or {}
@@ -45,9 +48,17 @@ local synced = condition("Synced")
 local stalled = condition("Stalled")
 local reconciling = condition("Reconciling")
 
-if meta.annotations ~= nil and meta.annotations["k8or.io/paused"] == "true" then
-  hs.status = "Suspended"
-  hs.message = "Reconciling is paused by the k8or.io/paused annotation; remove it to resume."
+if obj.kind == "ProviderConfig" then
+  if meta.deletionTimestamp ~= nil or isTrue(reconciling) then
+    hs.status = "Progressing"
+    hs.message = meta.deletionTimestamp ~= nil and "Deleting." or describe(reconciling)
+  elseif isTrue(stalled) or (ready ~= nil and ready.status == "False") then
+    hs.status = "Degraded"
+    hs.message = describe(isTrue(stalled) and stalled or ready)
+  else
+    hs.status = "Healthy"
+    hs.message = "ProviderConfig for " .. tostring(obj.spec ~= nil and obj.spec.provider or "a provider") .. "."
+  end
   return hs
 end
 
@@ -57,6 +68,12 @@ if meta.deletionTimestamp ~= nil then
   hs.status = "Progressing"
   local why = stalled or reconciling or ready
   hs.message = "Deleting" .. (why ~= nil and (". " .. describe(why)) or ".")
+  return hs
+end
+
+if meta.annotations ~= nil and meta.annotations["k8or.io/paused"] == "true" then
+  hs.status = "Suspended"
+  hs.message = "Reconciling is paused by the k8or.io/paused annotation; remove it to resume."
   return hs
 end
 
