@@ -43,7 +43,8 @@ import { providerSettingsViolations } from '../policy/settings.js';
 import { rateLimitViolations } from '../policy/rate-limits.js';
 import type { CloudRateLimits } from '../cloud-rate-limit/cloud-rate-limits.js';
 import { annotationIsTrue } from '../policy/read.js';
-import { mergeConditions, statusEqual, type DesiredCondition } from './conditions.js';
+import { mergeConditions, statusEqual, withoutConditions, type DesiredCondition } from './conditions.js';
+import { progressConditions } from './progress.js';
 import { ReconcileDeadline } from './deadline.js';
 import type { ConfigLookups, EventRecorder, EventType, ManagedPatch, ManagedResourceClient, NamespaceInfo, OutputsWriter, ProviderPlugins, SecretData } from './ports.js';
 import { Messages, Reasons } from './reasons.js';
@@ -798,9 +799,10 @@ export class ManagedReconciler {
     // Stopped or lost leadership: write nothing more, another worker (or leader) takes over.
     call.stop.throwIfAborted();
     const state: ConditionState = { status: 'False', reason, message };
-    await this.#setStatus(resource, call, { ready: this.#readyAfterFailure(resource, state), synced: state }, { type: 'Warning', reason, message, always: true });
+    const retrying = isRetryable(error);
+    await this.#setStatus(resource, call, { ready: this.#readyAfterFailure(resource, state), synced: state, retrying }, { type: 'Warning', reason, message, always: true });
     if (error instanceof RetryableError && error.retryAfterMs !== undefined) return { requeueAfterMs: error.retryAfterMs };
-    return isRetryable(error) ? { backoff: true } : this.#resync(resource);
+    return retrying ? { backoff: true } : this.#resync(resource);
   }
 
   /** Ready after a failure: unchanged while the resource is known to be available, else False with the failure's reason. */
@@ -841,6 +843,8 @@ export class ManagedReconciler {
       appliedSpecDigest?: string;
       target?: CloudTarget;
       identity?: ResourceIdentity;
+      /** The pass ended on a failed call that is retried: Reconciling rather than Stalled. */
+      retrying?: boolean;
     },
     event?: { type: EventType; reason: string; message: string; always?: boolean },
   ): Promise<void> {
@@ -850,10 +854,17 @@ export class ManagedReconciler {
       const desired: DesiredCondition[] = [];
       if (change.ready) desired.push({ type: ConditionTypes.Ready, ...change.ready });
       if (change.synced) desired.push({ type: ConditionTypes.Synced, ...change.synced });
-      const next: ManagedStatus = {
-        ...current.status,
-        conditions: mergeConditions(current.status?.conditions, desired, current.metadata.generation, this.#timestamp()),
-      };
+      let conditions = mergeConditions(current.status?.conditions, desired, current.metadata.generation, this.#timestamp());
+      if (change.synced) {
+        const progress = progressConditions({
+          ready: conditions.find((c) => c.type === ConditionTypes.Ready),
+          synced: change.synced,
+          deleting: Boolean(current.metadata.deletionTimestamp),
+          retrying: change.retrying ?? false,
+        });
+        conditions = mergeConditions(withoutConditions(conditions, progress.remove), progress.set, current.metadata.generation, this.#timestamp());
+      }
+      const next: ManagedStatus = { ...current.status, conditions };
       // Top-level observedGeneration says which spec the cloud was last brought in line with.
       if (change.atProvider || change.provider) next.observedGeneration = current.metadata.generation;
       if (change.provider) next.provider = change.provider;
