@@ -1,0 +1,3 @@
+export * from './ring.js';
+export * from './keys.js';
+export * from './labels.js';
