@@ -1,7 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { HashRing, assignShard, shardKeyOf, type ShardKeySource } from '@k8or/core';
+import type { Bucket, ProviderConfig } from '@k8or/api';
+import { HashRing, assignShard, shardKeyOf, shardKeySourceOf, type ShardKeySource } from '@k8or/core';
 import { cloudResourceKey } from '@k8or/core/policy';
+import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 
 /** `count` Buckets spread over a few namespaces and ProviderConfig targets, each naming its own cloud resource. */
 function buckets(count: number): ShardKeySource[] {
@@ -83,5 +85,34 @@ describe('shard assignment by consistent hashing', () => {
     assert.deepEqual(assignAll(a, objects.slice(0, 500)), assignAll(b, objects.slice(0, 500)));
     assert.equal(new HashRing([]).shardFor('anything'), undefined);
     assert.throws(() => new HashRing(['']), RangeError);
+  });
+});
+
+describe('the hash key of a Bucket or Table', () => {
+  const providerConfigs = new Map([
+    ['default', { apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'default' }, spec: { provider: 'aws', region: 'eu-west-1' } }],
+    ['same-account', { apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'same-account' }, spec: { provider: 'aws', region: 'eu-west-1' } }],
+  ] as const);
+  const context = {
+    namespace: (name: string) => (name === 'team-b' ? { metadata: { name, annotations: { 'k8or.io/provider-config': 'same-account' } } } : { metadata: { name } }),
+    providerConfig: (name: string) => providerConfigs.get(name as 'default') as unknown as ProviderConfig | undefined,
+    providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]),
+    clusterId: 'test-cluster',
+  };
+  const bucket = (namespace: string, name: string, spec: Record<string, unknown>): Bucket =>
+    ({ apiVersion: 'k8or.io/v1alpha1', kind: 'Bucket', metadata: { namespace, name }, spec }) as unknown as Bucket;
+
+  it('is the cloud resource: objects naming it through different ProviderConfigs share it', () => {
+    const a = shardKeySourceOf('Bucket', bucket('team-a', 'x', { name: 'shared-data' }), context);
+    const b = shardKeySourceOf('Bucket', bucket('team-b', 'y', { name: 'shared-data' }), context);
+    assert.ok(a.cloudResourceKey?.includes('shared-data'), a.cloudResourceKey);
+    assert.equal(shardKeyOf(a), shardKeyOf(b));
+    assert.notEqual(shardKeyOf(a), shardKeyOf(shardKeySourceOf('Bucket', bucket('team-a', 'z', { name: 'other-data' }), context)));
+  });
+
+  it('is the object itself while its cloud resource cannot be known', () => {
+    const missing = shardKeySourceOf('Bucket', bucket('team-a', 'x', { name: 'd', providerConfigRef: { name: 'nowhere' } }), context);
+    assert.equal(missing.cloudResourceKey, undefined);
+    assert.equal(shardKeyOf(missing), 'object:Bucket/team-a/x');
   });
 });
