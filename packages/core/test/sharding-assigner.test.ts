@@ -84,6 +84,8 @@ describe('the shard assigner against the sandbox', () => {
     const result = await syncWith(['shard-a', 'shard-b']);
     const afterMove = await buckets();
     const onC = before.filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').length;
+    const lease = await user.get<{ spec?: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/shard-c`);
+    assert.equal(lease?.spec?.holderIdentity, 'k8or-shard-assigner', 'the assigner holds the dead shard\'s Lease while its objects move');
     assert.equal(result.applied.length, onC, 'one write per object moved');
     before.forEach((b, i) => {
       const now = afterMove[i]!.metadata.labels?.[SHARD];

@@ -144,6 +144,37 @@ describe('shard Leases in the sandbox', () => {
     }
   });
 
+  it('takes a dead shard\'s Lease, so a replica of that name waits for that record to expire', async () => {
+    const { ring, reader } = newRing();
+    const crashed = startShard(ring, `${ring}-a`);
+    const released = startShard(ring, `${ring}-b`);
+    await readUntil(reader, 'two live shards', (m) => m.live.length === 2);
+    await released.lease.stop();
+    await crashed.lease.stop({ release: false });
+    await readUntil(reader, 'both dead', (m) => m.live.length === 0 && m.expiring.length === 0);
+    assert.equal(await reader.takeOver(crashed.name, 'k8or-shard-assigner'), true);
+    assert.equal(await reader.takeOver(released.name, 'k8or-shard-assigner'), true);
+    const takenAt = performance.now();
+    assert.equal((await coordination.readNamespacedLease({ namespace, name: crashed.name })).spec?.holderIdentity, 'k8or-shard-assigner');
+    assert.deepEqual(await reader.read(), { live: [], expiring: [] }, 'still dead once taken, the released one too');
+
+    const back = startShard(ring, crashed.name);
+    assert.ok(!(await reader.read()).live.includes(back.name), 'not live at once');
+    await readUntil(reader, 'the replica to hold its Lease again', (m) => m.live.includes(back.name));
+    const waited = performance.now() - takenAt;
+    assert.ok(waited >= 2000, `held its Lease again ${waited.toFixed(0)} ms after the takeover, before that record expired`);
+  });
+
+  it('does not take the Lease of a shard that renewed since it was read', async () => {
+    const { ring, reader } = newRing();
+    const a = startShard(ring, `${ring}-a`);
+    await readUntil(reader, 'the shard live', (m) => m.live.includes(a.name));
+    const readVersion = (await coordination.readNamespacedLease({ namespace, name: a.name })).metadata?.resourceVersion;
+    await waitFor('a renewal', async () => (await coordination.readNamespacedLease({ namespace, name: a.name })).metadata?.resourceVersion !== readVersion, 30_000, 50);
+    assert.equal(await reader.takeOver(a.name, 'k8or-shard-assigner'), false);
+    assert.equal((await coordination.readNamespacedLease({ namespace, name: a.name })).spec?.holderIdentity, a.name);
+  });
+
   it('never answers "no shards" when it cannot list', async () => {
     const unreachable = new KubeConfig();
     unreachable.loadFromOptions({

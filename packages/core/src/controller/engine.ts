@@ -22,7 +22,7 @@ import { ManagedReconciler } from '../reconcile/reconciler.js';
 import { CachedManagedResources } from './cached-resources.js';
 import { Controller, type ControllerMetrics, type ManagedObject } from './controller.js';
 import { LeaderElector } from '../leader/index.js';
-import { shardLease } from '../sharding/shard-lease.js';
+import { shardLease, type ShardLeaseOptions } from '../sharding/shard-lease.js';
 
 export interface LeaderElectionSettings {
   /** Namespace of the coordination.k8s.io Lease. */
@@ -36,18 +36,8 @@ export interface LeaderElectionSettings {
   retryPeriodMs?: number;
 }
 
-/** Sharding: this instance is one shard of a ring (docs/sharding.md). */
-export interface ShardingSettings {
-  /** Namespace of the shard Leases. */
-  namespace: string;
-  /** The ring: the operator's name. */
-  ring: string;
-  /** This shard's name (the Pod name): its Lease and its label value. */
-  shard: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-}
+/** Sharding: this instance is one shard of a ring (docs/sharding.md): its Lease's namespace, ring, shard name and timings. */
+export type ShardingSettings = Omit<ShardLeaseOptions, 'kubeConfig' | 'logger'>;
 
 /** Where the engine reports health: core-infra's HealthChecks fits. */
 export interface HealthRegistry {

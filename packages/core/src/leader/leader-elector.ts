@@ -2,7 +2,7 @@ import type { KubeAccess } from '../kube/access.js';
 import type { Logger } from 'pino';
 import { KubeApiError, requestJson, resourcePath } from '../informer/request.js';
 import { sleepUnlessAborted } from '../util/sleep.js';
-import { LeaseObservation, type LeaseRecord } from './lease-observation.js';
+import { LeaseObservation, microTime, type LeaseRecord } from './lease-observation.js';
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeAccess;
@@ -277,9 +277,4 @@ export class LeaderElector {
   private sleep(ms: number): Promise<void> {
     return sleepUnlessAborted(ms, this.stopping.signal);
   }
-}
-
-/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
-function microTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }

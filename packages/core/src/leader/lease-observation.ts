@@ -48,3 +48,8 @@ export class LeaseObservation {
     return this.#changedAt + durationMs > now;
   }
 }
+
+/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
+export function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}

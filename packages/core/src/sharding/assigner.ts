@@ -17,6 +17,8 @@ export interface ShardAssignerOptions {
   providers: ReadonlyMap<string, ProviderPlugin>;
   clusterId: string;
   kinds?: readonly ManagedKindName[];
+  /** Written as the holder of a dead shard's Lease while its objects move; default `k8or-shard-assigner`. */
+  identity?: string;
   /** Per request; default 30 s. */
   timeoutMs?: number;
 }
@@ -69,9 +71,18 @@ export class ShardAssigner {
         resources.set({ ...shardKeySourceOf(kind, resource, context), labels: resource.metadata.labels ?? {} }, resource);
       }
     }
-    for (const change of planShardLabels(resources.keys(), membership)) {
+    const changes = planShardLabels(resources.keys(), membership);
+    // The fence: hold each dead shard's Lease before its objects move, so no replica of that name
+    // can hold it, and work them, meanwhile. A shard that renewed after all keeps its objects.
+    const fenced = new Map<string, boolean>();
+    for (const change of changes) {
+      if (change.action !== 'assign' || change.from === undefined || fenced.has(change.from)) continue;
+      fenced.set(change.from, await this.#reader.takeOver(change.from, this.#options.identity ?? 'k8or-shard-assigner'));
+    }
+    for (const change of changes) {
       const resource = resources.get(change.object)!;
-      const written = await this.#apply(change, resource);
+      const fencedOff = change.action === 'assign' && change.from !== undefined && !fenced.get(change.from);
+      const written = !fencedOff && (await this.#apply(change, resource));
       (written ? result.applied : result.skipped).push(change);
     }
     return result;

@@ -1,6 +1,6 @@
 import type { KubeAccess } from '../kube/access.js';
-import { requestJson, resourcePath } from '../informer/request.js';
-import { LeaseObservation, type LeaseRecord } from '../leader/lease-observation.js';
+import { KubeApiError, requestJson, resourcePath } from '../informer/request.js';
+import { LeaseObservation, microTime, type LeaseRecord } from '../leader/lease-observation.js';
 import { SHARD_LEASE_LABEL } from './labels.js';
 
 /** Who may hold objects, as one reader saw the ring's Leases. */
@@ -30,8 +30,15 @@ export interface ShardLeaseReaderOptions {
   timeoutMs?: number;
 }
 
+interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
+  spec?: LeaseRecord;
+}
+
 interface LeaseList {
-  items?: { metadata?: { name?: string }; spec?: LeaseRecord }[];
+  items?: Lease[];
 }
 
 /** What the reader remembers of one shard's Lease. */
@@ -40,6 +47,10 @@ interface Seen {
   lease: LeaseObservation;
   /** Only the records the shard wrote itself: the fence runs from the last of them. */
   own: LeaseObservation;
+  /** The shard released its Lease since it last held it: it has stopped. */
+  released: boolean;
+  /** The Lease as listed, for a compare-and-swap takeover. */
+  raw: Lease;
 }
 
 /**
@@ -75,24 +86,56 @@ export class ShardLeaseReader {
       if (!name) continue;
       listed.add(name);
       const record = item.spec ?? {};
-      const seen = this.#seen.get(name) ?? { lease: new LeaseObservation(), own: new LeaseObservation() };
+      const seen = this.#seen.get(name) ?? { lease: new LeaseObservation(), own: new LeaseObservation(), released: false, raw: item };
       this.#seen.set(name, seen);
+      seen.raw = item;
       seen.lease.observe(record, now);
+      if (record.holderIdentity === name) seen.released = false;
+      else if (!record.holderIdentity) seen.released = true;
       // A Lease first seen under another holder: its shard may have written it a moment ago.
       if (record.holderIdentity === name || !seen.own.record) seen.own.observe(record, now);
       if (!record.holderIdentity) continue; // released by the shard after it stopped
       if (record.holderIdentity === name) {
         if (seen.lease.unexpired(durationMs, now)) live.push(name);
-      } else if (seen.own.unexpired(durationMs, now)) {
+      } else if (!seen.released && seen.own.unexpired(durationMs, now)) {
         expiring.push(name);
       }
     }
     // A Lease deleted under a shard that may still be working: expiring until its last record expires.
     for (const [name, seen] of this.#seen) {
       if (listed.has(name)) continue;
-      if (seen.own.unexpired(durationMs, now)) expiring.push(name);
+      if (!seen.released && seen.own.unexpired(durationMs, now)) expiring.push(name);
       else this.#seen.delete(name);
     }
     return { live: live.sort(), expiring: expiring.sort() };
+  }
+
+  /**
+   * Takes a dead shard's Lease before its objects move: writes `holder` over the Lease as last
+   * read, carrying its resourceVersion, so it fails (false) if the shard renewed meanwhile. A
+   * replica of that name must then wait for this record to expire before it holds its Lease
+   * again, which keeps it from working objects that are being moved. True when there is no
+   * Lease to take (nothing can come back through it but a new Lease, which starts live).
+   */
+  async takeOver(shard: string, holder: string): Promise<boolean> {
+    const seen = this.#seen.get(shard);
+    if (!seen) return true;
+    if (seen.raw.spec?.holderIdentity === holder) return true;
+    const { kubeConfig, namespace } = this.#options;
+    const now = microTime(new Date());
+    const path = `${resourcePath('coordination.k8s.io', 'v1', 'leases', namespace)}/${encodeURIComponent(shard)}`;
+    const durationSeconds = seen.raw.spec?.leaseDurationSeconds && seen.raw.spec.leaseDurationSeconds > 1 ? seen.raw.spec.leaseDurationSeconds : Math.ceil((this.#options.defaultLeaseDurationMs ?? 15_000) / 1000);
+    try {
+      seen.raw = (await requestJson(kubeConfig, 'PUT', path, {
+        body: { ...seen.raw, spec: { ...seen.raw.spec, holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: (seen.raw.spec?.leaseTransitions ?? 0) + 1 } },
+        timeoutMs: this.#options.timeoutMs ?? 10_000,
+        userAgent: 'k8or-shard-leases',
+      })) as Lease;
+      return true;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 409) return false;
+      if (error instanceof KubeApiError && error.status === 404) return true;
+      throw error;
+    }
   }
 }
