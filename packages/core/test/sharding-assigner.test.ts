@@ -120,4 +120,16 @@ describe('the shard assigner against the sandbox', () => {
     const writes = drained.applied.length + asked.length + assigned.applied.length;
     console.log(`moved ${asked.length} of ${final.length} objects to a new shard with ${(writes / asked.length).toFixed(1)} API writes each`);
   });
+
+  it('run() keeps assigning new objects until its signal aborts', async () => {
+    const leading = new AbortController();
+    const running = assigner.run(leading.signal, 200);
+    await createBucket('team-b', 'newcomer', 'newcomer-data');
+    await waitFor('the newcomer assigned', async () => (await user.get<ManagedResource>(k8orPath('Bucket', 'team-b', 'newcomer')))?.metadata.labels?.[SHARD], 30_000, 100);
+    leading.abort();
+    await running;
+    await createBucket('team-b', 'after-leading', 'after-leading-data');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal((await user.get<ManagedResource>(k8orPath('Bucket', 'team-b', 'after-leading')))?.metadata.labels?.[SHARD], undefined, 'no pass after the signal aborted');
+  });
 });
