@@ -376,6 +376,45 @@ describe('protection only goes up on its own', () => {
     assert.ok(!w.cloud.tables.has('orders-protected'));
   });
 
+  it('a spec edited while the create was on its way: the status speaks for the spec created from, and the edit lowers the protection', async () => {
+    let w!: ReturnType<typeof world>;
+    // The user turns versioning off between the create call and the record of its success.
+    w = world('Bucket', (cloud) => {
+      const base = inMemoryProviderPlugin(cloud);
+      const connector = base.connectors.Bucket as NonNullable<ProviderPlugin['connectors']['Bucket']>;
+      return {
+        ...base,
+        connectors: {
+          ...base.connectors,
+          Bucket: {
+            connect: async (...args: Parameters<typeof connector.connect>) => {
+              const inner = (await connector.connect(...args)) as unknown as ExternalClient;
+              const client: ExternalClient = {
+                observe: (r, c) => inner.observe(r, c),
+                create: async (r, c) => {
+                  await inner.create(r, c);
+                  w.objects.editSpec('Bucket', NS, 'photos', (spec) => void (spec['versioning'] = false));
+                },
+                update: (r, o, c) => inner.update(r, o, c),
+                delete: (r, c) => inner.delete(r, c),
+              };
+              return client as never;
+            },
+          },
+        },
+      };
+    });
+    w.objects.put(bucket('photos', { name: 'photos-edited', versioning: true }));
+    await w.reconcile('photos');
+    assert.equal(w.cloud.buckets.get('photos-edited')?.versioning, true, 'created from the spec as it was');
+    assert.equal(w.object('photos')?.metadata.generation, 2);
+    assert.equal(w.object('photos')?.status?.observedGeneration, 1, 'the status speaks for the spec the cloud got, not the edit');
+    await w.reconcile('photos');
+    assert.equal(w.cloud.buckets.get('photos-edited')?.versioning, false, "the user's edit is applied: it asked to lower it");
+    assert.equal(w.synced('photos')?.reason, Reasons.ReconcileSuccess);
+    assert.equal(w.object('photos')?.status?.observedGeneration, 2);
+  });
+
   it('a new generation of the spec may lower it: the user asked', async () => {
     const w = world('Table');
     w.objects.put(table('orders', { name: 'orders-lowered', deletionProtection: true }));

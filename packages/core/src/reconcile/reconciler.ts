@@ -277,7 +277,13 @@ export class ManagedReconciler {
         return await this.#fail(resource, call, Reasons.CannotCreateExternalResource, error);
       }
       log?.info({ externalName }, 'created external resource');
+      const createdFrom = resource;
       resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
+      // The patch returns the object as it is now: a spec edited since the create was decided is
+      // not what the cloud got, so this pass reports on the spec it created from and stamps that
+      // generation; the next pass applies the newer one as the user's ask (protections included).
+      const appliedGeneration = createdFrom.metadata.generation;
+      if (resource.metadata.generation !== appliedGeneration) resource = { ...resource, spec: createdFrom.spec } as ManagedResource;
       // Once the create is recorded, the Event needs nothing from the observe for atProvider and
       // the status write after it: it is written meanwhile, not in the worker's way.
       const announced = this.#event(resource, call, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
@@ -287,7 +293,7 @@ export class ManagedReconciler {
         } catch (error) {
           return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
         }
-        return await this.#succeed(resource, call, observation, target, externalName, { applyIssues: applied?.settingIssues, record: true });
+        return await this.#succeed(resource, call, observation, target, externalName, { applyIssues: applied?.settingIssues, record: true, appliedGeneration });
       } finally {
         await announced;
       }
@@ -668,7 +674,13 @@ export class ManagedReconciler {
     observation: Observation,
     target: Target,
     externalName: string,
-    options: { applyIssues?: readonly SettingIssue[] | undefined; leftAlone?: ReadonlyMap<string, LeftAlone>; record?: boolean },
+    options: {
+      applyIssues?: readonly SettingIssue[] | undefined;
+      leftAlone?: ReadonlyMap<string, LeftAlone>;
+      record?: boolean;
+      /** The generation whose spec the cloud was brought in line with, where the object has moved on since. */
+      appliedGeneration?: number | undefined;
+    },
   ): Promise<ReconcileOutcome> {
     const outputsProblem = await this.#publishOutputs(resource, call, observation, target, externalName);
     const issues = distinctIssues([...(options.applyIssues ?? []), ...(observation.settingIssues ?? [])]);
@@ -701,6 +713,7 @@ export class ManagedReconciler {
         heldDriftDigest: digest,
         driftCheckInterval: this.#resyncPeriod(resource),
         appliedSpecDigest: specDigest(resource.spec as unknown as Record<string, unknown>),
+        ...(options.appliedGeneration !== undefined ? { generation: options.appliedGeneration } : {}),
         ...(options.record ? { target: target.cloudTarget, ...(observation.identity ? { identity: observation.identity } : {}) } : {}),
       },
       // A change still on its way is no warning: it is looked at again within seconds.
@@ -845,16 +858,19 @@ export class ManagedReconciler {
       identity?: ResourceIdentity;
       /** The pass ended on a failed call that is retried: Reconciling rather than Stalled. */
       retrying?: boolean;
+      /** The generation this status speaks for, when not the object's current one (a spec edited during the create). */
+      generation?: number | undefined;
     },
     event?: { type: EventType; reason: string; message: string; always?: boolean },
   ): Promise<void> {
     let current = resource;
     let changed = false;
     for (let attempt = 1; ; attempt++) {
+      const generation = change.generation ?? current.metadata.generation;
       const desired: DesiredCondition[] = [];
       if (change.ready) desired.push({ type: ConditionTypes.Ready, ...change.ready });
       if (change.synced) desired.push({ type: ConditionTypes.Synced, ...change.synced });
-      let conditions = mergeConditions(current.status?.conditions, desired, current.metadata.generation, this.#timestamp());
+      let conditions = mergeConditions(current.status?.conditions, desired, generation, this.#timestamp());
       if (change.synced) {
         const progress = progressConditions({
           ready: conditions.find((c) => c.type === ConditionTypes.Ready),
@@ -862,11 +878,11 @@ export class ManagedReconciler {
           deleting: Boolean(current.metadata.deletionTimestamp),
           retrying: change.retrying ?? false,
         });
-        conditions = mergeConditions(withoutConditions(conditions, progress.remove), progress.set, current.metadata.generation, this.#timestamp());
+        conditions = mergeConditions(withoutConditions(conditions, progress.remove), progress.set, generation, this.#timestamp());
       }
       const next: ManagedStatus = { ...current.status, conditions };
       // Top-level observedGeneration says which spec the cloud was last brought in line with.
-      if (change.atProvider || change.provider) next.observedGeneration = current.metadata.generation;
+      if (change.atProvider || change.provider) next.observedGeneration = generation;
       if (change.provider) next.provider = change.provider;
       if (change.atProvider?.atProvider) next.atProvider = change.atProvider.atProvider;
       if (change.drift) {
