@@ -2,7 +2,10 @@
 // page's own commands pack @k8or/api and @k8or/core, its code blocks marked with a file name
 // (```ts file=src/index.ts) are written to a fresh folder beside those package files, and the
 // page's `npm test` compiles the provider with tsc and runs the conformance kit on it. A wrong
-// block (a type error, an observe that breaks a rule) fails this test.
+// block (a type error, an observe that breaks a rule) fails this test. Then the provider, packed
+// as the page says and installed beside k8or, is loaded by name: `k8or validate` (the webhook's
+// own rules, through the operator's provider loader) admits the page's ProviderConfig and Bucket,
+// which it refuses with providerconfig.provider-installed while the package is not there.
 //
 // Installing: by default the two package files are unpacked into the folder's node_modules as
 // npm would, and their third-party dependencies (ajv, inversify, ..., typescript) come from this
@@ -22,6 +25,7 @@ const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const PAGE = join(REPO, 'docs', 'providers', 'writing-a-provider.md');
 const REAL_INSTALL = process.env['K8OR_GUIDE_NPM_INSTALL'] === '1';
+const K8OR = fileURLToPath(new URL('../bin/k8or.js', import.meta.url));
 
 /** The page's code blocks that name a file: ```ts file=src/index.ts. */
 function fileBlocks(markdown: string): Map<string, string> {
@@ -34,11 +38,22 @@ function fileBlocks(markdown: string): Map<string, string> {
   return blocks;
 }
 
-/** The one line of the page's shell blocks that starts with `prefix`. */
-function commandLine(markdown: string, prefix: string): string {
-  const lines = [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].flatMap((m) => (m[1] ?? '').split('\n')).filter((line) => line.startsWith(prefix));
-  assert.equal(lines.length, 1, `the page has one "${prefix}..." command: ${JSON.stringify(lines)}`);
-  return (lines[0] ?? '').replace(/\s+#.*$/, '');
+/** The one command of the page's shell blocks that starts with `prefix` (its comment cut off). */
+function commandLine(markdown: string, prefix: string, exact = false): string {
+  const lines = [...markdown.matchAll(/^\s*```sh\n([\s\S]*?)^\s*```$/gm)]
+    .flatMap((m) => (m[1] ?? '').split('\n'))
+    .map((line) => line.trim().replace(/\s+#.*$/, ''))
+    .filter((line) => (exact ? line === prefix : line.startsWith(prefix)));
+  assert.equal(lines.length, 1, `the page has one "${prefix}" command: ${JSON.stringify(lines)}`);
+  return lines[0] ?? '';
+}
+
+/** `k8or validate` of `file`: its exit code and output. */
+async function validate(file: string, args: string[] = []): Promise<{ code: number; output: string }> {
+  return await run(process.execPath, [K8OR, 'validate', '-f', file, ...args], { env: envWith([]), timeout: 60_000 }).then(
+    ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? -1, output: `${error.stdout ?? ''}${error.stderr ?? ''}` }),
+  );
 }
 
 /** A command line's words (the page's commands quote nothing). */
@@ -134,5 +149,37 @@ describe('the provider guide, followed from an empty folder', () => {
     assert.match(output, /(?:ℹ|#) fail 0/, output);
     assert.ok(passed >= 14, `the kit's cases ran (${passed} passed):\n${output}`);
     assert.match(output, /access denied on observe is an error, never absence/);
+  });
+
+  it("installed beside k8or from its npm pack, is what the webhook's rules need to admit the page's ProviderConfig and Bucket", async () => {
+    await npm(words(commandLine(markdown, 'npm pack', true)).slice(1), folder, envWith(REAL_INSTALL ? [] : [join(root, 'node_modules', '.bin')]));
+    const tarball = (await readdir(folder)).find((f) => /^k8or-provider-foo-.*\.tgz$/.test(f));
+    assert.ok(tarball, 'npm pack made k8or-provider-foo-<version>.tgz');
+    // Beside k8or: the package file unpacked next to k8or's own @k8or/core and @k8or/api, as in a checkout.
+    const beside = join(root, 'beside');
+    await unpack(join(folder, tarball), join(beside, 'node_modules', 'k8or-provider-foo'));
+    await mkdir(join(beside, 'node_modules', '@k8or'));
+    for (const name of ['core', 'api']) await symlink(join(REPO, 'packages', name), join(beside, 'node_modules', '@k8or', name), 'dir');
+    const manifests = [...markdown.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)].map((m) => m[1] ?? '').filter((text) => /kind: ProviderConfig/.test(text));
+    assert.equal(manifests.length, 1, 'the page has one manifest with its ProviderConfig');
+    const file = join(root, 'foo.yaml');
+    await writeFile(file, manifests[0] ?? '');
+    assert.doesNotMatch(manifests[0] ?? '', /metadata: \{ name: default \}/, 'the ProviderConfig is not the default one');
+    assert.match(manifests[0] ?? '', /kind: Secret/, 'the page shows the Secret');
+
+    const without = await validate(file);
+    assert.equal(without.code, 1, without.output);
+    assert.match(without.output, /rule providerconfig\.provider-installed/, 'without the package, the webhook refuses the Bucket');
+    const installed = await validate(file, ['--provider-root', beside]);
+    assert.equal(installed.code, 0, installed.output);
+    assert.match(installed.output, /ProviderConfig foo: valid/);
+    assert.match(installed.output, /Bucket default\/photos: valid/);
+
+    // The page's sample of what validate says about a setting foo does not have.
+    await writeFile(file, (manifests[0] ?? '').replace('zone: north', 'zone: east'));
+    const refused = await validate(file, ['--provider-root', beside]);
+    assert.equal(refused.code, 1, refused.output);
+    const sample = /^ {4}(spec\.settings\.zone: .*)$/m.exec(markdown)?.[1];
+    assert.ok(sample && refused.output.includes(sample), `the page shows what validate says (${sample}):\n${refused.output}`);
   });
 });
