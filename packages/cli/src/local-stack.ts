@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { API_VERSION, type ProviderConfig } from '@k8or/api';
-import { CoreMetrics, Engine, HealthChecks, createLogger, installCrds, startProbeServer, type ProbeServer } from '@k8or/core';
+import { CoreMetrics, Engine, HealthChecks, createLogger, crdsListingSettingsOf, installCrds, startProbeServer, type ProbeServer } from '@k8or/core';
 import { ProviderLoader, resolveClusterId } from '@k8or/operator';
 import { startSandbox } from '@k8or/apiserver';
 import { startDynamoDbLocal, startDynamoDbProxy, startS3Fake } from '@k8or/local-clouds';
@@ -106,7 +106,10 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     stops.push(() => sandbox.stop());
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(sandbox.kubeconfig);
-    await installCrds(kubeConfig);
+    // Every provider package installed beside the operator, loaded by name as `k8or operator` loads them.
+    const { providers, packages } = await new ProviderLoader().loadAll([]);
+    // Their settings listed in the ProviderConfig CRD, so `kubectl explain providerconfig.spec.settings` shows them.
+    await installCrds(kubeConfig, crdsListingSettingsOf(providers.values()));
     // The operator's own resolution (kube-system's uid, kept under --data-dir), so `k8or plan` and
     // `k8or import` find the same id without a flag; the webhook and the engine both get this one.
     const clusterId = await resolveClusterId(kubeConfig, process.env['K8OR_CLUSTER_ID']);
@@ -142,8 +145,6 @@ export async function startLocalStack(options: LocalStackOptions, logger: Logger
     stops.push(() => azure.stop());
     progress({ part: 'Azure backends (Azurite)', state: 'ready' });
 
-    // Every provider package installed beside the operator, loaded by name as `k8or operator` loads them.
-    const { providers, packages } = await new ProviderLoader().loadAll([]);
     const operatorPart = `webhook and operator (providers ${[...providers.keys()].join(', ')})`;
     progress({ part: operatorPart, state: 'starting' });
     // The webhook first: it registers (or, after a restart, re-points) its configurations, and every

@@ -80,6 +80,13 @@ describe('k8or sandbox: a newcomer runs it and uses kubectl', () => {
     assert.match(configs, /default\s+aws\s+us-east-1/);
   });
 
+  it("lists the installed providers' settings, so kubectl explain shows them", async () => {
+    const explained = await kubectl('explain', 'providerconfig.spec.settings');
+    assert.match(explained, /^\s+storageClass\s+<string>/m, `gcp's storageClass is listed:\n${explained}`);
+    assert.match(explained, /^\s+endpointSuffix\s+<string>/m, `azure's endpointSuffix is listed:\n${explained}`);
+    assert.match(explained, /\(gcp\) Storage class of new Cloud Storage buckets/);
+  });
+
   it('makes the example Bucket and Table real in the local backends', async () => {
     await kubectl('apply', '-f', examples);
     await kubectl('wait', '--for=condition=Ready', 'bucket/photos', 'table/orders', '--timeout=90s');

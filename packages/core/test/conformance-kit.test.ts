@@ -1,6 +1,6 @@
 // The conformance kit catches a provider that creates twice, whatever its
-// cloud calls the create operation, one whose probe takes an error for
-// absence, one whose delete removes a protection, and one that reports a URL
+// cloud calls the create operation, one whose observe or probe takes an error
+// for absence, one whose delete removes a protection, and one that reports a URL
 // carrying credentials: the kit is run in a child process on a provider that breaks the
 // rule, and that case must fail.
 import { strict as assert } from 'node:assert';
@@ -35,6 +35,14 @@ it('fails a provider whose probe takes a denial or a timeout for absence', async
   assert.ok(failed !== undefined, 'the kit passed a probe that says "gone" when the cloud refused to answer');
   assert.match(failed, new RegExp(`not ok \\d+ - ${CASE}`));
   assert.match(failed, /access denied: probe answers what observe answers/);
+});
+
+it('fails a provider whose observe takes access denied for absence', async () => {
+  const CASE = 'access denied on observe is an error, never absence: nothing is created again and nothing is lost';
+  const failed = await failureOf('conformance-observe-denied-is-absence.ts', CASE);
+  assert.ok(failed !== undefined, 'the kit passed an observe that says "not found" when the cloud refused to answer');
+  assert.match(failed, new RegExp(`not ok \\d+ - ${CASE}`));
+  assert.match(failed, /a denied observe throws, never reports absence/);
 });
 
 it('fails a provider whose delete turns a protection off to get through', async () => {

@@ -1,6 +1,6 @@
 import { crdFor, type KindName, type Violation } from '@k8or/api';
 import { compileCrdSchema, type CompiledSchema, type FieldError } from '@k8or/apiserver';
-import type { ProviderPlugin } from '@k8or/core';
+import { settingsSchemasOf, type ProviderPlugin } from '@k8or/core';
 
 /** Rule ids of the API server's own checks, by the reason it gives. */
 const RULE_OF_REASON: Record<FieldError['reason'], string> = {
@@ -27,7 +27,7 @@ export class CrdSchemaCheck {
   readonly #settingsSchemas: NonNullable<Parameters<typeof crdFor>[1]>['settingsSchemas'];
 
   constructor(providers: readonly ProviderPlugin[]) {
-    this.#settingsSchemas = Object.fromEntries(providers.filter((p) => p.settingsSchema).map((p) => [p.provider, p.settingsSchema!]));
+    this.#settingsSchemas = settingsSchemasOf(providers);
   }
 
   /** Decoding and schema violations of a create of `object`; empty when the API server would pass it on to the webhooks. */

@@ -1,8 +1,23 @@
-import { allCrds, type CustomResourceDefinition } from '@k8or/api';
+import { allCrds, type CustomResourceDefinition, type JSONSchemaProps } from '@k8or/api';
+import type { ProviderPlugin } from '../provider/contract.js';
 import type { KubeAccess } from './access.js';
 import { KubeRest, isAlreadyExists } from './rest.js';
 
 const CRDS_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+
+/** Each provider's `settingsSchema`, by provider name (providers without one are left out). */
+export function settingsSchemasOf(providers: Iterable<ProviderPlugin>): Record<string, JSONSchemaProps> {
+  return Object.fromEntries([...providers].flatMap((plugin) => (plugin.settingsSchema ? [[plugin.provider, plugin.settingsSchema] as const] : [])));
+}
+
+/**
+ * The k8or CRDs with these providers' settings listed under ProviderConfig `spec.settings`, so that
+ * `kubectl explain providerconfig.spec.settings` shows them (the providers' own rules stay with the
+ * webhook and the engine: see `CrdOptions.settingsSchemas`).
+ */
+export function crdsListingSettingsOf(providers: Iterable<ProviderPlugin>): CustomResourceDefinition[] {
+  return allCrds({ settingsSchemas: settingsSchemasOf(providers) });
+}
 
 /**
  * Creates the k8or CRDs, or replaces them with the current ones, as plain JSON.
