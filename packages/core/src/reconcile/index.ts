@@ -2,3 +2,4 @@ export * from './reasons.js';
 export * from './conditions.js';
 export * from './ports.js';
 export * from './reconciler.js';
+export * from './write-record.js';
