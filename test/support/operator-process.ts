@@ -67,12 +67,15 @@ export interface OperatorProcessOptions {
   webhookPort: number;
   /** Serve the admission webhook too (the chart's `operator --webhook`); default true. */
   webhook?: boolean;
+  /** The CLI's arguments, as a container's `args` (the image's entrypoint is the CLI); they replace `webhook`. */
+  args?: readonly string[];
 }
 
 export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
   const probePort = await freePort();
   const metricsPort = await freePort();
-  const child = spawnOwnedChild(process.execPath, [options.bin, 'operator', ...(options.webhook === false ? [] : ['--webhook'])], {
+  const args = options.args ?? ['operator', ...(options.webhook === false ? [] : ['--webhook'])];
+  const child = spawnOwnedChild(process.execPath, [options.bin, ...args], {
     env: {
       ...process.env,
       ...options.env,

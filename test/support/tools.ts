@@ -20,7 +20,9 @@ export async function tools(home: string, kubeconfigPath: string): Promise<Tools
     HELM_CONFIG_HOME: join(home, 'helm-config'),
     HELM_DATA_HOME: join(home, 'helm-data'),
   };
-  return { helm: { binary: await helmBinary(), env }, kubectl: { binary: await kubectlBinary(), env } };
+  // K8OR_E2E_KUBECTL: a kubectl within one minor version of another cluster's API server (kubectl's skew policy)
+  const kubectl = process.env['K8OR_E2E_KUBECTL'] || (await kubectlBinary());
+  return { helm: { binary: await helmBinary(), env }, kubectl: { binary: kubectl, env } };
 }
 
 /** Every provider the chart can enable. */

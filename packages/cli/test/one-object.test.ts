@@ -59,12 +59,16 @@ describe('one object per cloud resource: k8or import skips tables that an object
    * `ledger` by annotation only, `events` at its default name; the cloud tables those names stand
    * for, plus `audit`, which no object names, are made by `createInCloud`.
    */
-  async function arrange(namespace: string, providerConfig: string, defaultName: string, createInCloud: (names: string[]) => Promise<void>): Promise<void> {
+  async function arrange(namespace: string, providerConfig: string, defaultNameOf: (uid: string) => string, createInCloud: (names: string[]) => Promise<void>): Promise<string> {
     await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
     await createTableObject(namespace, 'orders', { name: 'orders', providerConfigRef: { name: providerConfig } });
     await createTableObject(namespace, 'ledger', { providerConfigRef: { name: providerConfig } }, { 'k8or.io/external-name': 'ledger' });
     await createTableObject(namespace, 'events', { providerConfigRef: { name: providerConfig } });
+    // A kind without tags is named with the object's uid token (NamingRules.perObjectName), so its default name is known once the object exists.
+    const events = (await custom().getNamespacedCustomObject({ group: 'k8or.io', version: 'v1alpha1', namespace, plural: 'tables', name: 'events' })) as { metadata: { uid: string } };
+    const defaultName = defaultNameOf(events.metadata.uid);
     await createInCloud(['orders', 'ledger', defaultName, 'audit']);
+    return defaultName;
   }
 
   /** Runs the import as a user would, and returns what it proposes by external name, and what it said. */
@@ -115,10 +119,10 @@ describe('one object per cloud resource: k8or import skips tables that an object
     const credentials = { source: 'Secret' as const, secretRef: { namespace: 'k8or-system', name: 'aws-credentials' } };
     await createProviderConfig('local-aws', { provider: 'aws', region: 'us-east-1', endpoints, credentials });
     await createProviderConfig('aws-eu', { provider: 'aws', region: 'eu-west-1', endpoints, credentials });
-    const defaultName = awsProvider.naming?.Table?.defaultName({ clusterId: CLUSTER_ID, namespace: 'aws-apps', name: 'events' }) ?? '';
+    let defaultName = '';
     const dynamodb = new DynamoDBClient({ endpoint: dynamoDbLocal.endpoint, region: 'us-east-1', credentials: awsCredentials });
     try {
-      await arrange('aws-apps', 'local-aws', defaultName, async (names) => {
+      defaultName = await arrange('aws-apps', 'local-aws', (uid) => awsProvider.naming?.Table?.defaultName({ clusterId: CLUSTER_ID, namespace: 'aws-apps', name: 'events', uid }) ?? '', async (names) => {
         for (const TableName of names) {
           await dynamodb.send(new CreateTableCommand({ TableName, KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], BillingMode: 'PAY_PER_REQUEST' }));
         }
@@ -138,9 +142,9 @@ describe('one object per cloud resource: k8or import skips tables that an object
       endpoints: { table: azurite.tableEndpoint },
       credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'azure-credentials' } },
     });
-    const defaultName = azureProvider.naming?.Table?.defaultName({ clusterId: CLUSTER_ID, namespace: 'azure-apps', name: 'events' }) ?? '';
     const tables = new TableServiceClient(azurite.tableEndpoint, new AzureNamedKeyCredential(azurite.accountName, azurite.accountKey), { allowInsecureConnection: true });
-    await arrange('azure-apps', 'local-azure', defaultName, async (names) => {
+    const defaultOf = (uid: string): string => azureProvider.naming?.Table?.defaultName({ clusterId: CLUSTER_ID, namespace: 'azure-apps', name: 'events', uid }) ?? '';
+    const defaultName = await arrange('azure-apps', 'local-azure', defaultOf, async (names) => {
       for (const name of names) await tables.createTable(name);
     });
     assertNoSecondObject('azure-apps', defaultName, await importTables('local-azure'));
@@ -160,8 +164,8 @@ describe('one object per cloud resource: k8or import skips tables that an object
 
   it('Bigtable (no tags): an object on a table is never proposed again', { skip: 'missing' in bigtableLocated ? `${bigtableLocated.missing} (this test needs it)` : false }, async () => {
     const providerConfig = await createProviderConfig('local-gcp', { provider: 'gcp', project: 'import-one-project', bigtableInstance: 'import-one-instance', endpoints: { table: `http://${bigtable?.host ?? ''}` } });
-    const defaultName = gcpProvider.naming?.Table?.defaultName({ clusterId: CLUSTER_ID, namespace: 'gcp-apps', name: 'events' }) ?? '';
-    await arrange('gcp-apps', 'local-gcp', defaultName, async (names) => {
+    const defaultOf = (uid: string): string => gcpProvider.naming?.Table?.defaultName({ clusterId: CLUSTER_ID, namespace: 'gcp-apps', name: 'events', uid }) ?? '';
+    const defaultName = await arrange('gcp-apps', 'local-gcp', defaultOf, async (names) => {
       for (const name of names) {
         // Made by someone else, through the real Bigtable client: Bigtable tables carry no owner tags.
         const resource: Table = { apiVersion: API_VERSION, kind: 'Table', metadata: { name, namespace: 'elsewhere' }, spec: { name, partitionKey: { name: 'id', type: 'binary' } } };

@@ -14,3 +14,4 @@ export * from './cloud-rate-limit/index.js';
 export * from './health/index.js';
 export * from './logging.js';
 export * from './redact.js';
+export * from './sharding/index.js';

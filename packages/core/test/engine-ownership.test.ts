@@ -225,6 +225,61 @@ describe('a kind whose cloud has neither tags nor an identity (an Azure table, a
   }
 });
 
+describe('a create with an unknown outcome whose table is not usable yet (DynamoDB lists tags only once ACTIVE)', () => {
+  it('waits, writing nothing, until the tags can be read; then the tags prove it ours and the create is finished', async () => {
+    const w = world('Table');
+    w.objects.put(table('orders', { name: 'orders-creating' }));
+    // The create landed with our tags, but its answer was lost (a 500 after the effect).
+    w.cloud.failWith({ kind: 'Table', operation: 'create' }, () => new RetryableError('InternalServerError', { code: 'InternalServerError' }), 1);
+    await w.reconcile('orders');
+    assert.ok(w.object('orders')?.metadata.annotations?.[Annotations.createPending]);
+    const expected = { 'k8or.io/managed-by': 'k8or', 'k8or.io/cluster': 'c1', 'k8or.io/namespace': NS, 'k8or.io/name': 'orders', 'k8or.io/kind': 'Table' };
+    w.cloud.tables.set('orders-creating', {
+      name: 'orders-creating',
+      location: 'mem-1',
+      partitionKey: { name: 'id', type: 'string' },
+      billing: { mode: 'onDemand' },
+      pointInTimeRecovery: false,
+      tags: expected,
+      labels: {},
+      itemCount: 0,
+      createdTime: w.cloud.timestamp(),
+      state: 'CREATING',
+      observesLeft: 1,
+    });
+    const first = await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.Creating, 'not NotOwned: the tags are not readable yet');
+    assert.ok((first.requeueAfterMs ?? Infinity) <= 2_000, 'looked at again at the poll interval');
+    assert.equal(w.cloud.callCount({ operation: 'update' }), 0);
+    for (let i = 0; i < 3 && w.synced('orders')?.reason !== Reasons.ReconcileSuccess; i++) await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.ReconcileSuccess);
+    assert.ok(w.object('orders')?.metadata.annotations?.[Annotations.createSucceeded]);
+  });
+
+  it('an untagged table made by someone else is still not taken once it is usable', async () => {
+    const w = world('Table');
+    w.objects.put(table('orders', { name: 'orders-theirs' }));
+    w.cloud.failWith({ kind: 'Table', operation: 'create' }, () => new RetryableError('InternalServerError', { code: 'InternalServerError' }), 1);
+    await w.reconcile('orders');
+    w.cloud.tables.set('orders-theirs', {
+      name: 'orders-theirs',
+      location: 'mem-1',
+      partitionKey: { name: 'id', type: 'string' },
+      billing: { mode: 'onDemand' },
+      pointInTimeRecovery: false,
+      tags: {},
+      labels: {},
+      itemCount: 0,
+      createdTime: w.cloud.timestamp(),
+      state: 'CREATING',
+      observesLeft: 1,
+    });
+    for (let i = 0; i < 4; i++) await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.NotOwned);
+    assert.equal(w.cloud.callCount({ operation: 'update' }), 0);
+  });
+});
+
 describe('a default name that carries the object\'s uid token (a kind without tags)', () => {
   // The naming rule of an Azure table or a Bigtable table, over the in-memory provider that reports neither tags nor an identity.
   const naming: NamingRules = {

@@ -1,4 +1,19 @@
-import { CloudRateLimits, CoreMetrics, Engine, HealthChecks, createLogger, loadKubeAccess, startProbeServer, type KubeAccess, type ProbeServer, type ProviderPlugin } from '@k8or/core';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  CloudRateLimits,
+  CoreMetrics,
+  Engine,
+  HealthChecks,
+  LeaderElector,
+  ShardAssigner,
+  createLogger,
+  loadKubeAccess,
+  startProbeServer,
+  type KubeAccess,
+  type ProbeServer,
+  type ProviderPlugin,
+} from '@k8or/core';
 import type { WebhookServer } from '@k8or/webhook';
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
@@ -73,9 +88,11 @@ export async function startManager(config: OperatorConfig, options: StartManager
           shutdownDeadlineMs: config.shutdownTimeoutMs,
           secretsNamespace: config.secretsNamespace,
           ...(namespace ? { namespace } : {}),
-          ...(config.leaderElect
-            ? { leaderElection: { namespace: config.leaderElectionNamespace, name: namespace && namespaces.length > 1 ? `${config.leaderElectionId}-${namespace}` : config.leaderElectionId } }
-            : {}),
+          ...(config.shardName !== undefined
+            ? { identity: config.shardName, sharding: { namespace: config.leaderElectionNamespace, ring: config.leaderElectionId, shard: config.shardName } }
+            : config.leaderElect
+              ? { leaderElection: { namespace: config.leaderElectionNamespace, name: namespace && namespaces.length > 1 ? `${config.leaderElectionId}-${namespace}` : config.leaderElectionId } }
+              : {}),
           metrics,
           cloudRateLimits,
           health,
@@ -85,6 +102,33 @@ export async function startManager(config: OperatorConfig, options: StartManager
         closers.push(() => engine.stop());
         engines.push(engine);
       }
+    }
+
+    if (config.components.includes('controllers') && config.shardName !== undefined) {
+      // Sharded: the replica that holds the leader election Lease assigns objects to shards.
+      const assigner = new ShardAssigner({ kubeConfig, namespace: config.leaderElectionNamespace, ring: config.leaderElectionId, providers, clusterId, logger: logger.child({ component: 'shard-assigner' }) });
+      const stopping = new AbortController();
+      let elector: LeaderElector | undefined;
+      // Competes again after losing the Lease, as the engine does: some replica must always assign.
+      const assigning = (async () => {
+        while (!stopping.signal.aborted) {
+          elector = new LeaderElector({
+            kubeConfig,
+            namespace: config.leaderElectionNamespace,
+            name: config.leaderElectionId,
+            identity: `${config.shardName}-${randomUUID().slice(0, 8)}`,
+            logger: logger.child({ component: 'shard-assigner' }),
+          });
+          await elector.run({ onStartedLeading: (signal) => assigner.run(signal), onStoppedLeading: () => undefined });
+          await delay(2_000, undefined, { signal: stopping.signal }).catch(() => undefined);
+        }
+      })();
+      closers.push(async () => {
+        stopping.abort();
+        await elector?.stop();
+        await assigning;
+        assigner.close();
+      });
     }
 
     registerResourceMetrics(metrics, engines);

@@ -121,14 +121,27 @@ export class Ledger {
     return [...this.entries.values()].filter(filter);
   }
 
+  /**
+   * The external name of a kind without tags (an Azure or Bigtable table) carries the object's uid
+   * token, so the webhook leaves it to the engine, which writes it before its first create.
+   */
+  async #namedByTheEngine(resource: NewResource, timeoutMs = 300_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const object = await this.admin.get<ManagedObject>(this.path(resource)).catch(() => undefined);
+      if (object?.spec.name) return object.spec.name;
+      if (Date.now() > deadline) throw new Error(`neither the webhook nor the engine gave ${resource.kind}/${resource.name} a spec.name within ${timeoutMs / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
   path(entry: Pick<Entry, 'kind' | 'name'>): string {
     return `${collectionPath(this.namespace, entry.kind)}/${entry.name}`;
   }
 
   async create(resource: NewResource): Promise<Entry> {
     const created = await this.admin.create<ManagedObject>(collectionPath(this.namespace, resource.kind), manifest(this.namespace, resource));
-    const externalName = created.spec.name;
-    if (!externalName) throw new Error(`the webhook gave ${resource.kind}/${resource.name} no spec.name`);
+    const externalName = created.spec.name ?? (await this.#namedByTheEngine(resource));
     const entry: Entry = {
       cloud: resource.cloud,
       kind: resource.kind,

@@ -77,7 +77,7 @@ export const driftPolicySchema = obj(
 const conditionSchema = obj(
   'A condition in metav1.Condition shape.',
   {
-    type: str('Type of condition: Ready or Synced.', { maxLength: 316 }),
+    type: str('Type of condition: Ready, Synced, Reconciling or Stalled.', { maxLength: 316 }),
     status: str('True, False or Unknown.', { enum: ['True', 'False', 'Unknown'] }),
     reason: str('Machine-readable CamelCase reason for the last transition.', { maxLength: 1024 }),
     message: str('Human-readable detail of the last transition.', { maxLength: 32768 }),
@@ -87,7 +87,7 @@ const conditionSchema = obj(
   { required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'] },
 );
 
-export const conditionsSchema = arr('Current state of the resource: Ready (the cloud resource exists and is usable) and Synced (the last reconcile succeeded).', conditionSchema, {
+export const conditionsSchema = arr('Current state of the resource: Ready (the cloud resource exists and is usable) and Synced (the last reconcile succeeded); Reconciling (working toward the spec) and Stalled (waiting for a user) only while True, as kstatus reads them.', conditionSchema, {
   'x-kubernetes-list-type': 'map',
   'x-kubernetes-list-map-keys': ['type'],
 });

@@ -41,4 +41,11 @@ export const ConditionTypes = {
   Ready: 'Ready',
   /** The last reconcile brought the cloud in line with the spec (or reported why not). */
   Synced: 'Synced',
+  /**
+   * kstatus (sigs.k8s.io/cli-utils): the operator is working toward the spec (creating, applying a
+   * change, deleting, retrying, waiting for a ProviderConfig or Secret). Present only while True.
+   */
+  Reconciling: 'Reconciling',
+  /** kstatus: the operator cannot go on until a user acts (reason and message say what). Present only while True. */
+  Stalled: 'Stalled',
 } as const;

@@ -9,6 +9,9 @@ import { managedResourceRateLimiter } from '../queue/managed-resource-rate-limit
 import type { WorkQueueMetricsProvider } from '../queue/metrics.js';
 import { WorkQueue } from '../queue/work-queue.js';
 import type { ReconcileRequest, ReconcileOutcome } from '../reconcile/reconciler.js';
+import { k8orPath } from '../kube/paths.js';
+import { KubeApiError, type KubeRest } from '../kube/rest.js';
+import { drainLabel, shardLabel } from '../sharding/labels.js';
 
 export type ManagedObject = ManagedResource & KubernetesObject;
 
@@ -42,6 +45,11 @@ export interface ControllerOptions {
   informerMetrics?: InformerMetricsProvider;
   metrics?: ControllerMetrics;
   logger?: Logger;
+  /**
+   * Work only the objects labelled for this shard (`shard.k8or.io/<kind>=<name>`), and let go
+   * of one the leader drains (see docs/sharding.md). Every object when omitted.
+   */
+  shard?: { name: string; rest: KubeRest };
 }
 
 /**
@@ -98,6 +106,7 @@ export class Controller {
   readonly #reconciler: Reconciler;
   readonly #metrics: ControllerMetrics | undefined;
   readonly #logger: Logger | undefined;
+  readonly #shard: { name: string; rest: KubeRest } | undefined;
   #running: Promise<void>[] = [];
   #started = false;
   /** Aborted to stop every reconcile in flight (stop past its deadline, lost leadership, kill). */
@@ -110,6 +119,7 @@ export class Controller {
     this.#reconciler = options.reconciler;
     this.#metrics = options.metrics;
     this.#logger = options.logger?.child({ controller: this.name });
+    this.#shard = options.shard;
     this.queue = new WorkQueue<string>({
       name: this.name,
       rateLimiter: options.rateLimiter ?? managedResourceRateLimiter<string>(),
@@ -121,6 +131,7 @@ export class Controller {
       version: VERSION,
       plural: KINDS[options.kind].plural,
       ...(options.namespace ? { namespace: options.namespace } : {}),
+      ...(options.shard ? { labelSelector: `${shardLabel(options.kind)}=${options.shard.name}` } : {}),
       ...(this.#logger ? { logger: this.#logger } : {}),
       ...(options.informerMetrics ? { metrics: options.informerMetrics } : {}),
     });
@@ -189,6 +200,48 @@ export class Controller {
   }
 
   async #process(key: string): Promise<void> {
+    if (this.#shard) {
+      // A key is never processed twice at once, so whatever reconcile of it was in flight has finished.
+      let reconcile = false;
+      try {
+        reconcile = await this.#shardWorks(key, this.#shard.rest);
+      } catch (error) {
+        this.#logger?.warn({ resource: key, err: error instanceof Error ? error.message : String(error) }, 'could not let go of a drained object; retrying');
+        this.queue.addRateLimited(key);
+      } finally {
+        if (!reconcile) this.queue.done(key);
+      }
+      if (!reconcile) return;
+    }
+    await this.#reconcile(key);
+  }
+
+  /**
+   * Sharded: true when this shard should reconcile the key. An object no longer in the cache
+   * has left this shard (or the cluster): not ours to touch. A drained one is let go: both
+   * labels off in one patch carrying the resourceVersion read, so it lands only if nothing
+   * changed since (a 409 throws, and the key is tried again on a fresher copy).
+   */
+  async #shardWorks(key: string, rest: KubeRest): Promise<boolean> {
+    const object = this.informer.cache.get(key);
+    if (!object) {
+      this.queue.forget(key);
+      return false;
+    }
+    if (object.metadata.labels?.[drainLabel(this.kind)] === undefined) return true;
+    try {
+      await rest.patch(k8orPath(this.kind, object.metadata.namespace, object.metadata.name), {
+        metadata: { resourceVersion: object.metadata.resourceVersion, labels: { [shardLabel(this.kind)]: null, [drainLabel(this.kind)]: null } },
+      });
+    } catch (error) {
+      if (!(error instanceof KubeApiError && error.status === 404)) throw error;
+    }
+    this.#logger?.info({ resource: key }, 'let go of a drained object');
+    this.queue.forget(key);
+    return false;
+  }
+
+  async #reconcile(key: string): Promise<void> {
     const { namespace, name } = splitObjectKey(key);
     const started = performance.now();
     this.#metrics?.activeWorkers(this.name, 1);

@@ -22,6 +22,7 @@ import { ManagedReconciler } from '../reconcile/reconciler.js';
 import { CachedManagedResources } from './cached-resources.js';
 import { Controller, type ControllerMetrics, type ManagedObject } from './controller.js';
 import { LeaderElector } from '../leader/index.js';
+import { shardLease, type ShardLeaseOptions } from '../sharding/shard-lease.js';
 
 export interface LeaderElectionSettings {
   /** Namespace of the coordination.k8s.io Lease. */
@@ -34,6 +35,9 @@ export interface LeaderElectionSettings {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
 }
+
+/** Sharding: this instance is one shard of a ring (docs/sharding.md): its Lease's namespace, ring, shard name and timings. */
+export type ShardingSettings = Omit<ShardLeaseOptions, 'kubeConfig' | 'logger'>;
 
 /** Where the engine reports health: core-infra's HealthChecks fits. */
 export interface HealthRegistry {
@@ -73,6 +77,11 @@ export interface EngineOptions {
   kinds?: readonly ManagedKindName[];
   /** Reconcile only while holding this Lease; off when omitted. */
   leaderElection?: LeaderElectionSettings;
+  /**
+   * Work as one shard: reconcile only while holding this shard's Lease, and only the objects
+   * labelled for it; let go of drained ones. Off when omitted; never with `leaderElection`.
+   */
+  sharding?: ShardingSettings;
   /** Minimum time between two writes of the same aggregated Event. Default 60 s. */
   eventAggregationIntervalMs?: number;
   /**
@@ -158,38 +167,46 @@ export class Engine {
    * resolves at once, reconciling whenever this instance leads.
    */
   async start(): Promise<void> {
-    const election = this.#options.leaderElection;
+    const { leaderElection: election, sharding } = this.#options;
+    if (election && sharding) throw new Error('leaderElection and sharding exclude each other: a shard holds its own Lease');
+    if (sharding) {
+      void this.#campaign(() => shardLease({ kubeConfig: this.#options.kubeConfig, ...sharding, ...(this.#logger ? { logger: this.#logger } : {}) }), sharding.retryPeriodMs);
+      return;
+    }
     if (!election) {
       await this.#startRun();
       return;
     }
-    void this.#campaign(election);
-  }
-
-  /** Competes for the Lease; reconciles while leading; competes again after losing it, until stopped. */
-  async #campaign(election: LeaderElectionSettings): Promise<void> {
-    while (!this.#stopped) {
-      const elector = new LeaderElector({
+    const leaseName = election.name ?? 'k8or-operator';
+    const newElector = (): LeaderElector =>
+      new LeaderElector({
         kubeConfig: this.#options.kubeConfig,
         namespace: election.namespace,
-        name: election.name ?? 'k8or-operator',
+        name: leaseName,
         identity: election.identity ?? this.identity,
         ...(election.leaseDurationMs !== undefined ? { leaseDurationMs: election.leaseDurationMs } : {}),
         ...(election.renewDeadlineMs !== undefined ? { renewDeadlineMs: election.renewDeadlineMs } : {}),
         ...(election.retryPeriodMs !== undefined ? { retryPeriodMs: election.retryPeriodMs } : {}),
         ...(this.#logger ? { logger: this.#logger } : {}),
       });
+    void this.#campaign(newElector, election.retryPeriodMs, (leading) => this.#options.metrics?.setLeader(leaseName, leading));
+  }
+
+  /** Competes for the Lease; reconciles while holding it; competes again after losing it, until stopped. */
+  async #campaign(newElector: () => LeaderElector, retryPeriodMs = 2_000, reportLeading?: (leading: boolean) => void): Promise<void> {
+    while (!this.#stopped) {
+      const elector = newElector();
       this.#elector = elector;
       try {
         await elector.run({
           onStartedLeading: async () => {
             this.#logger?.info('started leading');
-            this.#options.metrics?.setLeader(election.name ?? 'k8or-operator', true);
+            reportLeading?.(true);
             await this.#startRun();
           },
           onStoppedLeading: () => {
             this.#logger?.info('stopped leading; aborting every reconcile in flight');
-            this.#options.metrics?.setLeader(election.name ?? 'k8or-operator', false);
+            reportLeading?.(false);
             void this.#stopRun({ abort: true });
           },
         });
@@ -197,13 +214,13 @@ export class Engine {
         this.#logger?.error({ err: error instanceof Error ? error.message : String(error) }, 'leader election failed');
       }
       await this.#stopRun({ abort: true });
-      if (!this.#stopped) await new Promise((resolve) => setTimeout(resolve, election.retryPeriodMs ?? 2_000));
+      if (!this.#stopped) await new Promise((resolve) => setTimeout(resolve, retryPeriodMs));
     }
   }
 
   /** True while this instance holds the Lease (or leader election is off and it runs). */
   isLeader(): boolean {
-    return this.#options.leaderElection ? (this.#elector?.isLeader() ?? false) : this.#run !== undefined;
+    return this.#options.leaderElection || this.#options.sharding ? (this.#elector?.isLeader() ?? false) : this.#run !== undefined;
   }
 
   /** Stops gracefully: in-flight reconciles finish (within the deadline), then the Lease is released. */
@@ -308,6 +325,7 @@ export class Engine {
           reconciler,
           ...(workers !== undefined ? { workers } : {}),
           ...(o.namespace ? { namespace: o.namespace } : {}),
+          ...(o.sharding ? { shard: { name: o.sharding.shard, rest } } : {}),
           ...(o.rateLimiter ? { rateLimiter: o.rateLimiter() } : {}),
           ...(queueMetrics ? { queueMetrics } : {}),
           ...(informerMetrics ? { informerMetrics } : {}),

@@ -1,1 +1,2 @@
 export * from './leader-elector.js';
+export * from './lease-observation.js';

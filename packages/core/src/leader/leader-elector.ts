@@ -2,6 +2,7 @@ import type { KubeAccess } from '../kube/access.js';
 import type { Logger } from 'pino';
 import { KubeApiError, requestJson, resourcePath } from '../informer/request.js';
 import { sleepUnlessAborted } from '../util/sleep.js';
+import { LeaseObservation, microTime, type LeaseRecord } from './lease-observation.js';
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeAccess;
@@ -18,6 +19,8 @@ export interface LeaderElectionOptions {
   retryPeriodMs?: number;
   /** Set the lease free on `stop()` so a standby takes over at once (client-go's ReleaseOnCancel); default true. */
   releaseOnStop?: boolean;
+  /** Labels the Lease carries (written when it is created, restored on every renewal), e.g. a shard Lease's ring. */
+  labels?: Readonly<Record<string, string>>;
   logger?: Logger;
 }
 
@@ -33,19 +36,10 @@ export interface LeaderCallbacks {
 /** How lease reads and writes show up in audit logs (and the sandbox's request log). */
 const USER_AGENT = 'k8or-leader-election';
 
-/** The fields of a Lease's spec that leader election uses (client-go's LeaderElectionRecord). */
-interface LeaseRecord {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
-}
-
 interface Lease {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
   spec?: LeaseRecord;
 }
 
@@ -75,10 +69,7 @@ export class LeaderElector {
   private readonly retryPeriodMs: number;
   private readonly path: string;
 
-  private observedRecord: LeaseRecord | undefined;
-  private observedRaw = '';
-  /** performance.now() when the record last changed, by this candidate's clock. */
-  private observedTime = 0;
+  private readonly observation = new LeaseObservation();
   private observedLease: Lease | undefined;
   private reportedLeader: string | undefined;
 
@@ -109,7 +100,7 @@ export class LeaderElector {
 
   /** The holder this candidate last observed (maybe itself), or undefined when the lease is free. */
   getLeader(): string | undefined {
-    return this.observedRecord?.holderIdentity || undefined;
+    return this.observation.holder;
   }
 
   /** Competes for the lease, leads while it holds it, and resolves once it stopped leading or was stopped. */
@@ -199,7 +190,7 @@ export class LeaderElector {
           body: {
             apiVersion: 'coordination.k8s.io/v1',
             kind: 'Lease',
-            metadata: { name: this.options.name, namespace: this.options.namespace },
+            metadata: { name: this.options.name, namespace: this.options.namespace, ...(this.options.labels ? { labels: { ...this.options.labels } } : {}) },
             spec: this.newRecord(now, undefined),
           },
           timeoutMs: timeout,
@@ -216,7 +207,11 @@ export class LeaderElector {
 
       const updated = (await requestJson(this.options.kubeConfig, 'PUT', this.path, {
         // The resourceVersion we read makes this a compare-and-swap: a concurrent writer gets 409.
-        body: { ...lease, spec: { ...lease.spec, ...this.newRecord(now, holder === identity ? record : undefined, record) } },
+        body: {
+          ...lease,
+          ...(this.options.labels ? { metadata: { ...lease.metadata, labels: { ...lease.metadata?.labels, ...this.options.labels } } } : {}),
+          spec: { ...lease.spec, ...this.newRecord(now, holder === identity ? record : undefined, record) },
+        },
         timeoutMs: timeout,
         userAgent: USER_AGENT,
       })) as Lease;
@@ -240,17 +235,11 @@ export class LeaderElector {
     };
   }
 
-  /** Remembers the record, and when it changed by our clock (the basis of expiry). */
+  /** Remembers the lease, and when its record changed by our clock (the basis of expiry). */
   private observe(lease: Lease, callbacks: LeaderCallbacks): void {
-    const record = lease.spec ?? {};
-    const raw = JSON.stringify([record.holderIdentity, record.leaseDurationSeconds, record.acquireTime, record.renewTime, record.leaseTransitions]);
     this.observedLease = lease;
-    if (raw !== this.observedRaw) {
-      this.observedRaw = raw;
-      this.observedRecord = record;
-      this.observedTime = performance.now();
-    }
-    const holder = record.holderIdentity || undefined;
+    this.observation.observe(lease.spec ?? {});
+    const holder = this.observation.holder;
     if (holder !== this.reportedLeader) {
       this.reportedLeader = holder;
       if (holder) {
@@ -262,8 +251,7 @@ export class LeaderElector {
 
   /** The observed holder's lease has not expired yet, by our clock. */
   private leaseValid(): boolean {
-    const seconds = this.observedRecord?.leaseDurationSeconds ?? Math.ceil(this.leaseDurationMs / 1000);
-    return this.observedTime + seconds * 1000 > performance.now();
+    return this.observation.unexpired(Math.ceil(this.leaseDurationMs / 1000) * 1000);
   }
 
   /** Sets the lease free so a standby need not wait for it to expire (client-go's release). */
@@ -289,9 +277,4 @@ export class LeaderElector {
   private sleep(ms: number): Promise<void> {
     return sleepUnlessAborted(ms, this.stopping.signal);
   }
-}
-
-/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
-function microTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }

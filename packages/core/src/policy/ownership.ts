@@ -111,6 +111,16 @@ export function decideOwnership(resource: unknown, found: OwnershipFacts, expect
   return { ownership: 'unproven', message: Messages.unproven(name, state === 'pending', tags !== undefined) };
 }
 
+/**
+ * True when an `unproven` verdict may only be early: our create's outcome is unknown, and the
+ * resource under the name is not usable yet, so its owner tags were not read (a DynamoDB table
+ * still CREATING has tags, but lists them only once ACTIVE). The engine then writes nothing and
+ * looks again soon, instead of stopping for a user to adopt.
+ */
+export function ownerTagsNotReadYet(resource: unknown, found: OwnershipFacts & { ready?: boolean }): boolean {
+  return creationStateOf(resource) === 'pending' && found.ownerTags === undefined && found.ready === false;
+}
+
 /** `decideOwnership`'s verdict alone. */
 export function ownershipOf(resource: unknown, found: OwnershipFacts, expected: Readonly<Record<string, string>>, externalName?: string): Ownership {
   return decideOwnership(resource, found, expected, externalName).ownership;

@@ -38,6 +38,11 @@ export function mergeConditions(
   return result;
 }
 
+/** The conditions without those of the given types. */
+export function withoutConditions(conditions: readonly Condition[], types: readonly string[]): Condition[] {
+  return conditions.filter((c) => !types.includes(c.type));
+}
+
 export function findCondition(status: ManagedStatus | undefined, type: string): Condition | undefined {
   return status?.conditions?.find((c) => c.type === type);
 }

@@ -1,5 +1,6 @@
 export * from './reasons.js';
 export * from './conditions.js';
+export * from './progress.js';
 export * from './ports.js';
 export * from './reconciler.js';
 export * from './write-record.js';

@@ -32,7 +32,7 @@ import { DeletionBlockedError, NotOwnedError, RetryableError, isRetryable } from
 import { isConflict } from '../kube/rest.js';
 import { deletionActionFor } from '../policy/deletion-policy.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
-import { decideOwnership, mayManage, ownerTagsFor } from '../policy/ownership.js';
+import { decideOwnership, mayManage, ownerTagsFor, ownerTagsNotReadYet } from '../policy/ownership.js';
 import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
 import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
@@ -43,7 +43,8 @@ import { providerSettingsViolations } from '../policy/settings.js';
 import { rateLimitViolations } from '../policy/rate-limits.js';
 import type { CloudRateLimits } from '../cloud-rate-limit/cloud-rate-limits.js';
 import { annotationIsTrue } from '../policy/read.js';
-import { mergeConditions, statusEqual, type DesiredCondition } from './conditions.js';
+import { mergeConditions, statusEqual, withoutConditions, type DesiredCondition } from './conditions.js';
+import { progressConditions } from './progress.js';
 import { ReconcileDeadline } from './deadline.js';
 import type { ConfigLookups, EventRecorder, EventType, ManagedPatch, ManagedResourceClient, NamespaceInfo, OutputsWriter, ProviderPlugins, SecretData } from './ports.js';
 import { Messages, Reasons } from './reasons.js';
@@ -314,6 +315,11 @@ export class ManagedReconciler {
     }
 
     const decision = decideOwnership(resource, observation, ownerTagsFor(resource, this.#clusterId), externalName);
+    if (decision.ownership === 'unproven' && ownerTagsNotReadYet(resource, observation)) {
+      const waiting = { status: 'False' as const, reason: Reasons.Creating, message: Messages.ownerTagsNotReadYet(externalName) };
+      await this.#setStatus(resource, call, { ready: waiting, synced: waiting });
+      return { requeueAfterMs: this.#pollIntervalMs };
+    }
     if (!mayManage(decision.ownership)) {
       const reason = decision.ownership === 'replaced' ? Reasons.ExternalResourceReplaced : Reasons.NotOwned;
       return await this.#block(resource, call, { reason, message: decision.message ?? Messages.notOwned(externalName) });
@@ -835,9 +841,10 @@ export class ManagedReconciler {
     // Stopped or lost leadership: write nothing more, another worker (or leader) takes over.
     call.stop.throwIfAborted();
     const state: ConditionState = { status: 'False', reason, message };
-    await this.#setStatus(resource, call, { ready: this.#readyAfterFailure(resource, state), synced: state }, { type: 'Warning', reason, message, always: true });
+    const retrying = isRetryable(error);
+    await this.#setStatus(resource, call, { ready: this.#readyAfterFailure(resource, state), synced: state, retrying }, { type: 'Warning', reason, message, always: true });
     if (error instanceof RetryableError && error.retryAfterMs !== undefined) return { requeueAfterMs: error.retryAfterMs };
-    return isRetryable(error) ? { backoff: true } : this.#resync(resource);
+    return retrying ? { backoff: true } : this.#resync(resource);
   }
 
   /** Ready after a failure: unchanged while the resource is known to be available, else False with the failure's reason. */
@@ -878,6 +885,8 @@ export class ManagedReconciler {
       appliedSpecDigest?: string;
       target?: CloudTarget;
       identity?: ResourceIdentity;
+      /** The pass ended on a failed call that is retried: Reconciling rather than Stalled. */
+      retrying?: boolean;
     },
     event?: { type: EventType; reason: string; message: string; always?: boolean },
   ): Promise<void> {
@@ -887,10 +896,17 @@ export class ManagedReconciler {
       const desired: DesiredCondition[] = [];
       if (change.ready) desired.push({ type: ConditionTypes.Ready, ...change.ready });
       if (change.synced) desired.push({ type: ConditionTypes.Synced, ...change.synced });
-      const next: ManagedStatus = {
-        ...current.status,
-        conditions: mergeConditions(current.status?.conditions, desired, current.metadata.generation, this.#timestamp()),
-      };
+      let conditions = mergeConditions(current.status?.conditions, desired, current.metadata.generation, this.#timestamp());
+      if (change.synced) {
+        const progress = progressConditions({
+          ready: conditions.find((c) => c.type === ConditionTypes.Ready),
+          synced: change.synced,
+          deleting: Boolean(current.metadata.deletionTimestamp),
+          retrying: change.retrying ?? false,
+        });
+        conditions = mergeConditions(withoutConditions(conditions, progress.remove), progress.set, current.metadata.generation, this.#timestamp());
+      }
+      const next: ManagedStatus = { ...current.status, conditions };
       // Top-level observedGeneration says which spec the cloud was last brought in line with.
       if (change.atProvider || change.provider) next.observedGeneration = current.metadata.generation;
       if (change.provider) next.provider = change.provider;

@@ -232,7 +232,8 @@ class TableClient implements ExternalClient<Table> {
         ready: table.state === 'ACTIVE',
         diff,
         immutableDiff,
-        ownerTags: { ...table.tags },
+        // As DynamoDB: a table lists its tags only once ACTIVE.
+        ...(table.state === 'ACTIVE' ? { ownerTags: { ...table.tags } } : {}),
         identity: identityOf(table),
         protection: tableProtection(table),
         atProvider: {

@@ -35,6 +35,8 @@ export interface OperatorConfig {
   leaderElect: boolean;
   leaderElectionNamespace: string;
   leaderElectionId: string;
+  /** Sharding: this replica's shard name (its Pod name); unset: sharding off. */
+  shardName: string | undefined;
   /** Namespace of the credentials Secrets the operator reads. */
   secretsNamespace: string;
   clusterId: string | undefined;
@@ -269,6 +271,17 @@ export const SETTINGS: readonly Setting[] = [
     parse: dnsLabel,
   },
   {
+    key: 'shardName',
+    flag: 'shard-name',
+    env: 'K8OR_SHARD_NAME',
+    default: undefined,
+    valueName: 'NAME',
+    scope: 'controllers',
+    description:
+      'run as one shard of the replicas, named NAME (the Pod name): reconcile only the objects labelled for it, while holding a Lease of that name; the replica holding the leader election Lease assigns objects to shards. Off when unset; needs --leader-elect',
+    parse: dnsLabel,
+  },
+  {
     key: 'secretsNamespace',
     flag: 'secrets-namespace',
     env: 'K8OR_SECRETS_NAMESPACE',
@@ -433,6 +446,12 @@ export function resolveConfig(flags: Readonly<Record<string, string | boolean | 
   }
   if (result.webhookCertSecret !== undefined && result.webhookServiceNamespace === undefined) {
     throw new ConfigError(settingOf('webhookCertSecret'), 'needs --webhook-service-namespace: the Secret is kept in the namespace of the webhook Service', result.webhookCertSecret);
+  }
+  if (result.shardName !== undefined && !result.leaderElect) {
+    throw new ConfigError(settingOf('shardName'), 'needs --leader-elect: the leader assigns objects to shards', result.shardName);
+  }
+  if (result.shardName !== undefined && result.namespaces.length > 1) {
+    throw new ConfigError(settingOf('shardName'), 'works with one namespace or all, not several: a replica is one shard', result.shardName);
   }
   return result;
 }

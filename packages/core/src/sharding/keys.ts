@@ -1,0 +1,30 @@
+import type { ManagedKindName } from '@k8or/api';
+import type { HashRing } from './ring.js';
+
+/** What decides where an object goes. */
+export interface ShardKeySource {
+  kind: ManagedKindName;
+  namespace: string;
+  name: string;
+  /**
+   * The cloud resource the object names (`cloudResourceKey` of its cloud target, kind and
+   * external name), when its target is known.
+   */
+  cloudResourceKey?: string | undefined;
+}
+
+/**
+ * The hash key of an object: the cloud resource it names when known, so every object naming one
+ * cloud resource hashes alike and lands on one shard (where the engine's one-object-per-resource
+ * check sees them all); else the object's own `<kind>/<namespace>/<name>`. A prefix keeps the
+ * two forms apart.
+ */
+export function shardKeyOf(source: ShardKeySource): string {
+  if (source.cloudResourceKey) return `resource:${source.cloudResourceKey}`;
+  return `object:${source.kind}/${source.namespace}/${source.name}`;
+}
+
+/** The live shard an object belongs on, or undefined when no shard is live. */
+export function assignShard(ring: HashRing, source: ShardKeySource): string | undefined {
+  return ring.shardFor(shardKeyOf(source));
+}

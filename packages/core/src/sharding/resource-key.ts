@@ -1,0 +1,39 @@
+import type { ManagedKindName, ManagedResource, ProviderConfig } from '@k8or/api';
+import { cloudResourceKey, cloudTargetFor } from '../policy/cloud-target.js';
+import { externalNameFor, namingRulesFor } from '../policy/naming.js';
+import { providerConfigFor } from '../policy/provider-config-choice.js';
+import type { ProviderPlugin } from '../provider/contract.js';
+import type { NamespaceInfo } from '../reconcile/ports.js';
+import type { ShardKeySource } from './keys.js';
+
+/** What resolving an object's cloud resource reads; all of it at hand, no request per object. */
+export interface ShardKeyContext {
+  namespace(name: string): NamespaceInfo | undefined;
+  providerConfig(name: string): ProviderConfig | undefined;
+  providers: ReadonlyMap<string, ProviderPlugin>;
+  clusterId: string;
+}
+
+/**
+ * What an object hashes by: the cloud resource it names by the engine's rules (its
+ * ProviderConfig's target, its kind, its external name), else the object alone. The target is
+ * resolved without credentials, as the admission webhook's one-object check resolves it, so the
+ * key never needs a Secret and never changes when the engine records the target at creation.
+ * No ProviderConfig, provider not installed, a target the provider cannot tell without
+ * credentials, or no external name yet: the object alone.
+ */
+export function shardKeySourceOf(kind: ManagedKindName, resource: ManagedResource, context: ShardKeyContext): ShardKeySource {
+  const namespace = resource.metadata.namespace ?? '';
+  const source: ShardKeySource = { kind, namespace, name: resource.metadata.name ?? '' };
+  const providerConfig = context.providerConfig(providerConfigFor(resource, context.namespace(namespace)).name);
+  const plugin = providerConfig ? context.providers.get(providerConfig.spec.provider) : undefined;
+  if (!providerConfig || !plugin) return source;
+  const externalName = externalNameFor(resource, namingRulesFor(plugin, kind), context.clusterId);
+  if (!externalName) return source;
+  try {
+    return { ...source, cloudResourceKey: cloudResourceKey(cloudTargetFor(plugin, kind, providerConfig), kind, externalName) };
+  } catch {
+    // The provider's targetOf needs the credentials for this ProviderConfig.
+    return source;
+  }
+}

@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto';
+
+/** Virtual nodes per shard: enough for an even spread with a handful of shards (as kubernetes-controller-sharding). */
+export const DEFAULT_TOKENS_PER_SHARD = 100;
+
+/** A point on the ring: 48 bits of SHA-256, a safe integer, so comparisons stay plain numbers. */
+export function ringHash(value: string): number {
+  return createHash('sha256').update(value).digest().readUIntBE(0, 6);
+}
+
+interface Token {
+  hash: number;
+  shard: string;
+}
+
+/**
+ * A consistent-hashing ring over shard names. Each shard owns `tokensPerShard` points
+ * (`<shard>#<i>` hashed); a key belongs to the shard of the first point at or after the key's
+ * hash, wrapping round. The ring depends only on the set of names, never on their order, so
+ * every replica that sees the same live shards computes the same assignment. Immutable: a
+ * change of membership is a new ring.
+ */
+export class HashRing {
+  readonly shards: readonly string[];
+  readonly #tokens: readonly Token[];
+
+  constructor(shards: Iterable<string>, tokensPerShard = DEFAULT_TOKENS_PER_SHARD) {
+    if (!Number.isInteger(tokensPerShard) || tokensPerShard < 1) throw new RangeError('tokensPerShard must be a positive integer');
+    const names = [...new Set(shards)].sort();
+    if (names.some((name) => name === '')) throw new RangeError('a shard name must not be empty');
+    const tokens: Token[] = [];
+    for (const shard of names) for (let i = 0; i < tokensPerShard; i++) tokens.push({ hash: ringHash(`${shard}#${i}`), shard });
+    // Equal hashes (vanishingly rare) are ordered by name, so the winner does not depend on input order.
+    tokens.sort((a, b) => a.hash - b.hash || (a.shard < b.shard ? -1 : a.shard > b.shard ? 1 : 0));
+    this.shards = names;
+    this.#tokens = tokens;
+  }
+
+  get isEmpty(): boolean {
+    return this.#tokens.length === 0;
+  }
+
+  /** The shard that owns `key`, or undefined when the ring has no shard. */
+  shardFor(key: string): string | undefined {
+    const tokens = this.#tokens;
+    if (tokens.length === 0) return undefined;
+    const hash = ringHash(key);
+    // First token with token.hash >= hash.
+    let low = 0;
+    let high = tokens.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (tokens[middle]!.hash < hash) low = middle + 1;
+      else high = middle;
+    }
+    return tokens[low === tokens.length ? 0 : low]!.shard;
+  }
+}

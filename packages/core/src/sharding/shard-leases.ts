@@ -1,0 +1,141 @@
+import type { KubeAccess } from '../kube/access.js';
+import { KubeApiError, requestJson, resourcePath } from '../informer/request.js';
+import { LeaseObservation, microTime, type LeaseRecord } from '../leader/lease-observation.js';
+import { SHARD_LEASE_LABEL } from './labels.js';
+
+/** Who may hold objects, as one reader saw the ring's Leases. */
+export interface ShardMembership {
+  /** Held by the shard itself and not expired: may be given objects. Sorted. */
+  live: string[];
+  /**
+   * Not live, yet maybe still working: its Lease was taken by another name or deleted, and what
+   * the shard itself last wrote has not expired. Give it nothing, and take nothing from it
+   * until it joins `live` or drops out. Sorted.
+   */
+  expiring: string[];
+}
+
+/** A shard is dead, so its objects may move at once, when it is neither live nor expiring. */
+export function isDeadShard(membership: ShardMembership, shard: string): boolean {
+  return !membership.live.includes(shard) && !membership.expiring.includes(shard);
+}
+
+export interface ShardLeaseReaderOptions {
+  kubeConfig: KubeAccess;
+  namespace: string;
+  ring: string;
+  /** Expiry for a record that states no duration; default 15 s, the shard Lease's own default. */
+  defaultLeaseDurationMs?: number;
+  /** Per list request; default 10 s. */
+  timeoutMs?: number;
+}
+
+interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
+  spec?: LeaseRecord;
+}
+
+interface LeaseList {
+  items?: Lease[];
+}
+
+/** What the reader remembers of one shard's Lease. */
+interface Seen {
+  /** The Lease as last listed. */
+  lease: LeaseObservation;
+  /** Only the records the shard wrote itself: the fence runs from the last of them. */
+  own: LeaseObservation;
+  /** The shard released its Lease since it last held it: it has stopped. */
+  released: boolean;
+  /** The Lease as listed, for a compare-and-swap takeover. */
+  raw: Lease;
+}
+
+/**
+ * Lists the ring's shard Leases and says which shards are live. Expiry is leader election's
+ * rule (LeaseObservation: by this reader's clock, from when it saw a record change), so a new
+ * reader counts a silent shard live for one lease duration before it calls it dead: Lease expiry
+ * is the fence, never a guess. A shard that released its Lease (empty holder: it has stopped)
+ * is dead at once. A failed list throws: no answer is never "no shards".
+ */
+export class ShardLeaseReader {
+  readonly #options: ShardLeaseReaderOptions;
+  readonly #seen = new Map<string, Seen>();
+
+  constructor(options: ShardLeaseReaderOptions) {
+    this.#options = options;
+  }
+
+  async read(): Promise<ShardMembership> {
+    const { kubeConfig, namespace, ring } = this.#options;
+    const list = (await requestJson(kubeConfig, 'GET', resourcePath('coordination.k8s.io', 'v1', 'leases', namespace), {
+      query: { labelSelector: `${SHARD_LEASE_LABEL}=${ring}` },
+      timeoutMs: this.#options.timeoutMs ?? 10_000,
+      userAgent: 'k8or-shard-leases',
+    })) as LeaseList;
+    const now = performance.now();
+    const durationMs = this.#options.defaultLeaseDurationMs ?? 15_000;
+    const listed = new Set<string>();
+    const live: string[] = [];
+    const expiring: string[] = [];
+
+    for (const item of list.items ?? []) {
+      const name = item.metadata?.name;
+      if (!name) continue;
+      listed.add(name);
+      const record = item.spec ?? {};
+      const seen = this.#seen.get(name) ?? { lease: new LeaseObservation(), own: new LeaseObservation(), released: false, raw: item };
+      this.#seen.set(name, seen);
+      seen.raw = item;
+      seen.lease.observe(record, now);
+      if (record.holderIdentity === name) seen.released = false;
+      else if (!record.holderIdentity) seen.released = true;
+      // A Lease first seen under another holder: its shard may have written it a moment ago.
+      if (record.holderIdentity === name || !seen.own.record) seen.own.observe(record, now);
+      if (!record.holderIdentity) continue; // released by the shard after it stopped
+      if (record.holderIdentity === name) {
+        if (seen.lease.unexpired(durationMs, now)) live.push(name);
+      } else if (!seen.released && seen.own.unexpired(durationMs, now)) {
+        expiring.push(name);
+      }
+    }
+    // A Lease deleted under a shard that may still be working: expiring until its last record expires.
+    for (const [name, seen] of this.#seen) {
+      if (listed.has(name)) continue;
+      if (!seen.released && seen.own.unexpired(durationMs, now)) expiring.push(name);
+      else this.#seen.delete(name);
+    }
+    return { live: live.sort(), expiring: expiring.sort() };
+  }
+
+  /**
+   * Takes a dead shard's Lease before its objects move: writes `holder` over the Lease as last
+   * read, carrying its resourceVersion, so it fails (false) if the shard renewed meanwhile. A
+   * replica of that name must then wait for this record to expire before it holds its Lease
+   * again, which keeps it from working objects that are being moved. True when there is no
+   * Lease to take (nothing can come back through it but a new Lease, which starts live).
+   */
+  async takeOver(shard: string, holder: string): Promise<boolean> {
+    const seen = this.#seen.get(shard);
+    if (!seen) return true;
+    if (seen.raw.spec?.holderIdentity === holder) return true;
+    const { kubeConfig, namespace } = this.#options;
+    const now = microTime(new Date());
+    const path = `${resourcePath('coordination.k8s.io', 'v1', 'leases', namespace)}/${encodeURIComponent(shard)}`;
+    const durationSeconds = seen.raw.spec?.leaseDurationSeconds && seen.raw.spec.leaseDurationSeconds > 1 ? seen.raw.spec.leaseDurationSeconds : Math.ceil((this.#options.defaultLeaseDurationMs ?? 15_000) / 1000);
+    try {
+      seen.raw = (await requestJson(kubeConfig, 'PUT', path, {
+        body: { ...seen.raw, spec: { ...seen.raw.spec, holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: (seen.raw.spec?.leaseTransitions ?? 0) + 1 } },
+        timeoutMs: this.#options.timeoutMs ?? 10_000,
+        userAgent: 'k8or-shard-leases',
+      })) as Lease;
+      return true;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 409) return false;
+      if (error instanceof KubeApiError && error.status === 404) return true;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,95 @@
+import { strict as assert } from 'node:assert';
+import { after, before, describe, it } from 'node:test';
+import { ShardAssigner, corePath, shardLabel, type Engine, type ShardSyncResult } from '@k8or/core';
+import { inMemoryProviderPlugin } from '@k8or/core/testing';
+import { World, isReadyAndSynced, waitFor } from './engine-harness.ts';
+
+const SHARD = shardLabel('Bucket');
+
+describe('engine: shards work only their own objects, and hand them over', () => {
+  let world: World;
+  let assigner: ShardAssigner;
+  const sharding = { namespace: 'k8or-system', ring: 'k8or', leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 };
+
+  before(async () => {
+    world = await World.start();
+    await world.user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'k8or-system' } });
+    assigner = new ShardAssigner({ kubeConfig: world.kubeConfig, namespace: 'k8or-system', ring: 'k8or', providers: new Map([['aws', inMemoryProviderPlugin(world.cloud)]]), clusterId: 'test-cluster' });
+  });
+  after(async () => {
+    assigner?.close();
+    await world?.stop();
+  });
+
+  const startShard = (shard: string): Promise<Engine> => world.startEngine({ identity: shard, sharding: { ...sharding, shard } });
+
+  /** Engines that wrote to the Bucket `name` since `from`. */
+  function writersOf(name: string, from: number): Set<string> {
+    return new Set(
+      world
+        .engineRequests(from)
+        .filter((r) => r.resource === 'buckets' && r.name === name && ['create', 'update', 'patch', 'delete'].includes(r.verb) && (r.userAgent ?? '').startsWith('k8or-engine/'))
+        .map((r) => (r.userAgent ?? '').replace(/^k8or-engine\//, '')),
+    );
+  }
+
+  async function syncUntil(live: string[], done: (result: ShardSyncResult) => boolean = () => true): Promise<void> {
+    await waitFor(`assigner sees ${live.join(', ')}`, async () => {
+      const result = await assigner.sync();
+      return JSON.stringify(result.membership.live) === JSON.stringify(live) && done(result);
+    }, 60_000, 200);
+  }
+
+  async function shardOf(ns: string, name: string): Promise<string | undefined> {
+    return (await world.bucket(ns, name))?.metadata.labels?.[SHARD];
+  }
+
+  /** A user edit of every Bucket; resolves when each is Synced at it. Returns where each one is and who wrote it. */
+  async function editAll(ns: string, names: string[], versioning: boolean): Promise<Map<string, { shard: string | undefined; writers: Set<string> }>> {
+    const from = world.sandbox.requestLog.length;
+    for (const name of names) await world.patchBucket(ns, name, { spec: { versioning } });
+    const seen = new Map<string, { shard: string | undefined; writers: Set<string> }>();
+    for (const name of names) {
+      await world.waitForBucket(ns, name, `synced with versioning ${versioning}`, (b) => isReadyAndSynced(b) && b.status?.observedGeneration === b.metadata.generation);
+      seen.set(name, { shard: await shardOf(ns, name), writers: writersOf(name, from) });
+    }
+    return seen;
+  }
+
+  it('each object is reconciled by its shard alone, across a shard joining and a shard dying', async () => {
+    await startShard('shard-a');
+    await startShard('shard-b');
+    const ns = await world.newNamespace();
+    const names = Array.from({ length: 12 }, (_, i) => `b-${i}`);
+    for (const name of names) await world.createBucket(ns, name);
+    await syncUntil(['shard-a', 'shard-b']);
+    for (const name of names) await world.waitForBucket(ns, name, 'Ready', isReadyAndSynced);
+    for (const [name, { shard, writers }] of await editAll(ns, names, true)) {
+      assert.deepEqual([...writers], [shard], `${name} on ${shard} was written by ${[...writers].join(', ')}`);
+    }
+
+    // A shard joins: objects move only through the drain handshake, the old shards letting go.
+    const third = await startShard('shard-c');
+    const before = new Map(await Promise.all(names.map(async (n) => [n, await shardOf(ns, n)] as const)));
+    await syncUntil(['shard-a', 'shard-b', 'shard-c'], (r) => r.applied.some((c) => c.action === 'drain'));
+    await waitFor('every drained object let go and reassigned', async () => {
+      const result = await assigner.sync();
+      const labels = await Promise.all(names.map((n) => shardOf(ns, n)));
+      return result.applied.length === 0 && labels.every((l) => l !== undefined);
+    }, 60_000, 200);
+    const afterJoin = await editAll(ns, names, false);
+    const movedToC = names.filter((n) => afterJoin.get(n)?.shard === 'shard-c');
+    assert.ok(movedToC.length > 0, 'the new shard holds objects');
+    for (const name of movedToC) assert.ok(before.get(name) === 'shard-a' || before.get(name) === 'shard-b', `${name} came from a live shard`);
+    for (const [name, { shard, writers }] of afterJoin) assert.deepEqual([...writers], [shard], `${name} on ${shard} was written by ${[...writers].join(', ')}`);
+
+    // The new shard dies without a word: once its Lease expired, its objects move at once.
+    third.kill();
+    await syncUntil(['shard-a', 'shard-b'], (r) => r.applied.length > 0);
+    const afterDeath = await editAll(ns, names, true);
+    for (const [name, { shard, writers }] of afterDeath) {
+      assert.ok(shard === 'shard-a' || shard === 'shard-b', `${name} is on ${shard}`);
+      assert.deepEqual([...writers], [shard], `${name} on ${shard} was written by ${[...writers].join(', ')}`);
+    }
+  });
+});

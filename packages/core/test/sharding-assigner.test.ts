@@ -1,0 +1,135 @@
+import { strict as assert } from 'node:assert';
+import { after, before, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { API_VERSION, type ManagedResource } from '@k8or/api';
+import { KubeRest, ShardAssigner, corePath, drainLabel, installCrds, k8orPath, shardLabel, shardLease, type LeaderElector } from '@k8or/core';
+import { InMemoryCloud, inMemoryProviderPlugin, waitFor } from '@k8or/core/testing';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
+
+const SHARD = shardLabel('Bucket');
+const DRAIN = drainLabel('Bucket');
+const ring = 'k8or';
+const namespace = 'k8or-system';
+
+describe('the shard assigner against the sandbox', () => {
+  let sandbox: Sandbox;
+  let kubeConfig: KubeConfig;
+  let user: KubeRest;
+  let assigner: ShardAssigner;
+  const shards = new Map<string, LeaderElector>();
+
+  before(async () => {
+    sandbox = await startSandbox();
+    kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(sandbox.kubeconfig);
+    user = new KubeRest(kubeConfig);
+    await installCrds(kubeConfig);
+    await waitFor('CRDs served', async () => (await user.get(k8orPath('ProviderConfig', undefined))) !== undefined);
+    for (const name of [namespace, 'team-a', 'team-b', 'team-c']) await user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    await user.create(k8orPath('ProviderConfig', undefined), { apiVersion: API_VERSION, kind: 'ProviderConfig', metadata: { name: 'default' }, spec: { provider: 'aws', region: 'mem-west-1' } });
+    for (let i = 0; i < 30; i++) await createBucket('team-a', `bucket-${i}`, `data-${i}`);
+    // Three objects naming one cloud resource, from three namespaces.
+    for (const ns of ['team-a', 'team-b', 'team-c']) await createBucket(ns, 'shared', 'shared-data');
+    assigner = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster' });
+  });
+
+  after(async () => {
+    await Promise.all([...shards.values()].map((lease) => lease.stop({ release: false })));
+    assigner?.close();
+    user?.close();
+    await sandbox?.stop();
+  });
+
+  async function createBucket(ns: string, name: string, externalName: string): Promise<void> {
+    await user.create(k8orPath('Bucket', ns), { apiVersion: API_VERSION, kind: 'Bucket', metadata: { name, namespace: ns }, spec: { name: externalName } });
+  }
+
+  function startShard(name: string): void {
+    const lease = shardLease({ kubeConfig, namespace, ring, shard: name, leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 300 });
+    void lease.run({ onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
+    shards.set(name, lease);
+  }
+
+  async function buckets(): Promise<ManagedResource[]> {
+    return ((await user.get<{ items: ManagedResource[] }>(k8orPath('Bucket', undefined)))?.items ?? []).sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+  }
+
+  const labelsOf = (list: ManagedResource[]): (string | undefined)[] => list.map((b) => b.metadata.labels?.[SHARD]);
+
+  /** Syncs until the assigner sees exactly `live` as the live shards. */
+  async function syncWith(live: string[]): Promise<Awaited<ReturnType<ShardAssigner['sync']>>> {
+    return await waitFor(`live shards ${live.join(', ')}`, async () => {
+      const result = await assigner.sync();
+      return JSON.stringify(result.membership.live) === JSON.stringify(live) ? result : undefined;
+    }, 60_000, 200);
+  }
+
+  it('labels every object for a live shard, keeps one cloud resource on one shard, and rewrites nothing on the next pass', async () => {
+    for (const name of ['shard-a', 'shard-b', 'shard-c']) startShard(name);
+    const first = await syncWith(['shard-a', 'shard-b', 'shard-c']);
+    assert.equal(first.applied.length, 33);
+    const list = await buckets();
+    const labels = labelsOf(list);
+    assert.ok(labels.every((l) => l === 'shard-a' || l === 'shard-b' || l === 'shard-c'), `labels: ${labels.join(', ')}`);
+    assert.equal(new Set(labels).size, 3, 'every shard holds objects');
+    const shared = list.filter((b) => b.metadata.name === 'shared').map((b) => b.metadata.labels?.[SHARD]);
+    assert.equal(new Set(shared).size, 1, `the three objects naming shared-data are on ${shared.join(', ')}`);
+    const again = await assigner.sync();
+    assert.deepEqual(again.applied, [], 'a pass with nothing to do writes nothing');
+  });
+
+  it('moves a dead shard\'s objects at once and leaves the others where they are', async () => {
+    const before = await buckets();
+    await shards.get('shard-c')!.stop();
+    const result = await syncWith(['shard-a', 'shard-b']);
+    const afterMove = await buckets();
+    const onC = before.filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').length;
+    const lease = await user.get<{ spec?: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/shard-c`);
+    assert.equal(lease?.spec?.holderIdentity, 'k8or-shard-assigner', 'the assigner holds the dead shard\'s Lease while its objects move');
+    assert.equal(result.applied.length, onC, 'one write per object moved');
+    before.forEach((b, i) => {
+      const now = afterMove[i]!.metadata.labels?.[SHARD];
+      if (b.metadata.labels?.[SHARD] === 'shard-c') assert.ok(now === 'shard-a' || now === 'shard-b', `${b.metadata.name} is on ${now}`);
+      else assert.equal(now, b.metadata.labels?.[SHARD], `${b.metadata.name} stayed`);
+    });
+  });
+
+  it('hands objects to a new shard only after their live shard let go (the drain handshake)', async () => {
+    startShard('shard-d');
+    const before = await buckets();
+    const drained = await syncWith(['shard-a', 'shard-b', 'shard-d']);
+    assert.ok(drained.applied.length > 0, 'some objects now belong on shard-d');
+    assert.ok(drained.applied.every((c) => c.action === 'drain' && c.to === 'shard-d'));
+    const draining = await buckets();
+    assert.deepEqual(labelsOf(draining), labelsOf(before), 'no object changed shard while its shard holds it');
+    const asked = draining.filter((b) => b.metadata.labels?.[DRAIN] !== undefined);
+    assert.equal(asked.length, drained.applied.length);
+    assert.deepEqual((await assigner.sync()).applied, [], 'nothing more happens until the shards let go');
+
+    // Each old shard lets go: both labels off, in one compare-and-swap write.
+    for (const b of asked) {
+      await user.patch(k8orPath('Bucket', b.metadata.namespace, b.metadata.name), { metadata: { resourceVersion: b.metadata.resourceVersion, labels: { [SHARD]: null, [DRAIN]: null } } });
+    }
+    const assigned = await assigner.sync();
+    assert.equal(assigned.applied.length, asked.length);
+    assert.ok(assigned.applied.every((c) => c.action === 'assign' && c.shard === 'shard-d'));
+    const final = await buckets();
+    for (const b of final) assert.equal(b.metadata.labels?.[DRAIN], undefined);
+    assert.equal(final.filter((b) => b.metadata.labels?.[SHARD] === 'shard-d').length, asked.length);
+    // Writes per object moved from a live shard: the leader's drain and assign, and the shard's release.
+    const writes = drained.applied.length + asked.length + assigned.applied.length;
+    console.log(`moved ${asked.length} of ${final.length} objects to a new shard with ${(writes / asked.length).toFixed(1)} API writes each`);
+  });
+
+  it('run() keeps assigning new objects until its signal aborts', async () => {
+    const leading = new AbortController();
+    const running = assigner.run(leading.signal, 200);
+    await createBucket('team-b', 'newcomer', 'newcomer-data');
+    await waitFor('the newcomer assigned', async () => (await user.get<ManagedResource>(k8orPath('Bucket', 'team-b', 'newcomer')))?.metadata.labels?.[SHARD], 30_000, 100);
+    leading.abort();
+    await running;
+    await createBucket('team-b', 'after-leading', 'after-leading-data');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal((await user.get<ManagedResource>(k8orPath('Bucket', 'team-b', 'after-leading')))?.metadata.labels?.[SHARD], undefined, 'no pass after the signal aborted');
+  });
+});

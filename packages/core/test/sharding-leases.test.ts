@@ -1,0 +1,189 @@
+import { strict as assert } from 'node:assert';
+import { after, before, describe, it } from 'node:test';
+import { CoordinationV1Api, CoreV1Api, KubeConfig, V1MicroTime } from '@kubernetes/client-node';
+import { SHARD_LEASE_LABEL, ShardLeaseReader, isDeadShard, shardLease, type LeaderElector, type ShardMembership } from '@k8or/core';
+import { waitFor } from '@k8or/core/testing';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
+
+/** One replica holding its shard Lease, and whether it may work. */
+interface Shard {
+  name: string;
+  lease: LeaderElector;
+  running: Promise<void>;
+  signal: AbortSignal | undefined;
+}
+
+describe('shard Leases in the sandbox', () => {
+  let sandbox: Sandbox;
+  let kubeConfig: KubeConfig;
+  let coordination: CoordinationV1Api;
+  const namespace = 'k8or-system';
+  const shards: Shard[] = [];
+  let ringCounter = 0;
+
+  before(async () => {
+    sandbox = await startSandbox();
+    kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(sandbox.kubeconfig);
+    coordination = kubeConfig.makeApiClient(CoordinationV1Api);
+    await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+  });
+
+  after(async () => {
+    await Promise.all(shards.map((shard) => shard.lease.stop({ release: false })));
+    await sandbox?.stop();
+  });
+
+  /** Short durations keep expiry quick: a 2 s Lease (1.5 s rounds up), renewed every 200 ms. */
+  function startShard(ring: string, name: string): Shard {
+    const lease = shardLease({ kubeConfig, namespace, ring, shard: name, leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 });
+    const shard: Shard = { name, lease, running: Promise.resolve(), signal: undefined };
+    shard.running = lease.run({ onStartedLeading: (signal) => void (shard.signal = signal), onStoppedLeading: () => undefined });
+    shards.push(shard);
+    return shard;
+  }
+
+  function newRing(): { ring: string; reader: ShardLeaseReader } {
+    const ring = `ring-${++ringCounter}`;
+    return { ring, reader: new ShardLeaseReader({ kubeConfig, namespace, ring }) };
+  }
+
+  /** Reads until `holds` is true of the membership (a generous deadline: the machine is shared). */
+  async function readUntil(reader: ShardLeaseReader, what: string, holds: (m: ShardMembership) => boolean): Promise<ShardMembership> {
+    let last: ShardMembership = { live: [], expiring: [] };
+    await waitFor(what, async () => holds((last = await reader.read())), 30_000, 100);
+    return last;
+  }
+
+  it('lists the live shards of its own ring, each Lease held by its own name and labelled', async () => {
+    const { ring, reader } = newRing();
+    startShard(ring, `${ring}-a`);
+    startShard(ring, `${ring}-b`);
+    startShard('another-ring', `${ring}-other`);
+    const membership = await readUntil(reader, 'two live shards', (m) => m.live.length === 2);
+    assert.deepEqual(membership, { live: [`${ring}-a`, `${ring}-b`], expiring: [] });
+    const lease = await coordination.readNamespacedLease({ namespace, name: `${ring}-a` });
+    assert.equal(lease.spec?.holderIdentity, `${ring}-a`);
+    assert.equal(lease.metadata?.labels?.[SHARD_LEASE_LABEL], ring);
+    // Renewals keep both live over several Lease durations.
+    const until = Date.now() + 5000;
+    while (Date.now() < until) assert.deepEqual((await reader.read()).live, [`${ring}-a`, `${ring}-b`]);
+  });
+
+  it('calls a shard that released its Lease dead at once', async () => {
+    const { ring, reader } = newRing();
+    const a = startShard(ring, `${ring}-a`);
+    startShard(ring, `${ring}-b`);
+    await readUntil(reader, 'two live shards', (m) => m.live.length === 2);
+    await a.lease.stop();
+    assert.equal(a.signal?.aborted, true, 'the shard stopped its work before it let go');
+    const membership = await reader.read();
+    assert.deepEqual(membership, { live: [`${ring}-b`], expiring: [] });
+    assert.ok(isDeadShard(membership, a.name));
+  });
+
+  it('calls a crashed shard dead only once its Lease expired by the reader\'s clock', async () => {
+    const { ring, reader } = newRing();
+    const a = startShard(ring, `${ring}-a`);
+    startShard(ring, `${ring}-b`);
+    await readUntil(reader, 'two live shards', (m) => m.live.length === 2);
+    await a.lease.stop({ release: false });
+    // The last record the shard wrote is seen no earlier than this read began.
+    const seenAt = performance.now();
+    assert.ok((await reader.read()).live.includes(a.name), 'a crash is not seen at once');
+    const membership = await readUntil(reader, 'the crashed shard to drop out', (m) => !m.live.includes(a.name));
+    const waited = performance.now() - seenAt;
+    assert.ok(waited >= 2000, `called dead ${waited.toFixed(0)} ms after its last record was seen, before its 2 s Lease expired`);
+    assert.deepEqual(membership, { live: [`${ring}-b`], expiring: [] });
+    assert.ok(isDeadShard(membership, a.name));
+  });
+
+  it('gives a shard whose Lease was taken or deleted time to stop: expiring, then dead', async () => {
+    const { ring, reader } = newRing();
+    const name = `${ring}-a`;
+    // A stale Lease nobody renews, so the shard cannot take it back while we watch.
+    await coordination.createNamespacedLease({
+      namespace,
+      body: { metadata: { name, labels: { [SHARD_LEASE_LABEL]: ring } }, spec: { holderIdentity: name, leaseDurationSeconds: 2, renewTime: new V1MicroTime(), acquireTime: new V1MicroTime() } },
+    });
+    assert.deepEqual(await reader.read(), { live: [name], expiring: [] });
+    const current = await coordination.readNamespacedLease({ namespace, name });
+    current.spec = { ...current.spec, holderIdentity: 'someone-else', renewTime: new V1MicroTime() };
+    await coordination.replaceNamespacedLease({ namespace, name, body: current });
+    assert.deepEqual(await reader.read(), { live: [], expiring: [name] }, 'not live, but maybe still working');
+    await coordination.deleteNamespacedLease({ namespace, name });
+    assert.deepEqual(await reader.read(), { live: [], expiring: [name] }, 'deleting the Lease does not end the fence');
+    const membership = await readUntil(reader, 'the fence to pass', (m) => m.expiring.length === 0);
+    assert.ok(isDeadShard(membership, name));
+  });
+
+  it('a shard that cannot renew stops working before any reader calls it dead', async () => {
+    const { ring, reader } = newRing();
+    const a = startShard(ring, `${ring}-a`);
+    await readUntil(reader, 'the shard live', (m) => m.live.includes(a.name));
+    // Someone else keeps the Lease: every renewal of the shard now fails.
+    let intruding = true;
+    const intruder = (async () => {
+      while (intruding) {
+        const current = await coordination.readNamespacedLease({ namespace, name: a.name });
+        current.spec = { ...current.spec, holderIdentity: 'intruder', renewTime: new V1MicroTime(), leaseDurationSeconds: 60 };
+        await coordination.replaceNamespacedLease({ namespace, name: a.name, body: current }).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    try {
+      await readUntil(reader, 'the shard dead', (m) => {
+        if (!isDeadShard(m, a.name)) return false;
+        assert.equal(a.signal?.aborted, true, 'called dead while the shard still worked');
+        return true;
+      });
+      await a.running;
+    } finally {
+      intruding = false;
+      await intruder;
+    }
+  });
+
+  it('takes a dead shard\'s Lease, so a replica of that name waits for that record to expire', async () => {
+    const { ring, reader } = newRing();
+    const crashed = startShard(ring, `${ring}-a`);
+    const released = startShard(ring, `${ring}-b`);
+    await readUntil(reader, 'two live shards', (m) => m.live.length === 2);
+    await released.lease.stop();
+    await crashed.lease.stop({ release: false });
+    await readUntil(reader, 'both dead', (m) => m.live.length === 0 && m.expiring.length === 0);
+    assert.equal(await reader.takeOver(crashed.name, 'k8or-shard-assigner'), true);
+    assert.equal(await reader.takeOver(released.name, 'k8or-shard-assigner'), true);
+    const takenAt = performance.now();
+    assert.equal((await coordination.readNamespacedLease({ namespace, name: crashed.name })).spec?.holderIdentity, 'k8or-shard-assigner');
+    assert.deepEqual(await reader.read(), { live: [], expiring: [] }, 'still dead once taken, the released one too');
+
+    const back = startShard(ring, crashed.name);
+    assert.ok(!(await reader.read()).live.includes(back.name), 'not live at once');
+    await readUntil(reader, 'the replica to hold its Lease again', (m) => m.live.includes(back.name));
+    const waited = performance.now() - takenAt;
+    assert.ok(waited >= 2000, `held its Lease again ${waited.toFixed(0)} ms after the takeover, before that record expired`);
+  });
+
+  it('does not take the Lease of a shard that renewed since it was read', async () => {
+    const { ring, reader } = newRing();
+    const a = startShard(ring, `${ring}-a`);
+    await readUntil(reader, 'the shard live', (m) => m.live.includes(a.name));
+    const readVersion = (await coordination.readNamespacedLease({ namespace, name: a.name })).metadata?.resourceVersion;
+    await waitFor('a renewal', async () => (await coordination.readNamespacedLease({ namespace, name: a.name })).metadata?.resourceVersion !== readVersion, 30_000, 50);
+    assert.equal(await reader.takeOver(a.name, 'k8or-shard-assigner'), false);
+    assert.equal((await coordination.readNamespacedLease({ namespace, name: a.name })).spec?.holderIdentity, a.name);
+  });
+
+  it('never answers "no shards" when it cannot list', async () => {
+    const unreachable = new KubeConfig();
+    unreachable.loadFromOptions({
+      clusters: [{ name: 'gone', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
+      users: [{ name: 'nobody' }],
+      contexts: [{ name: 'gone', cluster: 'gone', user: 'nobody' }],
+      currentContext: 'gone',
+    });
+    const reader = new ShardLeaseReader({ kubeConfig: unreachable, namespace, ring: 'x', timeoutMs: 2000 });
+    await assert.rejects(reader.read());
+  });
+});
