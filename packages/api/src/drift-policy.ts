@@ -12,6 +12,11 @@ const SPEC_SCHEMAS: Record<ManagedKindName, JSONSchemaProps> = { Bucket: bucketS
 /** Spec fields that are k8or's own instructions, not settings the cloud holds: they never drift. */
 const NOT_CLOUD_SETTINGS = new Set(['providerConfigRef', 'name', 'deletionPolicy', 'managementPolicy', 'writeOutputsTo', 'driftPolicy', 'forceDelete']);
 
+/** Whether the top-level spec field `key` is a setting the cloud holds (spec.versioning), not one of k8or's own instructions (spec.deletionPolicy). */
+export function isCloudSetting(key: string): boolean {
+  return !NOT_CLOUD_SETTINGS.has(key);
+}
+
 /**
  * Why `path` names no cloud setting of the kind's spec, or undefined when it does. A path walks
  * the spec schema's properties; under a map (spec.labels) any key is a setting; a list

@@ -83,6 +83,7 @@ describe('k8or reconcile and k8or approve: drift held under Hold is repaired onl
     }
     assert.match(explained.stdout, /FIELD:\s+driftPolicy/);
     assert.match(explained.stdout.replace(/\s+/g, ' '), /Report shows the difference/);
+    assert.match(explained.stdout.replace(/\s+/g, ' '), /reason RepairedDrift\) naming each field, the value found and the value written/);
     assert.match(explained.stdout, /k8or\.io\/approve-drift/);
     assert.match(explained.stdout, /fields\s+<\[\]Object>/);
   });

@@ -13,4 +13,5 @@ export * from './metrics/index.js';
 export * from './cloud-rate-limit/index.js';
 export * from './health/index.js';
 export * from './logging.js';
+export * from './redact.js';
 export * from './sharding/index.js';

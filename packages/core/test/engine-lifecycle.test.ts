@@ -75,7 +75,7 @@ describe('engine: a Bucket from apply to delete', () => {
     await waitFor('drift repaired', () => cloudBucket.versioning === true);
     const event = await waitFor('a RepairedDrift event', async () => (await world.events(ns, 'assets')).find((e) => e.reason === Reasons.RepairedDrift));
     assert.equal(event.type, 'Warning');
-    assert.match(event.message, /spec\.versioning \(wanted true, found false\)/);
+    assert.match(event.message, /spec\.versioning: false -> true/);
   });
 
   it('writes at most 3 times to create a resource, and nothing on a no-op resync', async () => {

@@ -94,8 +94,9 @@ describe('the reconcile algorithm, effect by effect', () => {
       `patch finalizers=${FINALIZER} spec.name external-name create-pending`,
       'cloud create',
       'patch create-succeeded',
-      `event Normal ${Reasons.CreatedExternalResource}`,
       'cloud observe',
+      // After the observe, which tells whether the kind keeps the owner tags the create wrote; beside the status write.
+      `event Normal ${Reasons.CreatedExternalResource}`,
       `status Ready=True Synced=${Reasons.ReconcileSuccess}`,
     ]);
     assert.equal(outcome.requeueAfterMs, 3_600_000, 'the next look is the resync period (jitter neutral here)');

@@ -52,7 +52,7 @@ export const writeOutputsToSchema = obj(
 const driftModeSchema = (description: string): JSONSchemaProps => str(description, { enum: ['Repair', 'Report', 'Hold'] });
 
 export const driftPolicySchema = obj(
-  'What a drift check (a resync) does with a setting changed in the cloud behind k8or\'s back. Repair (the default) writes the spec\'s value back. Report shows the difference in status.drift, the DRIFT column and a Warning Event (reason DriftReported) and never writes it. Hold shows it with Synced False (reason DriftHeld) and the digest of the held difference in status.heldDriftDigest, and writes the spec\'s value back only once the object is annotated k8or.io/approve-drift=<that digest> (k8or approve KIND/NAME does it); a difference that changed since the approval needs a new one. A change to the spec itself (a new generation) is always applied, and drift that would lower a protection the cloud has on (deletion protection, versioning) is never repaired by a resync, whatever the mode.',
+  'What a drift check (a resync) does with a setting changed in the cloud behind k8or\'s back. Repair (the default) writes the spec\'s value back, with an Event (reason RepairedDrift) naming each field, the value found and the value written. Report shows the difference in status.drift, the DRIFT column and a Warning Event (reason DriftReported) and never writes it. Hold shows it with Synced False (reason DriftHeld) and the digest of the held difference in status.heldDriftDigest, and writes the spec\'s value back only once the object is annotated k8or.io/approve-drift=<that digest> (k8or approve KIND/NAME does it); a difference that changed since the approval needs a new one, and an approval is used up by its repair. A change to the spec itself (a new generation) is always applied, and drift that would lower a protection the cloud has on (deletion protection, versioning) is never repaired by a resync, whatever the mode.',
   {
     default: driftModeSchema('Mode for every setting no entry of fields names: Repair (default), Report or Hold.'),
     fields: arr(
@@ -60,12 +60,12 @@ export const driftPolicySchema = obj(
       obj(
         'The mode for one spec path.',
         {
-          path: str('Spec path of the setting, such as spec.versioning, spec.lifecycle or spec.labels.team. Checked against the kind\'s schema.', {
+          path: str('Spec path of a cloud setting of this kind, such as spec.labels.team or spec.versioning for a Bucket, spec.pointInTimeRecovery for a Table; a list (spec.lifecycle) is named as a whole. The webhook refuses a path that names no setting of the kind.', {
             minLength: 6,
             maxLength: 256,
             pattern: '^spec\\.[A-Za-z0-9_.-]+$',
           }),
-          mode: driftModeSchema('Repair, Report or Hold.'),
+          mode: driftModeSchema('What a resync does with drift on this path and under it: Repair, Report or Hold (see driftPolicy).'),
         },
         { required: ['path', 'mode'] },
       ),

@@ -48,6 +48,18 @@ import { progressConditions } from './progress.js';
 import { ReconcileDeadline } from './deadline.js';
 import type { ConfigLookups, EventRecorder, EventType, ManagedPatch, ManagedResourceClient, NamespaceInfo, OutputsWriter, ProviderPlugins, SecretData } from './ports.js';
 import { Messages, Reasons } from './reasons.js';
+import {
+  CLOUD_WRITE_MESSAGE,
+  changesOfCreate,
+  changesOfDiff,
+  changesOfRelease,
+  redactChanges,
+  writeEventMessage,
+  type CloudWriteOperation,
+  type CloudWriteRecord,
+  type FieldChange,
+} from './write-record.js';
+import { secretNeedles } from '../redact.js';
 
 /** A condition's status, reason and message; the type is set where it is used. */
 type ConditionState = Omit<DesiredCondition, 'type'>;
@@ -209,7 +221,6 @@ export class ManagedReconciler {
     const call: Run = { signal: AbortSignal.any([stop, deadline.signal]), stop, pauseDeadline: () => deadline.pause() };
     let resource = await this.#deps.kube.get(this.kind, request.namespace, request.name, call.stop);
     if (!resource) return {};
-    const log = this.#logger?.child({ resource: `${this.kind}/${request.namespace}/${request.name}` });
 
     if (annotationIsTrue(resource, Annotations.paused)) {
       await this.#setStatus(resource, call, { synced: { status: 'False', reason: Reasons.Paused, message: Messages.paused } });
@@ -276,7 +287,6 @@ export class ManagedReconciler {
         }
         return await this.#fail(resource, call, Reasons.CannotCreateExternalResource, error);
       }
-      log?.info({ externalName }, 'created external resource');
       const createdFrom = resource;
       resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
       // The patch returns the object as it is now: a spec edited since the create was decided is
@@ -284,15 +294,26 @@ export class ManagedReconciler {
       // generation; the next pass applies the newer one as the user's ask (protections included).
       const appliedGeneration = createdFrom.metadata.generation;
       if (resource.metadata.generation !== appliedGeneration) resource = { ...resource, spec: createdFrom.spec } as ManagedResource;
-      // Once the create is recorded, the Event needs nothing from the observe for atProvider and
-      // the status write after it: it is written meanwhile, not in the worker's way.
-      const announced = this.#event(resource, call, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
+      const created = resource;
+      const announce = (ownerTags: Readonly<Record<string, string>> | undefined) =>
+        this.#recordWrite(created, call, target, externalName, {
+          operation: 'create',
+          type: 'Normal',
+          reason: Reasons.CreatedExternalResource,
+          lead: `Created ${this.kind} "${externalName}" in ${target.provider}`,
+          changes: changesOfCreate(created, ownerTags),
+        });
       try {
-        try {
-          observation = await client.observe(resource, call);
-        } catch (error) {
-          return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
-        }
+        observation = await client.observe(resource, call);
+      } catch (error) {
+        // Whether this kind keeps tags is unknown without the observe: the create was given them.
+        await announce(ownerTagsFor(resource, this.#clusterId));
+        return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
+      }
+      // The Event is written meanwhile with the status, not in the worker's way. An existing
+      // resource without ownerTags is a kind the cloud keeps no tags for: none were written.
+      const announced = announce(observation.ownerTags === undefined ? undefined : ownerTagsFor(resource, this.#clusterId));
+      try {
         return await this.#succeed(resource, call, observation, target, externalName, { applyIssues: applied?.settingIssues, record: true, appliedGeneration });
       } finally {
         await announced;
@@ -355,22 +376,30 @@ export class ManagedReconciler {
       } catch (error) {
         return await this.#fail(resource, call, Reasons.CannotUpdateExternalResource, error);
       }
+      const named = `${this.kind} "${externalName}"`;
       if (approved) {
         // An approval is for one repair: the same difference found again later needs a new one.
         resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.approveDrift]: null } }, call.stop);
-        await this.#event(resource, call, 'Normal', Reasons.RepairedApprovedDrift, `Repaired approved drift in ${describeDiff(policyDrift.hold)}.`);
+        await this.#recordWrite(resource, call, target, externalName, {
+          operation: 'update',
+          type: 'Normal',
+          reason: Reasons.RepairedApprovedDrift,
+          lead: `Repaired approved drift in ${named}`,
+          changes: changesOfDiff(policyDrift.hold),
+        });
       }
       const unapproved = repairable.filter((d) => !(approved && policyDrift.hold.includes(d)));
-      if (unapproved.length > 0) {
+      if (unapproved.length > 0 || !approved) {
         // Spec unchanged since the last successful reconcile means the cloud moved: drift.
-        const drift = resource.status?.observedGeneration === resource.metadata.generation;
-        await this.#event(
-          resource,
-          call,
-          drift ? 'Warning' : 'Normal',
-          drift ? Reasons.RepairedDrift : Reasons.UpdatedExternalResource,
-          drift ? `Repaired drift in ${describeDiff(unapproved)}.` : `Updated ${describeDiff(unapproved)}.`,
-        );
+        const drift = unapproved.length > 0 && resource.status?.observedGeneration === resource.metadata.generation;
+        await this.#recordWrite(resource, call, target, externalName, {
+          operation: 'update',
+          type: drift ? 'Warning' : 'Normal',
+          reason: drift ? Reasons.RepairedDrift : Reasons.UpdatedExternalResource,
+          // No field named: owner tags of a kind without tags, or settings the provider did not list.
+          lead: drift ? `Repaired drift in ${named}` : unapproved.length > 0 ? `Updated ${named}` : `Updated ${named} (settings the provider did not name)`,
+          changes: changesOfDiff(unapproved),
+        });
       }
       try {
         observation = await client.observe(resource, call);
@@ -527,7 +556,7 @@ export class ManagedReconciler {
    * retried.
    */
   async #retain(resource: ManagedResource, namespace: NamespaceInfo | undefined, call: Run, observeOnly: boolean, externalName: string): Promise<ReconcileOutcome> {
-    let released = false;
+    let released: { target: Target; changes: FieldChange[] } | undefined;
     const state = creationStateOf(resource);
     if (!observeOnly && externalName && (state === 'created' || state === 'pending')) {
       const target = await this.#resolveTarget(resource, namespace);
@@ -536,11 +565,12 @@ export class ManagedReconciler {
           const client = await this.#connect(resource, target, externalName, call);
           if (client.release) {
             const presence = await this.#presence(client, resource, call);
-            const decision = presence.exists ? decideOwnership(resource, presence, ownerTagsFor(resource, this.#clusterId), externalName) : undefined;
+            const ours = ownerTagsFor(resource, this.#clusterId);
+            const decision = presence.exists ? decideOwnership(resource, presence, ours, externalName) : undefined;
             if (decision?.ownership === 'ours' || decision?.ownership === 'finish-create') {
               call.signal.throwIfAborted();
               await client.release(resource, call);
-              released = true;
+              released = { target, changes: changesOfRelease(presence.ownerTags, ours) };
             }
           }
         } catch (error) {
@@ -550,13 +580,18 @@ export class ManagedReconciler {
       }
     }
     const why = observeOnly ? 'managementPolicy ObserveOnly' : 'deletion policy Retain';
-    await this.#event(
-      resource,
-      call,
-      'Normal',
-      Reasons.RetainedExternalResource,
-      `Left ${this.kind} "${externalName}" in the cloud (${why})${released ? "; removed this object's owner tags so it can be adopted" : ''}.`,
-    );
+    const left = `Left ${this.kind} "${externalName}" in the cloud (${why})`;
+    if (released) {
+      await this.#recordWrite(resource, call, released.target, externalName, {
+        operation: 'release',
+        type: 'Normal',
+        reason: Reasons.RetainedExternalResource,
+        lead: `${left}; removed this object's owner tags so it can be adopted`,
+        changes: released.changes,
+      });
+    } else {
+      await this.#event(resource, call, 'Normal', Reasons.RetainedExternalResource, `${left}.`);
+    }
     return await this.#release(resource, call);
   }
 
@@ -568,8 +603,15 @@ export class ManagedReconciler {
     return client.probe ? await client.probe(resource, call) : await client.observe(resource, call);
   }
 
+  /** The delete's record, once the cloud confirms the resource gone (a delete may finish after the call returned). */
   async #announceDeleted(resource: ManagedResource, call: Run, name: string, target: Target): Promise<void> {
-    await this.#event(resource, call, 'Normal', Reasons.DeletedExternalResource, `Deleted ${this.kind} "${name}" in ${target.provider}.`);
+    await this.#recordWrite(resource, call, target, name, {
+      operation: 'delete',
+      type: 'Normal',
+      reason: Reasons.DeletedExternalResource,
+      lead: `Deleted ${this.kind} "${name}" in ${target.provider}`,
+      changes: [],
+    });
   }
 
   /** Never delete what is not ours: the object goes, the cloud resource stays. */
@@ -916,6 +958,33 @@ export class ManagedReconciler {
       }
     }
     if (event && (changed || event.always)) await this.#event(resource, call, event.type, event.reason, event.message);
+  }
+
+  /**
+   * Puts one cloud write on record (write-record.ts): a structured log line with every change
+   * whole, and an Event with the same changes, short. Credential values of the target's Secret,
+   * URL query strings and values under sensitive keys are redacted from both.
+   */
+  async #recordWrite(
+    resource: ManagedResource,
+    call: Run,
+    target: Target,
+    externalName: string,
+    write: { operation: CloudWriteOperation; type: EventType; reason: string; lead: string; changes: readonly FieldChange[] },
+  ): Promise<void> {
+    const changes = redactChanges(write.changes, secretNeedles(Object.values(target.credentials ?? {})));
+    const record: CloudWriteRecord = {
+      object: `${resource.metadata.namespace ?? ''}/${resource.metadata.name ?? ''}`,
+      kind: this.kind,
+      provider: target.provider,
+      providerConfig: target.providerConfig.metadata.name ?? '',
+      externalName,
+      operation: write.operation,
+      reason: write.reason,
+      changes,
+    };
+    this.#logger?.info(record, CLOUD_WRITE_MESSAGE);
+    await this.#event(resource, call, write.type, write.reason, writeEventMessage(write.lead, changes));
   }
 
   async #event(resource: ManagedResource, call: Run, type: EventType, reason: string, message: string): Promise<void> {
