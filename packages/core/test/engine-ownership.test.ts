@@ -377,9 +377,8 @@ describe('protection only goes up on its own', () => {
   });
 
   it('a spec edited while the create was on its way: the status speaks for the spec created from, and the edit lowers the protection', async () => {
-    let w!: ReturnType<typeof world>;
     // The user turns versioning off between the create call and the record of its success.
-    w = world('Bucket', (cloud) => {
+    const w: ReturnType<typeof world> = world('Bucket', (cloud) => {
       const base = inMemoryProviderPlugin(cloud);
       const connector = base.connectors.Bucket as NonNullable<ProviderPlugin['connectors']['Bucket']>;
       return {
