@@ -154,7 +154,7 @@ function apiOf(target: Pick<Target, 'cloud' | 'kind'>): ProxiedApi {
 
 function manifest(target: Target): object {
   const spec: Record<string, unknown> = { providerConfigRef: { name: target.providerConfig ?? PROVIDER_CONFIGS[target.cloud] } };
-  // DynamoDB Local has no table tags and Azure tables none at all: labels there would (rightly) keep Synced False
+  // Azure tables keep no labels at all: labels there would (rightly) keep Synced False
   if (target.kind === 'Table') spec['partitionKey'] = { name: 'id', type: 'string' };
   else spec['labels'] = { suite: 'cloudfaults' };
   if (target.versioning !== undefined) spec['versioning'] = target.versioning;

@@ -12,6 +12,7 @@ import {
   startAzurite,
   startBigtableEmulator,
   startDynamoDbLocal,
+  startDynamoDbProxy,
   startFaultProxy,
   startGcsFake,
   startGrpcFaultProxy,
@@ -83,14 +84,17 @@ export interface FaultyClouds {
 export async function startFaultyClouds(seed: number, withBigtable: boolean): Promise<FaultyClouds> {
   const stops: Array<() => Promise<unknown>> = [];
   try {
-    const [s3, dynamodb, gcs, azurite, bigtableEmulator] = await Promise.all([
+    const [s3, dynamodbLocal, gcs, azurite, bigtableEmulator] = await Promise.all([
       startS3Fake({ credentials: { [FAULT_RUN_AWS_CREDENTIALS.accessKeyId]: FAULT_RUN_AWS_CREDENTIALS.secretAccessKey } }),
       startDynamoDbLocal(),
       startGcsFake(),
       startAzurite(),
       withBigtable ? startBigtableEmulator() : Promise.resolve(undefined),
     ]);
-    stops.push(() => s3.stop(), () => dynamodb.stop(), () => gcs.stop(), () => azurite.stop(), async () => await bigtableEmulator?.stop());
+    stops.push(() => s3.stop(), () => dynamodbLocal.stop(), () => gcs.stop(), () => azurite.stop(), async () => await bigtableEmulator?.stop());
+    // DynamoDB keeps a table's tags (given in CreateTable, atomically): DynamoDB Local does not, the proxy in front of it does.
+    const dynamodb = await startDynamoDbProxy({ target: dynamodbLocal.endpoint });
+    stops.push(() => dynamodb.stop());
     const targets: Record<CloudDialectName, string> = {
       s3: s3.endpoint,
       dynamodb: dynamodb.endpoint,
