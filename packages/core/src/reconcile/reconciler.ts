@@ -277,6 +277,10 @@ export class ManagedReconciler {
       }
       log?.info({ externalName }, 'created external resource');
       resource = await this.#deps.kube.patch(resource, { annotations: { [Annotations.createSucceeded]: this.#timestamp() } }, call.stop);
+      // The identity of what this create made: the one the create reports, else the observe's.
+      // Null where neither has one, so the identity of a resource made before under the name (since
+      // deleted, or this create would have failed) never stays to make this one look replaced.
+      const created = { target: target.cloudTarget, identity: applied?.identity ?? null };
       // Once the create is recorded, the Event needs nothing from the observe for atProvider and
       // the status write after it: it is written meanwhile, not in the worker's way.
       const announced = this.#event(resource, call, 'Normal', Reasons.CreatedExternalResource, `Created ${this.kind} "${externalName}" in ${target.provider}.`);
@@ -284,9 +288,10 @@ export class ManagedReconciler {
         try {
           observation = await client.observe(resource, call);
         } catch (error) {
-          return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
+          // The identity is recorded even so: a later pass proves the resource ours with it.
+          return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error, created);
         }
-        return await this.#succeed(resource, call, observation, target, externalName, { applyIssues: applied?.settingIssues, record: true });
+        return await this.#succeed(resource, call, observation, target, externalName, { applyIssues: applied?.settingIssues, record: true, created });
       } finally {
         await announced;
       }
@@ -662,7 +667,13 @@ export class ManagedReconciler {
     observation: Observation,
     target: Target,
     externalName: string,
-    options: { applyIssues?: readonly SettingIssue[] | undefined; leftAlone?: ReadonlyMap<string, LeftAlone>; record?: boolean },
+    options: {
+      applyIssues?: readonly SettingIssue[] | undefined;
+      leftAlone?: ReadonlyMap<string, LeftAlone>;
+      record?: boolean;
+      /** This pass created the resource: what the create reported of it (status.identity replaced, not kept). */
+      created?: { identity: ResourceIdentity | null };
+    },
   ): Promise<ReconcileOutcome> {
     const outputsProblem = await this.#publishOutputs(resource, call, observation, target, externalName);
     const issues = distinctIssues([...(options.applyIssues ?? []), ...(observation.settingIssues ?? [])]);
@@ -695,13 +706,19 @@ export class ManagedReconciler {
         heldDriftDigest: digest,
         driftCheckInterval: this.#resyncPeriod(resource),
         appliedSpecDigest: specDigest(resource.spec as unknown as Record<string, unknown>),
-        ...(options.record ? { target: target.cloudTarget, ...(observation.identity ? { identity: observation.identity } : {}) } : {}),
+        ...(options.record ? { target: target.cloudTarget, ...this.#identityToRecord(observation, options.created) } : {}),
       },
       // A change still on its way is no warning: it is looked at again within seconds.
       problem && problem.reason !== Reasons.ChangesPending ? { type: 'Warning', ...problem } : undefined,
     );
     if (converging || !observation.ready) return { requeueAfterMs: this.#pollIntervalMs };
     return this.#resync(resource);
+  }
+
+  /** The identity change for status: the one found, else (just created) the create's, or its removal; else unchanged. */
+  #identityToRecord(observation: Observation, created: { identity: ResourceIdentity | null } | undefined): { identity?: ResourceIdentity | null } {
+    if (observation.identity) return { identity: observation.identity };
+    return created ? { identity: created.identity } : {};
   }
 
   /** ObserveOnly: read and report (conditions, Events and status.drift), never write to the cloud. */
@@ -785,7 +802,7 @@ export class ManagedReconciler {
    * with the reason rather than hanging). Retryable errors back off; terminal
    * ones wait for the resync or a change.
    */
-  async #fail(resource: ManagedResource, call: Run, failedStep: string, error: unknown): Promise<ReconcileOutcome> {
+  async #fail(resource: ManagedResource, call: Run, failedStep: string, error: unknown, created?: { target: CloudTarget; identity: ResourceIdentity | null }): Promise<ReconcileOutcome> {
     // A name taken by someone else is one reason whichever call found it, so users can grep for it.
     const reason = error instanceof NotOwnedError ? Reasons.NotOwned : failedStep;
     const message = errorMessage(error);
@@ -793,7 +810,7 @@ export class ManagedReconciler {
     // Stopped or lost leadership: write nothing more, another worker (or leader) takes over.
     call.stop.throwIfAborted();
     const state: ConditionState = { status: 'False', reason, message };
-    await this.#setStatus(resource, call, { ready: this.#readyAfterFailure(resource, state), synced: state }, { type: 'Warning', reason, message, always: true });
+    await this.#setStatus(resource, call, { ready: this.#readyAfterFailure(resource, state), synced: state, ...created }, { type: 'Warning', reason, message, always: true });
     if (error instanceof RetryableError && error.retryAfterMs !== undefined) return { requeueAfterMs: error.retryAfterMs };
     return isRetryable(error) ? { backoff: true } : this.#resync(resource);
   }
@@ -835,7 +852,8 @@ export class ManagedReconciler {
       driftCheckInterval?: string;
       appliedSpecDigest?: string;
       target?: CloudTarget;
-      identity?: ResourceIdentity;
+      /** Null: remove the recorded identity. */
+      identity?: ResourceIdentity | null;
     },
     event?: { type: EventType; reason: string; message: string; always?: boolean },
   ): Promise<void> {
@@ -866,6 +884,7 @@ export class ManagedReconciler {
       if (requested !== undefined) next.lastHandledReconcileAt = requested;
       if (change.target) next.target = { ...change.target };
       if (change.identity) next.identity = { ...change.identity };
+      else if (change.identity === null) delete next.identity;
       if (statusEqual(current.status, next)) break;
       call.stop.throwIfAborted();
       try {
