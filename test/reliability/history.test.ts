@@ -8,9 +8,11 @@
 //
 // The run prints its seed; `K8OR_SEED=<seed>` (or K8OR_RELIABILITY_SEED) replays the same history.
 // Sizes: CI (the default) and `K8OR_RELIABILITY_SCALE=large` (thousands of steps per cloud), or
-// `K8OR_HISTORY_STEPS=<steps per cloud>`.
+// `K8OR_HISTORY_STEPS=<steps per cloud>`. `K8OR_HISTORY_DEBUG=1` prints every object's conditions before
+// the teardown; `K8OR_HISTORY_LOG=<file>` appends the operator's log to a file.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bigtableLeftOut, missingOperator, USER_NAMESPACE } from './support/cluster.ts';
 import { collectionPath, type ManagedObject } from './support/resources.ts';
@@ -99,7 +101,11 @@ describe('adversarial histories: a user, someone else in the cloud account, faul
       secrets: world.secrets,
       firstInstance: BIGTABLE_INSTANCES[0],
     });
-    world.onLog((replica, text) => checker.scanLogs(`${replica}'s log`, text));
+    const logFile = process.env['K8OR_HISTORY_LOG'];
+    world.onLog((replica, text) => {
+      checker.scanLogs(`${replica}'s log`, text);
+      if (logFile) appendFileSync(logFile, text.split('\n').filter(Boolean).map((line) => `${replica} ${line}\n`).join(''));
+    });
     stopWatch = await watchNamespace(world.cluster.sandbox.kubeconfig, USER_NAMESPACE, record, (watched) => checker.onEvent(watched));
 
     const shape: HistoryShape = { stepsPerCloud: STEPS_PER_CLOUD, namesPerPlace: SIZE.namesPerPlace, kills: SIZE.kills, leaseLosses: SIZE.leaseLosses, providerConfigs: HISTORY_PROVIDER_CONFIGS, retargeted: RETARGETED, places: PLACES };
