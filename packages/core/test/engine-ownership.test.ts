@@ -126,6 +126,31 @@ describe('ownership, decided from evidence', () => {
     assert.ok(w.cloud.buckets.has('photos-replaced'));
   });
 
+  it('replaced between its create and the observe right after: the replacement\'s identity is never recorded as ours, nothing is written to it, and the delete leaves it', async () => {
+    const w = world();
+    w.objects.put(bucket('photos', { name: 'photos-raced' }));
+    // Right after k8or's create, someone deletes the new bucket and makes their own under the name.
+    let creates = 0;
+    w.cloud.onCall((call) => {
+      if (call.operation === 'create') creates++;
+      if (call.operation === 'observe' && creates === 1 && w.cloud.buckets.get('photos-raced')?.uid !== 'theirs') {
+        w.cloud.buckets.set('photos-raced', { name: 'photos-raced', location: 'mem-1', versioning: false, tags: {}, labels: {}, objects: 3, createdTime: '2026-01-01T00:00:00Z', uid: 'theirs' });
+      }
+    });
+    await w.reconcile('photos');
+    assert.notEqual(w.object('photos')?.status?.identity?.['uid'], 'theirs', 'their identity is not recorded as this object\'s');
+    assert.equal(w.synced('photos')?.reason, Reasons.NotOwned);
+    const updates = w.cloud.callCount({ operation: 'update' });
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.NotOwned, 'still not this object\'s');
+    assert.equal(w.cloud.callCount({ operation: 'update' }), updates, 'no tag or setting written on their bucket');
+    w.objects.markDeleted('Bucket', NS, 'photos');
+    for (let i = 0; i < 3 && w.object('photos'); i++) await w.reconcile('photos');
+    assert.equal(w.object('photos'), undefined, 'the object goes');
+    assert.equal(w.cloud.callCount({ operation: 'delete' }), 0, 'their bucket is never deleted');
+    assert.equal(w.cloud.buckets.get('photos-raced')?.objects, 3);
+  });
+
   it('created, tags removed behind its back, same identity: still ours, the tags are written again', async () => {
     const w = world();
     w.objects.put(bucket('photos', { name: 'photos-untagged' }));

@@ -291,6 +291,14 @@ export class ManagedReconciler {
           // The identity is recorded even so: a later pass proves the resource ours with it.
           return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error, created);
         }
+        // What this observe found may already be another's (ours deleted and the name taken in
+        // between): judged as any later pass would, with only what this create made recorded.
+        const found = decideOwnership(withIdentity(resource, created.identity), observation, ownerTagsFor(resource, this.#clusterId), externalName);
+        if (!mayManage(found.ownership)) {
+          await this.#setStatus(resource, call, { target: created.target, identity: created.identity });
+          const reason = found.ownership === 'replaced' ? Reasons.ExternalResourceReplaced : Reasons.NotOwned;
+          return await this.#block(resource, call, { reason, message: found.message ?? Messages.notOwned(externalName) });
+        }
         return await this.#succeed(resource, call, observation, target, externalName, { applyIssues: applied?.settingIssues, record: true, created });
       } finally {
         await announced;
@@ -977,6 +985,12 @@ function errorMessage(error: unknown): string {
     return code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
   }
   return String(error);
+}
+
+/** A copy of the resource with `identity` as its recorded one (none for null). */
+function withIdentity(resource: ManagedResource, identity: ResourceIdentity | null): ManagedResource {
+  const { identity: _recorded, ...status } = resource.status ?? {};
+  return { ...resource, status: identity ? { ...status, identity: { ...identity } } : status } as ManagedResource;
 }
 
 /** Older first: creationTimestamp, then uid (the engine's one-object-per-cloud-resource rule). */
