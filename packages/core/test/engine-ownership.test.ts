@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, ConditionTypes, type Bucket, type ManagedKindName, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
-import { KubeApiError, ManagedReconciler, Reasons, RetryableError, perObjectNameToken, type ExternalClient, type NamingRules, type ProviderPlugin, type ReconcileOutcome } from '@k8or/core';
+import { KubeApiError, ManagedReconciler, NotOwnedError, Reasons, RetryableError, perObjectNameToken, type ExternalClient, type NamingRules, type ProviderPlugin, type ReconcileOutcome } from '@k8or/core';
 import { InMemoryCloud, InMemoryEvents, InMemoryLookups, InMemoryObjects, inMemoryProviderPlugin, noOutputs } from '@k8or/core/testing';
 
 const NS = 'media';
@@ -124,6 +124,31 @@ describe('ownership, decided from evidence', () => {
     await w.reconcile('photos');
     assert.equal(w.cloud.callCount({ operation: 'delete' }), 0, 'never deleted');
     assert.ok(w.cloud.buckets.has('photos-replaced'));
+  });
+
+  it('replaced between its create and the observe right after: the replacement\'s identity is never recorded as ours, nothing is written to it, and the delete leaves it', async () => {
+    const w = world();
+    w.objects.put(bucket('photos', { name: 'photos-raced' }));
+    // Right after k8or's create, someone deletes the new bucket and makes their own under the name.
+    let creates = 0;
+    w.cloud.onCall((call) => {
+      if (call.operation === 'create') creates++;
+      if (call.operation === 'observe' && creates === 1 && w.cloud.buckets.get('photos-raced')?.uid !== 'theirs') {
+        w.cloud.buckets.set('photos-raced', { name: 'photos-raced', location: 'mem-1', versioning: false, tags: {}, labels: {}, objects: 3, createdTime: '2026-01-01T00:00:00Z', uid: 'theirs' });
+      }
+    });
+    await w.reconcile('photos');
+    assert.notEqual(w.object('photos')?.status?.identity?.['uid'], 'theirs', 'their identity is not recorded as this object\'s');
+    assert.equal(w.synced('photos')?.reason, Reasons.NotOwned);
+    const updates = w.cloud.callCount({ operation: 'update' });
+    await w.reconcile('photos');
+    assert.equal(w.synced('photos')?.reason, Reasons.NotOwned, 'still not this object\'s');
+    assert.equal(w.cloud.callCount({ operation: 'update' }), updates, 'no tag or setting written on their bucket');
+    w.objects.markDeleted('Bucket', NS, 'photos');
+    for (let i = 0; i < 3 && w.object('photos'); i++) await w.reconcile('photos');
+    assert.equal(w.object('photos'), undefined, 'the object goes');
+    assert.equal(w.cloud.callCount({ operation: 'delete' }), 0, 'their bucket is never deleted');
+    assert.equal(w.cloud.buckets.get('photos-raced')?.objects, 3);
   });
 
   it('created, tags removed behind its back, same identity: still ours, the tags are written again', async () => {
@@ -277,6 +302,106 @@ describe('a create with an unknown outcome whose table is not usable yet (Dynamo
     for (let i = 0; i < 4; i++) await w.reconcile('orders');
     assert.equal(w.synced('orders')?.reason, Reasons.NotOwned);
     assert.equal(w.cloud.callCount({ operation: 'update' }), 0);
+  });
+});
+
+describe('a kind without tags whose create makes its own identity marker (a Bigtable table, an Azure table)', () => {
+  /**
+   * The in-memory Table client as a cloud without tags whose create makes the table's identity
+   * itself (Bigtable's marker family, the Azure table's marker policy): no owner tags, the identity
+   * reported while `readable` (an Azure SAS may not read a table's ACL), and create returning the
+   * identity it made (none while the marker cannot be made). `afterCreate` runs after each create.
+   */
+  function markerWorld() {
+    const settings = { readable: true, afterCreate: (): void => undefined };
+    const w = world('Table', (cloud) => {
+      const base = inMemoryProviderPlugin(cloud);
+      const tables = base.connectors.Table as NonNullable<ProviderPlugin['connectors']['Table']>;
+      const marker = (name: string) => {
+        const found = cloud.tables.get(name);
+        return found ? { marker: `k8or-id-${found.uid ?? found.createdTime}` } : undefined;
+      };
+      const facts = <T extends { ownerTags?: unknown; identity?: unknown }>(found: T, name: string): T => {
+        const { ownerTags: _tags, identity: _identity, ...rest } = found;
+        const identity = settings.readable && 'exists' in found && found.exists ? marker(name) : undefined;
+        return { ...rest, ...(identity ? { identity } : {}) } as T;
+      };
+      const connector = {
+        connect: async (...args: Parameters<typeof tables.connect>) => {
+          const inner = (await tables.connect(...args)) as unknown as ExternalClient;
+          const name = args[1].externalName;
+          const client: ExternalClient = {
+            observe: async (r, c) => facts(await inner.observe(r, c), name),
+            probe: async (r, c) => facts(await inner.probe!(r, c), name),
+            create: async (r, c) => {
+              if (cloud.tables.has(name)) throw new NotOwnedError(`"${name}" already exists`, { code: 'AlreadyExists' });
+              await inner.create(r, c);
+              settings.afterCreate();
+              const identity = settings.readable ? marker(name) : undefined;
+              return identity ? { identity } : {};
+            },
+            update: (r, o, c) => inner.update(r, o, c),
+            delete: (r, c) => inner.delete(r, c),
+          };
+          return client as never;
+        },
+      };
+      return { ...base, connectors: { ...base.connectors, Table: connector } };
+    });
+    return { ...w, settings };
+  }
+
+  it('an observe throttled right after the create still leaves the identity recorded: the table stays the object\'s, and its delete removes it', async () => {
+    const w = markerWorld();
+    w.objects.put(table('orders', { name: 'orders-by-hand' }));
+    // The observe right after the create meets a throttle (Bigtable's RESOURCE_EXHAUSTED).
+    w.settings.afterCreate = () => void w.cloud.failWith({ kind: 'Table', operation: 'observe' }, () => new RetryableError('Quota exceeded', { code: 'RESOURCE_EXHAUSTED' }), 1);
+    const first = await w.reconcile('orders');
+    assert.equal(first.backoff, true, 'the throttled observe is retried');
+    assert.ok(w.object('orders')?.metadata.annotations?.[Annotations.createSucceeded], 'the create is recorded');
+    assert.match(w.object('orders')?.status?.identity?.['marker'] ?? '', /^k8or-id-/, 'and the identity it made, although no observe read it');
+    w.settings.afterCreate = () => undefined;
+    await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.ReconcileSuccess, 'the recorded identity proves the table this object\'s');
+    w.objects.markDeleted('Table', NS, 'orders');
+    for (let i = 0; i < 3 && w.object('orders'); i++) await w.reconcile('orders');
+    assert.equal(w.object('orders'), undefined);
+    assert.ok(!w.cloud.tables.has('orders-by-hand'), 'the table is deleted with its object, not left behind');
+  });
+
+  it('moved to credentials that cannot read its identity: nothing proves the table the object\'s, so it is left on delete, and the condition says why', async () => {
+    const w = markerWorld();
+    w.objects.put(table('orders', { name: 'orders-by-hand' }));
+    await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.ReconcileSuccess);
+    w.settings.readable = false;
+    await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.NotOwned, 'a table without the recorded identity may be someone else\'s');
+    assert.match(w.synced('orders')?.message ?? '', /identity recorded at creation \(marker=k8or-id-[^)]+\) is not found on it.*credentials cannot read it/);
+    w.objects.markDeleted('Table', NS, 'orders');
+    await w.reconcile('orders');
+    assert.equal(w.object('orders'), undefined, 'the object goes');
+    assert.ok(w.cloud.tables.has('orders-by-hand'), 'and the table it cannot prove its own stays');
+  });
+
+  it('a table made again by its object (someone deleted it) where the marker cannot be made: the identity of the deleted one does not stay, and the delete removes the new one', async () => {
+    const w = markerWorld();
+    w.objects.put(table('orders', { name: 'orders-by-hand' }));
+    await w.reconcile('orders');
+    assert.ok(w.object('orders')?.status?.identity, 'the first table\'s identity is recorded');
+    // Credentials that can neither read nor make the marker from now on (an Azure account SAS and a
+    // table's ACL); someone deletes the table, and the object makes it again.
+    w.settings.readable = false;
+    w.cloud.tables.delete('orders-by-hand');
+    await w.reconcile('orders');
+    assert.ok(w.cloud.tables.has('orders-by-hand'), 'made again');
+    assert.equal(w.object('orders')?.status?.identity, undefined, 'the deleted table\'s identity is gone from status');
+    await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.ReconcileSuccess, 'its own create is the evidence: nothing contradicts it');
+    w.objects.markDeleted('Table', NS, 'orders');
+    for (let i = 0; i < 3 && w.object('orders'); i++) await w.reconcile('orders');
+    assert.equal(w.object('orders'), undefined);
+    assert.ok(!w.cloud.tables.has('orders-by-hand'), 'the table k8or made is deleted with its object, not leaked');
   });
 });
 

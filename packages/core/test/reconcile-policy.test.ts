@@ -132,6 +132,10 @@ describe('reconcile rules', () => {
     assert.equal(ownershipOf(withIdentity(bucket({}, { ...created, ...adopt }), { id: 'a' }), { ownerTags: {}, identity: { id: 'b' } }, ours), 'replaced', 'adopt does not override a replacement');
     assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { ownerTags: ours, identity: { id: 'b' } }, ours), 'ours', 'our atomic tags on a resource we made again');
     assert.equal(ownershipOf(withIdentity(bucket({}, created), { id: 'a' }), { ownerTags: {}, identity: { other: 'b' } }, ours), 'unproven', 'no shared key proves nothing');
+    // A recorded identity not found (replaced by a resource without one, or credentials that cannot read it): unproven, and said so.
+    const notFound = decideOwnership(withIdentity(bucket({}, created), { marker: 'k8or-id-1' }), {}, ours);
+    assert.equal(notFound.ownership, 'unproven');
+    assert.match(notFound.message ?? '', /identity recorded at creation \(marker=k8or-id-1\) is not found on it.*credentials cannot read it/);
     assert.equal(ownershipOf(uid(bucket({ name: generated }, created)), { identity: { id: 'a' } }, ours), 'ours', 'a kind without tags, under a generated name');
     assert.equal(ownershipOf(uid(bucket({ name: generated }, created)), { ownerTags: {} }, ours), 'unproven', 'a taggable kind whose tags are gone');
 

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TableClient, TableItem, TableServiceClient } from '@azure/data-tables';
 import type { Table } from '@k8or/api';
-import { DeletionBlockedError, NotOwnedError, ProviderError, TerminalError, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type InventoryContext, type InventoryItem, type Observation, type Presence, type ResourceIdentity } from '@k8or/core';
+import { DeletionBlockedError, NotOwnedError, ProviderError, TerminalError, type ApplyResult, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type InventoryContext, type InventoryItem, type Observation, type Presence, type ResourceIdentity } from '@k8or/core';
 import { tableClient, tableServiceClient } from './clients.js';
 import { clientSettings } from './config.js';
 import { callAzure, hasCode } from './errors.js';
@@ -126,7 +126,7 @@ export class AzureTableClient implements ExternalClient<Table> {
    * since a table carries nothing that could prove it ours: the engine observes before it
    * creates, so a table found only now was made by someone else.
    */
-  async create(_table: Table, call: CallOptions): Promise<void> {
+  async create(_table: Table, call: CallOptions): Promise<ApplyResult> {
     let status: number | undefined;
     await callAzure(this.#context, { service: AzureServices.tables, signal: call.signal }, 'CreateTable', () =>
       this.#service.createTable(this.#name, { abortSignal: call.signal, onResponse: (response) => void (status = response.status) }),
@@ -136,16 +136,22 @@ export class AzureTableClient implements ExternalClient<Table> {
         code: 'TableAlreadyExists',
       });
     }
-    await this.#mark(call);
+    const marker = await this.#mark(call);
+    // The identity observe will read, for the engine to record with the create.
+    return marker ? { identity: { marker } } : {};
   }
 
-  /** Set Table ACL with the identity marker, on the table just made (it has no other policy to keep). A SAS that may not set ACLs leaves it without. */
-  async #mark(call: CallOptions): Promise<void> {
+  /**
+   * Set Table ACL with the identity marker, on the table just made (it has no other policy to keep);
+   * the marker's id, or undefined where a SAS that may not set ACLs leaves the table without.
+   */
+  async #mark(call: CallOptions): Promise<string | undefined> {
     const marker = { id: `${IDENTITY_POLICY_PREFIX}${randomBytes(8).toString('hex')}`, accessPolicy: { permission: 'r', start: EXPIRED, expiry: EXPIRED } };
     try {
       await callAzure(this.#context, { service: AzureServices.tables, signal: call.signal }, 'SetTableACL', () => this.#table.setAccessPolicy([marker], { abortSignal: call.signal }));
+      return marker.id;
     } catch (error) {
-      if (hasCode(error, ...ACL_REFUSED)) return;
+      if (hasCode(error, ...ACL_REFUSED)) return undefined;
       // The table exists: the create had its effect.
       throw error instanceof ProviderError && error.noEffect ? new TerminalError(error.message, { ...(error.code ? { code: error.code } : {}), cause: error.cause, noEffect: false }) : error;
     }

@@ -47,11 +47,12 @@ describe('Table -> Azure Table Storage table, against Azurite', () => {
     const orders = table('orders');
     const { client, context } = await connect(orders);
     assert.equal((await client.observe(orders, call)).exists, false);
-    await client.create(orders, call);
+    const created = await client.create(orders, call);
     assert.deepEqual(context.calls, ['QueryTables', 'CreateTable', 'SetTableACL']);
     assert.ok((await names()).includes('orders'));
     const observation = await client.observe(orders, call);
     assert.deepEqual({ exists: observation.exists, ready: observation.ready, upToDate: observation.upToDate, ownerTags: observation.ownerTags }, { exists: true, ready: true, upToDate: true, ownerTags: undefined });
+    assert.deepEqual(created?.identity, observation.identity, 'create reports the identity it made, as observe reads it (the engine records it even when that observe fails)');
     assert.equal(observation.atProvider?.url, `${azurite.tableEndpoint}/orders`);
   });
 

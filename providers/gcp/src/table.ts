@@ -20,6 +20,7 @@ import type { Table } from '@k8or/api';
 import {
   DeletionBlockedError,
   NotOwnedError,
+  type ApplyResult,
   type CallOptions,
   type ConnectionContext,
   type Connector,
@@ -245,12 +246,14 @@ export class BigtableTableClient implements ExternalClient<Table> {
   /**
    * CreateTable with every declared family and deletion protection. The settings Bigtable cannot
    * apply are named by every observe (the engine observes right after create), so not here too.
-   * ALREADY_EXISTS: the name is someone else's.
+   * ALREADY_EXISTS: the name is someone else's. Returns the table's identity (its marker family),
+   * for the engine to record with the create.
    */
-  async create(table: Table, call: CallOptions): Promise<void> {
+  async create(table: Table, call: CallOptions): Promise<ApplyResult> {
     const columnFamilies = Object.fromEntries(Object.entries(desiredFamilies(table)).map(([id, rule]) => [id, { gcRule: protoGcRule(rule) }]));
     // The identity marker, made in the same call: an empty family no other table has.
-    columnFamilies[newIdentityFamily()] = { gcRule: protoGcRule({ maxNumVersions: 1 }) };
+    const marker = newIdentityFamily();
+    columnFamilies[marker] = { gcRule: protoGcRule({ maxNumVersions: 1 }) };
     try {
       await this.#call(call, 'CreateTable', (admin, options) =>
         admin.createTable({ parent: this.#instancePath, tableId: this.#context.externalName, table: { columnFamilies, deletionProtection: table.spec.deletionProtection ?? false } }, options),
@@ -259,6 +262,7 @@ export class BigtableTableClient implements ExternalClient<Table> {
       if (answerOf(error).grpc !== 'ALREADY_EXISTS') throw error;
       throw this.#taken(error);
     }
+    return { identity: { marker } };
   }
 
   /** The name exists: with no labels on Bigtable tables, nothing proves it ours, so it is someone else's until adopted. */

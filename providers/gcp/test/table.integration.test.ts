@@ -175,12 +175,13 @@ describe('Table -> Bigtable, with the real @google-cloud/bigtable against the Bi
   it('probes with one GetTable (SCHEMA_VIEW): existence and deletion protection as observe reports it; absence only on NOT_FOUND, an unreachable Bigtable thrown', async () => {
     const resource = table('probed-table', { deletionProtection: true });
     const client = await connect(resource);
-    await client.create(resource, call());
+    const created = await client.create(resource, call());
     const protection = [{ field: 'spec.deletionProtection', enabled: true, blocksDeletion: true }];
     const observation = await client.observe(resource, call());
     assert.deepEqual(observation.protection, protection);
     // The admin API gives a table no identity beyond its name: the identity is k8or's marker family.
     assert.match(observation.identity?.['marker'] ?? '', /^k8or-id-[0-9a-f]{16}$/);
+    assert.deepEqual(created?.identity, observation.identity, 'create reports the identity it made, as observe reads it (the engine records it even when that observe fails)');
     client.calls.length = 0;
     assert.deepEqual(await client.probe?.(resource, call()), { exists: true, identity: observation.identity, protection });
     assert.deepEqual(client.calls, ['GetTable']);

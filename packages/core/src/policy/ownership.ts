@@ -108,17 +108,19 @@ export function decideOwnership(resource: unknown, found: OwnershipFacts, expect
   // record of our own successful create is all the evidence there can be, and nothing contradicts it.
   if (state === 'created' && tags === undefined && found.identity === undefined && recorded === undefined) return { ownership: 'ours', proof: 'create-record' };
   if (annotationIsTrue(resource, Annotations.adopt)) return { ownership: 'adopt' };
+  if (recorded !== undefined && found.identity === undefined) return { ownership: 'unproven', message: Messages.identityNotFound(name, recorded, tags !== undefined) };
   return { ownership: 'unproven', message: Messages.unproven(name, state === 'pending', tags !== undefined) };
 }
 
 /**
- * True when an `unproven` verdict may only be early: our create's outcome is unknown, and the
- * resource under the name is not usable yet, so its owner tags were not read (a DynamoDB table
+ * True when an `unproven` verdict may only be early: k8or sent a create (its outcome unknown, or
+ * just succeeded), and the resource under the name is not usable yet, so its owner tags were not read (a DynamoDB table
  * still CREATING has tags, but lists them only once ACTIVE). The engine then writes nothing and
  * looks again soon, instead of stopping for a user to adopt.
  */
 export function ownerTagsNotReadYet(resource: unknown, found: OwnershipFacts & { ready?: boolean }): boolean {
-  return creationStateOf(resource) === 'pending' && found.ownerTags === undefined && found.ready === false;
+  const state = creationStateOf(resource);
+  return (state === 'pending' || state === 'created') && found.ownerTags === undefined && found.ready === false;
 }
 
 /** `decideOwnership`'s verdict alone. */
@@ -172,4 +174,9 @@ const Messages = {
     `A cloud resource named "${name}" exists, and nothing proves it is this object's (${hasTags ? 'no owner tags of this object' : 'this kind has no tags'}, no identity recorded at creation)` +
     `${pending ? '; the create k8or sent for it has an unknown outcome, so it may be someone else\'s' : ''}. ` +
     `k8or will not update or delete it. If it is yours, set the annotation ${ADOPT} to take it over; otherwise choose another spec.name.`,
+  identityNotFound: (name: string, recorded: Readonly<Record<string, string>>, hasTags: boolean) =>
+    `A cloud resource named "${name}" exists, and nothing proves it is this object's (${hasTags ? 'no owner tags of this object' : 'this kind has no tags'}): ` +
+    `the identity recorded at creation (${describeIdentity(recorded)}) is not found on it, so someone may have replaced it, or the ProviderConfig's credentials cannot read it ` +
+    '(an Azure account SAS cannot read a table\'s access policies). k8or will not update or delete it. ' +
+    `If it is this object's, use credentials that can read its identity (the ProviderConfig it was created with); otherwise delete this object with deletion policy Retain.`,
 } as const;

@@ -142,6 +142,13 @@ export type Presence = Pick<Observation, 'exists' | 'ownerTags' | 'identity' | '
 export interface ApplyResult {
   /** Settings the call could not apply (the rest was applied); see SettingIssue. */
   settingIssues?: SettingIssue[];
+  /**
+   * From `create` only: the identity the provider gave the resource in the create itself (a marker
+   * it named, such as a Bigtable table's marker family), as observe will report it. The engine
+   * records it with the create, so an observe that fails right after cannot leave the resource
+   * without the proof that it is this object's.
+   */
+  identity?: ResourceIdentity;
 }
 
 /**

@@ -107,7 +107,7 @@ export const Messages = {
   driftReported: (fields: string) => `The cloud differs from the spec in ${fields}; driftPolicy Report shows it and k8or does not change it.`,
   changesPending: (fields: string, seconds: number) => `The update was sent, but the cloud does not show it yet in ${fields}; looking again in ${seconds} s.`,
   ownerTagsNotReadYet: (name: string) =>
-    `A resource named "${name}" exists but is not usable yet, so its owner tags cannot be read, and the create k8or sent for it has an unknown outcome; k8or writes nothing until they can be read.`,
+    `A resource named "${name}" exists but is not usable yet, so its owner tags cannot be read to prove it is the one k8or created; k8or writes nothing until they can be read.`,
   protectedFromDeletion: (fields: string) =>
     `the cloud resource is protected from deletion by ${fields}; k8or never removes a protection on delete, and a spec edit is not applied to an object being deleted. ` +
     'Turn the protection off on the cloud resource itself and k8or deletes it at its next try, or set the deletion policy Retain (annotation k8or.io/deletion-policy: Retain) to let the object go and keep the resource.',

@@ -294,27 +294,46 @@ export class ManagedReconciler {
       // generation; the next pass applies the newer one as the user's ask (protections included).
       const appliedGeneration = createdFrom.metadata.generation;
       if (resource.metadata.generation !== appliedGeneration) resource = { ...resource, spec: createdFrom.spec } as ManagedResource;
-      const created = resource;
+      // The identity of what this create made: the one the create reports, else the observe's.
+      // Null where neither has one, so the identity of a resource made before under the name (since
+      // deleted, or this create would have failed) never stays to make this one look replaced.
+      const created = { target: target.cloudTarget, identity: applied?.identity ?? null };
+      const createdObject = resource;
       const announce = (ownerTags: Readonly<Record<string, string>> | undefined) =>
-        this.#recordWrite(created, call, target, externalName, {
+        this.#recordWrite(createdObject, call, target, externalName, {
           operation: 'create',
           type: 'Normal',
           reason: Reasons.CreatedExternalResource,
           lead: `Created ${this.kind} "${externalName}" in ${target.provider}`,
-          changes: changesOfCreate(created, ownerTags),
+          changes: changesOfCreate(createdObject, ownerTags),
         });
       try {
         observation = await client.observe(resource, call);
       } catch (error) {
         // Whether this kind keeps tags is unknown without the observe: the create was given them.
         await announce(ownerTagsFor(resource, this.#clusterId));
-        return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
+        // The identity is recorded even so: a later pass proves the resource ours with it.
+        return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error, created);
       }
       // The Event is written meanwhile with the status, not in the worker's way. An existing
       // resource without ownerTags is a kind the cloud keeps no tags for: none were written.
       const announced = announce(observation.ownerTags === undefined ? undefined : ownerTagsFor(resource, this.#clusterId));
       try {
-        return await this.#succeed(resource, call, observation, target, externalName, { applyIssues: applied?.settingIssues, record: true, appliedGeneration });
+        // What this observe found may already be another's (ours deleted and the name taken in
+        // between): judged as any later pass would, with only what this create made recorded.
+        const found = decideOwnership(withIdentity(resource, created.identity), observation, ownerTagsFor(resource, this.#clusterId), externalName);
+        if (found.ownership === 'unproven' && ownerTagsNotReadYet(resource, observation)) {
+          // Not usable yet, its tags unread (a DynamoDB table CREATING): reported as it is. Whose it
+          // is, a later pass decides from the tags, so the identity seen now is not recorded.
+          const { identity: _unproven, ...seen } = observation;
+          return await this.#succeed(resource, call, seen, target, externalName, { applyIssues: applied?.settingIssues, record: true, created, appliedGeneration });
+        }
+        if (!mayManage(found.ownership)) {
+          await this.#setStatus(resource, call, { target: created.target, identity: created.identity });
+          const reason = found.ownership === 'replaced' ? Reasons.ExternalResourceReplaced : Reasons.NotOwned;
+          return await this.#block(resource, call, { reason, message: found.message ?? Messages.notOwned(externalName) });
+        }
+        return await this.#succeed(resource, call, observation, target, externalName, { applyIssues: applied?.settingIssues, record: true, created, appliedGeneration });
       } finally {
         await announced;
       }
@@ -322,6 +341,11 @@ export class ManagedReconciler {
 
     const decision = decideOwnership(resource, observation, ownerTagsFor(resource, this.#clusterId), externalName);
     if (decision.ownership === 'unproven' && ownerTagsNotReadYet(resource, observation)) {
+      // Created by k8or and not usable yet (tags unread): reported as it is, nothing written, nothing recorded.
+      if (creationStateOf(resource) === 'created') {
+        const { identity: _unproven, ...seen } = observation;
+        return await this.#succeed(resource, call, seen, target, externalName, {});
+      }
       const waiting = { status: 'False' as const, reason: Reasons.Creating, message: Messages.ownerTagsNotReadYet(externalName) };
       await this.#setStatus(resource, call, { ready: waiting, synced: waiting });
       return { requeueAfterMs: this.#pollIntervalMs };
@@ -722,6 +746,8 @@ export class ManagedReconciler {
       record?: boolean;
       /** The generation whose spec the cloud was brought in line with, where the object has moved on since. */
       appliedGeneration?: number | undefined;
+      /** This pass created the resource: what the create reported of it (status.identity replaced, not kept). */
+      created?: { identity: ResourceIdentity | null };
     },
   ): Promise<ReconcileOutcome> {
     const outputsProblem = await this.#publishOutputs(resource, call, observation, target, externalName);
@@ -756,13 +782,19 @@ export class ManagedReconciler {
         driftCheckInterval: this.#resyncPeriod(resource),
         appliedSpecDigest: specDigest(resource.spec as unknown as Record<string, unknown>),
         ...(options.appliedGeneration !== undefined ? { generation: options.appliedGeneration } : {}),
-        ...(options.record ? { target: target.cloudTarget, ...(observation.identity ? { identity: observation.identity } : {}) } : {}),
+        ...(options.record ? { target: target.cloudTarget, ...this.#identityToRecord(observation, options.created) } : {}),
       },
       // A change still on its way is no warning: it is looked at again within seconds.
       problem && problem.reason !== Reasons.ChangesPending ? { type: 'Warning', ...problem } : undefined,
     );
     if (converging || !observation.ready) return { requeueAfterMs: this.#pollIntervalMs };
     return this.#resync(resource);
+  }
+
+  /** The identity change for status: the one found, else (just created) the create's, or its removal; else unchanged. */
+  #identityToRecord(observation: Observation, created: { identity: ResourceIdentity | null } | undefined): { identity?: ResourceIdentity | null } {
+    if (observation.identity) return { identity: observation.identity };
+    return created ? { identity: created.identity } : {};
   }
 
   /** ObserveOnly: read and report (conditions, Events and status.drift), never write to the cloud. */
@@ -846,7 +878,7 @@ export class ManagedReconciler {
    * with the reason rather than hanging). Retryable errors back off; terminal
    * ones wait for the resync or a change.
    */
-  async #fail(resource: ManagedResource, call: Run, failedStep: string, error: unknown): Promise<ReconcileOutcome> {
+  async #fail(resource: ManagedResource, call: Run, failedStep: string, error: unknown, created?: { target: CloudTarget; identity: ResourceIdentity | null }): Promise<ReconcileOutcome> {
     // A name taken by someone else is one reason whichever call found it, so users can grep for it.
     const reason = error instanceof NotOwnedError ? Reasons.NotOwned : failedStep;
     const message = errorMessage(error);
@@ -855,7 +887,7 @@ export class ManagedReconciler {
     call.stop.throwIfAborted();
     const state: ConditionState = { status: 'False', reason, message };
     const retrying = isRetryable(error);
-    await this.#setStatus(resource, call, { ready: this.#readyAfterFailure(resource, state), synced: state, retrying }, { type: 'Warning', reason, message, always: true });
+    await this.#setStatus(resource, call, { ready: this.#readyAfterFailure(resource, state), synced: state, retrying, ...created }, { type: 'Warning', reason, message, always: true });
     if (error instanceof RetryableError && error.retryAfterMs !== undefined) return { requeueAfterMs: error.retryAfterMs };
     return retrying ? { backoff: true } : this.#resync(resource);
   }
@@ -897,7 +929,8 @@ export class ManagedReconciler {
       driftCheckInterval?: string;
       appliedSpecDigest?: string;
       target?: CloudTarget;
-      identity?: ResourceIdentity;
+      /** Null: remove the recorded identity. */
+      identity?: ResourceIdentity | null;
       /** The pass ended on a failed call that is retried: Reconciling rather than Stalled. */
       retrying?: boolean;
       /** The generation this status speaks for, when not the object's current one (a spec edited during the create). */
@@ -940,6 +973,7 @@ export class ManagedReconciler {
       if (requested !== undefined) next.lastHandledReconcileAt = requested;
       if (change.target) next.target = { ...change.target };
       if (change.identity) next.identity = { ...change.identity };
+      else if (change.identity === null) delete next.identity;
       if (statusEqual(current.status, next)) break;
       call.stop.throwIfAborted();
       try {
@@ -1059,6 +1093,12 @@ function errorMessage(error: unknown): string {
     return code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
   }
   return String(error);
+}
+
+/** A copy of the resource with `identity` as its recorded one (none for null). */
+function withIdentity(resource: ManagedResource, identity: ResourceIdentity | null): ManagedResource {
+  const { identity: _recorded, ...status } = resource.status ?? {};
+  return { ...resource, status: identity ? { ...status, identity: { ...identity } } : status } as ManagedResource;
 }
 
 /** Older first: creationTimestamp, then uid (the engine's one-object-per-cloud-resource rule). */
