@@ -16,6 +16,7 @@ import { CloudRateLimits } from '../cloud-rate-limit/cloud-rate-limits.js';
 import { loadedProviders } from '../provider/registry.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
+import { firstCheckDelay } from '../policy/drift-schedule.js';
 import { operatorNamespace } from '../policy/secrets.js';
 import type { NamespaceInfo, ProviderPlugins } from '../reconcile/ports.js';
 import { ManagedReconciler } from '../reconcile/reconciler.js';
@@ -51,9 +52,8 @@ export interface EngineOptions {
   defaultDeletionPolicy?: DeletionPolicy;
   /** Workers per kind (one number for all, or per kind). Default 10. */
   workers?: number | Partial<Record<ManagedKindName, number>>;
-  /** Drift-check period. Default 1 h, ±10 % jitter. */
+  /** Drift-check period. Default 1 h; each resource is checked at its slot in it (policy/drift-schedule.ts). */
   resyncPeriodMs?: number;
-  resyncJitter?: number;
   pollIntervalMs?: number;
   deletionBlockedRetryMs?: number;
   /** Only watch and reconcile this namespace. Default: all. */
@@ -283,12 +283,20 @@ export class Engine {
       activeWorkers: (controller, delta) => metrics.activeWorkers.inc({ controller }, delta),
       maxConcurrentReconciles: (controller, workers) => metrics.maxConcurrentReconciles.set({ controller }, workers),
     };
-    for (const kind of o.kinds ?? MANAGED_KINDS) {
+    const kinds = o.kinds ?? MANAGED_KINDS;
+    // Objects found at start are scheduled once every kind's cache is complete (Controller.beforeFirstSchedule).
+    let listed = 0;
+    let allListed: () => void = () => {};
+    const everyCacheListed = new Promise<void>((resolve) => (allListed = resolve));
+    const beforeFirstSchedule = async (): Promise<void> => {
+      if (++listed === kinds.length) allListed();
+      await everyCacheListed;
+    };
+    for (const kind of kinds) {
       const reconciler = new ManagedReconciler(kind, reconcilerDeps, {
         clusterId: o.clusterId,
         ...(o.defaultDeletionPolicy ? { defaultDeletionPolicy: o.defaultDeletionPolicy } : {}),
         ...(o.resyncPeriodMs !== undefined ? { resyncPeriodMs: o.resyncPeriodMs } : {}),
-        ...(o.resyncJitter !== undefined ? { resyncJitter: o.resyncJitter } : {}),
         ...(o.pollIntervalMs !== undefined ? { pollIntervalMs: o.pollIntervalMs } : {}),
         ...(o.deletionBlockedRetryMs !== undefined ? { deletionBlockedRetryMs: o.deletionBlockedRetryMs } : {}),
         ...(o.reconcileTimeoutMs !== undefined ? { reconcileTimeoutMs: o.reconcileTimeoutMs } : {}),
@@ -313,6 +321,9 @@ export class Engine {
           ...(informerMetrics ? { informerMetrics } : {}),
           ...(controllerMetrics ? { metrics: controllerMetrics } : {}),
           ...(this.#logger ? { logger: this.#logger } : {}),
+          // A restart reads nothing from the cloud for objects in sync: they wait for their slot.
+          firstCheckDelayMs: (obj) => firstCheckDelay(obj, reconciler.checkIntervalMs(obj), Date.now()),
+          beforeFirstSchedule,
         }),
       );
     }

@@ -58,8 +58,3 @@ export function resyncPeriodFor(resource: unknown, defaultMs: number, floorMs: n
   const period = parsed !== undefined && parsed > 0 ? parsed : defaultMs;
   return Math.max(period, floorMs);
 }
-
-/** `periodMs` spread by ±fraction, so resources created together do not resync together. */
-export function withJitter(periodMs: number, fraction: number, random: () => number = Math.random): number {
-  return Math.round(periodMs * (1 + fraction * (2 * random() - 1)));
-}

@@ -37,7 +37,8 @@ import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
 import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
 import { driftDigest, heldDriftApproved, isResync, sortDrift, specDigest } from '../policy/drift.js';
-import { DEFAULT_RESYNC_FLOOR_MS, formatGoDuration, resyncPeriodFor, withJitter } from '../policy/resync.js';
+import { DEFAULT_RESYNC_FLOOR_MS, formatGoDuration, resyncPeriodFor } from '../policy/resync.js';
+import { delayUntilNextCheck } from '../policy/drift-schedule.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerSettingsViolations } from '../policy/settings.js';
 import { rateLimitViolations } from '../policy/rate-limits.js';
@@ -82,8 +83,6 @@ export interface ReconcilerOptions {
   resyncPeriodMs?: number;
   /** The shortest resync period, whatever an annotation says. Default 10 s. */
   resyncFloorMs?: number;
-  /** Spread of the resync period, as a fraction. Default 0.1 (±10 %). */
-  resyncJitter?: number;
   /** How soon to look again while the cloud finishes creating or deleting. Default 5 s. */
   pollIntervalMs?: number;
   /** How soon to look again at a blocked deletion. Default 60 s. */
@@ -99,7 +98,6 @@ export interface ReconcilerOptions {
   cloudRateLimits?: CloudRateLimits;
   logger?: Logger;
   now?: () => Date;
-  random?: () => number;
 }
 
 export interface ReconcilerDeps {
@@ -156,7 +154,6 @@ export class ManagedReconciler {
   readonly #defaultDeletionPolicy: DeletionPolicy;
   readonly #resyncPeriodMs: number;
   readonly #resyncFloorMs: number;
-  readonly #resyncJitter: number;
   readonly #pollIntervalMs: number;
   readonly #deletionBlockedRetryMs: number;
   readonly #reconcileTimeoutMs: number;
@@ -164,7 +161,6 @@ export class ManagedReconciler {
   readonly #cloudRateLimits: CloudRateLimits | undefined;
   readonly #logger: Logger | undefined;
   readonly #now: () => Date;
-  readonly #random: () => number;
 
   constructor(kind: ManagedKindName, deps: ReconcilerDeps, options: ReconcilerOptions) {
     this.kind = kind;
@@ -173,7 +169,6 @@ export class ManagedReconciler {
     this.#defaultDeletionPolicy = options.defaultDeletionPolicy ?? 'Delete';
     this.#resyncPeriodMs = options.resyncPeriodMs ?? 3_600_000;
     this.#resyncFloorMs = options.resyncFloorMs ?? DEFAULT_RESYNC_FLOOR_MS;
-    this.#resyncJitter = options.resyncJitter ?? 0.1;
     this.#pollIntervalMs = options.pollIntervalMs ?? 5_000;
     this.#deletionBlockedRetryMs = options.deletionBlockedRetryMs ?? 60_000;
     this.#reconcileTimeoutMs = options.reconcileTimeoutMs ?? 120_000;
@@ -181,7 +176,6 @@ export class ManagedReconciler {
     this.#cloudRateLimits = options.cloudRateLimits;
     this.#logger = options.logger;
     this.#now = options.now ?? (() => new Date());
-    this.#random = options.random ?? Math.random;
   }
 
   /**
@@ -804,13 +798,19 @@ export class ManagedReconciler {
     return ready?.status === 'True' ? undefined : failure;
   }
 
+  /** The next drift check at the resource's slot (policy/drift-schedule.ts). */
   #resync(resource: ManagedResource): ReconcileOutcome {
-    return { requeueAfterMs: withJitter(resyncPeriodFor(resource, this.#resyncPeriodMs, this.#resyncFloorMs), this.#resyncJitter, this.#random) };
+    return { requeueAfterMs: delayUntilNextCheck(resource.metadata.uid ?? '', this.checkIntervalMs(resource), this.#now().getTime()) };
   }
 
-  /** The drift-check period in force for the resource (before jitter), as status shows it. */
+  /** The drift-check interval in force for the resource. */
+  checkIntervalMs(resource: ManagedResource): number {
+    return resyncPeriodFor(resource, this.#resyncPeriodMs, this.#resyncFloorMs);
+  }
+
+  /** The drift-check interval in force for the resource, as status shows it. */
   #resyncPeriod(resource: ManagedResource): string {
-    return formatGoDuration(resyncPeriodFor(resource, this.#resyncPeriodMs, this.#resyncFloorMs));
+    return formatGoDuration(this.checkIntervalMs(resource));
   }
 
   /**
