@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GROUP, KINDS, MANAGED_KINDS, VERSION, type DeletionPolicy, type ManagedKindName, type ProviderConfig } from '@k8or/api';
+import { GROUP, KINDS, MANAGED_KINDS, VERSION, type DeletionPolicy, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeAccess } from '../kube/access.js';
 import type { Container } from 'inversify';
@@ -16,7 +16,9 @@ import { CloudRateLimits } from '../cloud-rate-limit/cloud-rate-limits.js';
 import { loadedProviders } from '../provider/registry.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
-import { firstCheckDelay } from '../policy/drift-schedule.js';
+import { firstCheckDelay, type DriftCheckInterval, type DriftCheckPlan } from '../policy/drift-schedule.js';
+import { DEFAULT_RESYNC_FLOOR_MS, DEFAULT_RESYNC_PERIOD_MS, resyncPeriodFor } from '../policy/resync.js';
+import { DriftCheckPlanner } from './drift-check-planner.js';
 import { operatorNamespace } from '../policy/secrets.js';
 import type { NamespaceInfo, ProviderPlugins } from '../reconcile/ports.js';
 import { ManagedReconciler } from '../reconcile/reconciler.js';
@@ -103,6 +105,8 @@ interface Run {
   controllers: Map<ManagedKindName, Controller>;
   /** The managed objects as the reconcilers read and write them (cache reads counted). */
   managedResources: CachedManagedResources;
+  /** Each ProviderConfig's drift-check plan over this run's caches. */
+  driftChecks: DriftCheckPlanner;
 }
 
 /**
@@ -138,6 +142,11 @@ export class Engine {
   /** Controllers of the current run (empty while not leading). */
   get controllers(): ReadonlyMap<ManagedKindName, Controller> {
     return this.#run?.controllers ?? new Map();
+  }
+
+  /** Each ProviderConfig's drift-check plan now: the intervals in force and the projected calls an hour (empty while not leading). */
+  driftCheckPlans(): DriftCheckPlan[] {
+    return this.#run?.driftChecks.plans() ?? [];
   }
 
   /** True while this instance reconciles (leading, or leader election off and started). */
@@ -292,6 +301,13 @@ export class Engine {
       if (++listed === kinds.length) allListed();
       await everyCacheListed;
     };
+    // Bound once the controllers (whose caches it reads) exist; reconciles start only after that.
+    const bound: { planner?: DriftCheckPlanner } = {};
+    const driftCheckInterval = (kind: ManagedKindName, resource: ManagedResource): DriftCheckInterval => {
+      if (bound.planner) return bound.planner.intervalFor(kind, resource);
+      const asked = resyncPeriodFor(resource, o.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS, o.resyncFloorMs ?? DEFAULT_RESYNC_FLOOR_MS);
+      return { intervalMs: asked, askedMs: asked };
+    };
     for (const kind of kinds) {
       const reconciler = new ManagedReconciler(kind, reconcilerDeps, {
         clusterId: o.clusterId,
@@ -302,6 +318,8 @@ export class Engine {
         ...(o.reconcileTimeoutMs !== undefined ? { reconcileTimeoutMs: o.reconcileTimeoutMs } : {}),
         ...(o.resyncFloorMs !== undefined ? { resyncFloorMs: o.resyncFloorMs } : {}),
         ...(metrics ? { cloudCallRecorder: (provider: string) => metrics.cloudCallRecorder(provider) } : {}),
+        ...(metrics ? { driftCheckCall: (provider: string, providerConfig: string) => metrics.driftCheckCall(provider, providerConfig) } : {}),
+        driftCheckInterval,
         cloudRateLimits: this.cloudRateLimits,
         ...(this.#logger ? { logger: this.#logger } : {}),
       });
@@ -328,7 +346,17 @@ export class Engine {
       );
     }
     for (const [kind, controller] of controllers) managedResources.track(kind, controller.informer);
-    const run: Run = { rest, configInformers: [providerConfigs, secrets, namespaces], controllers, managedResources };
+    const planner = new DriftCheckPlanner({
+      managed: new Map([...controllers].map(([kind, controller]) => [kind, controller.informer])),
+      providerConfigs,
+      namespaces,
+      providers: this.#providers,
+      defaultIntervalMs: o.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS,
+      floorMs: o.resyncFloorMs ?? DEFAULT_RESYNC_FLOOR_MS,
+      ...(metrics ? { onPlans: (plans) => metrics.setDriftCheckPlans(plans) } : {}),
+    });
+    bound.planner = planner;
+    const run: Run = { rest, configInformers: [providerConfigs, secrets, namespaces], controllers, managedResources, driftChecks: planner };
     this.#wireDependents(run, { providerConfigs, secrets, namespaces });
     this.#run = run;
     await Promise.all(run.configInformers.map((i) => i.start()));

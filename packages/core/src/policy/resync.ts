@@ -1,6 +1,9 @@
 import { Annotations, type Violation } from '@k8or/api';
 import { annotation } from './read.js';
 
+/** The operator's drift-check period for a resource without `k8or.io/resync-period`, unless configured otherwise. */
+export const DEFAULT_RESYNC_PERIOD_MS = 3_600_000;
+
 /** The shortest drift-check period the engine accepts, whatever an annotation says. */
 export const DEFAULT_RESYNC_FLOOR_MS = 10_000;
 
