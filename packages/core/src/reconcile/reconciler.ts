@@ -37,7 +37,7 @@ import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
 import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
 import { driftDigest, heldDriftApproved, isResync, sortDrift, specDigest } from '../policy/drift.js';
-import { DEFAULT_RESYNC_FLOOR_MS, DEFAULT_RESYNC_PERIOD_MS, formatGoDuration, resyncPeriodFor } from '../policy/resync.js';
+import { DEFAULT_RESYNC_FLOOR_MS, DEFAULT_RESYNC_PERIOD_MS, formatGoDuration, parseGoDuration, resyncPeriodFor } from '../policy/resync.js';
 import { awaitsItsSlot, delayUntilNextCheck, driftCheckBudgetViolations, type DriftCheckInterval } from '../policy/drift-schedule.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerSettingsViolations } from '../policy/settings.js';
@@ -847,14 +847,16 @@ export class ManagedReconciler {
   }
 
   /**
-   * An Event when the interval status shows changes to one the budget lengthened: the user asked
-   * for more checks than the ProviderConfig's drift-check budget allows.
+   * An Event when the budget starts lengthening the interval status shows: the user asked for more
+   * checks than the ProviderConfig's drift-check budget allows. Once, not at every later change of
+   * the lengthened interval (it moves as resources come and go), which status shows.
    */
   async #announceInterval(before: ManagedResource, call: Run): Promise<void> {
     const interval = this.#interval(before);
     const plan = interval.lengthenedBy;
     const shown = formatGoDuration(interval.intervalMs);
-    if (!plan || before.status?.driftCheckInterval === shown) return;
+    const previous = before.status?.driftCheckInterval !== undefined ? parseGoDuration(before.status.driftCheckInterval) : undefined;
+    if (!plan || (previous !== undefined && previous > interval.askedMs)) return;
     const budget = `${Math.round(plan.budgetCallsPerHour ?? 0)} calls an hour (spec.driftCheckBudget.${plan.budgetSource ?? 'callsPerHour'})`;
     await this.#event(before, call, 'Normal', Reasons.DriftCheckIntervalLengthened, Messages.driftCheckIntervalLengthened(this.kind, shown, formatGoDuration(interval.askedMs), plan.providerConfig, budget, plan.resources));
   }
