@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, FINALIZER, type Bucket, type ProviderConfig } from '@k8or/api';
-import { DriftBudgetRules, awaitsItsSlot, delayUntilNextCheck, driftCheckBudgetViolations, firstCheckDelay, nextCheckAt, phaseFraction, planDriftChecks, type CheckedResource, type ProviderPlugin } from '@k8or/core';
+import { DriftBudgetRules, awaitsItsSlot, delayAfterCheck, delayUntilNextCheck, driftCheckBudgetViolations, firstCheckDelay, nextCheckAt, phaseFraction, planDriftChecks, type CheckedResource, type ProviderPlugin } from '@k8or/core';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-11-27T12:00:00Z');
@@ -36,6 +36,14 @@ describe('the drift-check schedule', () => {
     // At the slot itself, the next one is a whole interval on.
     assert.equal(nextCheckAt(uid, HOUR, slot), slot + HOUR);
     assert.equal(delayUntilNextCheck(uid, HOUR, slot), HOUR);
+  });
+
+  it('after a check made a hair before its slot, the next check is a whole interval on, not at that slot', () => {
+    const uid = 'b6f1c7e2-0000-4000-8000-000000000001';
+    const slot = nextCheckAt(uid, HOUR, NOW);
+    assert.equal(delayAfterCheck(uid, HOUR, slot - 1), HOUR + 1, 'a timer that fired a millisecond early');
+    assert.equal(delayAfterCheck(uid, HOUR, slot + 5), HOUR - 5, 'a check a little late');
+    assert.equal(delayAfterCheck(uid, HOUR, slot - 60_000), 60_000, 'a check well before the slot (a watch event) leaves it be');
   });
 
   it('spreads the slots of many resources evenly over the interval: no minute holds much more than its share', () => {

@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, ConditionTypes, type Bucket, type DriftPolicy, type ManagedKindName, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
-import { ManagedReconciler, Reasons, delayUntilNextCheck, driftDigest, driftModeFor } from '@k8or/core';
+import { ManagedReconciler, Reasons, delayAfterCheck, driftDigest, driftModeFor } from '@k8or/core';
 import { InMemoryCloud, InMemoryEvents, InMemoryLookups, InMemoryObjects, inMemoryProviderPlugin, noOutputs } from '@k8or/core/testing';
 
 /** A fixed clock: the next drift check's slot is then a known delay. */
@@ -78,7 +78,7 @@ describe('drift policy modes', () => {
     const event = w.events.about('photos').find((e) => e.reason === Reasons.DriftReported);
     assert.equal(event?.type, 'Warning');
     assert.match(event?.message ?? '', /spec\.labels/);
-    assert.equal(outcome.requeueAfterMs, delayUntilNextCheck(w.object('photos')?.metadata.uid ?? '', 3_600_000, NOW), 'looked at again at its slot of the resync, not polled');
+    assert.equal(outcome.requeueAfterMs, delayAfterCheck(w.object('photos')?.metadata.uid ?? '', 3_600_000, NOW), 'looked at again at its slot of the resync, not polled');
   });
 
   it('a per-field mode overrides the default; the longest path wins', async () => {

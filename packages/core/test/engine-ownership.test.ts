@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, ConditionTypes, type Bucket, type ManagedKindName, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
-import { KubeApiError, ManagedReconciler, Reasons, delayUntilNextCheck, RetryableError, perObjectNameToken, type ExternalClient, type NamingRules, type ProviderPlugin, type ReconcileOutcome } from '@k8or/core';
+import { KubeApiError, ManagedReconciler, Reasons, delayAfterCheck, RetryableError, perObjectNameToken, type ExternalClient, type NamingRules, type ProviderPlugin, type ReconcileOutcome } from '@k8or/core';
 import { InMemoryCloud, InMemoryEvents, InMemoryLookups, InMemoryObjects, inMemoryProviderPlugin, noOutputs } from '@k8or/core/testing';
 
 /** A fixed clock: the next drift check's slot is then a known delay. */
@@ -301,7 +301,7 @@ describe('protection only goes up on its own', () => {
     assert.match(w.synced('orders')?.message ?? '', /spec\.deletionProtection/);
     assert.deepEqual(w.object('orders')?.status?.drift, [{ field: 'spec.deletionProtection', desired: false, actual: true, mode: 'Protected' }]);
     assert.equal(w.object('orders')?.status?.driftCount, 1);
-    assert.equal(outcome.requeueAfterMs, delayUntilNextCheck(w.object('orders')?.metadata.uid ?? '', 3_600_000, NOW), 'held for the user: looked at again at its slot of the resync');
+    assert.equal(outcome.requeueAfterMs, delayAfterCheck(w.object('orders')?.metadata.uid ?? '', 3_600_000, NOW), 'held for the user: looked at again at its slot of the resync');
 
     // The delete never removes it: it stops, naming the setting, and calls no delete.
     w.objects.markDeleted('Table', NS, 'orders');

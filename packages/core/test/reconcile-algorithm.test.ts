@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, FINALIZER, type Bucket, type ManagedKindName, type ManagedResource, type ManagedStatus, type ProviderConfig } from '@k8or/api';
-import { CloudRateLimits, KubeApiError, ManagedReconciler, delayUntilNextCheck, NotOwnedError, perObjectNameToken, Reasons, RetryableError, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
+import { CloudRateLimits, KubeApiError, ManagedReconciler, delayAfterCheck, NotOwnedError, perObjectNameToken, Reasons, RetryableError, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 
 /** An API server holding one object, logging every write to the shared timeline. */
@@ -100,7 +100,7 @@ describe('the reconcile algorithm, effect by effect', () => {
       'cloud observe',
       `status Ready=True Synced=${Reasons.ReconcileSuccess}`,
     ]);
-    assert.equal(outcome.requeueAfterMs, delayUntilNextCheck('uid-1', 3_600_000, NOW), "the next look is the object's slot in the resync period");
+    assert.equal(outcome.requeueAfterMs, delayAfterCheck('uid-1', 3_600_000, NOW), "the next look is the object's slot in the resync period");
     assert.equal(objects.object?.status?.observedGeneration, objects.object?.metadata.generation);
   });
 
@@ -371,7 +371,7 @@ describe('the reconcile algorithm, effect by effect', () => {
       const outcome = await reconciler.reconcile(request);
       const interval = reconciler.checkIntervalMs(objects.object);
       assert.ok(interval >= 10_000, `${period}: interval in force ${interval} ms`);
-      assert.equal(outcome.requeueAfterMs, delayUntilNextCheck('uid-1', interval, NOW), `${period}: next look at the object's slot of that interval`);
+      assert.equal(outcome.requeueAfterMs, delayAfterCheck('uid-1', interval, NOW), `${period}: next look at the object's slot of that interval`);
     }
   });
 

@@ -30,6 +30,16 @@ export function delayUntilNextCheck(uid: string, intervalMs: number, nowMs: numb
 }
 
 /**
+ * Milliseconds from a check made at `nowMs` to the resource's next slot, skipping a slot less
+ * than a grace ahead (a second, or a tenth of a short interval): the work queue's timers run on
+ * the process clock, and one that fires a hair before the slot by the wall clock must not be
+ * followed by a second check at that very slot.
+ */
+export function delayAfterCheck(uid: string, intervalMs: number, nowMs: number): number {
+  return nextCheckAt(uid, intervalMs, nowMs + Math.min(1_000, intervalMs / 10)) - nowMs;
+}
+
+/**
  * Whether an object the operator finds when it starts can wait for its slot:
  * the cloud was last brought in line with its current generation (top-level
  * and conditions' observedGeneration equal its generation, Ready and Synced

@@ -38,7 +38,7 @@ import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/clo
 import { externalNameConflict } from '../policy/immutability.js';
 import { driftDigest, heldDriftApproved, isResync, sortDrift, specDigest } from '../policy/drift.js';
 import { DEFAULT_RESYNC_FLOOR_MS, DEFAULT_RESYNC_PERIOD_MS, formatGoDuration, parseGoDuration, resyncPeriodFor } from '../policy/resync.js';
-import { awaitsItsSlot, delayUntilNextCheck, driftCheckBudgetViolations, type DriftCheckInterval } from '../policy/drift-schedule.js';
+import { awaitsItsSlot, delayAfterCheck, driftCheckBudgetViolations, type DriftCheckInterval } from '../policy/drift-schedule.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerSettingsViolations } from '../policy/settings.js';
 import { rateLimitViolations } from '../policy/rate-limits.js';
@@ -827,7 +827,7 @@ export class ManagedReconciler {
 
   /** The next drift check at the resource's slot (policy/drift-schedule.ts). */
   #resync(resource: ManagedResource): ReconcileOutcome {
-    return { requeueAfterMs: delayUntilNextCheck(resource.metadata.uid ?? '', this.checkIntervalMs(resource), this.#now().getTime()) };
+    return { requeueAfterMs: delayAfterCheck(resource.metadata.uid ?? '', this.checkIntervalMs(resource), this.#now().getTime()) };
   }
 
   /** The drift-check interval in force for the resource. */
