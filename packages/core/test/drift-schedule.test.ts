@@ -122,6 +122,13 @@ describe('the drift-check budget', () => {
     assert.ok(plan.projectedCallsPerHour <= 7_000, `projected ${plan.projectedCallsPerHour}`);
   });
 
+  it('lands on the whole second the budget allows at scale, not a second more for a rounding error', () => {
+    // 10,000 Buckets asking every 15 s, at one call a check; 600,000 calls an hour is one check each a minute.
+    const plan = planDriftChecks(config({ callsPerHour: 600_000 }), { provider: 'aws', observeCalls: { Bucket: { '': 1 } } }, buckets(10_000, 15_000));
+    assert.equal(plan.budgetIntervalMs, 60_000);
+    assert.equal(plan.projectedCallsPerHour, 600_000);
+  });
+
   it('changes nothing when the asked intervals already fit', () => {
     const plan = planDriftChecks(config({ callsPerHour: 100_000 }), plugin, buckets(10, 3_600_000));
     assert.equal(plan.budgetIntervalMs, 0);

@@ -229,18 +229,24 @@ export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPl
  */
 function shortestIntervalWithin(group: BudgetGroup): number {
   const members = [...group.members].sort((a, b) => a.askedMs - b.askedMs);
-  let rest = members.reduce((sum, m) => sum + (m.calls * HOUR_MS) / m.askedMs, 0);
-  if (rest <= group.callsPerHour) return 0;
+  // What the members from k on make as asked, summed from the end so that past the last it is exactly 0.
+  const restFrom = new Array<number>(members.length + 1).fill(0);
+  for (let k = members.length - 1; k >= 0; k--) restFrom[k] = restFrom[k + 1]! + (members[k]!.calls * HOUR_MS) / members[k]!.askedMs;
+  if (restFrom[0]! <= group.callsPerHour) return 0;
   let lengthenedCalls = 0;
   for (let k = 0; k < members.length; k++) {
     const member = members[k]!;
     lengthenedCalls += member.calls;
-    rest -= (member.calls * HOUR_MS) / member.askedMs;
-    const room = group.callsPerHour - rest;
+    const room = group.callsPerHour - restFrom[k + 1]!;
     if (room <= 0) continue;
     const interval = (lengthenedCalls * HOUR_MS) / room;
     const next = members[k + 1]?.askedMs ?? Number.POSITIVE_INFINITY;
-    if (interval >= member.askedMs && interval <= next) return Math.ceil(interval / 1000) * 1000;
+    if (interval >= member.askedMs && interval <= next) return wholeSeconds(interval);
   }
-  return Math.ceil((lengthenedCalls * HOUR_MS) / group.callsPerHour / 1000) * 1000;
+  return wholeSeconds((lengthenedCalls * HOUR_MS) / group.callsPerHour);
+}
+
+/** Rounded up to a whole second, not counting a rounding error of the division (60,000.0000001 ms is 60 s). */
+function wholeSeconds(ms: number): number {
+  return Math.ceil(ms / 1000 - 1e-9) * 1000;
 }
