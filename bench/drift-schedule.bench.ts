@@ -12,7 +12,7 @@
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type Bucket } from '@k8or/api';
-import { CoreMetrics, Engine, KubeRest, corePath, installCrds, k8orPath, nextCheckAt } from '@k8or/core';
+import { CoreMetrics, Engine, KubeRest, corePath, formatGoDuration, installCrds, k8orPath, nextCheckAt } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 import { startSandbox } from '@k8or/apiserver';
 
@@ -76,7 +76,7 @@ const startEngine = async (metrics: CoreMetrics): Promise<Engine> => {
 };
 
 const isReady = (b: Bucket) => b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && b.status?.observedGeneration === b.metadata.generation;
-const inForce = `${INTERVAL_MS / 1000}s`;
+const inForce = formatGoDuration(INTERVAL_MS);
 
 let metrics = new CoreMetrics();
 let engine = await startEngine(metrics);
@@ -87,8 +87,15 @@ for (let i = 0; i < names.length; i += 50) {
 }
 const informer = () => engine.controllers.get('Bucket')!.informer;
 // Ready, and checked at the interval the budget allows (every status shows it once its first lengthened check is done).
+let reported = performance.now();
 await until(() => {
   const list = informer().cache.list();
+  if (performance.now() - reported > 30_000) {
+    reported = performance.now();
+    const shown = new Map<string, number>();
+    for (const b of list) shown.set(b.status?.driftCheckInterval ?? '-', (shown.get(b.status?.driftCheckInterval ?? '-') ?? 0) + 1);
+    process.stderr.write(`${list.length} listed, ${list.filter(isReady).length} ready; intervals shown: ${JSON.stringify(Object.fromEntries(shown))}\n`);
+  }
   return list.length === RESOURCES && list.every((b) => isReady(b) && b.status?.driftCheckInterval === inForce);
 });
 process.stderr.write(`${RESOURCES} Buckets ready at ${inForce} after ${((performance.now() - created) / 1000).toFixed(0)} s\n`);
@@ -131,7 +138,7 @@ const n = (x: number) => Math.round(x).toLocaleString('en-US');
 console.log(`| resources | budget (calls/h) | interval in force | projected (calls/h) | measured at the cloud (calls/h) | vs projected | k8or_drift_check_calls_total (calls/h) | busiest minute / budget's minute |`);
 console.log(`|---|---|---|---|---|---|---|---|`);
 console.log(
-  `| ${n(RESOURCES)} | ${n(BUDGET)} | ${inForce} (asked ${INTERVAL_MS / 4000}s) | ${n(plan?.projectedCallsPerHour ?? 0)} | ${n(measuredPerHour)} over ${WINDOW_MS / 1000} s | ${pct(measuredPerHour, plan?.projectedCallsPerHour ?? 1)} | ${n(countedPerHour)} | ${worstMinute} / ${n(budgetPerMinute)} |`,
+  `| ${n(RESOURCES)} | ${n(BUDGET)} | ${inForce} (asked ${formatGoDuration(INTERVAL_MS / 4)}) | ${n(plan?.projectedCallsPerHour ?? 0)} | ${n(measuredPerHour)} over ${WINDOW_MS / 1000} s | ${pct(measuredPerHour, plan?.projectedCallsPerHour ?? 1)} | ${n(countedPerHour)} | ${worstMinute} / ${n(budgetPerMinute)} |`,
 );
 console.log('');
 console.log(`| resources in sync | first ${RESTART_MS / 1000} s after the restart: calls | due by the schedule | vs schedule | calls in the first second | busiest second (even spread: ${(RESOURCES / (INTERVAL_MS / 1000)).toFixed(0)}/s) |`);
