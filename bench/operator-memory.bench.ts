@@ -17,7 +17,10 @@
 //  4. restart: a new operator process; its memory once its caches are synced; time from spawn
 //     until every Bucket was reconciled once and the queue is empty; its API writes and S3
 //     writes (both must be 0); its memory at N. `--first-pass-limit M` stops after M
-//     reconciles (for 50,000 on a slow machine), measures memory there and skips step 5;
+//     reconciles (for 50,000 on a slow machine), measures memory there and skips step 5.
+//     A restart reconciles no Bucket in sync at once: each is checked at its slot of the
+//     `--resync` period (docs/concepts.md, "The check schedule"), so this pass takes one whole
+//     period: give a `--resync` of minutes, not the default hour;
 //  5. steady state, with a `--resync` period (default 1h) longer than the restart's pass and short
 //     enough to wait for: until every Bucket (or `--steady-sample` of them) was resynced once
 //     more: the operator's CPU time, API writes and S3 requests per resync. A resync runs the

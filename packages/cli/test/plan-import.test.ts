@@ -165,6 +165,31 @@ describe('k8or plan and k8or import against a cluster and the cloud, writing not
     assert.match(result.stdout, /Bucket default\/brand-new: create "brand-new-bucket-x1" \(ProviderConfig mine\)/);
   });
 
+  it('k8or plan prints the projected drift-check calls an hour per ProviderConfig, within its budget', async () => {
+    const files = join(dir, 'budget');
+    writeFileSync(
+      `${files}-pc.yaml`,
+      `apiVersion: ${API_VERSION}\nkind: ProviderConfig\nmetadata: { name: mine }\nspec:\n  provider: aws\n  region: us-east-1\n  endpoints: { bucket: "${s3Fake.endpoint}" }\n  driftCheckBudget: { callsPerHour: 100 }\n  credentials: { source: Secret, secretRef: { namespace: k8or-system, name: creds } }\n`,
+    );
+    // One Bucket asks for a check a minute (7 S3 calls each: 420 an hour), two for the default hour (14).
+    const eager = bucket('eager', { name: 'budget-eager-x1' }).replace('  namespace: default\n', '  namespace: default\n  annotations: { k8or.io/resync-period: 1m }\n');
+    writeFileSync(
+      `${files}-res.yaml`,
+      `apiVersion: v1\nkind: Secret\nmetadata: { name: creds, namespace: k8or-system }\nstringData: ${JSON.stringify(credentials)}\n${eager}${bucket('calm-a', { name: 'budget-calm-a-x1' })}${bucket('calm-b', { name: 'budget-calm-b-x1' })}`,
+    );
+    const { KUBECONFIG: _unused, ...noCluster } = env;
+    const args = ['plan', '-f', `${files}-res.yaml`, '--provider-config', `${files}-pc.yaml`, '--cluster-id', CLUSTER_ID];
+    const result = await k8or(args, { env: noCluster });
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    // The budget leaves the calm two their hour (14 calls) and checks the eager one every 4m54s: 100 calls an hour in all.
+    assert.match(result.stdout, /Drift checks \(the files' objects; 1h where no k8or\.io\/resync-period is set/);
+    assert.match(result.stdout, /ProviderConfig mine: 3 resources, 100 cloud calls an hour, budget 100 \(spec\.driftCheckBudget\.callsPerHour\); 1 checked every 4m54s instead of what they ask/);
+    const json = JSON.parse((await k8or([...args, '-o', 'json'], { env: noCluster })).stdout) as { driftChecks: unknown[] };
+    assert.deepEqual(json.driftChecks, [
+      { providerConfig: 'mine', provider: 'aws', resources: 3, projectedCallsPerHour: 100, budgetCallsPerHour: 100, budgetSource: 'callsPerHour', budgetInterval: '4m54s', lengthened: 1 },
+    ]);
+  });
+
   it('k8or plan refuses bad usage with exit 2, naming the flag', async () => {
     const missing = await k8or(['plan'], { env });
     assert.equal(missing.code, 2);

@@ -161,7 +161,7 @@ describe('k8or sandbox --data-dir, stopped and started again', () => {
     const second = await startSandboxCli(dir, dataDir);
     running.push(second);
     assert.equal(await kubectl('get', 'bucket/photos', 'table/orders', '-o', 'jsonpath={.items[*].metadata.uid}'), uids, 'the same objects');
-    // The engine looks at both again (observe) and finds them: no create, no new Event.
+    // Both are in sync: the engine looks at them again at their slots of the sandbox's 30 s interval (observe), not at once, and finds them: no create, no new Event.
     await waitFor(
       'the engine to look at the bucket and the table again',
       async () => {

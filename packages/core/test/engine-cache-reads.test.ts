@@ -323,7 +323,7 @@ describe('the engine against the API server', () => {
   });
 
   it('creates and resyncs a Bucket without a GET of it: the informer cache answers', async () => {
-    await world.startEngine({ resyncPeriodMs: 300, resyncJitter: 0 });
+    await world.startEngine({ resyncPeriodMs: 300 });
     const namespace = await world.newNamespace();
     const from = world.sandbox.requestLog.length;
     // spec.name as the mutating webhook defaults it: one pass creates. (When the engine fills it in,

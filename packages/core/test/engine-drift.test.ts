@@ -4,9 +4,11 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, ConditionTypes, type Bucket, type DriftPolicy, type ManagedKindName, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
-import { ManagedReconciler, Reasons, driftDigest, driftModeFor } from '@k8or/core';
+import { ManagedReconciler, Reasons, delayAfterCheck, driftDigest, driftModeFor } from '@k8or/core';
 import { InMemoryCloud, InMemoryEvents, InMemoryLookups, InMemoryObjects, inMemoryProviderPlugin, noOutputs } from '@k8or/core/testing';
 
+/** A fixed clock: the next drift check's slot is then a known delay. */
+const NOW = Date.parse('2026-11-27T12:00:00Z');
 const NS = 'media';
 
 function providerConfig(): ProviderConfig {
@@ -30,7 +32,7 @@ function world(kind: ManagedKindName = 'Bucket') {
   const reconciler = new ManagedReconciler(
     kind,
     { kube: objects, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud)]]), events, outputs: noOutputs },
-    { clusterId: 'c1', pollIntervalMs: 2_000, random: () => 0.5 },
+    { clusterId: 'c1', pollIntervalMs: 2_000, now: () => new Date(NOW) },
   );
   const reconcile = async (name: string) => await reconciler.reconcile({ namespace: NS, name });
   const object = (name: string): ManagedResource | undefined => objects.peek(kind, NS, name);
@@ -76,7 +78,7 @@ describe('drift policy modes', () => {
     const event = w.events.about('photos').find((e) => e.reason === Reasons.DriftReported);
     assert.equal(event?.type, 'Warning');
     assert.match(event?.message ?? '', /spec\.labels/);
-    assert.ok((outcome.requeueAfterMs ?? 0) > 60_000, 'looked at again at the resync, not polled');
+    assert.equal(outcome.requeueAfterMs, delayAfterCheck(w.object('photos')?.metadata.uid ?? '', 3_600_000, NOW), 'looked at again at its slot of the resync, not polled');
   });
 
   it('a per-field mode overrides the default; the longest path wins', async () => {

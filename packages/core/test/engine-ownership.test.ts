@@ -5,9 +5,11 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, ConditionTypes, type Bucket, type ManagedKindName, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
-import { KubeApiError, ManagedReconciler, NotOwnedError, Reasons, RetryableError, perObjectNameToken, type ExternalClient, type NamingRules, type ProviderPlugin, type ReconcileOutcome } from '@k8or/core';
+import { KubeApiError, ManagedReconciler, NotOwnedError, Reasons, delayAfterCheck, RetryableError, perObjectNameToken, type ExternalClient, type NamingRules, type ProviderPlugin, type ReconcileOutcome } from '@k8or/core';
 import { InMemoryCloud, InMemoryEvents, InMemoryLookups, InMemoryObjects, inMemoryProviderPlugin, noOutputs } from '@k8or/core/testing';
 
+/** A fixed clock: the next drift check's slot is then a known delay. */
+const NOW = Date.parse('2026-11-27T12:00:00Z');
 const NS = 'media';
 
 function providerConfig(spec: Partial<ProviderConfig['spec']> = {}): ProviderConfig {
@@ -30,7 +32,7 @@ function world(kind: ManagedKindName = 'Bucket', plugin?: (cloud: InMemoryCloud)
   const events = new InMemoryEvents();
   lookups.providerConfigs.set('default', providerConfig());
   const provider = plugin ? plugin(cloud) : inMemoryProviderPlugin(cloud);
-  const reconciler = new ManagedReconciler(kind, { kube: objects, lookups, providers: new Map([['aws', provider]]), events, outputs: noOutputs }, { clusterId: 'c1', pollIntervalMs: 2_000, random: () => 0.5 });
+  const reconciler = new ManagedReconciler(kind, { kube: objects, lookups, providers: new Map([['aws', provider]]), events, outputs: noOutputs }, { clusterId: 'c1', pollIntervalMs: 2_000, now: () => new Date(NOW) });
   const reconcile = async (name: string): Promise<ReconcileOutcome> => await reconciler.reconcile({ namespace: NS, name });
   const object = (name: string): ManagedResource | undefined => objects.peek(kind, NS, name);
   const synced = (name: string) => object(name)?.status?.conditions?.find((c) => c.type === ConditionTypes.Synced);
@@ -479,7 +481,7 @@ describe('protection only goes up on its own', () => {
     assert.match(w.synced('orders')?.message ?? '', /spec\.deletionProtection/);
     assert.deepEqual(w.object('orders')?.status?.drift, [{ field: 'spec.deletionProtection', desired: false, actual: true, mode: 'Protected' }]);
     assert.equal(w.object('orders')?.status?.driftCount, 1);
-    assert.ok((outcome.requeueAfterMs ?? 0) > 60_000, 'held for the user: looked at again at the resync');
+    assert.equal(outcome.requeueAfterMs, delayAfterCheck(w.object('orders')?.metadata.uid ?? '', 3_600_000, NOW), 'held for the user: looked at again at its slot of the resync');
 
     // The delete never removes it: it stops, naming the setting, and calls no delete.
     w.objects.markDeleted('Table', NS, 'orders');

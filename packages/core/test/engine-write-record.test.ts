@@ -36,7 +36,7 @@ function world() {
   const reconciler = new ManagedReconciler(
     'Bucket',
     { kube: objects, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud)]]), events, outputs: noOutputs },
-    { clusterId: 'c1', pollIntervalMs: 2_000, random: () => 0.5, logger },
+    { clusterId: 'c1', pollIntervalMs: 2_000, logger },
   );
   const reconcile = async (name: string) => await reconciler.reconcile({ namespace: NS, name });
   const writes = (): (CloudWriteRecord & { msg: string })[] =>

@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, FINALIZER, type Bucket, type ManagedKindName, type ManagedResource, type ManagedStatus, type ProviderConfig } from '@k8or/api';
-import { CloudRateLimits, KubeApiError, ManagedReconciler, NotOwnedError, perObjectNameToken, Reasons, RetryableError, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
+import { CloudRateLimits, KubeApiError, ManagedReconciler, delayAfterCheck, NotOwnedError, perObjectNameToken, Reasons, RetryableError, TerminalError, type ConfigLookups, type ProviderPlugin, type EventRecorder, type ManagedPatch, type ManagedResourceClient, type OutputsWriter } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 
 /** An API server holding one object, logging every write to the shared timeline. */
@@ -60,6 +60,8 @@ class FakeObjects implements ManagedResourceClient {
   }
 }
 
+/** A fixed clock: the next drift check's slot is then a known delay. */
+const NOW = Date.parse('2026-11-27T12:00:00Z');
 const providerConfig: ProviderConfig = { apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name: 'default' }, spec: { provider: 'aws', region: 'mem-1' } };
 const lookups: ConfigLookups = {
   namespace: async () => ({ metadata: { name: 'media' } }),
@@ -80,7 +82,7 @@ function arrange(bucket: Partial<Bucket['spec']> = {}, provider: { probe?: boole
       timeline.push(`event ${type} ${reason}`);
     },
   };
-  const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud, provider)]]), events, outputs }, { clusterId: 'c1', random: () => 0.5 });
+  const reconciler = new ManagedReconciler('Bucket', { kube: objects, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud, provider)]]), events, outputs }, { clusterId: 'c1', now: () => new Date(NOW) });
   return { timeline, cloud, objects, reconciler, request: { namespace: 'media', name: 'photos' } };
 }
 
@@ -99,7 +101,7 @@ describe('the reconcile algorithm, effect by effect', () => {
       `event Normal ${Reasons.CreatedExternalResource}`,
       `status Ready=True Synced=${Reasons.ReconcileSuccess}`,
     ]);
-    assert.equal(outcome.requeueAfterMs, 3_600_000, 'the next look is the resync period (jitter neutral here)');
+    assert.equal(outcome.requeueAfterMs, delayAfterCheck('uid-1', 3_600_000, NOW), "the next look is the object's slot in the resync period");
     assert.equal(objects.object?.status?.observedGeneration, objects.object?.metadata.generation);
   });
 
@@ -368,7 +370,9 @@ describe('the reconcile algorithm, effect by effect', () => {
       assert.ok(objects.object);
       objects.object.metadata.annotations = { [Annotations.resyncPeriod]: period };
       const outcome = await reconciler.reconcile(request);
-      assert.ok((outcome.requeueAfterMs ?? 0) >= 10_000 * 0.9, `${period}: next look after ${outcome.requeueAfterMs} ms`);
+      const interval = reconciler.checkIntervalMs(objects.object);
+      assert.ok(interval >= 10_000, `${period}: interval in force ${interval} ms`);
+      assert.equal(outcome.requeueAfterMs, delayAfterCheck('uid-1', interval, NOW), `${period}: next look at the object's slot of that interval`);
     }
   });
 

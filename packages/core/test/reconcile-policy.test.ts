@@ -22,7 +22,6 @@ import {
   resyncPeriodFor,
   resyncPeriodViolation,
   statusEqual,
-  withJitter,
 } from '@k8or/core';
 
 function bucket(spec: Bucket['spec'] = {}, annotations: Record<string, string> = {}): Bucket {
@@ -74,11 +73,6 @@ describe('reconcile rules', () => {
     assert.equal(resyncPeriodViolation('1h'), undefined);
   });
 
-  it('spreads the resync period by at most ±10 %', () => {
-    assert.equal(withJitter(1000, 0.1, () => 0), 900);
-    assert.equal(withJitter(1000, 0.1, () => 0.5), 1000);
-    assert.equal(withJitter(1000, 0.1, () => 1), 1100);
-  });
 
   it('keeps lastTransitionTime unless the status changes, and sees no change as no change', () => {
     const before: Condition[] = [{ type: 'Ready', status: 'True', reason: 'Available', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 }];

@@ -31,7 +31,7 @@ function world(kind: ManagedKindName = 'Bucket', cloudOptions: InMemoryCloudOpti
   const reconciler = new ManagedReconciler(
     kind,
     { kube: objects, lookups, providers: new Map([['aws', inMemoryProviderPlugin(cloud)]]), events, outputs: noOutputs },
-    { clusterId: 'c1', pollIntervalMs: 2_000, random: () => 0.5 },
+    { clusterId: 'c1', pollIntervalMs: 2_000 },
   );
   const reconcile = async (name: string) => await reconciler.reconcile({ namespace: NS, name });
   const object = (name: string): ManagedResource | undefined => objects.peek(kind, NS, name);

@@ -227,6 +227,19 @@ describe('validating webhook: what the cloud would reject is rejected at apply',
       assert.match(fast.warnings?.[0] ?? '', /requestsPerSecond 5000 is above provider "aws"'s default of 250/);
     });
 
+    it('checks spec.driftCheckBudget, naming the field and the rule', async () => {
+      const calls = await send(client, 'validate', reviewOf('CREATE', providerConfig('budgeted', { provider: 'aws', region: 'eu-west-1', driftCheckBudget: { callsPerHour: 20_000 } })));
+      assert.equal(calls.allowed, true);
+      const share = await send(client, 'validate', reviewOf('CREATE', providerConfig('budgeted', { provider: 'aws', region: 'eu-west-1', driftCheckBudget: { rateLimitPercent: 10 } })));
+      assert.equal(share.allowed, true);
+      const both = providerConfig('budgeted', { provider: 'aws', region: 'eu-west-1', driftCheckBudget: { callsPerHour: 100, rateLimitPercent: 10 } });
+      assertDenied(await send(client, 'validate', reviewOf('CREATE', both)), 'spec.driftCheckBudget', 'driftCheckBudget.exactlyOne', /exactly one of callsPerHour and rateLimitPercent/);
+      const fraction = providerConfig('budgeted', { provider: 'aws', region: 'eu-west-1', driftCheckBudget: { callsPerHour: 0.5 } });
+      assertDenied(await send(client, 'validate', reviewOf('CREATE', fraction)), 'spec.driftCheckBudget.callsPerHour', 'driftCheckBudget.callsPerHour.integer', /integer of at least 1/);
+      const over = providerConfig('budgeted', { provider: 'aws', region: 'eu-west-1', driftCheckBudget: { rateLimitPercent: 150 } });
+      assertDenied(await send(client, 'validate', reviewOf('CREATE', over)), 'spec.driftCheckBudget.rateLimitPercent', 'driftCheckBudget.rateLimitPercent.range', /from 1 to 100/);
+    });
+
     it('warns about a provider that is not installed', async () => {
       const response = await send(client, 'validate', reviewOf('CREATE', providerConfig('azure', { provider: 'azure', storageAccount: 'acct1' })));
       assert.equal(response.allowed, true);

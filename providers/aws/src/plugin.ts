@@ -1,7 +1,7 @@
 import { lazyConnector, type ProviderPlugin } from '@k8or/core';
 import { awsTargetOf } from './target.js';
 import { awsNaming } from './naming.js';
-import { awsRateLimits } from './rate-limits.js';
+import { AwsServices, awsRateLimits } from './rate-limits.js';
 import { awsValidation } from './validation.js';
 
 /** The AWS provider: Bucket -> S3, Table -> DynamoDB. */
@@ -16,6 +16,11 @@ export const awsProvider: ProviderPlugin = {
   },
   naming: awsNaming,
   rateLimits: awsRateLimits,
+  // What one drift check of a resource in sync sends (the conformance kit checks it): a Bucket's observe reads
+  // GetBucketLocation, GetBucketVersioning, GetPublicAccessBlock, GetBucketEncryption,
+  // GetBucketLifecycleConfiguration, GetBucketTagging and ListBuckets (its creation date, its identity); a
+  // Table's DescribeTable, DescribeTimeToLive, DescribeContinuousBackups and ListTagsOfResource.
+  observeCalls: { Bucket: { [AwsServices.s3Buckets]: 7 }, Table: { [AwsServices.dynamodb]: 4 } },
   validation: awsValidation,
   targetOf: awsTargetOf,
 };

@@ -1,7 +1,7 @@
 import { lazyConnector, type ProviderPlugin } from '@k8or/core';
 import { azureSettingsSchema } from './config.js';
 import { containerNaming, tableNaming } from './naming.js';
-import { azureRateLimits } from './rate-limits.js';
+import { AzureServices, azureRateLimits } from './rate-limits.js';
 import { azureTargetOf } from './target.js';
 import { azureValidation } from './validation.js';
 
@@ -18,6 +18,10 @@ export const azureProvider: ProviderPlugin = {
   naming: { Bucket: containerNaming, Table: tableNaming },
   settingsSchema: azureSettingsSchema,
   rateLimits: azureRateLimits,
+  // What one drift check of a resource in sync sends (the conformance kit checks it): Get Container
+  // Properties for a Bucket (metadata and public access in its headers); Query Tables and Get Table ACL for
+  // a Table.
+  observeCalls: { Bucket: { [AzureServices.blobContainers]: 1 }, Table: { [AzureServices.tables]: 2 } },
   validation: azureValidation,
   targetOf: azureTargetOf,
 };

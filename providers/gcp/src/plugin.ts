@@ -1,6 +1,6 @@
 import { lazyConnector, type ProviderPlugin } from '@k8or/core';
 import { bigtableTableNaming, gcsBucketNaming } from './naming.js';
-import { gcpRateLimits } from './rate-limits.js';
+import { GcpServices, gcpRateLimits } from './rate-limits.js';
 import { gcpSettingsSchema } from './settings.js';
 import { gcpTargetOf } from './target.js';
 import { gcpValidation } from './validation.js';
@@ -18,6 +18,9 @@ export const gcpProvider: ProviderPlugin = {
   naming: { Bucket: gcsBucketNaming, Table: bigtableTableNaming },
   settingsSchema: gcpSettingsSchema,
   rateLimits: gcpRateLimits,
+  // What one drift check of a resource in sync sends (the conformance kit checks it): buckets.get for a
+  // Bucket (every setting, labels and identity in one read); GetTable for a Table.
+  observeCalls: { Bucket: { [GcpServices.gcsBucketMetadata]: 1 }, Table: { [GcpServices.bigtableTableReads]: 1 } },
   validation: gcpValidation,
   targetOf: gcpTargetOf,
 };

@@ -41,6 +41,21 @@ export const providerConfigSpecSchema: JSONSchemaProps = obj(
       ),
       { maxProperties: 64 },
     ),
+    driftCheckBudget: obj(
+      'The cloud calls an hour that the drift checks of all resources using this ProviderConfig may make together; set exactly one field. The operator spreads the checks over time to fit: a resource whose k8or.io/resync-period (or the operator default) asks for more is checked less often, at the interval the budget allows, shown in its status.driftCheckInterval with an Event saying why. Without it, every resource is checked at the interval it asks for.',
+      {
+        callsPerHour: int('Cloud calls an hour for the drift checks of every resource of this ProviderConfig, at least 1.', { minimum: 1 }),
+        rateLimitPercent: int(
+          'A percentage (1 to 100) of each rate-limited service\'s rate in force (spec.rateLimits, else the provider default), for the drift checks whose calls draw on that service.',
+          { minimum: 1, maximum: 100 },
+        ),
+      },
+      {
+        'x-kubernetes-validations': [
+          { rule: 'has(self.callsPerHour) != has(self.rateLimitPercent)', message: 'driftCheckBudget: set exactly one of callsPerHour and rateLimitPercent' },
+        ],
+      },
+    ),
     credentials: obj(
       'Where the provider finds credentials.',
       {

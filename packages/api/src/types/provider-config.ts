@@ -43,6 +43,22 @@ export interface CloudRateLimit {
   burst?: number;
 }
 
+/**
+ * How many cloud calls an hour the drift checks of this ProviderConfig's
+ * resources may make, together: set exactly one field. The engine lengthens
+ * the check interval of the resources that ask for more than it allows.
+ */
+export interface DriftCheckBudget {
+  /** Cloud calls an hour for the drift checks of every resource of this ProviderConfig. */
+  callsPerHour?: number;
+  /**
+   * A percentage (1 to 100) of each rate-limited service's rate in force
+   * (`rateLimits`, else the provider's default), for the drift checks whose
+   * calls draw on that service.
+   */
+  rateLimitPercent?: number;
+}
+
 export interface ProviderConfigSpec {
   provider: ProviderName;
   /** AWS region, and the default location for resources that name none. */
@@ -67,6 +83,8 @@ export interface ProviderConfigSpec {
    * The engine keeps every cloud call of this ProviderConfig within them.
    */
   rateLimits?: Record<string, CloudRateLimit>;
+  /** The drift checks' share of the cloud account's calls; none: every resource is checked at the interval it asks for. */
+  driftCheckBudget?: DriftCheckBudget;
 }
 
 export interface ProviderConfigStatus {

@@ -1,11 +1,12 @@
 import { KINDS, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
-import { cloudTargetFor, decideOwnership, externalNameFor, sameCloudTarget, mayManage, namingRulesFor, ownerTagsFor, providerConfigFor, type CloudCallRecorder, type Connector, type FieldDiff, type Observation, type ProviderPlugin } from '@k8or/core';
+import { cloudTargetFor, decideOwnership, externalNameFor, sameCloudTarget, mayManage, namingRulesFor, ownerTagsFor, providerConfigFor, type CloudCallRecorder, type Connector, type FieldDiff, type NamespaceInfo, type Observation, type ProviderPlugin } from '@k8or/core';
 import { ProviderLoader } from '@k8or/operator';
 import { CloudPacing } from '../cloud-pacing.js';
 import { FirstNamers } from '../cluster/named-resources.js';
 import { ClusterReader } from '../cluster/reads.js';
 import { readManifests } from '../manifests/read.js';
 import { describeObject, identityOf } from '../manifests/objects.js';
+import { humanDriftChecks, projectDriftChecks, type DriftCheckProjection } from './plan-drift.js';
 
 export interface PlanOptions {
   filename: string[];
@@ -72,10 +73,59 @@ export async function planCommand(options: PlanOptions): Promise<number> {
 
   const entries: PlanEntry[] = [];
   for (const resource of managed) entries.push(await planner.plan(resource));
+  const drift = await driftChecksOf({ managed, manifests: objects, cluster, fileConfig, providers });
 
-  if (options.output === 'json') process.stdout.write(`${JSON.stringify({ clusterId, resources: entries }, null, 2)}\n`);
-  else process.stdout.write(humanPlan(entries));
+  if (options.output === 'json') process.stdout.write(`${JSON.stringify({ clusterId, resources: entries, driftChecks: drift.projections }, null, 2)}\n`);
+  else process.stdout.write(humanPlan(entries) + humanDriftChecks(drift.projections, drift.scope).map((line) => `${line}\n`).join(''));
   return entries.some((e) => e.plan.action === 'blocked' && (e.plan.reason === 'cannot observe' || e.plan.reason === 'invalid ProviderConfig')) ? 1 : 0;
+}
+
+/**
+ * The drift checks the operator would schedule once the files are applied: the cluster's stored
+ * Buckets and Tables (when it can list them) with the files' objects in their place.
+ */
+async function driftChecksOf(input: {
+  managed: readonly ManagedResource[];
+  manifests: readonly unknown[];
+  cluster: ClusterReader | undefined;
+  fileConfig: ProviderConfig | undefined;
+  providers: ReadonlyMap<string, ProviderPlugin>;
+}): Promise<{ projections: DriftCheckProjection[]; scope: string }> {
+  const keyOf = (r: ManagedResource): string => `${r.kind}/${r.metadata.namespace ?? 'default'}/${r.metadata.name ?? ''}`;
+  const resources = new Map<string, ManagedResource>();
+  let scope = 'the files\' objects';
+  const stored: Record<string, unknown>[] = [];
+  const namespaces = new Map<string, NamespaceInfo>();
+  const configs = new Map<string, ProviderConfig>();
+  if (input.cluster) {
+    try {
+      for (const plural of ['buckets', 'tables']) stored.push(...((await input.cluster.listAll(plural)) as Record<string, unknown>[]));
+      for (const ns of await input.cluster.namespaces()) namespaces.set(ns.metadata?.name ?? '', ns as NamespaceInfo);
+      for (const config of await input.cluster.providerConfigs()) configs.set(config.metadata.name ?? '', config);
+      scope = 'the cluster\'s objects with the files\' in their place';
+    } catch {
+      scope = 'the files\' objects only: the cluster\'s could not be listed';
+    }
+  }
+  for (const object of stored) {
+    const id = identityOf(object);
+    const kind = id.kind || (object['kind'] as string | undefined) || '';
+    const resource = { ...object, kind } as unknown as ManagedResource;
+    resources.set(keyOf(resource), resource);
+  }
+  for (const resource of input.managed) resources.set(keyOf({ ...resource, metadata: { ...resource.metadata, namespace: resource.metadata.namespace ?? 'default' } }), resource);
+  for (const object of input.manifests) {
+    const id = identityOf(object);
+    if (id.kind === 'Namespace') namespaces.set(id.name, object as NamespaceInfo);
+    if (id.kind === 'ProviderConfig') configs.set(id.name, object as ProviderConfig);
+  }
+  const projections = projectDriftChecks({
+    resources: [...resources.values()],
+    namespaceOf: (name) => namespaces.get(name),
+    providerConfigOf: (name) => input.fileConfig ?? configs.get(name),
+    providers: input.providers,
+  });
+  return { projections, scope };
 }
 
 interface PlannerDeps {

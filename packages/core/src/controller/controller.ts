@@ -50,6 +50,19 @@ export interface ControllerOptions {
    * of one the leader drains (see docs/sharding.md). Every object when omitted.
    */
   shard?: { name: string; rest: KubeRest };
+  /**
+   * How long after this controller first sees an object (its initial list, or an ADDED event)
+   * the object is first reconciled; 0 or omitted: at once. The engine lets an object in sync
+   * wait for its drift-check slot (policy/drift-schedule.ts), so a restart reads nothing from
+   * the cloud for it.
+   */
+  firstCheckDelayMs?: (obj: ManagedObject) => number;
+  /**
+   * Awaited after the informer's first list and before any object found is scheduled: the
+   * engine resolves it once every controller's cache is synced, so a delay that depends on all
+   * of them (a drift budget shared across kinds) is worked out on complete counts.
+   */
+  beforeFirstSchedule?: () => Promise<void>;
 }
 
 /**
@@ -107,6 +120,10 @@ export class Controller {
   readonly #metrics: ControllerMetrics | undefined;
   readonly #logger: Logger | undefined;
   readonly #shard: { name: string; rest: KubeRest } | undefined;
+  readonly #firstCheckDelayMs: ((obj: ManagedObject) => number) | undefined;
+  readonly #beforeFirstSchedule: (() => Promise<void>) | undefined;
+  /** Keys added before the first schedule (see beforeFirstSchedule); undefined once it ran. */
+  #unscheduled: Set<string> | undefined = new Set();
   #running: Promise<void>[] = [];
   #started = false;
   /** Aborted to stop every reconcile in flight (stop past its deadline, lost leadership, kill). */
@@ -120,6 +137,8 @@ export class Controller {
     this.#metrics = options.metrics;
     this.#logger = options.logger?.child({ controller: this.name });
     this.#shard = options.shard;
+    this.#firstCheckDelayMs = options.firstCheckDelayMs;
+    this.#beforeFirstSchedule = options.beforeFirstSchedule;
     this.queue = new WorkQueue<string>({
       name: this.name,
       rateLimiter: options.rateLimiter ?? managedResourceRateLimiter<string>(),
@@ -135,7 +154,10 @@ export class Controller {
       ...(this.#logger ? { logger: this.#logger } : {}),
       ...(options.informerMetrics ? { metrics: options.informerMetrics } : {}),
     });
-    this.informer.on('add', (obj) => this.enqueue(obj));
+    this.informer.on('add', (obj) => {
+      if (this.#unscheduled) this.#unscheduled.add(objectKey(obj));
+      else this.#firstLook(obj);
+    });
     this.informer.on('update', (obj, old) => {
       if (desiredStateChanged(old, obj)) this.enqueue(obj);
     });
@@ -153,8 +175,22 @@ export class Controller {
     this.#started = true;
     this.#metrics?.maxConcurrentReconciles(this.name, this.workers);
     await this.informer.start();
+    await this.#beforeFirstSchedule?.();
     if (this.queue.shuttingDown) return;
+    const found = this.#unscheduled ?? new Set<string>();
+    this.#unscheduled = undefined;
+    for (const key of found) {
+      const obj = this.informer.cache.get(key);
+      if (obj) this.#firstLook(obj);
+    }
     for (let i = 0; i < this.workers; i++) this.#running.push(this.#work());
+  }
+
+  /** Queues an object seen for the first time: at once, or after its first-check delay. */
+  #firstLook(obj: ManagedObject): void {
+    const delay = this.#firstCheckDelayMs?.(obj) ?? 0;
+    if (delay > 0) this.queue.addAfter(objectKey(obj), delay);
+    else this.enqueue(obj);
   }
 
   hasSynced(): boolean {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GROUP, KINDS, MANAGED_KINDS, VERSION, type DeletionPolicy, type ManagedKindName, type ProviderConfig } from '@k8or/api';
+import { GROUP, KINDS, MANAGED_KINDS, VERSION, type DeletionPolicy, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeAccess } from '../kube/access.js';
 import type { Container } from 'inversify';
@@ -16,6 +16,9 @@ import { CloudRateLimits } from '../cloud-rate-limit/cloud-rate-limits.js';
 import { loadedProviders } from '../provider/registry.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
+import { firstCheckDelay, type DriftCheckInterval, type DriftCheckPlan } from '../policy/drift-schedule.js';
+import { DEFAULT_RESYNC_FLOOR_MS, DEFAULT_RESYNC_PERIOD_MS, resyncPeriodFor } from '../policy/resync.js';
+import { DriftCheckPlanner } from './drift-check-planner.js';
 import { operatorNamespace } from '../policy/secrets.js';
 import type { NamespaceInfo, ProviderPlugins } from '../reconcile/ports.js';
 import { ManagedReconciler } from '../reconcile/reconciler.js';
@@ -55,9 +58,8 @@ export interface EngineOptions {
   defaultDeletionPolicy?: DeletionPolicy;
   /** Workers per kind (one number for all, or per kind). Default 10. */
   workers?: number | Partial<Record<ManagedKindName, number>>;
-  /** Drift-check period. Default 1 h, ±10 % jitter. */
+  /** Drift-check period. Default 1 h; each resource is checked at its slot in it (policy/drift-schedule.ts). */
   resyncPeriodMs?: number;
-  resyncJitter?: number;
   pollIntervalMs?: number;
   deletionBlockedRetryMs?: number;
   /** Only watch and reconcile this namespace. Default: all. */
@@ -112,6 +114,8 @@ interface Run {
   controllers: Map<ManagedKindName, Controller>;
   /** The managed objects as the reconcilers read and write them (cache reads counted). */
   managedResources: CachedManagedResources;
+  /** Each ProviderConfig's drift-check plan over this run's caches. */
+  driftChecks: DriftCheckPlanner;
 }
 
 /**
@@ -147,6 +151,11 @@ export class Engine {
   /** Controllers of the current run (empty while not leading). */
   get controllers(): ReadonlyMap<ManagedKindName, Controller> {
     return this.#run?.controllers ?? new Map();
+  }
+
+  /** Each ProviderConfig's drift-check plan now: the intervals in force and the projected calls an hour (empty while not leading). */
+  driftCheckPlans(): DriftCheckPlan[] {
+    return this.#run?.driftChecks.plans() ?? [];
   }
 
   /** True while this instance reconciles (leading, or leader election off and started). */
@@ -300,17 +309,34 @@ export class Engine {
       activeWorkers: (controller, delta) => metrics.activeWorkers.inc({ controller }, delta),
       maxConcurrentReconciles: (controller, workers) => metrics.maxConcurrentReconciles.set({ controller }, workers),
     };
-    for (const kind of o.kinds ?? MANAGED_KINDS) {
+    const kinds = o.kinds ?? MANAGED_KINDS;
+    // Objects found at start are scheduled once every kind's cache is complete (Controller.beforeFirstSchedule).
+    let listed = 0;
+    let allListed: () => void = () => {};
+    const everyCacheListed = new Promise<void>((resolve) => (allListed = resolve));
+    const beforeFirstSchedule = async (): Promise<void> => {
+      if (++listed === kinds.length) allListed();
+      await everyCacheListed;
+    };
+    // Bound once the controllers (whose caches it reads) exist; reconciles start only after that.
+    const bound: { planner?: DriftCheckPlanner } = {};
+    const driftCheckInterval = (kind: ManagedKindName, resource: ManagedResource): DriftCheckInterval => {
+      if (bound.planner) return bound.planner.intervalFor(kind, resource);
+      const asked = resyncPeriodFor(resource, o.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS, o.resyncFloorMs ?? DEFAULT_RESYNC_FLOOR_MS);
+      return { intervalMs: asked, askedMs: asked };
+    };
+    for (const kind of kinds) {
       const reconciler = new ManagedReconciler(kind, reconcilerDeps, {
         clusterId: o.clusterId,
         ...(o.defaultDeletionPolicy ? { defaultDeletionPolicy: o.defaultDeletionPolicy } : {}),
         ...(o.resyncPeriodMs !== undefined ? { resyncPeriodMs: o.resyncPeriodMs } : {}),
-        ...(o.resyncJitter !== undefined ? { resyncJitter: o.resyncJitter } : {}),
         ...(o.pollIntervalMs !== undefined ? { pollIntervalMs: o.pollIntervalMs } : {}),
         ...(o.deletionBlockedRetryMs !== undefined ? { deletionBlockedRetryMs: o.deletionBlockedRetryMs } : {}),
         ...(o.reconcileTimeoutMs !== undefined ? { reconcileTimeoutMs: o.reconcileTimeoutMs } : {}),
         ...(o.resyncFloorMs !== undefined ? { resyncFloorMs: o.resyncFloorMs } : {}),
         ...(metrics ? { cloudCallRecorder: (provider: string) => metrics.cloudCallRecorder(provider) } : {}),
+        ...(metrics ? { driftCheckCall: (provider: string, providerConfig: string) => metrics.driftCheckCall(provider, providerConfig) } : {}),
+        driftCheckInterval,
         cloudRateLimits: this.cloudRateLimits,
         ...(this.#logger ? { logger: this.#logger } : {}),
       });
@@ -331,11 +357,24 @@ export class Engine {
           ...(informerMetrics ? { informerMetrics } : {}),
           ...(controllerMetrics ? { metrics: controllerMetrics } : {}),
           ...(this.#logger ? { logger: this.#logger } : {}),
+          // A restart reads nothing from the cloud for objects in sync: they wait for their slot.
+          firstCheckDelayMs: (obj) => firstCheckDelay(obj, reconciler.checkIntervalMs(obj), Date.now()),
+          beforeFirstSchedule,
         }),
       );
     }
     for (const [kind, controller] of controllers) managedResources.track(kind, controller.informer);
-    const run: Run = { rest, configInformers: [providerConfigs, secrets, namespaces], controllers, managedResources };
+    const planner = new DriftCheckPlanner({
+      managed: new Map([...controllers].map(([kind, controller]) => [kind, controller.informer])),
+      providerConfigs,
+      namespaces,
+      providers: this.#providers,
+      defaultIntervalMs: o.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS,
+      floorMs: o.resyncFloorMs ?? DEFAULT_RESYNC_FLOOR_MS,
+      ...(metrics ? { onPlans: (plans) => metrics.setDriftCheckPlans(plans) } : {}),
+    });
+    bound.planner = planner;
+    const run: Run = { rest, configInformers: [providerConfigs, secrets, namespaces], controllers, managedResources, driftChecks: planner };
     this.#wireDependents(run, { providerConfigs, secrets, namespaces });
     this.#run = run;
     await Promise.all(run.configInformers.map((i) => i.start()));

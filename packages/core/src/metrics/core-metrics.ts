@@ -58,6 +58,11 @@ export class CoreMetrics {
 
   readonly leaderElectionMasterStatus: Gauge<'name'>;
 
+  readonly driftCheckProjectedCallsPerHour: Gauge<'provider' | 'provider_config'>;
+  readonly driftCheckBudgetCallsPerHour: Gauge<'provider' | 'provider_config'>;
+  readonly driftCheckBudgetIntervalSeconds: Gauge<'provider' | 'provider_config'>;
+  readonly driftCheckCallsTotal: Counter<'provider' | 'provider_config'>;
+
   /** In-flight work of each queue, read when the unfinished/longest-running gauges are scraped. */
   private readonly inFlight = new Map<string, InFlightWork>();
 
@@ -222,6 +227,49 @@ export class CoreMetrics {
       labelNames: ['name'],
       registers,
     });
+
+    this.driftCheckProjectedCallsPerHour = new Gauge({
+      name: 'k8or_drift_check_projected_calls_per_hour',
+      help: 'Cloud calls an hour the drift checks of a ProviderConfig\'s resources make at the intervals in force (the schedule\'s projection)',
+      labelNames: ['provider', 'provider_config'],
+      registers,
+    });
+    this.driftCheckBudgetCallsPerHour = new Gauge({
+      name: 'k8or_drift_check_budget_calls_per_hour',
+      help: 'Cloud calls an hour a ProviderConfig\'s spec.driftCheckBudget allows its drift checks (absent without a budget)',
+      labelNames: ['provider', 'provider_config'],
+      registers,
+    });
+    this.driftCheckBudgetIntervalSeconds = new Gauge({
+      name: 'k8or_drift_check_budget_interval_seconds',
+      help: 'The shortest drift-check interval a ProviderConfig\'s budget allows (0: it lengthens none)',
+      labelNames: ['provider', 'provider_config'],
+      registers,
+    });
+    this.driftCheckCallsTotal = new Counter({
+      name: 'k8or_drift_check_calls_total',
+      help: 'Cloud calls made by drift checks (the reconciles of resources in sync) per ProviderConfig: compare its rate with k8or_drift_check_projected_calls_per_hour',
+      labelNames: ['provider', 'provider_config'],
+      registers,
+    });
+  }
+
+  /** The drift-check schedule's projection per ProviderConfig (replacing the last one), for {@link DriftCheckPlanner}. */
+  setDriftCheckPlans(plans: readonly { provider: string; providerConfig: string; projectedCallsPerHour: number; budgetCallsPerHour: number | undefined; budgetIntervalMs: number }[]): void {
+    this.driftCheckProjectedCallsPerHour.reset();
+    this.driftCheckBudgetCallsPerHour.reset();
+    this.driftCheckBudgetIntervalSeconds.reset();
+    for (const plan of plans) {
+      const labels = { provider: plan.provider, provider_config: plan.providerConfig };
+      this.driftCheckProjectedCallsPerHour.set(labels, plan.projectedCallsPerHour);
+      if (plan.budgetCallsPerHour !== undefined) this.driftCheckBudgetCallsPerHour.set(labels, plan.budgetCallsPerHour);
+      this.driftCheckBudgetIntervalSeconds.set(labels, plan.budgetIntervalMs / 1000);
+    }
+  }
+
+  /** Counts one cloud call of a drift check. */
+  driftCheckCall(provider: string, providerConfig: string): void {
+    this.driftCheckCallsTotal.inc({ provider, provider_config: providerConfig });
   }
 
   /** Adds Node.js process metrics (CPU, memory, event loop lag) to the registry. */

@@ -16,3 +16,4 @@ export * from './naming.js';
 export * from './settings.js';
 export * from './rate-limits.js';
 export * from './drift.js';
+export * from './drift-schedule.js';

@@ -1,6 +1,9 @@
 import { Annotations, type Violation } from '@k8or/api';
 import { annotation } from './read.js';
 
+/** The operator's drift-check period for a resource without `k8or.io/resync-period`, unless configured otherwise. */
+export const DEFAULT_RESYNC_PERIOD_MS = 3_600_000;
+
 /** The shortest drift-check period the engine accepts, whatever an annotation says. */
 export const DEFAULT_RESYNC_FLOOR_MS = 10_000;
 
@@ -57,9 +60,4 @@ export function resyncPeriodFor(resource: unknown, defaultMs: number, floorMs: n
   const parsed = text !== undefined ? parseGoDuration(text) : undefined;
   const period = parsed !== undefined && parsed > 0 ? parsed : defaultMs;
   return Math.max(period, floorMs);
-}
-
-/** `periodMs` spread by ±fraction, so resources created together do not resync together. */
-export function withJitter(periodMs: number, fraction: number, random: () => number = Math.random): number {
-  return Math.round(periodMs * (1 + fraction * (2 * random() - 1)));
 }

@@ -388,6 +388,15 @@ export interface ProviderPlugin {
    * paced.
    */
   rateLimits?: Readonly<Record<string, CloudServiceRateLimit>>;
+  /**
+   * The cloud calls one drift check of a resource in sync makes, per kind, by the service each
+   * draws on (a key of `rateLimits`; any label where the plugin declares none): what a reconcile
+   * that finds nothing to do sends through `recordCall` (Bucket on S3: `{ 's3-buckets': 7 }`).
+   * The engine projects each ProviderConfig's drift-check calls from it and fits them to
+   * `spec.driftCheckBudget`; the conformance kit checks it against the calls it records. A kind
+   * without it counts one call per check.
+   */
+  observeCalls?: { [K in ManagedKindName]?: Readonly<Record<string, number>> };
   validation: ProviderValidation;
   /**
    * Optional, pure (no cloud call): the target a client for `kind` built from this

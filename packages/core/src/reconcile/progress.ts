@@ -55,6 +55,7 @@ const progressByReason: Record<Reason, 'working' | 'stalled' | 'call' | 'settled
   [Reasons.RepairedApprovedDrift]: 'settled',
   [Reasons.DeletedExternalResource]: 'settled',
   [Reasons.RetainedExternalResource]: 'settled',
+  [Reasons.DriftCheckIntervalLengthened]: 'settled',
 };
 
 type Progress = 'working' | 'stalled' | 'settled';

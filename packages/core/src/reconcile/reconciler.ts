@@ -37,7 +37,8 @@ import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
 import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
 import { driftDigest, heldDriftApproved, isResync, sortDrift, specDigest } from '../policy/drift.js';
-import { DEFAULT_RESYNC_FLOOR_MS, formatGoDuration, resyncPeriodFor, withJitter } from '../policy/resync.js';
+import { DEFAULT_RESYNC_FLOOR_MS, DEFAULT_RESYNC_PERIOD_MS, formatGoDuration, parseGoDuration, resyncPeriodFor } from '../policy/resync.js';
+import { awaitsItsSlot, delayAfterCheck, driftCheckBudgetViolations, type DriftCheckInterval } from '../policy/drift-schedule.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerSettingsViolations } from '../policy/settings.js';
 import { rateLimitViolations } from '../policy/rate-limits.js';
@@ -95,8 +96,6 @@ export interface ReconcilerOptions {
   resyncPeriodMs?: number;
   /** The shortest resync period, whatever an annotation says. Default 10 s. */
   resyncFloorMs?: number;
-  /** Spread of the resync period, as a fraction. Default 0.1 (±10 %). */
-  resyncJitter?: number;
   /** How soon to look again while the cloud finishes creating or deleting. Default 5 s. */
   pollIntervalMs?: number;
   /** How soon to look again at a blocked deletion. Default 60 s. */
@@ -108,11 +107,17 @@ export interface ReconcilerOptions {
   reconcileTimeoutMs?: number;
   /** Wraps each cloud call for metrics; given the provider name. */
   cloudCallRecorder?: (provider: string) => CloudCallRecorder;
+  /**
+   * The drift-check interval in force for a resource (the engine's DriftCheckPlanner, which fits
+   * each ProviderConfig's drift-check budget). Default: what the resource asks for.
+   */
+  driftCheckInterval?: (kind: ManagedKindName, resource: ManagedResource) => DriftCheckInterval;
+  /** Told of each cloud call a drift check (the observe of a resource in sync) makes, for metrics. */
+  driftCheckCall?: (provider: string, providerConfig: string) => void;
   /** Paces each cloud call to its ProviderConfig's rate limit for the service it names. Without it, calls are not paced. */
   cloudRateLimits?: CloudRateLimits;
   logger?: Logger;
   now?: () => Date;
-  random?: () => number;
 }
 
 export interface ReconcilerDeps {
@@ -150,6 +155,8 @@ interface Run extends CallOptions {
   stop: AbortSignal;
   /** Stops the deadline's clock while a call waits for a rate-limit token; returns what starts it again. */
   pauseDeadline: () => () => void;
+  /** True while the pass's first observe of a resource in sync runs: its calls are a drift check's. */
+  driftCheck?: boolean;
 }
 
 const passThrough: CloudCallRecorder = (_operation, call) => call();
@@ -169,32 +176,32 @@ export class ManagedReconciler {
   readonly #defaultDeletionPolicy: DeletionPolicy;
   readonly #resyncPeriodMs: number;
   readonly #resyncFloorMs: number;
-  readonly #resyncJitter: number;
   readonly #pollIntervalMs: number;
   readonly #deletionBlockedRetryMs: number;
   readonly #reconcileTimeoutMs: number;
   readonly #cloudCallRecorder: (provider: string) => CloudCallRecorder;
   readonly #cloudRateLimits: CloudRateLimits | undefined;
+  readonly #driftCheckInterval: ((kind: ManagedKindName, resource: ManagedResource) => DriftCheckInterval) | undefined;
+  readonly #driftCheckCall: ((provider: string, providerConfig: string) => void) | undefined;
   readonly #logger: Logger | undefined;
   readonly #now: () => Date;
-  readonly #random: () => number;
 
   constructor(kind: ManagedKindName, deps: ReconcilerDeps, options: ReconcilerOptions) {
     this.kind = kind;
     this.#deps = deps;
     this.#clusterId = options.clusterId;
     this.#defaultDeletionPolicy = options.defaultDeletionPolicy ?? 'Delete';
-    this.#resyncPeriodMs = options.resyncPeriodMs ?? 3_600_000;
+    this.#resyncPeriodMs = options.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS;
     this.#resyncFloorMs = options.resyncFloorMs ?? DEFAULT_RESYNC_FLOOR_MS;
-    this.#resyncJitter = options.resyncJitter ?? 0.1;
     this.#pollIntervalMs = options.pollIntervalMs ?? 5_000;
     this.#deletionBlockedRetryMs = options.deletionBlockedRetryMs ?? 60_000;
     this.#reconcileTimeoutMs = options.reconcileTimeoutMs ?? 120_000;
     this.#cloudCallRecorder = options.cloudCallRecorder ?? (() => passThrough);
     this.#cloudRateLimits = options.cloudRateLimits;
+    this.#driftCheckInterval = options.driftCheckInterval;
+    this.#driftCheckCall = options.driftCheckCall;
     this.#logger = options.logger;
     this.#now = options.now ?? (() => new Date());
-    this.#random = options.random ?? Math.random;
   }
 
   /**
@@ -254,10 +261,13 @@ export class ManagedReconciler {
 
     // Observe reads only, so it may come before the finalizer.
     let observation: Observation;
+    call.driftCheck = awaitsItsSlot(resource);
     try {
       observation = await client.observe(resource, call);
     } catch (error) {
       return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
+    } finally {
+      call.driftCheck = false;
     }
 
     // Finalizer and external name in one patch before any cloud write, so a
@@ -667,7 +677,7 @@ export class ManagedReconciler {
     // The connectors are typed per kind; the engine holds the kind's resources as the union.
     const connector = plugin.connectors[this.kind] as Connector | undefined;
     if (!connector) return { reason: Reasons.KindNotSupported, message: Messages.kindNotSupported(provider, this.kind) };
-    const invalidSettings = [...providerSettingsViolations(plugin, providerConfig), ...rateLimitViolations(plugin, providerConfig)];
+    const invalidSettings = [...providerSettingsViolations(plugin, providerConfig), ...rateLimitViolations(plugin, providerConfig), ...driftCheckBudgetViolations(plugin, providerConfig)];
     if (invalidSettings.length > 0) {
       return { reason: Reasons.InvalidProviderSettings, message: Messages.invalidSettings(configName, formatViolations(invalidSettings).replace(/\n/g, '; ')) };
     }
@@ -722,7 +732,15 @@ export class ManagedReconciler {
    * ProviderConfig's rate limit, whose waits stop the reconcile's deadline (ReconcileDeadline).
    */
   #recorder(target: Target, call: Run): CloudCallRecorder {
-    const record = this.#cloudCallRecorder(target.provider);
+    const metered = this.#cloudCallRecorder(target.provider);
+    const counted = this.#driftCheckCall;
+    const configName = target.providerConfig.metadata.name ?? '';
+    const record: CloudCallRecorder = counted
+      ? async (operation, run, options) => {
+          if (call.driftCheck) counted(target.provider, configName);
+          return await metered(operation, run, options);
+        }
+      : metered;
     return this.#cloudRateLimits ? this.#cloudRateLimits.recorder(target.plugin, target.providerConfig, record, call.pauseDeadline) : record;
   }
 
@@ -787,6 +805,7 @@ export class ManagedReconciler {
       // A change still on its way is no warning: it is looked at again within seconds.
       problem && problem.reason !== Reasons.ChangesPending ? { type: 'Warning', ...problem } : undefined,
     );
+    await this.#announceInterval(resource, call);
     if (converging || !observation.ready) return { requeueAfterMs: this.#pollIntervalMs };
     return this.#resync(resource);
   }
@@ -809,6 +828,7 @@ export class ManagedReconciler {
         heldDriftDigest: null,
         driftCheckInterval: this.#resyncPeriod(resource),
       });
+      await this.#announceInterval(resource, call);
       return this.#resync(resource);
     }
     const outputsProblem = await this.#publishOutputs(resource, call, observation, target, externalName);
@@ -835,6 +855,7 @@ export class ManagedReconciler {
       },
       synced.status === 'False' ? { type: 'Warning', reason: synced.reason, message: synced.message } : undefined,
     );
+    await this.#announceInterval(resource, call);
     return this.#resync(resource);
   }
 
@@ -898,13 +919,40 @@ export class ManagedReconciler {
     return ready?.status === 'True' ? undefined : failure;
   }
 
+  /** The next drift check at the resource's slot (policy/drift-schedule.ts). */
   #resync(resource: ManagedResource): ReconcileOutcome {
-    return { requeueAfterMs: withJitter(resyncPeriodFor(resource, this.#resyncPeriodMs, this.#resyncFloorMs), this.#resyncJitter, this.#random) };
+    return { requeueAfterMs: delayAfterCheck(resource.metadata.uid ?? '', this.checkIntervalMs(resource), this.#now().getTime()) };
   }
 
-  /** The drift-check period in force for the resource (before jitter), as status shows it. */
+  /** The drift-check interval in force for the resource. */
+  checkIntervalMs(resource: ManagedResource): number {
+    return this.#interval(resource).intervalMs;
+  }
+
+  #interval(resource: ManagedResource): DriftCheckInterval {
+    if (this.#driftCheckInterval) return this.#driftCheckInterval(this.kind, resource);
+    const asked = resyncPeriodFor(resource, this.#resyncPeriodMs, this.#resyncFloorMs);
+    return { intervalMs: asked, askedMs: asked };
+  }
+
+  /** The drift-check interval in force for the resource, as status shows it. */
   #resyncPeriod(resource: ManagedResource): string {
-    return formatGoDuration(resyncPeriodFor(resource, this.#resyncPeriodMs, this.#resyncFloorMs));
+    return formatGoDuration(this.checkIntervalMs(resource));
+  }
+
+  /**
+   * An Event when the budget starts lengthening the interval status shows: the user asked for more
+   * checks than the ProviderConfig's drift-check budget allows. Once, not at every later change of
+   * the lengthened interval (it moves as resources come and go), which status shows.
+   */
+  async #announceInterval(before: ManagedResource, call: Run): Promise<void> {
+    const interval = this.#interval(before);
+    const plan = interval.lengthenedBy;
+    const shown = formatGoDuration(interval.intervalMs);
+    const previous = before.status?.driftCheckInterval !== undefined ? parseGoDuration(before.status.driftCheckInterval) : undefined;
+    if (!plan || (previous !== undefined && previous > interval.askedMs)) return;
+    const budget = `${Math.round(plan.budgetCallsPerHour ?? 0)} calls an hour (spec.driftCheckBudget.${plan.budgetSource ?? 'callsPerHour'})`;
+    await this.#event(before, call, 'Normal', Reasons.DriftCheckIntervalLengthened, Messages.driftCheckIntervalLengthened(this.kind, shown, formatGoDuration(interval.askedMs), plan.providerConfig, budget, plan.resources));
   }
 
   /**

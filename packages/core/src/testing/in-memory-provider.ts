@@ -330,6 +330,8 @@ export function inMemoryProviderPlugin(cloud: InMemoryCloud, options: InMemoryPr
       Bucket: connector<Bucket>((context) => new BucketClient(cloud, context, defaultLocation, options.caller, options.probe ?? true), cloud.buckets),
       Table: connector<Table>((context) => new TableClient(cloud, context, defaultLocation, options.caller, options.probe ?? true), cloud.tables),
     },
+    // One recorded call per observe, under no rate-limited service.
+    observeCalls: { Bucket: { '': 1 }, Table: { '': 1 } },
     validation: { validate: () => ({ violations: [], warnings: [] }) },
     // Every client of this plugin reaches the one InMemoryCloud; the target still follows the
     // ProviderConfig, as a real cloud's does, so retargeting is seen.

@@ -2,6 +2,7 @@ import { Annotations, driftPolicyViolations, type ManagedResource, type Provider
 import type { ProviderPlugin } from '@k8or/core';
 import {
   canReadSecretsIn,
+  driftCheckBudgetViolations,
   externalNameConflict,
   mayHaveCreated,
   namingRulesFor,
@@ -139,6 +140,8 @@ function validateProviderConfig(object: Record<string, unknown>, context: Admiss
   if (!isPlainObject(object.spec)) return { violations: [{ field: 'spec', rule: Rules.object, message: 'a ProviderConfig needs a spec object' }], warnings };
   const providerConfig = object as unknown as ProviderConfig;
   const plugin = pluginFor(providerConfig, context);
+  // The budget's shape needs no provider; its rateLimitPercent needs one that declares rate limits.
+  violations.push(...driftCheckBudgetViolations(plugin, providerConfig));
   if (!plugin) {
     warnings.push(`${notInstalled(providerConfig, context)}; resources that use this ProviderConfig will be denied until it is`);
   } else {

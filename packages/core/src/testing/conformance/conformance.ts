@@ -193,6 +193,23 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
       assert.deepEqual(kit.objects.writes.slice(apiBefore), [], 'no API write on a no-op resync');
     });
 
+    it('a drift check makes the cloud calls the provider declares in observeCalls, service by service', async (t) => {
+      const declared = plugin.observeCalls?.[kind];
+      if (!declared) {
+        t.skip(`provider ${plugin.provider} declares no observeCalls for ${kind}: the engine counts one call per drift check, and a drift-check budget may be overrun`);
+        return;
+      }
+      const object = await kit.apply();
+      await kit.reconcileUntil(object, 'Ready and Synced', isReadyAndSynced);
+      await kit.reconcile(object);
+      const from = kit.calls.length;
+      await kit.reconcile(object);
+      const made: Record<string, number> = {};
+      for (const c of kit.calls.slice(from)) made[c.service ?? ''] = (made[c.service ?? ''] ?? 0) + 1;
+      t.diagnostic(`${plugin.provider} ${kind} drift check: ${kit.calls.slice(from).map((c) => c.operation).join(', ')}`);
+      assert.deepEqual(made, { ...declared }, `a drift check of a ${kind} in sync made ${JSON.stringify(made)}; observeCalls declares ${JSON.stringify(declared)}`);
+    });
+
     it('a crash between create and its marker ends with exactly one resource, and no leak', async () => {
       const object = await kit.apply();
       let crashed = false;

@@ -1,0 +1,118 @@
+import { Annotations, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Informer } from '../informer/informer.js';
+import { planDriftChecks, type CheckedResource, type DriftCheckInterval, type DriftCheckPlan } from '../policy/drift-schedule.js';
+import { providerConfigFor } from '../policy/provider-config-choice.js';
+import { annotationIsTrue } from '../policy/read.js';
+import { resyncPeriodFor } from '../policy/resync.js';
+import type { NamespaceInfo, ProviderPlugins } from '../reconcile/ports.js';
+import type { ManagedObject } from './controller.js';
+
+export interface DriftCheckPlannerOptions {
+  /** Every managed kind's informer: the resources that share each ProviderConfig's budget. */
+  managed: ReadonlyMap<ManagedKindName, Informer<ManagedObject>>;
+  providerConfigs: Informer<KubernetesObject>;
+  namespaces: Informer<KubernetesObject>;
+  providers: ProviderPlugins;
+  defaultIntervalMs: number;
+  floorMs: number;
+  /** Where the projection goes each time it is worked out (CoreMetrics.setDriftCheckPlans). */
+  onPlans?: (plans: readonly (DriftCheckPlan & { provider: string })[]) => void;
+  /** A changed cache is planned again at most this often. Default 1 s. */
+  replanMs?: number;
+  now?: () => number;
+}
+
+/**
+ * The engine's view of every ProviderConfig's drift-check plan (policy/drift-schedule.ts's
+ * `planDriftChecks`) over the resources in its informer caches. Plans are worked out again,
+ * at most once per `replanMs`, after a change that can move them: an object added or deleted,
+ * its annotations or deletion changed, a ProviderConfig or a Namespace changed.
+ */
+export class DriftCheckPlanner {
+  readonly #options: DriftCheckPlannerOptions;
+  readonly #now: () => number;
+  #plans = new Map<string, DriftCheckPlan & { provider: string }>();
+  /** Each resource's ProviderConfig at the last plan, by `kind/namespace/name`. */
+  #configOf = new Map<string, string>();
+  #dirty = true;
+  #plannedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(options: DriftCheckPlannerOptions) {
+    this.#options = options;
+    this.#now = options.now ?? (() => performance.now());
+    const changed = (): void => {
+      this.#dirty = true;
+    };
+    for (const informer of options.managed.values()) {
+      informer.on('add', changed);
+      informer.on('delete', changed);
+      informer.on('update', (obj, old) => {
+        if (obj.metadata.deletionTimestamp !== old?.metadata.deletionTimestamp || !sameAnnotations(obj, old) || obj.metadata.generation !== old?.metadata.generation) changed();
+      });
+    }
+    for (const informer of [options.providerConfigs, options.namespaces]) {
+      for (const event of ['add', 'update', 'delete'] as const) informer.on(event, changed);
+    }
+  }
+
+  /** The interval in force for `resource` of `kind`. */
+  intervalFor(kind: ManagedKindName, resource: ManagedResource): DriftCheckInterval {
+    const askedMs = resyncPeriodFor(resource, this.#options.defaultIntervalMs, this.#options.floorMs);
+    this.#replanIfDue();
+    const key = keyOf(kind, resource);
+    const plan = this.#plans.get(this.#configOf.get(key) ?? '');
+    const planned = plan?.intervals.get(key);
+    if (!plan || planned === undefined || planned <= askedMs) return { intervalMs: askedMs, askedMs };
+    return { intervalMs: planned, askedMs, lengthenedBy: plan };
+  }
+
+  /** Every ProviderConfig's plan, worked out now. */
+  plans(): (DriftCheckPlan & { provider: string })[] {
+    this.#dirty = true;
+    this.#replanIfDue(true);
+    return [...this.#plans.values()];
+  }
+
+  #replanIfDue(force = false): void {
+    if (!this.#dirty || (!force && this.#now() - this.#plannedAt < (this.#options.replanMs ?? 1_000))) return;
+    this.#dirty = false;
+    this.#plannedAt = this.#now();
+    const o = this.#options;
+    const byConfig = new Map<string, CheckedResource[]>();
+    const configOf = new Map<string, string>();
+    for (const [kind, informer] of o.managed) {
+      for (const resource of informer.cache.list()) {
+        // A resource being deleted or paused makes no drift checks.
+        if (resource.metadata.deletionTimestamp || annotationIsTrue(resource, Annotations.paused)) continue;
+        const namespace = o.namespaces.cache.get(resource.metadata.namespace ?? '') as NamespaceInfo | undefined;
+        const config = providerConfigFor(resource, namespace).name;
+        const key = keyOf(kind, resource);
+        configOf.set(key, config);
+        const list = byConfig.get(config) ?? [];
+        list.push({ key, kind, askedMs: resyncPeriodFor(resource, o.defaultIntervalMs, o.floorMs) });
+        byConfig.set(config, list);
+      }
+    }
+    const plans = new Map<string, DriftCheckPlan & { provider: string }>();
+    for (const [name, resources] of byConfig) {
+      const providerConfig = o.providerConfigs.cache.get(name) as ProviderConfig | undefined;
+      if (!providerConfig) continue;
+      const provider = providerConfig.spec.provider;
+      plans.set(name, { ...planDriftChecks(providerConfig, o.providers.get(provider), resources), provider });
+    }
+    this.#plans = plans;
+    this.#configOf = configOf;
+    o.onPlans?.([...plans.values()]);
+  }
+}
+
+function keyOf(kind: ManagedKindName, resource: { metadata: { namespace?: string; name?: string } }): string {
+  return `${kind}/${resource.metadata.namespace ?? ''}/${resource.metadata.name ?? ''}`;
+}
+
+function sameAnnotations(a: ManagedObject, b: ManagedObject | undefined): boolean {
+  const x = a.metadata.annotations ?? {};
+  const y = b?.metadata.annotations ?? {};
+  return Object.keys(x).length === Object.keys(y).length && Object.entries(x).every(([k, v]) => y[k] === v);
+}
