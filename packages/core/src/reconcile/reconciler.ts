@@ -331,7 +331,10 @@ export class ManagedReconciler {
       try {
         // What this observe found may already be another's (ours deleted and the name taken in
         // between): judged as any later pass would, with only what this create made recorded.
-        const found = decideOwnership(withIdentity(resource, created.identity), observation, ownerTagsFor(resource, this.#clusterId), externalName);
+        // Where neither tags nor an identity from the create can say so (a cloud without tags for the
+        // kind whose create reports nothing), this observe's identity is the evidence to record.
+        const judged = created.identity !== null || observation.ownerTags !== undefined;
+        const found = judged ? decideOwnership(withIdentity(resource, created.identity), observation, ownerTagsFor(resource, this.#clusterId), externalName) : { ownership: 'ours' as const };
         if (found.ownership === 'unproven' && ownerTagsNotReadYet(resource, observation)) {
           // Not usable yet, its tags unread (a DynamoDB table CREATING): reported as it is. Whose it
           // is, a later pass decides from the tags, so the identity seen now is not recorded.
