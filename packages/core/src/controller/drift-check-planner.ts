@@ -62,9 +62,11 @@ export class DriftCheckPlanner {
     this.#replanIfDue();
     const key = keyOf(kind, resource);
     const plan = this.#plans.get(this.#configOf.get(key) ?? '');
-    const planned = plan?.intervals.get(key);
-    if (!plan || planned === undefined || planned <= askedMs) return { intervalMs: askedMs, askedMs };
-    return { intervalMs: planned, askedMs, lengthenedBy: plan };
+    // The budget's floor from the plan, the ask as it is now: an annotation edited since the
+    // plan was worked out counts at once, and the plan catches up within replanMs.
+    const floor = plan?.budgetFloors.get(key);
+    if (!plan || floor === undefined || floor <= askedMs) return { intervalMs: askedMs, askedMs };
+    return { intervalMs: floor, askedMs, lengthenedBy: plan };
   }
 
   /** Every ProviderConfig's plan, worked out now. */

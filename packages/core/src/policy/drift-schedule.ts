@@ -150,6 +150,12 @@ export interface DriftCheckPlan {
   lengthened: number;
   /** The interval in force, by CheckedResource.key. */
   intervals: ReadonlyMap<string, number>;
+  /**
+   * The shortest interval the budget allows each resource, by CheckedResource.key; absent where
+   * it allows any. The interval in force is the larger of this and what the resource asks for
+   * now, so an ask changed since the plan was worked out counts at once.
+   */
+  budgetFloors: ReadonlyMap<string, number>;
 }
 
 /** The interval in force for one resource, and why. */
@@ -196,11 +202,16 @@ export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPl
     }
   }
   const intervals = new Map(resources.map((r) => [r.key, r.askedMs]));
+  const budgetFloors = new Map<string, number>();
   let budgetIntervalMs = 0;
   for (const group of groups) {
     const shortest = shortestIntervalWithin(group);
+    if (shortest === 0) continue;
     budgetIntervalMs = Math.max(budgetIntervalMs, shortest);
-    for (const member of group.members) intervals.set(member.key, Math.max(intervals.get(member.key) ?? 0, shortest));
+    for (const member of group.members) {
+      intervals.set(member.key, Math.max(intervals.get(member.key) ?? 0, shortest));
+      budgetFloors.set(member.key, Math.max(budgetFloors.get(member.key) ?? 0, shortest));
+    }
   }
   let projectedCallsPerHour = 0;
   let lengthened = 0;
@@ -218,6 +229,7 @@ export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPl
     budgetIntervalMs,
     lengthened,
     intervals,
+    budgetFloors,
   };
 }
 
