@@ -50,6 +50,13 @@ const UNIT_TESTS: Array<{ alert: string; input: Array<{ series: string; values: 
     labels: { ...ALERT_LABELS, controller: 'bucket', severity: 'warning' },
   },
   {
+    alert: 'K8orDriftHeld',
+    // a Table whose held drift has waited 3,000 s, then longer; over an hour from minute 10
+    input: [series('k8or_managed_resource_drift_held_max_seconds', { controller: 'table', pod: 'k8or-0' }, '3000+60x30')],
+    evalTime: '15m',
+    labels: { ...ALERT_LABELS, controller: 'table', severity: 'warning' },
+  },
+  {
     alert: 'K8orReconcileErrors',
     input: [
       series('controller_runtime_reconcile_total', { controller: 'table', result: 'success', pod: 'k8or-0' }, '0+60x40'),

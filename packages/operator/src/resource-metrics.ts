@@ -5,7 +5,7 @@ type ReadyStatus = 'True' | 'False' | 'Unknown';
 
 interface WithReady {
   metadata?: { creationTimestamp?: string | Date };
-  status?: { conditions?: Array<{ type?: string; status?: string; lastTransitionTime?: string | Date }> };
+  status?: { conditions?: Array<{ type?: string; status?: string; reason?: string; lastTransitionTime?: string | Date }> };
 }
 
 /**
@@ -13,7 +13,8 @@ interface WithReady {
  * at each scrape (no API call): `k8or_managed_resources{controller,ready}`, how many have each Ready
  * status, and `k8or_managed_resource_not_ready_max_seconds{controller}`, how long the longest
  * not-Ready one has been so (since its Ready condition last changed, else since it was created; 0
- * when all are Ready). Only the instance that leads reports them: a standby's engines have no controllers.
+ * when all are Ready), and `k8or_managed_resource_drift_held_max_seconds{controller}`, how long the
+ * longest-waiting one has held drift for approval. Only the instance that leads reports them: a standby's engines have no controllers.
  * It also gives `controller_runtime_reconcile_errors_total` its 0 for each controller, as controller-runtime does.
  */
 export function registerResourceMetrics(metrics: CoreMetrics, engines: readonly Engine[], now: () => number = Date.now): void {
@@ -44,6 +45,22 @@ export function registerResourceMetrics(metrics: CoreMetrics, engines: readonly 
     },
   });
   new Gauge({
+    name: 'k8or_managed_resource_drift_held_max_seconds',
+    help: 'Seconds the longest-waiting Bucket or Table of a controller has held drift for approval (Synced False, reason DriftHeld, since that condition last changed); 0 when none waits',
+    labelNames: ['controller'],
+    registers: [metrics.registry],
+    collect() {
+      this.reset();
+      const at = now();
+      for (const engine of engines) {
+        for (const controller of engine.controllers.values()) {
+          const held = controller.informer.cache.list().map((object) => driftHeldSince(object as WithReady, at)).filter((since): since is number => since !== undefined);
+          this.set({ controller: controller.name }, held.length > 0 ? Math.max(0, (at - Math.min(...held)) / 1000) : 0);
+        }
+      }
+    },
+  });
+  new Gauge({
     name: 'k8or_managed_resource_not_ready_max_seconds',
     help: 'Seconds the longest not-Ready Bucket or Table of a controller has been so (since its Ready condition last changed, else since it was created); 0 when every one is Ready',
     labelNames: ['controller'],
@@ -64,4 +81,12 @@ function readyOf(object: WithReady, at: number): { ready: ReadyStatus; since: nu
   const ready: ReadyStatus = condition?.status === 'True' || condition?.status === 'False' ? condition.status : 'Unknown';
   const since = Date.parse(String(condition?.lastTransitionTime ?? object.metadata?.creationTimestamp ?? ''));
   return { ready, since: Number.isNaN(since) ? at : since };
+}
+
+/** Since when the object holds drift for approval (its Synced condition says DriftHeld), else undefined. */
+function driftHeldSince(object: WithReady, at: number): number | undefined {
+  const synced = object.status?.conditions?.find((c) => c.type === 'Synced');
+  if (synced?.status !== 'False' || synced.reason !== 'DriftHeld') return undefined;
+  const since = Date.parse(String(synced.lastTransitionTime ?? ''));
+  return Number.isNaN(since) ? at : since;
 }
