@@ -6,7 +6,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, ConditionTypes, type Bucket, type ManagedKindName, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
 import { KubeApiError, ManagedReconciler, NotOwnedError, Reasons, delayAfterCheck, RetryableError, perObjectNameToken, type ExternalClient, type NamingRules, type ProviderPlugin, type ReconcileOutcome } from '@k8or/core';
-import { InMemoryCloud, InMemoryEvents, InMemoryLookups, InMemoryObjects, inMemoryProviderPlugin, noOutputs } from '@k8or/core/testing';
+import { InMemoryCloud, InMemoryEvents, InMemoryLookups, InMemoryObjects, inMemoryProviderPlugin, noOutputs, type CloudTable } from '@k8or/core/testing';
 
 /** A fixed clock: the next drift check's slot is then a known delay. */
 const NOW = Date.parse('2026-11-27T12:00:00Z');
@@ -22,6 +22,21 @@ function bucket(name: string, spec: Bucket['spec'] = {}, created?: string): Buck
 
 function table(name: string, spec: Partial<Table['spec']> = {}): Table {
   return { apiVersion: 'k8or.io/v1alpha1', kind: 'Table', metadata: { name, namespace: NS }, spec: { deletionPolicy: 'Delete', partitionKey: { name: 'id', type: 'string' }, ...spec } };
+}
+
+/** A table that exists in the cloud without k8or's create call having made it (or its answer having come back). */
+function madeInCloud(cloud: InMemoryCloud, name: string, facts: Pick<CloudTable, 'tags' | 'state' | 'observesLeft'>): CloudTable {
+  return {
+    name,
+    location: 'mem-1',
+    partitionKey: { name: 'id', type: 'string' },
+    billing: { mode: 'onDemand' },
+    pointInTimeRecovery: false,
+    labels: {},
+    itemCount: 0,
+    createdTime: cloud.timestamp(),
+    ...facts,
+  };
 }
 
 /** A world of one kind: in-memory cloud, API objects, lookups and events, and a reconciler over them. */
@@ -261,19 +276,7 @@ describe('a create with an unknown outcome whose table is not usable yet (Dynamo
     await w.reconcile('orders');
     assert.ok(w.object('orders')?.metadata.annotations?.[Annotations.createPending]);
     const expected = { 'k8or.io/managed-by': 'k8or', 'k8or.io/cluster': 'c1', 'k8or.io/namespace': NS, 'k8or.io/name': 'orders', 'k8or.io/kind': 'Table' };
-    w.cloud.tables.set('orders-creating', {
-      name: 'orders-creating',
-      location: 'mem-1',
-      partitionKey: { name: 'id', type: 'string' },
-      billing: { mode: 'onDemand' },
-      pointInTimeRecovery: false,
-      tags: expected,
-      labels: {},
-      itemCount: 0,
-      createdTime: w.cloud.timestamp(),
-      state: 'CREATING',
-      observesLeft: 1,
-    });
+    w.cloud.tables.set('orders-creating', madeInCloud(w.cloud, 'orders-creating', { tags: expected, state: 'CREATING', observesLeft: 1 }));
     const first = await w.reconcile('orders');
     assert.equal(w.synced('orders')?.reason, Reasons.Creating, 'not NotOwned: the tags are not readable yet');
     assert.ok((first.requeueAfterMs ?? Infinity) <= 2_000, 'looked at again at the poll interval');
@@ -288,19 +291,7 @@ describe('a create with an unknown outcome whose table is not usable yet (Dynamo
     w.objects.put(table('orders', { name: 'orders-theirs' }));
     w.cloud.failWith({ kind: 'Table', operation: 'create' }, () => new RetryableError('InternalServerError', { code: 'InternalServerError' }), 1);
     await w.reconcile('orders');
-    w.cloud.tables.set('orders-theirs', {
-      name: 'orders-theirs',
-      location: 'mem-1',
-      partitionKey: { name: 'id', type: 'string' },
-      billing: { mode: 'onDemand' },
-      pointInTimeRecovery: false,
-      tags: {},
-      labels: {},
-      itemCount: 0,
-      createdTime: w.cloud.timestamp(),
-      state: 'CREATING',
-      observesLeft: 1,
-    });
+    w.cloud.tables.set('orders-theirs', madeInCloud(w.cloud, 'orders-theirs', { tags: {}, state: 'CREATING', observesLeft: 1 }));
     for (let i = 0; i < 4; i++) await w.reconcile('orders');
     assert.equal(w.synced('orders')?.reason, Reasons.NotOwned);
     assert.equal(w.cloud.callCount({ operation: 'update' }), 0);
@@ -426,19 +417,7 @@ describe('a default name that carries the object\'s uid token (a kind without ta
     assert.equal(w.object('orders')?.spec.name, external, 'the engine names it, with the uid token, before the create');
     assert.ok(w.object('orders')?.metadata.annotations?.[Annotations.createPending]);
     // The create had its effect after all: the table is there, and nothing but its name is known about it.
-    w.cloud.tables.set(external, {
-      name: external,
-      location: 'mem-1',
-      partitionKey: { name: 'id', type: 'string' },
-      billing: { mode: 'onDemand' },
-      pointInTimeRecovery: false,
-      tags: {},
-      labels: {},
-      itemCount: 0,
-      createdTime: w.cloud.timestamp(),
-      state: 'ACTIVE',
-      observesLeft: 0,
-    });
+    w.cloud.tables.set(external, madeInCloud(w.cloud, external, { tags: {}, state: 'ACTIVE', observesLeft: 0 }));
     await w.reconcile('orders');
     assert.equal(w.synced('orders')?.reason, Reasons.ReconcileSuccess, 'the name proves it is this object\'s: the create is finished');
     w.objects.markDeleted('Table', NS, 'orders');
