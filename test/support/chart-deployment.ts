@@ -20,8 +20,24 @@ export interface ChartDeployment {
 interface DeploymentObject {
   spec: {
     replicas: number;
-    template: { spec: { serviceAccountName: string; containers: Array<{ args: string[]; env: Array<{ name: string; value?: string }> }> } };
+    template: { spec: { serviceAccountName: string; containers: Array<{ args: string[]; env: EnvVar[] }> } };
   };
+}
+
+interface EnvVar { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }
+
+/** The Pod name replica `index` runs as here (what the downward API's metadata.name gives it). */
+export const podName = (release: string, index: number): string => `${release}-pod-${index}`;
+
+/** A container's env as the kubelet gives it to the Pod: the downward API's Pod name and namespace resolved. */
+function podEnv(env: readonly EnvVar[], pod: { name: string; namespace: string }): Record<string, string> {
+  return Object.fromEntries(env.map((e) => {
+    if (e.value !== undefined) return [e.name, e.value];
+    const field = e.valueFrom?.fieldRef?.fieldPath;
+    if (field === 'metadata.name') return [e.name, pod.name];
+    if (field === 'metadata.namespace') return [e.name, pod.namespace];
+    throw new Error(`the env ${e.name} of the chart's container comes from ${JSON.stringify(e.valueFrom)}, which these processes cannot resolve`);
+  }));
 }
 
 export interface RunDeploymentOptions {
@@ -60,12 +76,11 @@ export async function runChartDeployment(options: RunDeploymentOptions): Promise
   // The Pods the Deployment would start: the chart's env, the ServiceAccount's token.
   const ports = options.webhookPorts ?? [];
   assert.equal(ports.length, replicas, 'one webhook port per replica');
-  const env = Object.fromEntries(pod.containers[0]!.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
   const token = (await runOk(t.kubectl, ['create', 'token', pod.serviceAccountName, '-n', namespace, '--duration=2h'])).trim();
   const kubeconfigPath = join(options.home, 'operator.kubeconfig');
   await writeFile(kubeconfigPath, kubeconfigWithToken(cluster.kubeconfig, token), { mode: 0o600 });
   // started together, as a rollout does: they race to create the shared certificate
-  const processes: OperatorProcess[] = await Promise.all(ports.map((webhookPort) => startOperatorProcess({ bin: options.bin!, kubeconfigPath, env, webhookPort })));
+  const processes: OperatorProcess[] = await Promise.all(ports.map((webhookPort, i) => startOperatorProcess({ bin: options.bin!, kubeconfigPath, env: podEnv(pod.containers[0]!.env, { name: podName(release, i), namespace }), webhookPort })));
   const output = (): string => processes.map((p, i) => p.output().replace(/^/gm, `[replica ${i}] `)).join('\n');
   const stop = async (): Promise<void> => {
     for (const p of processes) await p.stop();
