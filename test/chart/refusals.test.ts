@@ -54,6 +54,13 @@ describe('the chart refuses values that cannot work', () => {
     await assertRefusedBySchema(['leaderElection.enabled=false', 'replicaCount=5', 'podDisruptionBudget.enabled=false'], /'\/replicaCount': maximum: got 5, want 1/);
   });
 
+  it('sharding without leader election, or with one replica: values.schema.json names both ways out', async () => {
+    await assertRefusedBySchema(['sharding.enabled=true', 'leaderElection.enabled=false', 'replicaCount=1', 'podDisruptionBudget.enabled=false'], /'\/leaderElection\/enabled': value must be true/, /'\/sharding\/enabled': value must be false/);
+    await assertRefusedBySchema(['sharding.enabled=true', 'replicaCount=1'], /'\/replicaCount': minimum: got 1, want 2/, /'\/sharding\/enabled': value must be false/);
+    const accepted = await lint('sharding.enabled=true', 'replicaCount=3');
+    assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr);
+  });
+
   it('one replica without leader election is accepted, and a rollout never runs two operators at once', async () => {
     const rendered = await runOk(t.helm, ['template', 'k8or', CHART_DIR, '--set', 'leaderElection.enabled=false', '--set', 'replicaCount=1', '--set', 'podDisruptionBudget.enabled=false']);
     const deployment = parseAllDocuments(rendered)

@@ -34,6 +34,7 @@ const VALUE_SETS: Record<string, string[]> = {
   'aws enabled (credentials from a Secret)': ['--set', 'providers.aws.enabled=true', '--set', 'providers.aws.credentials.source=secret', '--set', 'providers.aws.credentials.secretName=aws-creds'],
   'gcp enabled (Workload Identity)': ['--set', 'providers.gcp.enabled=true', '--set', 'providers.gcp.credentials.source=workloadIdentity', '--set', 'providers.gcp.credentials.serviceAccount=k8or@proj.iam.gserviceaccount.com'],
   'azure enabled (Workload Identity)': ['--set', 'providers.azure.enabled=true', '--set', 'providers.azure.credentials.source=workloadIdentity', '--set', 'providers.azure.credentials.clientId=00000000-0000-0000-0000-000000000000'],
+  'sharding on (3 replicas)': ['--set', 'sharding.enabled=true', '--set', 'replicaCount=3'],
   'all providers, cert-manager and a ServiceMonitor': [
     ...PROVIDERS.flatMap((p) => ['--set', `providers.${p}.enabled=true`]),
     '--set', 'webhook.certManager.enabled=true',
@@ -168,5 +169,34 @@ describe('the Helm chart renders', () => {
       { names: [], verbs: ['create'] },
       { names: ['k8or-webhook-cert'], verbs: ['get', 'update'] },
     ]);
+  });
+
+  it('sharded: each Pod is the shard named after it, may hold any Lease of its namespace, and one shard goes at a time', () => {
+    type Container = { env: Array<{ name: string; value?: string; valueFrom?: unknown }> };
+    type Rule = { apiGroups: string[]; resources: string[]; resourceNames?: string[]; verbs: string[] };
+    const leaseRules = (manifests: Manifest[]): Array<{ names: string[]; verbs: string[] }> =>
+      (one(manifests, 'Role') as Manifest & { rules: Rule[] }).rules
+        .filter((r) => r.apiGroups.includes('coordination.k8s.io'))
+        .map((r) => ({ names: r.resourceNames ?? [], verbs: r.verbs }));
+    const container = (manifests: Manifest[]): Container => (one(manifests, 'Deployment') as Manifest & { spec: { replicas: number; template: { spec: { containers: Container[] } } } }).spec.template.spec.containers[0]!;
+
+    const sharded = rendered.get('sharding on (3 replicas)')!;
+    assert.equal((one(sharded, 'Deployment') as Manifest & { spec: { replicas: number } }).spec.replicas, 3);
+    const env = container(sharded).env;
+    assert.deepEqual(env.find((e) => e.name === 'K8OR_SHARD_NAME'), { name: 'K8OR_SHARD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
+    assert.equal(env.find((e) => e.name === 'K8OR_LEADER_ELECT')?.value, 'true');
+    // shard Leases are named after the Pods: granted in the release namespace, not by name
+    assert.deepEqual(leaseRules(sharded), [{ names: [], verbs: ['get', 'list', 'create', 'update'] }]);
+    // the assigner's and the shards' label patches are the engine's own grant on the kinds
+    const clusterRole = byKind(sharded, 'ClusterRole').find((r) => r.metadata.name === 'k8or') as Manifest & { rules: Rule[] };
+    assert.ok(clusterRole.rules.some((r) => r.resources.includes('buckets') && r.resources.includes('tables') && r.verbs.includes('patch') && r.verbs.includes('list')));
+    assert.deepEqual((one(sharded, 'PodDisruptionBudget') as Manifest & { spec: Record<string, unknown> }).spec['maxUnavailable'], 1);
+    assert.equal((one(sharded, 'PodDisruptionBudget') as Manifest & { spec: Record<string, unknown> }).spec['minAvailable'], undefined);
+
+    // off (the default): no shard name, the leader election Lease granted by name only
+    const plain = rendered.get('default values')!;
+    assert.equal(container(plain).env.find((e) => e.name === 'K8OR_SHARD_NAME'), undefined);
+    assert.deepEqual(leaseRules(plain), [{ names: [], verbs: ['create'] }, { names: ['k8or-operator'], verbs: ['get', 'update'] }]);
+    assert.equal((one(plain, 'PodDisruptionBudget') as Manifest & { spec: Record<string, unknown> }).spec['minAvailable'], 1);
   });
 });

@@ -72,18 +72,23 @@ spec: { provider: gcp, project: p, credentials: { source: Environment } }
 describe("a replica's env, as the kubelet builds it from the Deployment", () => {
   const secrets: Record<string, Record<string, string>> = { 'aws-env': { AWS_ACCESS_KEY_ID: 'AKIA', AWS_REGION: 'eu-west-1' }, keys: { token: 't0k3n' } };
   const secret = async (name: string): Promise<Record<string, string> | undefined> => secrets[name];
+  const POD = { name: 'k8or-pod-0', namespace: 'k8or-system' };
 
   it('envFrom Secrets first, then env values and Secret keys', async () => {
     const env = await containerEnv({
       args: [],
       envFrom: [{ secretRef: { name: 'aws-env' } }, { secretRef: { name: 'absent', optional: true } }],
-      env: [{ name: 'AWS_REGION', value: 'us-east-1' }, { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'keys', key: 'token' } } }],
-    }, secret);
-    assert.deepEqual(env, { AWS_ACCESS_KEY_ID: 'AKIA', AWS_REGION: 'us-east-1', TOKEN: 't0k3n' });
+      env: [
+        { name: 'AWS_REGION', value: 'us-east-1' },
+        { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'keys', key: 'token' } } },
+        { name: 'K8OR_SHARD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      ],
+    }, secret, POD);
+    assert.deepEqual(env, { AWS_ACCESS_KEY_ID: 'AKIA', AWS_REGION: 'us-east-1', TOKEN: 't0k3n', K8OR_SHARD_NAME: 'k8or-pod-0' });
   });
 
-  it('refuses what a process cannot be given as the Pod would: a missing Secret, a field of the Pod', async () => {
-    await assert.rejects(containerEnv({ args: [], envFrom: [{ secretRef: { name: 'absent' } }] }, secret), /Secret absent does not exist/);
-    await assert.rejects(containerEnv({ args: [], env: [{ name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] }, secret), /env POD: .* is not resolved/);
+  it('refuses what a process cannot be given as the Pod would: a missing Secret, a field of the Pod it does not have', async () => {
+    await assert.rejects(containerEnv({ args: [], envFrom: [{ secretRef: { name: 'absent' } }] }, secret, POD), /Secret absent does not exist/);
+    await assert.rejects(containerEnv({ args: [], env: [{ name: 'IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }] }, secret, POD), /env IP: .* is not resolved/);
   });
 });

@@ -22,7 +22,7 @@ export interface ChartDeployment {
 export interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean }; [source: string]: unknown };
+  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean }; fieldRef?: { fieldPath: string }; [source: string]: unknown };
 }
 
 export interface Container {
@@ -37,6 +37,9 @@ interface DeploymentObject {
     template: { spec: { serviceAccountName: string; containers: Container[]; volumes?: Array<{ name: string; emptyDir?: unknown }> } };
   };
 }
+
+/** The Pod name replica `index` runs as here (what the downward API's metadata.name gives it). */
+export const podName = (release: string, index: number): string => `${release}-pod-${index}`;
 
 export interface RunDeploymentOptions {
   cluster: E2ECluster;
@@ -80,12 +83,13 @@ export async function runChartDeployment(options: RunDeploymentOptions): Promise
   // a process has the Pod's env but no volumes: an emptyDir is its own disk, anything else it would miss
   const mounted = (pod.volumes ?? []).filter((v) => !v.emptyDir).map((v) => v.name);
   if (mounted.length > 0) throw new Error(`the Deployment mounts ${mounted.join(', ')}: its replicas cannot run as processes (values such as webhook.certManager or a gcp credentials Secret need the cluster's Pods)`);
-  const env = await containerEnv(pod.containers[0]!, (name) => secretData(t, namespace, name));
+  const secret = (name: string): Promise<Record<string, string> | undefined> => secretData(t, namespace, name);
+  const envs = await Promise.all(ports.map((_, i) => containerEnv(pod.containers[0]!, secret, { name: podName(release, i), namespace })));
   const token = (await runOk(t.kubectl, ['create', 'token', pod.serviceAccountName, '-n', namespace, '--duration=2h'])).trim();
   const kubeconfigPath = join(options.home, 'operator.kubeconfig');
   await writeFile(kubeconfigPath, kubeconfigWithToken(cluster.kubeconfig, token), { mode: 0o600 });
   // started together, as a rollout does: they race to create the shared certificate
-  const processes: OperatorProcess[] = await Promise.all(ports.map((webhookPort) => startOperatorProcess({ bin: options.bin!, args: pod.containers[0]!.args, kubeconfigPath, env, webhookPort })));
+  const processes: OperatorProcess[] = await Promise.all(ports.map((webhookPort, i) => startOperatorProcess({ bin: options.bin!, args: pod.containers[0]!.args, kubeconfigPath, env: envs[i]!, webhookPort })));
   const output = (): string => processes.map((p, i) => p.output().replace(/^/gm, `[replica ${i}] `)).join('\n');
   const stop = async (): Promise<void> => {
     for (const p of processes) await p.stop();
@@ -115,7 +119,7 @@ async function secretData(t: Tools, namespace: string, name: string): Promise<Re
  * and keys of Secrets). A source the kubelet would resolve from the Pod itself (fieldRef, a ConfigMap,
  * resources) is refused, so a process never runs with less than the Pod would have.
  */
-export async function containerEnv(container: Container, secret: (name: string) => Promise<Record<string, string> | undefined>): Promise<Record<string, string>> {
+export async function containerEnv(container: Container, secret: (name: string) => Promise<Record<string, string> | undefined>, pod: { name: string; namespace: string }): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
   for (const from of container.envFrom ?? []) {
     if (!from.secretRef) throw new Error(`envFrom ${JSON.stringify(from)}: only Secrets are resolved for the replicas run as processes`);
@@ -130,7 +134,9 @@ export async function containerEnv(container: Container, secret: (name: string) 
       const value = (await secret(ref.name))?.[ref.key];
       if (value === undefined && !ref.optional) throw new Error(`env ${variable.name}: key ${ref.key} of Secret ${ref.name} does not exist (the Pod would not start)`);
       if (value !== undefined) env[variable.name] = value;
-    } else if (variable.valueFrom) throw new Error(`env ${variable.name}: ${JSON.stringify(variable.valueFrom)} is not resolved for the replicas run as processes`);
+    } else if (variable.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[variable.name] = pod.name;
+    else if (variable.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace') env[variable.name] = pod.namespace;
+    else if (variable.valueFrom) throw new Error(`env ${variable.name}: ${JSON.stringify(variable.valueFrom)} is not resolved for the replicas run as processes`);
     else env[variable.name] = '';
   }
   return env;

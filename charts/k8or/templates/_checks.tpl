@@ -13,7 +13,7 @@ are refused by values.schema.json.)
 {{- $_ := set $ports $key $name -}}
 {{- end -}}
 {{- with .Values.podDisruptionBudget -}}
-{{- if .enabled -}}
+{{- if and .enabled (not $.Values.sharding.enabled) -}}
 {{- $replicas := int $.Values.replicaCount -}}
 {{- $min := .minAvailable -}}
 {{- $blocks := false -}}

@@ -211,6 +211,31 @@ describe('CloudRateLimits', () => {
     }
   });
 
+  it('a shard spends its share: rate and burst times the share (the burst never below one), tokens saved above it dropped at once', async () => {
+    const time = fakeTime();
+    const limits = new CloudRateLimits(time.options);
+    limits.configure(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: 10, burst: 4 } }));
+    limits.setShare(0.5);
+    assert.equal(limits.state('p', 'dynamodb-control-plane')?.share, 0.5);
+    const calls = Array.from({ length: 4 }, () => limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal()));
+    const released = releaseTimes(time, calls);
+    await time.advance(1000);
+    assert.deepEqual(released, [0, 0, 200, 400], 'burst 2 at once, then one every 200 ms at 5/s');
+    // a quiet spell fills the bucket to its burst; a smaller share drops what is above the new one
+    await time.advance(10_000);
+    limits.setShare(0.1);
+    const more = Array.from({ length: 3 }, () => limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal()));
+    const later = releaseTimes(time, more);
+    const start = time.clock.now;
+    await time.advance(3000);
+    assert.deepEqual(later.map((at) => at - start), [0, 1000, 2000], 'burst 1 (0.4 raised to one), then 1/s');
+    // a share set before a ProviderConfig's first call applies to its bucket too
+    limits.configure(plugin, providerConfig('q', { 'dynamodb-control-plane': { requestsPerSecond: 10, burst: 10 } }));
+    assert.equal(limits.state('q', 'dynamodb-control-plane')?.share, 0.1);
+    assert.throws(() => limits.setShare(0), RangeError);
+    assert.throws(() => limits.setShare(1.5), RangeError);
+  });
+
   it('keeps one bucket per ProviderConfig: one that is out of tokens never slows another', async () => {
     const time = fakeTime();
     const limits = new CloudRateLimits(time.options);

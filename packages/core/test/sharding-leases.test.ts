@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, V1MicroTime } from '@kubernetes/client-node';
-import { SHARD_LEASE_LABEL, ShardLeaseReader, isDeadShard, shardLease, type LeaderElector, type ShardMembership } from '@k8or/core';
+import { FleetShare, SHARD_LEASE_LABEL, ShardLeaseReader, isDeadShard, shardLease, type LeaderElector, type ShardMembership } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
@@ -185,5 +185,30 @@ describe('shard Leases in the sandbox', () => {
     });
     const reader = new ShardLeaseReader({ kubeConfig: unreachable, namespace, ring: 'x', timeoutMs: 2000 });
     await assert.rejects(reader.read());
+  });
+
+  it('a shard\'s share of the rate limits: one over the shards that may call the cloud, itself always counted', async () => {
+    const { ring } = newRing();
+    const shares: number[] = [];
+    const fleet = new FleetShare({ kubeConfig, namespace, ring, shard: `${ring}-c`, target: { setShare: (share) => void shares.push(share) }, leaseDurationMs: 1500 });
+    // before its own Lease is listed, it counts itself
+    assert.equal(await fleet.refresh(), 1);
+    startShard(ring, `${ring}-a`);
+    const b = startShard(ring, `${ring}-b`);
+    await waitFor('two others counted', async () => (await fleet.refresh()) === 3, 30_000, 100);
+    assert.equal(shares.at(-1), 1 / 3);
+    // one stops and releases its Lease: it has stopped calling, and stops counting at once
+    await b.lease.stop();
+    await waitFor('the released shard no longer counted', async () => (await fleet.refresh()) === 2, 30_000, 100);
+    assert.equal(shares.at(-1), 1 / 2);
+
+    // no answer is never fewer shards: a failed read throws and the share stays
+    const unreachable = new KubeConfig();
+    unreachable.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:1', skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const blind: number[] = [];
+    const cut = new FleetShare({ kubeConfig: unreachable, namespace, ring, shard: `${ring}-c`, target: { setShare: (share) => void blind.push(share) } });
+    await assert.rejects(cut.refresh());
+    assert.deepEqual(blind, []);
+    assert.equal(cut.shards, undefined);
   });
 });

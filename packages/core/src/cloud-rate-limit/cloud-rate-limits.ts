@@ -32,6 +32,8 @@ export interface RateLimitState extends RateLimitLabels, EffectiveRateLimit {
   waitedSeconds: number;
   /** Waits that ended with an aborted signal (the call never went). */
   aborted: number;
+  /** The part of the limit this process may spend (1 unless sharded: see `setShare`). */
+  share: number;
 }
 
 /** Calls `callback` after `ms`; returns what cancels it. */
@@ -86,6 +88,7 @@ export class CloudRateLimits {
   readonly #metrics: CloudRateLimitMetrics | undefined;
   readonly #now: () => number;
   readonly #setTimer: SetTimer;
+  #share = 1;
 
   constructor(options: CloudRateLimitsOptions = {}) {
     this.#metrics = options.metrics;
@@ -136,20 +139,43 @@ export class CloudRateLimits {
       const bucket = this.#buckets.get(key);
       if (!bucket) {
         const labels = { provider: plugin.provider, providerConfig: configName, service };
-        const tokens = new TokenBucket(limit.requestsPerSecond, limit.burst, this.#now);
-        const state = { ...labels, ...limit, calls: 0, delayed: 0, waitedSeconds: 0, aborted: 0 };
+        const pace = sharePace(limit, this.#share);
+        const tokens = new TokenBucket(pace.requestsPerSecond, pace.burst, this.#now);
+        const state = { ...labels, ...limit, calls: 0, delayed: 0, waitedSeconds: 0, aborted: 0, share: this.#share };
         this.#buckets.set(key, { labels, limit, tokens, state, waiters: [], cancelTimer: undefined });
         this.#metrics?.configured(labels, limit);
       } else if (bucket.limit.requestsPerSecond !== limit.requestsPerSecond || bucket.limit.burst !== limit.burst || bucket.limit.source !== limit.source) {
-        bucket.tokens.reconfigure(limit.requestsPerSecond, limit.burst);
         bucket.limit = limit;
         Object.assign(bucket.state, limit);
         this.#metrics?.configured(bucket.labels, limit);
-        // The armed timer was set for the old rate.
-        this.#disarm(bucket);
-        this.#release(bucket);
+        this.#repace(bucket);
       }
     }
+  }
+
+  /**
+   * Sharded: this process may spend `share` (0 < share <= 1) of every ProviderConfig's limits,
+   * the rest being the other shards'. Each bucket's rate becomes `share × rate` and its burst
+   * `share × burst`, but never below one call (a bucket must let a call go); tokens saved
+   * beyond the new burst are dropped at once, so a smaller share holds from now on.
+   */
+  setShare(share: number): void {
+    if (!(share > 0 && share <= 1)) throw new RangeError(`a share of the rate limits must be in (0, 1], not ${share}`);
+    if (share === this.#share) return;
+    this.#share = share;
+    for (const bucket of this.#buckets.values()) {
+      bucket.state.share = share;
+      this.#repace(bucket);
+    }
+  }
+
+  /** Sets a bucket's tokens to its limit and this process's share, and re-times its waiters. */
+  #repace(bucket: Bucket): void {
+    const pace = sharePace(bucket.limit, this.#share);
+    bucket.tokens.reconfigure(pace.requestsPerSecond, pace.burst);
+    // The armed timer was set for the old rate.
+    this.#disarm(bucket);
+    this.#release(bucket);
   }
 
   /**
@@ -238,6 +264,11 @@ export class CloudRateLimits {
     const bucket = this.#buckets.get(bucketKey(providerConfig, service));
     return bucket && { ...bucket.state };
   }
+}
+
+/** A limit's pace for a process that may spend `share` of it. */
+function sharePace(limit: EffectiveRateLimit, share: number): { requestsPerSecond: number; burst: number } {
+  return { requestsPerSecond: limit.requestsPerSecond * share, burst: Math.max(1, limit.burst * share) };
 }
 
 function bucketKey(providerConfig: string, service: string): string {

@@ -25,6 +25,7 @@ import { ManagedReconciler } from '../reconcile/reconciler.js';
 import { CachedManagedResources } from './cached-resources.js';
 import { Controller, type ControllerMetrics, type ManagedObject } from './controller.js';
 import { LeaderElector } from '../leader/index.js';
+import { FleetShare } from '../sharding/fleet-share.js';
 import { shardLease, type ShardLeaseOptions } from '../sharding/shard-lease.js';
 
 export interface LeaderElectionSettings {
@@ -135,6 +136,8 @@ export class Engine {
   #starting: Promise<void> | undefined;
   /** The previous run unwinding: no new run starts before it has (no two runs in one process). */
   #draining: Promise<void> | undefined;
+  /** Sharded: this shard's part of the ProviderConfigs' rate limits, kept up to date. */
+  #fleetShare: FleetShare | undefined;
   #elector: LeaderElector | undefined;
   #stopped = false;
 
@@ -179,6 +182,17 @@ export class Engine {
     const { leaderElection: election, sharding } = this.#options;
     if (election && sharding) throw new Error('leaderElection and sharding exclude each other: a shard holds its own Lease');
     if (sharding) {
+      this.#fleetShare = new FleetShare({
+        kubeConfig: this.#options.kubeConfig,
+        namespace: sharding.namespace,
+        ring: sharding.ring,
+        shard: sharding.shard,
+        target: this.cloudRateLimits,
+        ...(sharding.retryPeriodMs !== undefined ? { periodMs: sharding.retryPeriodMs } : {}),
+        ...(sharding.leaseDurationMs !== undefined ? { leaseDurationMs: sharding.leaseDurationMs } : {}),
+        ...(this.#logger ? { logger: this.#logger } : {}),
+      });
+      this.#fleetShare.start();
       void this.#campaign(() => shardLease({ kubeConfig: this.#options.kubeConfig, ...sharding, ...(this.#logger ? { logger: this.#logger } : {}) }), sharding.retryPeriodMs);
       return;
     }
@@ -235,6 +249,7 @@ export class Engine {
   /** Stops gracefully: in-flight reconciles finish (within the deadline), then the Lease is released. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#fleetShare?.stop();
     await this.#stopRun();
     await this.#elector?.stop();
   }
@@ -245,6 +260,7 @@ export class Engine {
    */
   kill(): void {
     this.#stopped = true;
+    this.#fleetShare?.stop();
     // Stop renewing without releasing: a standby takes over once the Lease expires, as after a crash.
     void this.#elector?.stop({ release: false });
     const run = this.#run;
@@ -259,6 +275,12 @@ export class Engine {
     if (this.#draining) await this.#draining;
     if (this.#stopped) return;
     if (this.#starting) return await this.#starting;
+    if (this.#fleetShare) {
+      // Sharded: no cloud call before the other shards count this one and it knows its share.
+      await this.#fleetShare.settle();
+      if (this.#stopped || !this.isLeader()) return;
+      if (this.#starting) return await this.#starting;
+    }
     this.#starting = this.#buildAndStart();
     try {
       await this.#starting;

@@ -6,3 +6,4 @@ export * from './resource-key.js';
 export * from './ring.js';
 export * from './shard-lease.js';
 export * from './shard-leases.js';
+export * from './fleet-share.js';

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { OwnerTags, type Bucket, type ProviderName, type Table } from '@k8or/api';
-import type { CallOptions, ConnectionContext, ExternalClient, FieldDiff, Observation, Presence, ProtectionSetting, ProviderPlugin, ResourceIdentity } from '../provider/contract.js';
+import type { CallOptions, CloudServiceRateLimit, ConnectionContext, ExternalClient, FieldDiff, Observation, Presence, ProtectionSetting, ProviderPlugin, ResourceIdentity } from '../provider/contract.js';
 import { DeletionBlockedError, NotOwnedError } from '../provider/errors.js';
 import type { CloudBucket, CloudTable, InMemoryCloud } from './in-memory-cloud.js';
 
@@ -19,6 +19,24 @@ export interface InMemoryProviderOptions {
    * NotOwnedError ("already exists" cannot be proven ours). Default `all`.
    */
   reports?: 'all' | 'none';
+  /**
+   * Declare one rate-limited service, `in-memory`, with this default pace: every call then takes a
+   * token of its ProviderConfig's bucket (`spec.rateLimits['in-memory']` overrides it). Default: no
+   * rate limits.
+   */
+  rateLimit?: Omit<CloudServiceRateLimit, 'description'>;
+}
+
+/** The rate-limited service of an in-memory plugin with `rateLimit`. */
+export const IN_MEMORY_SERVICE = 'in-memory';
+
+/** The connection contexts of plugins that declare `rateLimit`: their calls name IN_MEMORY_SERVICE. */
+const rateLimited = new WeakSet<ConnectionContext>();
+
+/** Runs one cloud call through the engine's recorder, under the rate-limited service where declared. */
+function record(context: ConnectionContext, call: CallOptions) {
+  return <T>(operation: string, run: () => Promise<T>): Promise<T> =>
+    context.recordCall(operation, run, rateLimited.has(context) ? { service: IN_MEMORY_SERVICE, signal: call.signal } : undefined);
 }
 
 const sameTags = (found: Record<string, string>, ours: Readonly<Record<string, string>>): boolean =>
@@ -64,7 +82,7 @@ async function probeIn<T extends CloudBucket | CloudTable>(
   caller: string | undefined,
   call: CallOptions,
 ): Promise<Presence> {
-  return await context.recordCall('probe', async () => {
+  return await record(context, call)('probe', async () => {
     await cloud.enter(kind, 'probe', context.externalName, { signal: call.signal, credentials: context.credentials, caller });
     const found = store.get(context.externalName);
     return found ? { exists: true, ownerTags: { ...found.tags }, identity: identityOf(found), protection: protection(found) } : { exists: false };
@@ -80,7 +98,7 @@ async function releaseIn(
   caller: string | undefined,
   call: CallOptions,
 ): Promise<void> {
-  await context.recordCall('release', async () => {
+  await record(context, call)('release', async () => {
     await cloud.enter(kind, 'release', context.externalName, { signal: call.signal, credentials: context.credentials, caller });
     const found = store.get(context.externalName);
     if (found) found.tags = withoutOwnerTags(found.tags);
@@ -107,7 +125,7 @@ class BucketClient implements ExternalClient<Bucket> {
   }
 
   async observe(resource: Bucket, call: CallOptions): Promise<Observation> {
-    return await this.#context.recordCall('observe', async () => {
+    return await record(this.#context, call)('observe', async () => {
       await this.#cloud.enter('Bucket', 'observe', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) return { exists: false, upToDate: false, ready: false };
@@ -136,7 +154,7 @@ class BucketClient implements ExternalClient<Bucket> {
   }
 
   async create(resource: Bucket, call: CallOptions): Promise<void> {
-    await this.#context.recordCall('create', async () => {
+    await record(this.#context, call)('create', async () => {
       const entered = await this.#cloud.enter('Bucket', 'create', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       await this.#cloud.crashPoint('before-create', entered);
       const existing = this.#cloud.buckets.get(this.#name);
@@ -159,7 +177,7 @@ class BucketClient implements ExternalClient<Bucket> {
   }
 
   async update(resource: Bucket, _observation: Observation, call: CallOptions): Promise<void> {
-    await this.#context.recordCall('update', async () => {
+    await record(this.#context, call)('update', async () => {
       await this.#cloud.enter('Bucket', 'update', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) throw new Error(`bucket "${this.#name}" does not exist`);
@@ -170,7 +188,7 @@ class BucketClient implements ExternalClient<Bucket> {
   }
 
   async delete(resource: Bucket, call: CallOptions): Promise<void> {
-    await this.#context.recordCall('delete', async () => {
+    await record(this.#context, call)('delete', async () => {
       await this.#cloud.enter('Bucket', 'delete', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const bucket = this.#cloud.buckets.get(this.#name);
       if (!bucket) return;
@@ -209,7 +227,7 @@ class TableClient implements ExternalClient<Table> {
   }
 
   async observe(resource: Table, call: CallOptions): Promise<Observation> {
-    return await this.#context.recordCall('observe', async () => {
+    return await record(this.#context, call)('observe', async () => {
       await this.#cloud.enter('Table', 'observe', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const table = this.#cloud.tables.get(this.#name);
       if (!table) return { exists: false, upToDate: false, ready: false };
@@ -248,7 +266,7 @@ class TableClient implements ExternalClient<Table> {
   }
 
   async create(resource: Table, call: CallOptions): Promise<void> {
-    await this.#context.recordCall('create', async () => {
+    await record(this.#context, call)('create', async () => {
       const entered = await this.#cloud.enter('Table', 'create', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       await this.#cloud.crashPoint('before-create', entered);
       const existing = this.#cloud.tables.get(this.#name);
@@ -279,7 +297,7 @@ class TableClient implements ExternalClient<Table> {
   }
 
   async update(resource: Table, _observation: Observation, call: CallOptions): Promise<void> {
-    await this.#context.recordCall('update', async () => {
+    await record(this.#context, call)('update', async () => {
       await this.#cloud.enter('Table', 'update', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const table = this.#cloud.tables.get(this.#name);
       if (!table) throw new Error(`table "${this.#name}" does not exist`);
@@ -294,7 +312,7 @@ class TableClient implements ExternalClient<Table> {
   }
 
   async delete(resource: Table, call: CallOptions): Promise<void> {
-    await this.#context.recordCall('delete', async () => {
+    await record(this.#context, call)('delete', async () => {
       await this.#cloud.enter('Table', 'delete', this.#name, { signal: call.signal, credentials: this.#context.credentials, caller: this.#caller });
       const table = this.#cloud.tables.get(this.#name);
       if (table?.deletionProtection || resource.spec.deletionProtection) {
@@ -319,6 +337,7 @@ export function inMemoryProviderPlugin(cloud: InMemoryCloud, options: InMemoryPr
   const connector = <R extends Bucket | Table>(make: (context: ConnectionContext) => ExternalClient<R>, store: ReadonlyMap<string, unknown>) => ({
     connect: async (_resource: unknown, context: ConnectionContext): Promise<ExternalClient<R>> => {
       cloud.lastCredentials = context.credentials;
+      if (options.rateLimit) rateLimited.add(context);
       const client = make(context);
       return factless ? withoutOwnershipFacts(client, () => store.has(context.externalName), context.externalName) : client;
     },
@@ -333,6 +352,7 @@ export function inMemoryProviderPlugin(cloud: InMemoryCloud, options: InMemoryPr
     // One recorded call per observe, under no rate-limited service.
     observeCalls: { Bucket: { '': 1 }, Table: { '': 1 } },
     validation: { validate: () => ({ violations: [], warnings: [] }) },
+    ...(options.rateLimit ? { rateLimits: { [IN_MEMORY_SERVICE]: { ...options.rateLimit, description: 'every call of the in-memory cloud' } } } : {}),
     // Every client of this plugin reaches the one InMemoryCloud; the target still follows the
     // ProviderConfig, as a real cloud's does, so retargeting is seen.
     targetOf: (_kind, providerConfig) => ({ region: providerConfig.spec.region ?? defaultLocation, endpoint: providerConfig.spec.endpoint ?? '' }),

@@ -1,0 +1,56 @@
+import { strict as assert } from 'node:assert';
+import { after, before, describe, it } from 'node:test';
+import { ShardAssigner, corePath, type Engine } from '@k8or/core';
+import { callRateReport, inMemoryProviderPlugin } from '@k8or/core/testing';
+import { World, isReadyAndSynced, waitFor } from './engine-harness.ts';
+
+// A ProviderConfig's rate limit is the cloud account's: three shards over one in-memory cloud,
+// reconciling one ProviderConfig's Buckets together, never call it faster than that one limit
+// allows, over any window (counted where the calls arrive, at the cloud).
+
+/** The ProviderConfig's limit: the plugin's default for its one service. */
+const LIMIT = { requestsPerSecond: 4, burst: 4 };
+/** Calls reach the cloud a moment after they took their token; timers under load fire late. */
+const LATENCY_ALLOWANCE_S = 0.25;
+const SHARDS = ['shard-a', 'shard-b', 'shard-c'];
+
+describe('engine: shards divide a ProviderConfig\'s rate limits', () => {
+  let world: World;
+  let assigner: ShardAssigner;
+  const assigning = new AbortController();
+  const engines: Engine[] = [];
+  const sharding = { namespace: 'k8or-system', ring: 'k8or', leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 };
+  const plugin = (): ReturnType<typeof inMemoryProviderPlugin> => inMemoryProviderPlugin(world.cloud, { rateLimit: LIMIT });
+
+  before(async () => {
+    world = await World.start();
+    await world.user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'k8or-system' } });
+    assigner = new ShardAssigner({ kubeConfig: world.kubeConfig, namespace: 'k8or-system', ring: 'k8or', providers: new Map([['aws', plugin()]]), clusterId: 'test-cluster' });
+  });
+  after(async () => {
+    assigning.abort();
+    assigner?.close();
+    await world?.stop();
+  });
+
+  it('three shards together keep to the one limit, each spending a third of it', async () => {
+    for (const shard of SHARDS) engines.push(await world.startEngine({ identity: shard, providers: new Map([['aws', plugin()]]), sharding: { ...sharding, shard } }));
+    await waitFor('every shard holds its Lease', async () => engines.every((e) => e.isLeader()), 60_000, 100);
+    void assigner.run(assigning.signal, 300);
+    const from = Date.now();
+    const ns = await world.newNamespace();
+    const names = Array.from({ length: 18 }, (_, i) => `paced-${i}`);
+    for (const name of names) await world.createBucket(ns, name);
+    for (const name of names) await world.waitForBucket(ns, name, 'Ready', isReadyAndSynced);
+
+    const calls = world.cloud.calls.filter((c) => c.at >= from);
+    const report = callRateReport(calls.map((c) => c.at), LIMIT, LATENCY_ALLOWANCE_S);
+    console.log(`${report.calls} calls in ${report.spanSeconds.toFixed(1)} s, ${report.sustainedPerSecond.toFixed(2)}/s sustained, worst window ${JSON.stringify(report.worstWindow)}`);
+    assert.ok(report.calls >= names.length * 2, `the shards called the cloud (${report.calls} calls)`);
+    assert.ok(report.withinLimit, `the fleet kept to ${LIMIT.burst} + ${LIMIT.requestsPerSecond}/s: worst window ${JSON.stringify(report.worstWindow)}`);
+    // every shard did its part of the work, under a third of the limit
+    const working = engines.filter((e) => e.cloudRateLimits.state('default', 'in-memory') !== undefined);
+    assert.ok(working.length >= 2, 'the objects are spread over the shards');
+    for (const engine of working) assert.equal(engine.cloudRateLimits.state('default', 'in-memory')?.share, 1 / 3, `${engine.identity}'s share`);
+  });
+});
