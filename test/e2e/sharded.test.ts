@@ -4,59 +4,41 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '@k8or/core/testing';
-import { applyProviderConfigs, startBackends, type Backends } from '../support/backends.ts';
-import { podName, runChartDeployment, type ChartDeployment } from '../support/chart-deployment.ts';
-import { EXTERNAL_KUBECONFIG, RUNNER, openCluster, type E2ECluster } from '../support/cluster.ts';
-import { freePort, k8orBinary } from '../support/operator-process.ts';
+import { podName } from '../support/chart-deployment.ts';
+import { EXTERNAL_KUBECONFIG } from '../support/cluster.ts';
+import { settingsManifests } from '../support/provider-settings.ts';
 import { run, runOk } from '../support/run.ts';
-import { startServiceProxy, type ServiceProxy } from '../support/service-proxy.ts';
-import { CHART_DIR, tools, type Tools } from '../support/tools.ts';
+import { openTarget, RELEASE, RELEASE_NAMESPACE, targetProblem, type E2ETarget, type InstalledChart } from '../support/target.ts';
+import type { Tools } from '../support/tools.ts';
 
 // The chart with sharding on: two replicas as processes with a token of the chart's ServiceAccount,
 // each the shard named after its Pod (K8OR_SHARD_NAME from the downward API). Each holds its shard
 // Lease, the leader labels every Bucket and Table for one of them, and they reconcile them to Ready;
 // the embedded API server authorizes every call with the chart's roles and refuses none.
 
-const NS = 'k8or-system';
-const RELEASE = 'k8or';
+const NS = RELEASE_NAMESPACE;
 const REPLICAS = 2;
-const binary = k8orBinary();
-const SKIP = EXTERNAL_KUBECONFIG || RUNNER !== 'process'
-  ? 'runs the replicas as processes against the embedded API server (its RBAC accounting)'
-  : 'missing' in binary ? binary.missing : false;
+const SKIP = targetProblem() ?? (EXTERNAL_KUBECONFIG ? 'runs the replicas as processes against the embedded API server (its RBAC accounting)' : false);
 
 interface Labelled { metadata: { name: string; labels?: Record<string, string> }; status?: { conditions?: Array<{ type: string; status: string }> } }
 
 describe('the chart sharded: two shards hold their Leases and reconcile their share, with the chart\'s RBAC', { skip: SKIP, timeout: 300_000 }, () => {
   let home: string;
-  let cluster: E2ECluster;
-  let backends: Backends;
+  let target: E2ETarget;
   let t: Tools;
-  let service: ServiceProxy | undefined;
-  let deployment: ChartDeployment | undefined;
+  let chart: InstalledChart | undefined;
   const shards = Array.from({ length: REPLICAS }, (_, i) => podName(RELEASE, i));
 
   before(async () => {
     home = await mkdtemp(join(tmpdir(), 'k8or-e2e-sharded-'));
-    const ports: number[] = [];
-    for (let i = 0; i < REPLICAS; i++) ports.push(await freePort());
-    service = await startServiceProxy(ports, 0);
-    cluster = await openCluster(home, {
-      serviceResolver: (namespace, name) => (namespace === NS && name === 'k8or-webhook' && service ? service.url : `https://${name}.${namespace}.svc`),
-    });
-    t = await tools(home, cluster.kubeconfigPath);
-    backends = await startBackends();
-    await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', NS, '--create-namespace', '--set', 'providers.aws.enabled=true', '--set', 'sharding.enabled=true', '--set', `replicaCount=${REPLICAS}`, ...cluster.helmImageArgs]);
-    deployment = await runChartDeployment({ cluster, tools: t, home, namespace: NS, release: RELEASE, bin: 'path' in binary ? binary.path : undefined, webhookPorts: ports });
-    await waitFor('caBundle in the webhook configuration', async () => (await runOk(t.kubectl, ['get', 'validatingwebhookconfiguration', 'k8or-validating-webhook', '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}'])).length > 0, 60_000);
-    await applyProviderConfigs(t.kubectl, NS, backends);
+    target = await openTarget(home, { recordRequests: true });
+    t = target.tools;
+    chart = await target.install({ 'sharding.enabled': 'true', replicaCount: String(REPLICAS) });
+    await runOk(t.kubectl, ['apply', '-f', '-'], settingsManifests(target.settings));
   });
 
   after(async () => {
-    await deployment?.stop();
-    await cluster?.stop();
-    await service?.close();
-    await backends?.stop();
+    await target?.close();
     if (home) await rm(home, { recursive: true, force: true });
   });
 
@@ -79,13 +61,13 @@ describe('the chart sharded: two shards hold their Leases and reconcile their sh
         const list = JSON.parse(await runOk(t.kubectl, ['get', kind, '-n', 'default', '-o', 'json'])) as { items: Labelled[] };
         const done = list.items.every((o) => o.metadata.labels?.[label] && o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
         return done && list.items.length > 0 ? list.items : undefined;
-      }, 120_000, 1_000).catch(async (error: unknown) => { throw new Error(`${String(error)}\n${await deployment?.logs()}`); });
+      }, 120_000, 1_000).catch(async (error: unknown) => { throw new Error(`${String(error)}\n${await chart?.logs()}`); });
       for (const item of items) assert.ok(shards.includes(item.metadata.labels![label]!), `${kind} ${item.metadata.name} labelled for a shard: ${item.metadata.labels![label]}`);
     }
   });
 
   it("was refused nothing by the chart's RBAC, and used its grant on the shard Leases", () => {
-    const access = cluster.sandbox!.accessOf(NS, RELEASE);
+    const access = target.cluster.sandbox!.accessOf(NS, RELEASE);
     assert.deepEqual(access.denied, [], `calls the chart does not grant:\n${access.denied.join('\n')}`);
     const leaseGrants = access.grants.filter((g) => g.grant.binding === `RoleBinding ${NS}/${RELEASE}` && g.grant.resource === 'leases');
     // takeOver (an update of a dead shard's Lease) is the same grant as a shard's renewal
@@ -95,8 +77,7 @@ describe('the chart sharded: two shards hold their Leases and reconcile their sh
   it('the shards delete their objects, and helm uninstall takes the Deployment', async () => {
     await runOk(t.kubectl, ['delete', 'bucket,table', '--all', '-n', 'default', '--wait=false']);
     await waitFor('the objects deleted by their shards', async () => (await runOk(t.kubectl, ['get', 'bucket,table', '-n', 'default', '-o', 'name'])).trim() === '', 120_000, 1_000);
-    await deployment?.stop();
-    await runOk(t.helm, ['uninstall', RELEASE, '--namespace', NS]);
+    await target.uninstall();
     assert.equal((await run(t.kubectl, ['get', 'deployment', RELEASE, '-n', NS])).code !== 0, true);
   });
 });
