@@ -2,7 +2,7 @@
 // the larger of what it asks for now and the budget's floor from the last plan.
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { Annotations, FINALIZER, type Bucket, type ProviderConfig } from '@k8or/api';
+import { Annotations, FINALIZER, type ProviderConfig } from '@k8or/api';
 import { DriftCheckPlanner, ObjectCache, type Informer, type ManagedObject, type ProviderPlugins } from '@k8or/core';
 import type { KubernetesObject } from '@kubernetes/client-node';
 
@@ -29,7 +29,7 @@ class HandFedInformer<T extends KubernetesObject & { metadata: NonNullable<Kuber
   }
 }
 
-function bucket(name: string, resyncPeriod: string): Bucket {
+function bucket(name: string, resyncPeriod: string): ManagedObject {
   return {
     apiVersion: 'k8or.io/v1alpha1',
     kind: 'Bucket',
