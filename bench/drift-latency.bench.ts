@@ -1,0 +1,105 @@
+// Drift latency benchmark: the time from a change made in the cloud to its report in status, across
+// many Buckets under a drift-check interval, against that interval (the goal: never later).
+//
+//   npm run build && node bench/drift-latency.bench.ts [--resources 1000] [--interval-seconds 30] [--changes 200] [--window-seconds 60] [--seed 1]
+//
+// The setup is the drift-check schedule benchmark's (support/drift-run.ts): the sandbox API server
+// and an Engine over the in-memory cloud, a ProviderConfig budget that allows one check per Bucket
+// every --interval-seconds, Buckets that ask for four times as many. Every Bucket has a label and
+// driftPolicy Report, so drift stays in status once shown. Once every Bucket shows the interval in
+// force, --changes Buckets drawn at random (seeded) have their label changed in the cloud, each at
+// a random moment of --window-seconds; each is timed from its change to the first moment the
+// engine's informer (a watch of the API server) holds a status that shows the drift (polled every
+// 50 ms). Prints a Markdown row for docs/benchmarks.md.
+import { parseArgs } from 'node:util';
+import { Annotations, type Bucket } from '@k8or/api';
+import { DriftRun, sleep } from './support/drift-run.ts';
+
+const { values } = parseArgs({
+  options: {
+    resources: { type: 'string', default: '1000' },
+    'interval-seconds': { type: 'string', default: '30' },
+    changes: { type: 'string', default: '200' },
+    'window-seconds': { type: 'string', default: '60' },
+    seed: { type: 'string', default: '1' },
+    workers: { type: 'string', default: '10' },
+  },
+});
+const RESOURCES = Number(values.resources);
+const INTERVAL_MS = Number(values['interval-seconds']) * 1000;
+const CHANGES = Math.min(Number(values.changes), RESOURCES);
+const WINDOW_MS = Number(values['window-seconds']) * 1000;
+const POLL_MS = 50;
+
+/** mulberry32: a small seeded generator, so a run's draw can be made again. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+const next = random(Number(values.seed));
+
+const run = new DriftRun({
+  resources: RESOURCES,
+  intervalMs: INTERVAL_MS,
+  workers: Number(values.workers),
+  spec: { labels: { team: 'media' }, driftPolicy: { default: 'Report' } },
+});
+await run.start();
+await run.createBuckets();
+
+const shows = (b: Bucket | undefined) => b?.status?.drift?.some((d) => d.field.startsWith('spec.labels')) === true;
+const byName = () => new Map(run.buckets().map((b) => [b.metadata.name ?? '', b]));
+const externalName = (b: Bucket) => b.metadata.annotations?.[Annotations.externalName] ?? b.spec.name ?? b.metadata.name ?? '';
+
+// The draw: which Buckets change, and when (ms after the window opens).
+const pool = [...run.names];
+const planned = Array.from({ length: CHANGES }, () => {
+  const [name] = pool.splice(Math.floor(next() * pool.length), 1);
+  return { name: name!, offset: Math.floor(next() * WINDOW_MS) };
+}).sort((a, b) => a.offset - b.offset);
+
+const changedAt = new Map<string, number>();
+const latency = new Map<string, number>();
+const opened = Date.now();
+const changing = (async () => {
+  const objects = byName();
+  for (const { name, offset } of planned) {
+    const wait = opened + offset - Date.now();
+    if (wait > 0) await sleep(wait);
+    const object = objects.get(name);
+    const bucket = object ? run.cloud.buckets.get(externalName(object)) : undefined;
+    if (!bucket) throw new Error(`no bucket in the cloud for ${name}`);
+    bucket.labels = { ...bucket.labels, team: `changed-${offset}` };
+    changedAt.set(name, Date.now());
+  }
+})();
+const watching = (async () => {
+  while (latency.size < CHANGES) {
+    const objects = byName();
+    const now = Date.now();
+    for (const [name, at] of changedAt) if (!latency.has(name) && shows(objects.get(name))) latency.set(name, now - at);
+    if (now - opened > WINDOW_MS + 10 * INTERVAL_MS) break;
+    await sleep(POLL_MS);
+  }
+})();
+await Promise.all([changing, watching]);
+// A Bucket that did not change must not show drift: the count of false reports.
+const falseReports = [...byName().values()].filter((b) => !changedAt.has(b.metadata.name ?? '') && shows(b)).length;
+await run.stop();
+
+const sorted = [...latency.values()].sort((a, b) => a - b);
+const quantile = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
+const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const late = sorted.filter((ms) => ms > INTERVAL_MS).length;
+const unseen = CHANGES - latency.size;
+console.log('| resources | interval in force | changes (over) | p50 | p99 | max | later than the interval | never shown | shown without a change |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+console.log(
+  `| ${RESOURCES.toLocaleString('en-US')} | ${run.inForce} | ${CHANGES} (${WINDOW_MS / 1000} s) | ${s(quantile(0.5))} | ${s(quantile(0.99))} | ${s(sorted.at(-1) ?? NaN)} | ${late} | ${unseen} | ${falseReports} |`,
+);
