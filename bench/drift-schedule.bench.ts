@@ -40,6 +40,7 @@ const plan = run.engine.driftCheckPlans().find((p) => p.providerConfig === 'defa
 const counted = async () => (await run.metrics.driftCheckCallsTotal.get()).values.reduce((sum, v) => sum + v.value, 0);
 const from = Date.now();
 const countedBefore = await counted();
+process.stderr.write(`counting the calls of ${WINDOW_MS / 1000} s\n`);
 await sleep(WINDOW_MS);
 const to = Date.now();
 const arrivals = cloud.calls.filter((c) => c.at >= from && c.at < to && c.operation === 'observe').map((c) => c.at);
@@ -55,6 +56,7 @@ await run.engine.stop();
 const restarted = Date.now();
 await run.startEngine();
 const scheduled = Date.now();
+process.stderr.write(`restarted in ${scheduled - restarted} ms; counting the calls of ${RESTART_MS / 1000} s\n`);
 await sleep(RESTART_MS);
 const restartCalls = cloud.calls.filter((c) => c.at >= restarted && c.at < restarted + RESTART_MS && c.operation === 'observe').map((c) => c.at);
 // What the schedule says: every slot of every Bucket from when the engine scheduled them to the end of the window.
