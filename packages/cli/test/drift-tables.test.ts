@@ -11,13 +11,11 @@
 // What each table kind can drift on (what its provider compares):
 // - DynamoDB: billing mode and capacities, TTL, point-in-time recovery, deletion protection, tags.
 //   Here: TTL (Repair, Hold), billing and a tag (Report), deletion protection (raised).
-// - Bigtable: deletion protection, and each declared column family's GC rule. The GC rule's
-//   difference is named `columnFamilies.<id>.gcRule`, not a spec path, so no drift policy governs
-//   it: it is repaired whatever the mode (the `todo` test below shows it). Here: deletion
-//   protection, turned off in the cloud where the spec asks for it (Repair, Report, Hold), and
-//   raised where the spec does not. With one boolean as its only governed field, a Bigtable
-//   table cannot show a held difference that changed: the approval that is not applied is one of
-//   another digest.
+// - Bigtable: deletion protection, and each declared column family's GC rule (named
+//   `columnFamilies.<id>.gcRule`: not a spec path, so only the policy's default governs it). Here:
+//   deletion protection, turned off in the cloud where the spec asks for it (Repair, Report, Hold),
+//   and raised where the spec does not; a GC rule changed (Report, then Repair). With one boolean
+//   as its held field, the approval that is not applied is one of another digest.
 // - Azure Table Storage: nothing. A table has a name and no settings, metadata or tags, so its
 //   provider compares nothing: a change made through the SDK is never drift.
 //
@@ -314,15 +312,22 @@ describe('drift policy for Tables on every cloud: Repair writes back, Report nev
       await keepsRaisedProtection('gcp', 'local-gcp', { get: protectionOf, raise: async (id) => await setProtection(id, true) });
     });
 
-    it('Report leaves a column family GC rule changed in Bigtable as it is', { todo: 'the GC rule difference (columnFamilies.<id>.gcRule) is outside spec, so no drift policy governs it: it is repaired whatever the mode' }, async () => {
+    it('Report leaves a column family GC rule changed in Bigtable as it is; Repair, the default, writes it back', async () => {
       const object = 'gcp-gc-rule';
       const externalName = 'k8or-drift-gcp-gc-rule';
       await world.create<Table>('Table', object, 'local-gcp', { name: externalName, ...KEY, driftPolicy: { default: 'Report' } });
       await admin().modifyColumnFamilies({ name: tablePath(externalName), modifications: [{ id: 'd', update: { gcRule: { maxNumVersions: 5 } } }] });
       const reported = await world.reconcileNow<Table>('Table', object);
       assert.equal(synced(reported)?.reason, 'DriftReported', synced(reported)?.message);
-      const [found] = await admin().getTable({ name: tablePath(externalName), view: 'FULL' });
-      assert.equal(found.columnFamilies?.['d']?.gcRule?.maxNumVersions, 5, 'Report writes nothing');
+      assert.deepEqual(reported.status?.drift?.map((d) => [d.field, d.mode]), [['columnFamilies.d.gcRule', 'Report']]);
+      const gcRule = async () => (await admin().getTable({ name: tablePath(externalName), view: 'FULL' }))[0].columnFamilies?.['d']?.gcRule;
+      assert.equal((await gcRule())?.maxNumVersions, 5, 'Report writes nothing');
+
+      await world.patch('Table', object, { spec: { driftPolicy: null } });
+      await world.until<Table>('Table', object, 'repaired', (t) => t.spec.driftPolicy === undefined && synced(t)?.status === 'True');
+      assert.equal((await gcRule())?.maxNumVersions, 1, 'Repair writes the rule back');
+      // Written as the new policy asks, on record (the pass of a new generation: UpdatedExternalResource).
+      assert.deepEqual(world.writesOf(object).at(-1)?.changes, [{ field: 'columnFamilies.d.gcRule', from: { maxNumVersions: 5 }, to: { maxNumVersions: 1 } }]);
     });
   });
 
