@@ -13,6 +13,7 @@
 // 50 ms). Prints a Markdown row for docs/benchmarks.md.
 import { parseArgs } from 'node:util';
 import { Annotations, type Bucket } from '@k8or/api';
+import { seededRandom } from '@k8or/local-clouds';
 import { DriftRun, sleep } from './support/drift-run.ts';
 
 const { values } = parseArgs({
@@ -31,18 +32,7 @@ const CHANGES = Math.min(Number(values.changes), RESOURCES);
 const WINDOW_MS = Number(values['window-seconds']) * 1000;
 const POLL_MS = 50;
 
-/** mulberry32: a small seeded generator, so a run's draw can be made again. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-const next = random(Number(values.seed));
+const next = seededRandom(Number(values.seed));
 
 const run = new DriftRun({
   resources: RESOURCES,
