@@ -1,4 +1,4 @@
-// Drift policy end to end on every cloud, with the operator's engine, the real providers and SDKs
+// Drift policy end to end for Buckets on every cloud (Tables: drift-tables.test.ts), with the operator's engine, the real providers and SDKs
 // against the local backends (S3 fake, GCS fake, Azurite). A label is changed in the cloud behind
 // k8or's back, as someone with the SDK would, and `k8or reconcile` looks at once:
 // - Repair writes it back, and the Event and the operator's log line name the field, old and new;
@@ -7,28 +7,17 @@
 //   and a new approval of the new difference is.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { GetBucketTaggingCommand, PutBucketTaggingCommand, S3Client } from '@aws-sdk/client-s3';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { Storage } from '@google-cloud/storage';
-import { API_VERSION, Annotations, type Bucket } from '@k8or/api';
-import { startSandbox, type Sandbox } from '@k8or/apiserver';
-import { CLOUD_WRITE_MESSAGE, Engine, KubeRest, createLogger, installCrds, k8orPath, type CloudWriteRecord } from '@k8or/core';
+import { Annotations, type Bucket } from '@k8or/api';
 import { waitFor } from '@k8or/core/testing';
 import { startAzurite, startGcsFake, startS3Fake, type Azurite, type GcsFake, type S3Fake } from '@k8or/local-clouds';
-import { awsProvider } from '@k8or/provider-aws';
-import { azureProvider } from '@k8or/provider-azure';
-import { destroyStorageClients, gcpProvider } from '@k8or/provider-gcp';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, type CoreV1Event } from '@kubernetes/client-node';
-import { k8or } from './support.ts';
+import { destroyStorageClients } from '@k8or/provider-gcp';
+import { DriftWorld, WAIT_MS, synced } from './drift-world.ts';
 
 const PROJECT = 'drift-test-project';
-const NS = 'media';
 const AWS_CREDENTIALS = { accessKeyId: 'AKIADRIFTCLOUDSEXAMPLE', secretAccessKey: 'drift-clouds-secret-access-key' };
-const WAIT_MS = 120_000;
 
 /** Reads and changes a bucket's user labels in the cloud, as someone behind k8or's back would. */
 interface CloudLabels {
@@ -37,94 +26,43 @@ interface CloudLabels {
 }
 
 describe('drift policy on every cloud: Repair writes back, Report never writes, Hold waits for an approval of exactly the difference', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'k8or-drift-clouds-'));
-  const kubeconfigPath = join(dir, 'kubeconfig');
-  const env = { ...process.env, KUBECONFIG: kubeconfigPath };
-  const logLines: string[] = [];
-  let sandbox: Sandbox;
-  let kubeConfig: KubeConfig;
+  const world = new DriftWorld();
   let s3Fake: S3Fake;
   let gcs: GcsFake;
   let azurite: Azurite;
-  let engine: Engine;
-  const custom = () => kubeConfig.makeApiClient(CustomObjectsApi);
-  const getBucket = async (name: string) => (await custom().getNamespacedCustomObject({ group: 'k8or.io', version: 'v1alpha1', namespace: NS, plural: 'buckets', name })) as Bucket;
-  const synced = (b: Bucket) => b.status?.conditions?.find((c) => c.type === 'Synced');
-  const inSync = async (object: string) =>
-    await waitFor(`${object} in sync`, async () => ((b) => (synced(b)?.status === 'True' && b.status?.observedGeneration === b.metadata.generation ? b : undefined))(await getBucket(object)), WAIT_MS);
-  /** The object's Events of one reason, as `kubectl get events --field-selector reason=...` lists them. */
-  const eventsOf = async (object: string, reason: string): Promise<CoreV1Event[]> =>
-    (await kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS, fieldSelector: `involvedObject.name=${object},reason=${reason}` })).items;
-  const writesOf = (object: string): CloudWriteRecord[] =>
-    logLines
-      .map((line) => JSON.parse(line) as CloudWriteRecord & { msg: string })
-      .filter((record) => record.msg === CLOUD_WRITE_MESSAGE && record.object === `${NS}/${object}`);
-  const reconcileNow = async (object: string) => {
-    const checked = await k8or(['reconcile', `bucket/${object}`, '-n', NS, '--wait', String(WAIT_MS / 1000)], { env });
-    assert.equal(checked.code, 0, checked.stderr);
-    return await getBucket(object);
-  };
+  const reconcileNow = async (object: string) => await world.reconcileNow<Bucket>('Bucket', object);
+  const eventsOf = async (object: string, reason: string) => await world.eventsOf(object, reason);
+  const writesOf = (object: string) => world.writesOf(object);
+  const inSync = async (object: string) => await world.inSync<Bucket>('Bucket', object);
 
   before(async () => {
-    sandbox = await startSandbox({ port: 0, kubeconfigPath, logLevel: 'warn' });
-    kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(sandbox.kubeconfig);
-    await installCrds(kubeConfig);
+    await world.start('drift-clouds-cluster');
     [s3Fake, gcs, azurite] = await Promise.all([startS3Fake(), startGcsFake(), startAzurite()]);
-    const core = kubeConfig.makeApiClient(CoreV1Api);
-    for (const name of ['k8or-system', NS]) await core.createNamespace({ body: { metadata: { name } } });
-    await core.createNamespacedSecret({ namespace: 'k8or-system', body: { metadata: { name: 'aws-creds' }, stringData: AWS_CREDENTIALS } });
-    await core.createNamespacedSecret({ namespace: 'k8or-system', body: { metadata: { name: 'azure-creds' }, stringData: { accountKey: azurite.accountKey } } });
-    const configs: [string, Record<string, unknown>][] = [
-      ['local-aws', { provider: 'aws', region: 'us-east-1', endpoints: { bucket: s3Fake.endpoint }, credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'aws-creds' } } }],
-      ['local-gcp', { provider: 'gcp', project: PROJECT, endpoints: { bucket: gcs.endpoint } }],
-      [
-        'local-azure',
-        { provider: 'azure', storageAccount: azurite.accountName, endpoints: { bucket: azurite.blobEndpoint }, credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'azure-creds' } } },
-      ],
-    ];
-    for (const [name, spec] of configs) {
-      await custom().createClusterCustomObject({ group: 'k8or.io', version: 'v1alpha1', plural: 'providerconfigs', body: { apiVersion: API_VERSION, kind: 'ProviderConfig', metadata: { name }, spec } });
-    }
-    const destination = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logLines.push(...chunk.toString('utf8').split('\n').filter((line) => line !== ''));
-        done();
-      },
+    await world.createSecret('aws-creds', AWS_CREDENTIALS);
+    await world.createSecret('azure-creds', { accountKey: azurite.accountKey });
+    await world.createProviderConfig('local-aws', {
+      provider: 'aws',
+      region: 'us-east-1',
+      endpoints: { bucket: s3Fake.endpoint },
+      credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'aws-creds' } },
     });
-    engine = new Engine({
-      kubeConfig,
-      providers: new Map([
-        [awsProvider.provider, awsProvider],
-        [gcpProvider.provider, gcpProvider],
-        [azureProvider.provider, azureProvider],
-      ]),
-      clusterId: 'drift-clouds-cluster',
-      secretsNamespace: 'k8or-system',
-      // A resync far away: every look in this test is one a user asked for.
-      resyncPeriodMs: 3_600_000,
-      logger: createLogger({ level: 'info', destination }),
+    await world.createProviderConfig('local-gcp', { provider: 'gcp', project: PROJECT, endpoints: { bucket: gcs.endpoint } });
+    await world.createProviderConfig('local-azure', {
+      provider: 'azure',
+      storageAccount: azurite.accountName,
+      endpoints: { bucket: azurite.blobEndpoint },
+      credentials: { source: 'Secret', secretRef: { namespace: 'k8or-system', name: 'azure-creds' } },
     });
-    await engine.start();
   });
 
   after(async () => {
-    await engine?.stop();
+    await world.stop();
     await destroyStorageClients();
     await Promise.all([azurite?.stop(), gcs?.stop(), s3Fake?.stop()]);
-    await sandbox?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
-  async function createBucket(object: string, providerConfig: string, spec: Bucket['spec']): Promise<void> {
-    await custom().createNamespacedCustomObject({
-      group: 'k8or.io',
-      version: 'v1alpha1',
-      namespace: NS,
-      plural: 'buckets',
-      body: { apiVersion: API_VERSION, kind: 'Bucket', metadata: { name: object }, spec: { providerConfigRef: { name: providerConfig }, ...spec } },
-    });
-    await inSync(object);
+  async function createBucket(object: string, providerConfig: string, spec: Omit<Bucket['spec'], 'providerConfigRef'>): Promise<void> {
+    await world.create<Bucket>('Bucket', object, providerConfig, spec);
   }
 
   /** Repair (the default): the change is written back, and its record names the field, old and new. */
@@ -173,24 +111,19 @@ describe('drift policy on every cloud: Repair writes back, Report never writes, 
 
     // The user approves what they saw, but the cloud changed again meanwhile: not applied.
     await labels.change(externalName, { team: 'qa', env: 'dev' });
-    const user = new KubeRest(kubeConfig);
-    try {
-      await user.patch(k8orPath('Bucket', NS, object), { metadata: { annotations: { [Annotations.approveDrift]: seen } } });
-    } finally {
-      user.close();
-    }
+    await world.patch('Bucket', object, { metadata: { annotations: { [Annotations.approveDrift]: seen } } });
     const stale = await reconcileNow(object);
     assert.equal(synced(stale)?.reason, 'DriftHeld');
     assert.ok(stale.status?.heldDriftDigest && stale.status.heldDriftDigest !== seen, 'the new difference has its own digest');
     assert.deepEqual(await labels.get(externalName), { team: 'qa', env: 'dev' }, 'an approval of another difference is not applied');
     assert.equal(writesOf(object).length, writesBefore, 'nothing written, nothing on record');
 
-    const approved = await k8or(['approve', `bucket/${object}`, '-n', NS], { env });
+    const approved = await world.approve('Bucket', object);
     assert.equal(approved.code, 0, approved.stderr);
     assert.match(approved.stdout, /spec\.labels\.team: the spec has "media", the cloud has "qa"/);
     assert.doesNotMatch(approved.stdout, /spec\.labels\.env/, 'only the held drift is approved');
     await waitFor(`${object}: the approved drift repaired`, async () => ((await labels.get(externalName)).team === 'media' ? true : undefined), WAIT_MS);
-    const after = await waitFor(`${object}: only the reported drift left`, async () => ((b) => (synced(b)?.reason === 'DriftReported' ? b : undefined))(await getBucket(object)), WAIT_MS);
+    const after = await world.until<Bucket>('Bucket', object, 'only the reported drift left', (b) => synced(b)?.reason === 'DriftReported');
     assert.deepEqual(after.status?.drift?.map((d) => [d.field, d.mode]), [['spec.labels.env', 'Report']]);
     assert.equal(after.status?.heldDriftDigest, undefined);
     assert.equal(after.metadata.annotations?.[Annotations.approveDrift], undefined, 'the approval is used up');

@@ -409,24 +409,29 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
 
   /**
    * Changes what DynamoDB changes in place: billing and throughput, deletion protection, TTL, PITR,
-   * tags, each to the spec it is given. A protection the engine holds (a resync never lowers one)
-   * comes with the cloud's value in that spec, so it is left as it is.
+   * tags, each only where the spec given asks for another value than the table has. What the
+   * engine leaves alone (a protection it holds, drift the policy reports or holds) comes with the
+   * cloud's value in that spec, so it is never written, even when another setting is.
    */
   async update(table: Table, observation: Observation, call: CallOptions): Promise<ApplyResult | void> {
     if (observation.atProvider?.state !== 'ACTIVE') {
       throw new RetryableError(`DynamoDB table "${this.#name}" is ${observation.atProvider?.state ?? 'not ACTIVE'}; it can be updated once ACTIVE`);
     }
     const diff = observation.diff ?? [];
-    const drifted = (prefix: string): FieldDiff | undefined => diff.find((d) => d.field === prefix || d.field.startsWith(`${prefix}.`));
     // A setting to change: drifted, and the spec given asks for another value than the table has.
-    const toChange = (field: string, wanted: unknown): boolean => {
-      const found = drifted(field);
-      return found !== undefined && !isDeepStrictEqual(wanted, found.actual);
+    const toChange = (field: string, wanted: unknown): FieldDiff | undefined => {
+      const found = diff.find((d) => d.field === field);
+      return found !== undefined && !isDeepStrictEqual(wanted, found.actual) ? found : undefined;
     };
     const TableName = this.#name;
+    const billing = billingFor(table.spec.billing);
+    const changeBilling =
+      toChange('spec.billing.mode', table.spec.billing?.mode ?? 'onDemand') ??
+      toChange('spec.billing.readCapacity', billing.ProvisionedThroughput?.ReadCapacityUnits) ??
+      toChange('spec.billing.writeCapacity', billing.ProvisionedThroughput?.WriteCapacityUnits);
     const protection = table.spec.deletionProtection ?? false;
     const changeProtection = toChange('spec.deletionProtection', protection);
-    if (drifted('spec.billing') || changeProtection) {
+    if (changeBilling || changeProtection) {
       // DeletionProtectionEnabled goes with every UpdateTable (DynamoDB Local resets it when omitted):
       // the spec's value when it is to change; else the table's own, read now, so a protection set
       // since the observe is never lowered by a billing change.
@@ -435,16 +440,19 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
         d.send(
           new UpdateTableCommand({
             TableName,
-            // Real DynamoDB rejects an UpdateTable that repeats the current throughput, so billing goes only when it changed.
-            ...(drifted('spec.billing') ? billingFor(table.spec.billing) : {}),
+            // Real DynamoDB rejects an UpdateTable that repeats the current throughput, so billing goes only when it changes.
+            ...(changeBilling ? billing : {}),
             DeletionProtectionEnabled,
           }), abort,
         ),
       );
     }
-    const ttl = drifted('spec.ttlAttribute');
+    const ttl = toChange('spec.ttlAttribute', table.spec.ttlAttribute || undefined);
     if (ttl) await this.#updateTtl(table, typeof ttl.actual === 'string' ? ttl.actual : undefined, call);
-    if (diff.some((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'))) await this.#updateTags(table, diff, call);
+    const desired = desiredTags(table.spec.labels, this.#context.ownerTags);
+    const tagKey = (field: string): string => field.replace(/^(spec\.labels|ownerTags)\./, '');
+    const tagsToChange = diff.filter((d) => (d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.')) && desired[tagKey(d.field)] !== d.actual);
+    if (tagsToChange.length > 0) await this.#updateTags(desired, tagsToChange.filter((d) => desired[tagKey(d.field)] === undefined).map((d) => tagKey(d.field)), call);
     if (toChange('spec.pointInTimeRecovery', table.spec.pointInTimeRecovery ?? false)) return await this.#updatePointInTimeRecovery(table, call);
   }
 
@@ -460,12 +468,10 @@ export class DynamoDbTableClient implements ExternalClient<Table> {
     }
   }
 
-  async #updateTags(table: Table, diff: readonly FieldDiff[], call: CallOptions): Promise<void> {
+  /** UntagResource of the tags to remove, then TagResource of every tag the table is to carry. */
+  async #updateTags(desired: Readonly<Record<string, string>>, removed: string[], call: CallOptions): Promise<void> {
     const ResourceArn = (await this.#describe(call))?.TableArn;
     if (!ResourceArn) return;
-    const desired = desiredTags(table.spec.labels, this.#context.ownerTags);
-    const tagFields = diff.filter((d) => d.field.startsWith('spec.labels.') || d.field.startsWith('ownerTags.'));
-    const removed = tagFields.filter((d) => d.desired === undefined).map((d) => d.field.replace(/^(spec\.labels|ownerTags)\./, ''));
     if (removed.length > 0) await this.#call(call, 'UntagResource', (d, abort) => d.send(new UntagResourceCommand({ ResourceArn, TagKeys: removed }), abort));
     await this.#call(call, 'TagResource', (d, abort) => d.send(new TagResourceCommand({ ResourceArn, Tags: toTagList(desired) }), abort));
   }

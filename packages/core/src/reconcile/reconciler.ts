@@ -391,9 +391,10 @@ export class ManagedReconciler {
 
     const diff = observation.diff ?? [];
     const held = this.#heldProtection(resource, observation);
-    // Only a resync's drift is the policy's: a new generation is the user asking for the spec.
+    // Only a resync's drift is the policy's: a new generation is the user asking for the spec. Every
+    // setting the provider compares is, spec field or not (a Bigtable column family); k8or's own owner tags are not.
     const policyDrift = isResync(resource)
-      ? sortDrift(resource.spec.driftPolicy, diff.filter((d) => !held.includes(d) && d.field.startsWith('spec.')))
+      ? sortDrift(resource.spec.driftPolicy, diff.filter((d) => !held.includes(d) && !d.field.startsWith('ownerTags.')))
       : { repair: [], report: [], hold: [] };
     const approved = heldDriftApproved(resource, policyDrift.hold);
     const kept = [...policyDrift.report, ...(approved ? [] : policyDrift.hold)];
@@ -402,14 +403,18 @@ export class ManagedReconciler {
     const repairable = diff.filter((d) => !leftAlone.includes(d));
     // Adopting, finishing a create, and an owner proven by identity alone write our owner tags, which is update's job even when the settings match.
     const tagsToWrite = decision.ownership !== 'ours' || (observation.ownerTags !== undefined && decision.proof !== 'owner-tags');
-    const sendable = leftAlone.every((d) => settableSpecPath(d.field));
+    // A spec field left alone goes to update with the cloud's value in the spec; one that is not a spec field, out of the diff update is given.
+    const [leftInSpec, leftOutsideSpec] = [leftAlone.filter((d) => d.field.startsWith('spec.')), leftAlone.filter((d) => !d.field.startsWith('spec.'))];
+    const sendable = leftInSpec.every((d) => settableSpecPath(d.field));
     const mustUpdate = sendable && (repairable.length > 0 || (!observation.upToDate && leftAlone.length === 0) || tagsToWrite);
     let applyIssues: SettingIssue[] | undefined;
     if (mustUpdate) {
       try {
         call.signal.throwIfAborted();
         // What is left alone goes to the provider as the cloud has it, so update leaves it be.
-        applyIssues = (await client.update(leftAlone.length > 0 ? withCloudValues(resource, leftAlone) : resource, observation, call))?.settingIssues;
+        const given = leftInSpec.length > 0 ? withCloudValues(resource, leftInSpec) : resource;
+        const seen = leftOutsideSpec.length > 0 ? { ...observation, diff: diff.filter((d) => !leftOutsideSpec.includes(d)) } : observation;
+        applyIssues = (await client.update(given, seen, call))?.settingIssues;
       } catch (error) {
         return await this.#fail(resource, call, Reasons.CannotUpdateExternalResource, error);
       }
