@@ -29,13 +29,15 @@ class HandFedInformer<T extends KubernetesObject & { metadata: NonNullable<Kuber
   }
 }
 
-function bucket(name: string, resyncPeriod: string): Bucket {
-  return {
+function bucket(name: string, resyncPeriod: string): ManagedObject {
+  const object: Bucket = {
     apiVersion: 'k8or.io/v1alpha1',
     kind: 'Bucket',
     metadata: { name, namespace: 'media', uid: `uid-${name}`, generation: 1, finalizers: [FINALIZER], annotations: { [Annotations.resyncPeriod]: resyncPeriod } },
     spec: { providerConfigRef: { name: 'budgeted' } },
   };
+  // The informer's type: a Bucket as the API server serves it (a string creationTimestamp, which this one lacks).
+  return object as ManagedObject;
 }
 
 function providerConfig(budget?: { callsPerHour: number }): ProviderConfig {
