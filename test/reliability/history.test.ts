@@ -158,10 +158,8 @@ describe('adversarial histories: a user, someone else in the cloud account, faul
     console.log(`# objects applied (of them ever Ready): ${[...byPlace].map(([place, c]) => `${place} ${c.objects} (${c.ready})`).join(', ')}`);
     const violations = checker.violations;
     console.log(`# checks per invariant: ${Object.entries(checker.checks).map(([k, v]) => `${k}: ${v}`).join(', ')}; ${violations.length} violations`);
-    if (violations.length > 0) {
-      console.log(`# history of seed ${seed}:\n${record.lines.map((l) => `#   ${l}`).join('\n')}`);
-      console.log(`# disruptions: ${record.disruptions.map((d) => `${new Date(d.at).toISOString().slice(11, 23)} ${d.what}`).join(', ')}`);
-    }
+    console.log(`# disruptions: ${record.disruptions.map((d) => `${new Date(d.at).toISOString().slice(11, 23)} ${d.what}`).join(', ')}`);
+    if (violations.length > 0) console.log(`# history of seed ${seed}:\n${record.lines.map((l) => `#   ${l}`).join('\n')}`);
     assert.deepEqual(violations.map(summary), [], `seed ${seed} broke k8or's promises (replay with K8OR_SEED=${seed})`);
   });
 });
