@@ -41,7 +41,7 @@ const ENABLED = process.env['K8OR_HISTORY_SUITE'] !== '0';
  */
 const HOLDING_SEEDS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
 /** The same, run with the operator as 3 shards (`K8OR_HISTORY_SHARDS=3`); drawn from only then. */
-const HOLDING_SHARDED_SEEDS = [1, 2, 3];
+const HOLDING_SHARDED_SEEDS = [1, 2, 3, 4, 5, 6, 7, 8];
 
 /** The operator as this many shards; 0 or 1: one replica, unsharded (the default). */
 const SHARDS = Math.max(1, Number(process.env['K8OR_HISTORY_SHARDS'] || '1'));
