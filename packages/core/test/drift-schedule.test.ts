@@ -145,6 +145,30 @@ describe('the drift-check budget', () => {
     assert.equal(plan.budgetCallsPerHour, 7_200 + 90_000);
   });
 
+  it('a shard plans its own resources with its share of the budget: three shards together stay within it', () => {
+    // 3,000 Buckets every minute at 7 calls: 1,260,000 calls an hour; the account's budget is 70,000.
+    const all = buckets(3_000, 60_000);
+    const whole = planDriftChecks(config({ callsPerHour: 70_000 }), plugin, all);
+    assert.equal(whole.budgetShare, 1);
+    // Hashing spreads them unevenly: 1,200, 1,000 and 800 on the three shards, each with a third of 70,000.
+    const shards = [all.slice(0, 1_200), all.slice(1_200, 2_200), all.slice(2_200)].map((own) => planDriftChecks(config({ callsPerHour: 70_000 }), plugin, own, 1 / 3));
+    for (const plan of shards) {
+      assert.equal(plan.budgetShare, 1 / 3);
+      assert.ok(Math.abs((plan.budgetCallsPerHour ?? 0) - 70_000 / 3) < 1e-6, `a third of the budget: ${plan.budgetCallsPerHour}`);
+      assert.ok(plan.projectedCallsPerHour <= 70_000 / 3 + 1e-6, `within its share: ${plan.projectedCallsPerHour}`);
+    }
+    // 1,200 x 7 calls in 23,333 calls an hour: a round every 1,296 s (rounded up to the second).
+    assert.equal(shards[0]!.budgetIntervalMs, 1_296_000);
+    assert.equal(shards[2]!.budgetIntervalMs, 864_000);
+    const fleet = shards.reduce((sum, plan) => sum + plan.projectedCallsPerHour, 0);
+    assert.ok(fleet <= 70_000 + 1e-6, `the fleet's checks within the account's budget: ${fleet}`);
+
+    // rateLimitPercent: the share of each service's rate, divided as well.
+    const percent = planDriftChecks(config({ rateLimitPercent: 10 }, { 's3-buckets': { requestsPerSecond: 20 } }), plugin, buckets(10, 60_000), 1 / 4);
+    assert.equal(percent.budgetCallsPerHour, 7_200 / 4);
+    assert.throws(() => planDriftChecks(config({ callsPerHour: 1 }), plugin, [], 0), RangeError);
+  });
+
   it('names the field of a malformed budget, and refuses a share of rate limits a provider does not declare', () => {
     assert.deepEqual(driftCheckBudgetViolations(plugin, config({ callsPerHour: 1_000 })), []);
     assert.deepEqual(driftCheckBudgetViolations(plugin, config({ rateLimitPercent: 25 })), []);

@@ -107,6 +107,8 @@ export interface ClusterOptions {
   sandbox?: Pick<SandboxOptions, 'faults'>;
   /** Service accounts the GCS fake knows (a caller with one acts in its project only; without, anonymously in any). */
   gcsServiceAccounts?: Record<string, GcsServiceAccount>;
+  /** More chart values, as `helm install --set` takes them (e.g. `sharding.enabled: 'true'`). */
+  chartValues?: Record<string, string>;
 }
 
 export async function startReliabilityCluster(options: ClusterOptions = {}): Promise<ReliabilityCluster> {
@@ -173,7 +175,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
     }
 
     const t = await tools(home, join(home, 'admin.kubeconfig'));
-    await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--create-namespace', ...['aws', 'gcp', 'azure'].flatMap((p) => ['--set', `providers.${p}.enabled=true`])]);
+    await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--create-namespace', ...['aws', 'gcp', 'azure'].flatMap((p) => ['--set', `providers.${p}.enabled=true`]), ...Object.entries(options.chartValues ?? {}).flatMap(([key, value]) => ['--set', `${key}=${value}`])]);
     const deployment = JSON.parse(await runOk(t.kubectl, ['get', 'deployment', RELEASE, '-n', NAMESPACE, '-o', 'json'])) as {
       spec: { template: { spec: { serviceAccountName: string; containers: Array<{ env: Array<{ name: string; value?: string }> }> } } };
     };

@@ -1,5 +1,5 @@
 import { KINDS, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
-import { cloudTargetFor, decideOwnership, externalNameFor, sameCloudTarget, mayManage, namingRulesFor, ownerTagsFor, providerConfigFor, type CloudCallRecorder, type Connector, type FieldDiff, type NamespaceInfo, type Observation, type ProviderPlugin } from '@k8or/core';
+import { cloudTargetFor, decideOwnership, shardLabel, externalNameFor, sameCloudTarget, mayManage, namingRulesFor, ownerTagsFor, providerConfigFor, type CloudCallRecorder, type Connector, type FieldDiff, type NamespaceInfo, type Observation, type ProviderPlugin } from '@k8or/core';
 import { ProviderLoader } from '@k8or/operator';
 import { CloudPacing } from '../cloud-pacing.js';
 import { FirstNamers } from '../cluster/named-resources.js';
@@ -113,7 +113,12 @@ async function driftChecksOf(input: {
     const resource = { ...object, kind } as unknown as ManagedResource;
     resources.set(keyOf(resource), resource);
   }
-  for (const resource of input.managed) resources.set(keyOf({ ...resource, metadata: { ...resource.metadata, namespace: resource.metadata.namespace ?? 'default' } }), resource);
+  for (const resource of input.managed) {
+    const key = keyOf({ ...resource, metadata: { ...resource.metadata, namespace: resource.metadata.namespace ?? 'default' } });
+    // A sharded operator's stored object keeps its shard when the file's takes its place.
+    const shard = resources.get(key)?.metadata.labels?.[shardLabel(resource.kind)];
+    resources.set(key, shard === undefined ? resource : { ...resource, metadata: { ...resource.metadata, labels: { ...resource.metadata.labels, [shardLabel(resource.kind)]: shard } } });
+  }
   for (const object of input.manifests) {
     const id = identityOf(object);
     if (id.kind === 'Namespace') namespaces.set(id.name, object as NamespaceInfo);

@@ -16,6 +16,11 @@ export interface DriftCheckPlannerOptions {
   providers: ProviderPlugins;
   defaultIntervalMs: number;
   floorMs: number;
+  /**
+   * The part of each ProviderConfig's budget this engine's resources may spend, read at every
+   * plan: 1 unless sharded, where it is the shard's share (FleetShare). A change plans again.
+   */
+  budgetShare?: () => number;
   /** Where the projection goes each time it is worked out (CoreMetrics.setDriftCheckPlans). */
   onPlans?: (plans: readonly (DriftCheckPlan & { provider: string })[]) => void;
   /** A changed cache is planned again at most this often. Default 1 s. */
@@ -36,6 +41,7 @@ export class DriftCheckPlanner {
   /** Each resource's ProviderConfig at the last plan, by `kind/namespace/name`. */
   #configOf = new Map<string, string>();
   #dirty = true;
+  #plannedShare = 1;
   #plannedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: DriftCheckPlannerOptions) {
@@ -77,9 +83,12 @@ export class DriftCheckPlanner {
   }
 
   #replanIfDue(force = false): void {
+    const share = this.#options.budgetShare?.() ?? 1;
+    if (share !== this.#plannedShare) this.#dirty = true;
     if (!this.#dirty || (!force && this.#now() - this.#plannedAt < (this.#options.replanMs ?? 1_000))) return;
     this.#dirty = false;
     this.#plannedAt = this.#now();
+    this.#plannedShare = share;
     const o = this.#options;
     const byConfig = new Map<string, CheckedResource[]>();
     const configOf = new Map<string, string>();
@@ -101,7 +110,7 @@ export class DriftCheckPlanner {
       const providerConfig = o.providerConfigs.cache.get(name) as ProviderConfig | undefined;
       if (!providerConfig) continue;
       const provider = providerConfig.spec.provider;
-      plans.set(name, { ...planDriftChecks(providerConfig, o.providers.get(provider), resources), provider });
+      plans.set(name, { ...planDriftChecks(providerConfig, o.providers.get(provider), resources, share), provider });
     }
     this.#plans = plans;
     this.#configOf = configOf;

@@ -136,7 +136,7 @@ export class Engine {
   #starting: Promise<void> | undefined;
   /** The previous run unwinding: no new run starts before it has (no two runs in one process). */
   #draining: Promise<void> | undefined;
-  /** Sharded: this shard's part of the ProviderConfigs' rate limits, kept up to date. */
+  /** Sharded: this shard's part of the ProviderConfigs' rate limits and drift budgets, kept up to date. */
   #fleetShare: FleetShare | undefined;
   #elector: LeaderElector | undefined;
   #stopped = false;
@@ -393,6 +393,8 @@ export class Engine {
       providers: this.#providers,
       defaultIntervalMs: o.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS,
       floorMs: o.resyncFloorMs ?? DEFAULT_RESYNC_FLOOR_MS,
+      // Sharded: this shard's own objects, with its share of each budget (as of the rate limits).
+      budgetShare: () => this.#fleetShare?.share ?? 1,
       ...(metrics ? { onPlans: (plans) => metrics.setDriftCheckPlans(plans) } : {}),
     });
     bound.planner = planner;

@@ -61,6 +61,7 @@ export class CoreMetrics {
   readonly driftCheckProjectedCallsPerHour: Gauge<'provider' | 'provider_config'>;
   readonly driftCheckBudgetCallsPerHour: Gauge<'provider' | 'provider_config'>;
   readonly driftCheckBudgetIntervalSeconds: Gauge<'provider' | 'provider_config'>;
+  readonly driftCheckBudgetShare: Gauge<'provider' | 'provider_config'>;
   readonly driftCheckCallsTotal: Counter<'provider' | 'provider_config'>;
 
   /** In-flight work of each queue, read when the unfinished/longest-running gauges are scraped. */
@@ -236,13 +237,19 @@ export class CoreMetrics {
     });
     this.driftCheckBudgetCallsPerHour = new Gauge({
       name: 'k8or_drift_check_budget_calls_per_hour',
-      help: 'Cloud calls an hour a ProviderConfig\'s spec.driftCheckBudget allows its drift checks (absent without a budget)',
+      help: 'Cloud calls an hour a ProviderConfig\'s spec.driftCheckBudget allows this replica\'s drift checks: the budget, or a shard\'s share of it (absent without a budget)',
       labelNames: ['provider', 'provider_config'],
       registers,
     });
     this.driftCheckBudgetIntervalSeconds = new Gauge({
       name: 'k8or_drift_check_budget_interval_seconds',
       help: 'The shortest drift-check interval a ProviderConfig\'s budget allows (0: it lengthens none)',
+      labelNames: ['provider', 'provider_config'],
+      registers,
+    });
+    this.driftCheckBudgetShare = new Gauge({
+      name: 'k8or_drift_check_budget_share',
+      help: 'The part of a ProviderConfig\'s drift-check budget this replica plans its own resources with: 1, or 1/N for one of N shards',
       labelNames: ['provider', 'provider_config'],
       registers,
     });
@@ -255,15 +262,17 @@ export class CoreMetrics {
   }
 
   /** The drift-check schedule's projection per ProviderConfig (replacing the last one), for {@link DriftCheckPlanner}. */
-  setDriftCheckPlans(plans: readonly { provider: string; providerConfig: string; projectedCallsPerHour: number; budgetCallsPerHour: number | undefined; budgetIntervalMs: number }[]): void {
+  setDriftCheckPlans(plans: readonly { provider: string; providerConfig: string; projectedCallsPerHour: number; budgetCallsPerHour: number | undefined; budgetIntervalMs: number; budgetShare: number }[]): void {
     this.driftCheckProjectedCallsPerHour.reset();
     this.driftCheckBudgetCallsPerHour.reset();
     this.driftCheckBudgetIntervalSeconds.reset();
+    this.driftCheckBudgetShare.reset();
     for (const plan of plans) {
       const labels = { provider: plan.provider, provider_config: plan.providerConfig };
       this.driftCheckProjectedCallsPerHour.set(labels, plan.projectedCallsPerHour);
       if (plan.budgetCallsPerHour !== undefined) this.driftCheckBudgetCallsPerHour.set(labels, plan.budgetCallsPerHour);
       this.driftCheckBudgetIntervalSeconds.set(labels, plan.budgetIntervalMs / 1000);
+      this.driftCheckBudgetShare.set(labels, plan.budgetShare);
     }
   }
 

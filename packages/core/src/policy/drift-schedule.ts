@@ -137,8 +137,16 @@ export interface CheckedResource {
 /** What the drift checks of one ProviderConfig's resources cost, at the intervals in force. */
 export interface DriftCheckPlan {
   providerConfig: string;
-  /** The calls an hour the budget allows in all (a percentage summed over the services it covers); undefined without a budget. */
+  /**
+   * The calls an hour the budget allows these resources in all (a percentage summed over the
+   * services it covers), `budgetShare` of the ProviderConfig's budget; undefined without a budget.
+   */
   budgetCallsPerHour: number | undefined;
+  /**
+   * The part of the ProviderConfig's budget this plan spends: 1, or a shard's share (1/N of the
+   * account's budget, N the shards that may be calling the cloud), its resources the shard's own.
+   */
+  budgetShare: number;
   /** Which field of `spec.driftCheckBudget` set it. */
   budgetSource: 'callsPerHour' | 'rateLimitPercent' | undefined;
   resources: number;
@@ -180,8 +188,13 @@ interface BudgetGroup {
  * (those asking for more keep theirs), rounded up to a whole second. With `rateLimitPercent`, each
  * service is a budget of its own for the checks that draw on it. This is the only place that
  * decides the interval in force; the engine, status, metrics and `k8or plan` all read it.
+ *
+ * `budgetShare` (in (0, 1], default 1) is the part of the budget these resources may spend: a
+ * shard plans its own resources with its share of the account's budget, so that the shards'
+ * checks together stay within it.
  */
-export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPlugin | undefined, resources: readonly CheckedResource[]): DriftCheckPlan {
+export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPlugin | undefined, resources: readonly CheckedResource[], budgetShare = 1): DriftCheckPlan {
+  if (!(budgetShare > 0 && budgetShare <= 1)) throw new RangeError(`a budget share is in (0, 1], got ${budgetShare}`);
   const configName = providerConfig.metadata.name ?? '';
   const budget = driftCheckBudgetViolations(plugin, providerConfig).length === 0 ? providerConfig.spec.driftCheckBudget : undefined;
   const callsOf = new Map(resources.map((r) => [r.key, checkCallsOf(plugin, r.kind)]));
@@ -190,7 +203,7 @@ export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPl
   let budgetSource: DriftCheckPlan['budgetSource'];
   if (budget?.callsPerHour !== undefined) {
     budgetSource = 'callsPerHour';
-    groups.push({ callsPerHour: budget.callsPerHour, members: resources.map((r) => ({ key: r.key, askedMs: r.askedMs, calls: total(r.key) })) });
+    groups.push({ callsPerHour: budget.callsPerHour * budgetShare, members: resources.map((r) => ({ key: r.key, askedMs: r.askedMs, calls: total(r.key) })) });
   } else if (budget?.rateLimitPercent !== undefined && plugin && rateLimitViolations(plugin, providerConfig).length === 0) {
     budgetSource = 'rateLimitPercent';
     for (const [service, limit] of effectiveRateLimits(plugin, providerConfig)) {
@@ -198,7 +211,7 @@ export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPl
         const calls = callsOf.get(r.key)?.[service] ?? 0;
         return calls > 0 ? [{ key: r.key, askedMs: r.askedMs, calls }] : [];
       });
-      if (members.length > 0) groups.push({ callsPerHour: (limit.requestsPerSecond * 3600 * budget.rateLimitPercent) / 100, members });
+      if (members.length > 0) groups.push({ callsPerHour: (limit.requestsPerSecond * 3600 * budget.rateLimitPercent * budgetShare) / 100, members });
     }
   }
   const intervals = new Map(resources.map((r) => [r.key, r.askedMs]));
@@ -224,6 +237,7 @@ export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPl
     providerConfig: configName,
     budgetCallsPerHour: groups.length > 0 || budgetSource === 'callsPerHour' ? groups.reduce((sum, g) => sum + g.callsPerHour, 0) : undefined,
     budgetSource,
+    budgetShare,
     resources: resources.length,
     projectedCallsPerHour,
     budgetIntervalMs,

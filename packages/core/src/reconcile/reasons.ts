@@ -106,9 +106,9 @@ export const Messages = {
   driftHeld: (fields: string, kind: string, name: string, digest: string) =>
     `The cloud differs from the spec in ${fields}; driftPolicy Hold keeps it until approved. ` +
     `To repair exactly this difference, run k8or approve ${kind.toLowerCase()}/${name} (or annotate k8or.io/approve-drift=${digest}).`,
-  driftCheckIntervalLengthened: (kind: string, interval: string, asked: string, providerConfig: string, budget: string, resources: number) =>
+  driftCheckIntervalLengthened: (kind: string, interval: string, asked: string, providerConfig: string, budget: string, resources: number, onShard = false) =>
     `This ${kind} is checked for drift every ${interval}, not every ${asked} as it asks: ProviderConfig "${providerConfig}" allows its drift checks ${budget}, ` +
-    `shared by its ${resources} resources. Raise spec.driftCheckBudget, or ask for a longer k8or.io/resync-period, to change it.`,
+    `shared by its ${resources} resources${onShard ? ' on this shard' : ''}. Raise spec.driftCheckBudget, or ask for a longer k8or.io/resync-period, to change it.`,
   driftReported: (fields: string) => `The cloud differs from the spec in ${fields}; driftPolicy Report shows it and k8or does not change it.`,
   changesPending: (fields: string, seconds: number) => `The update was sent, but the cloud does not show it yet in ${fields}; looking again in ${seconds} s.`,
   ownerTagsNotReadYet: (name: string) =>

@@ -959,8 +959,9 @@ export class ManagedReconciler {
     const shown = formatGoDuration(interval.intervalMs);
     const previous = before.status?.driftCheckInterval !== undefined ? parseGoDuration(before.status.driftCheckInterval) : undefined;
     if (!plan || (previous !== undefined && previous > interval.askedMs)) return;
-    const budget = `${Math.round(plan.budgetCallsPerHour ?? 0)} calls an hour (spec.driftCheckBudget.${plan.budgetSource ?? 'callsPerHour'})`;
-    await this.#event(before, call, 'Normal', Reasons.DriftCheckIntervalLengthened, Messages.driftCheckIntervalLengthened(this.kind, shown, formatGoDuration(interval.askedMs), plan.providerConfig, budget, plan.resources));
+    const field = `spec.driftCheckBudget.${plan.budgetSource ?? 'callsPerHour'}`;
+    const budget = `${Math.round(plan.budgetCallsPerHour ?? 0)} calls an hour (${plan.budgetShare < 1 ? `this shard's 1/${Math.round(1 / plan.budgetShare)} of ${field}` : field})`;
+    await this.#event(before, call, 'Normal', Reasons.DriftCheckIntervalLengthened, Messages.driftCheckIntervalLengthened(this.kind, shown, formatGoDuration(interval.askedMs), plan.providerConfig, budget, plan.resources, plan.budgetShare < 1));
   }
 
   /**

@@ -22,8 +22,8 @@ export interface FleetShareOptions {
 }
 
 /**
- * A shard's part of every ProviderConfig's rate limits, which are the cloud account's and so the
- * whole fleet's: one over the number of shards that may be calling the cloud, those live and
+ * A shard's part of every ProviderConfig's rate limits and drift-check budget, which are the cloud
+ * account's and so the whole fleet's: one over the number of shards that may be calling the cloud, those live and
  * those expiring (their Lease was taken, or deleted, but they may still be working), this one
  * always among them. A dead shard no longer counts: by Lease expiry it has stopped calling.
  *
@@ -55,13 +55,21 @@ export class FleetShare {
     return this.#shards;
   }
 
+  /**
+   * This shard's part of every ProviderConfig's rate limits and drift budget: 1/N at the last
+   * read (1 before one succeeded; the engine makes no cloud call before `settle()` read once).
+   */
+  get share(): number {
+    return 1 / (this.#shards ?? 1);
+  }
+
   /** Reads the shard Leases and sets the share; throws when the read fails (the share stays). */
   async refresh(): Promise<number> {
     const membership = await this.#reader.read();
     const shards = new Set([...membership.live, ...membership.expiring, this.#options.shard]).size;
-    if (shards !== this.#shards) this.#options.logger?.info({ shards, share: 1 / shards }, 'cloud rate limits divided among the shards');
+    if (shards !== this.#shards) this.#options.logger?.info({ shards, share: 1 / shards }, 'cloud rate limits and drift budgets divided among the shards');
     this.#shards = shards;
-    this.#options.target.setShare(1 / shards);
+    this.#options.target.setShare(this.share);
     return shards;
   }
 

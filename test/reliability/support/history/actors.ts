@@ -7,6 +7,7 @@ import type { FaultPlan } from '@k8or/local-clouds';
 import { NAMESPACE, USER_NAMESPACE } from '../cluster.ts';
 import type { ProxiedApi } from '../cloud-proxy.ts';
 import { collectionPath, GROUP_VERSION, type ManagedObject } from '../resources.ts';
+import type { Random } from '../seed.ts';
 import { whileWebhookDown } from '../supervisor.ts';
 import { otherClusterTags } from './foreign.ts';
 import { describeStep, type Step } from './generator.ts';
@@ -14,8 +15,9 @@ import { objectKey, type HistoryRecord, type OtherAct } from './record.ts';
 import { BIGTABLE_INSTANCES, STALL_MS, type HistoryWorld } from './world.ts';
 
 const ANNOTATION = { adopt: 'k8or.io/adopt', protect: 'k8or.io/protect', paused: 'k8or.io/paused' } as const;
-/** The operator's Lease (the chart's K8OR_LEADER_ELECTION_ID default). */
-const LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases/k8or-operator`;
+/** The operator's leader election Lease (the chart's K8OR_LEADER_ELECTION_ID default). */
+const LEADER_LEASE = 'k8or-operator';
+const leasePath = (name: string): string => `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases/${name}`;
 
 /** The cloud writes of each API, as the recording proxies name them: what counts as k8or writing. */
 export function isWrite(api: ProxiedApi, operation: string): boolean {
@@ -32,9 +34,13 @@ export class Actors {
   /** The fault window each API is in (shares), so a scripted stall keeps it. */
   readonly #windows = new Map<ProxiedApi, { plan: FaultPlan; until: number }>();
 
-  constructor(world: HistoryWorld, record: HistoryRecord) {
+  /** Which replica a kill hits, and which Lease a Lease loss takes, when there are several (sharded). */
+  readonly #victims: Random;
+
+  constructor(world: HistoryWorld, record: HistoryRecord, victims: Random) {
     this.#world = world;
     this.#record = record;
+    this.#victims = victims;
   }
 
   async do(step: Step): Promise<void> {
@@ -92,10 +98,14 @@ export class Actors {
       }
       case 'timeout':
         return this.#stall(step.api, step.afterEffect);
-      case 'kill':
-        this.#record.disruptions.push({ at: Date.now(), what: 'operator SIGKILL' });
-        await this.#world.operator.kill();
-        return 'killed';
+      case 'kill': {
+        const { operators, shards } = this.#world;
+        const victim = operators.length > 1 ? this.#victims.int(0, operators.length - 1) : 0;
+        const which = shards[victim] ? ` (shard ${shards[victim]})` : '';
+        this.#record.disruptions.push({ at: Date.now(), what: `operator SIGKILL${which}` });
+        await operators[victim]!.kill();
+        return `killed${which}`;
+      }
       case 'leaseLoss':
         return await this.#takeLease();
       case 'twinApply': {
@@ -252,13 +262,17 @@ export class Actors {
     return 'armed';
   }
 
-  /** Someone else takes the operator's Lease (a leader that cannot renew in time loses it). */
+  /**
+   * Someone else takes the operator's Lease (a leader that cannot renew in time loses it); sharded,
+   * the leader election Lease or one shard's Lease.
+   */
   async #takeLease(): Promise<string> {
-    const lease = await this.#world.cluster.admin.get<{ spec: Record<string, unknown> }>(LEASE_PATH);
-    if (!lease) return 'no Lease yet';
+    const name = this.#world.shards.length > 0 ? this.#victims.pick([LEADER_LEASE, ...this.#world.shards]) : LEADER_LEASE;
+    const lease = await this.#world.cluster.admin.get<{ spec: Record<string, unknown> }>(leasePath(name));
+    if (!lease) return `no Lease ${name} yet`;
     const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-    await this.#world.cluster.admin.update(LEASE_PATH, { ...lease, spec: { ...lease.spec, holderIdentity: 'history-suite-intruder', leaseDurationSeconds: 5, acquireTime: now, renewTime: now } });
-    this.#record.disruptions.push({ at: Date.now(), what: 'Lease taken' });
-    return 'Lease taken for 5 s';
+    await this.#world.cluster.admin.update(leasePath(name), { ...lease, spec: { ...lease.spec, holderIdentity: 'history-suite-intruder', leaseDurationSeconds: 5, acquireTime: now, renewTime: now } });
+    this.#record.disruptions.push({ at: Date.now(), what: `Lease ${name} taken` });
+    return `Lease ${name} taken for 5 s`;
   }
 }

@@ -62,6 +62,12 @@ export class Checker {
    * the resource's creation is not found on it (replaced, or credentials that cannot read it).
    */
   readonly #identityNotFound = new Set<string>();
+  /**
+   * Objects whose delete deleted the resource under their name (their `DeletedExternalResource`
+   * Event), and when: an object being deleted creates nothing more, so what stands under the name
+   * at that place afterwards is not its own.
+   */
+  readonly #deletedTheirs = new Map<string, number>();
   /** Synced=True claims already checked (object and generation). */
   readonly #claimsChecked = new Set<string>();
   #reads: Promise<void> = Promise.resolve();
@@ -98,7 +104,14 @@ export class Checker {
     const { object } = watched;
     this.#scanForSecrets(`${object.kind ?? 'object'} ${object.metadata?.name ?? '?'}`, { status: object.status, data: object.data, message: object.message, note: object.note });
     const about = (object as { involvedObject?: { kind?: string; name?: string } }).involvedObject;
-    if ((object.kind as string) === 'Event' && about?.kind && about.name && IDENTITY_NOT_FOUND.test(object.message ?? object.note ?? '')) this.#identityNotFound.add(objectKey(about.kind as Parameters<typeof objectKey>[0], about.name));
+    if ((object.kind as string) === 'Event' && about?.kind && about.name) {
+      const aboutKey = objectKey(about.kind as Parameters<typeof objectKey>[0], about.name);
+      const message = object.message ?? object.note ?? '';
+      if (IDENTITY_NOT_FOUND.test(message)) this.#identityNotFound.add(aboutKey);
+      // the delete left the resource: nothing proves it the object's (said in the Event, as a condition says it otherwise)
+      if (object.reason === 'NotOwned' && /nothing proves/.test(message)) this.#unproven.add(aboutKey);
+      if (object.reason === 'DeletedExternalResource' && !this.#deletedTheirs.has(aboutKey)) this.#deletedTheirs.set(aboutKey, watched.at);
+    }
     if (object.kind !== 'Bucket' && object.kind !== 'Table') return;
     const key = objectKey(object.kind, object.metadata.name);
     if (watched.type === 'DELETED') {
@@ -329,7 +342,12 @@ export class Checker {
         const namers = [...record.objects.values()].filter((o) => o.externalName === name && [...o.providerConfig.map((pc) => this.placeOf(o, pc.name, pc.at)), this.placeOf(o, valueAt(o.providerConfig, now)?.name, now)].includes(place));
         if (namers.some((o) => o.retain)) continue;
         // a create whose outcome k8or never learned, on a kind with no tags: left by the rules, and the object said so
-        if (namers.length > 0 && namers.every((o) => this.#unproven.has(objectKey(o.kind, o.name)) && !(this.#markers.get(objectKey(o.kind, o.name)) ?? []).some((m) => m.marker === 'succeeded'))) continue;
+        // (of the objects that may have made it: not one whose delete deleted the resource at this place before)
+        const makers = namers.filter((o) => {
+          const deletedAt = this.#deletedTheirs.get(objectKey(o.kind, o.name));
+          return deletedAt === undefined || this.placeOf(o, valueAt(o.providerConfig, deletedAt)?.name, deletedAt) !== place;
+        });
+        if (makers.length > 0 && makers.every((o) => this.#unproven.has(objectKey(o.kind, o.name)) && !(this.#markers.get(objectKey(o.kind, o.name)) ?? []).some((m) => m.marker === 'succeeded'))) continue;
         // An Azure table whose identity (an access policy) an account SAS cannot read: reached through the SAS
         // ProviderConfig at its delete, nothing proves it the object's, and k8or leaves it, saying so
         if (place === 'azure/Table' && namers.length > 0 && namers.every((o) => valueAt(o.providerConfig, now)?.name === SAS_PROVIDER_CONFIG && this.#identityNotFound.has(objectKey(o.kind, o.name)))) continue;

@@ -2,7 +2,9 @@
 // recording proxy, the operator as a process), a fault proxy of @k8or/local-clouds in front of each
 // recording proxy (faults before the effect: the call never reaches the backend), the recording proxies'
 // own after-effect 5xx, the ProviderConfigs the user moves objects between, someone else's hands on
-// every backend, and the operator supervised (SIGKILL, restart) with leader election on (lease loss).
+// every backend, and the operator supervised (SIGKILL, restart) with leader election on (lease loss):
+// one replica, or N shards (`shards`), each a replica named as its Pod would be, holding its shard
+// Lease, the one holding the leader election Lease assigning the objects.
 import { generateKeyPairSync } from 'node:crypto';
 import { startFaultProxy, startGrpcFaultProxy, type CloudDialectName, type FaultProxy, type GrpcProxiedCall } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../../support/backends.ts';
@@ -52,7 +54,10 @@ export interface HistoryWorld {
   /** Bigtable's fault proxy of each instance, so every Bigtable call is known by its instance. */
   bigtableProxies: Map<string, FaultProxy>;
   others: ForeignHands;
-  operator: Supervisor;
+  /** The operator's replicas, each supervised (one, unless sharded). */
+  operators: Supervisor[];
+  /** Sharded: each replica's shard name (its Lease's), in the order of `operators`; empty when not. */
+  shards: string[];
   /** Every cloud call the operator made, by API and place: the recording proxies' (HTTP), the fault proxies' (Bigtable, one per instance). */
   calls(): Array<CloudCall & { api: ProxiedApi; place: string }>;
   /** The recording proxies (HTTP APIs), where a 5xx after the effect is armed. */
@@ -72,10 +77,23 @@ export interface HistoryWorld {
 /** The operator's GCP service account: it acts in the run's project only, so another project's bucket answers it 403. */
 const GCP_OPERATOR = 'k8or-operator@k8or-reliability.iam.gserviceaccount.com';
 
-export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
+export interface HistoryWorldOptions {
+  /** Run the operator as this many shards (more than 1), each its own replica; default one replica, unsharded. */
+  shards?: number;
+}
+
+/** A shard's name: as a Deployment Pod's, it stays the same when the kubelet restarts its container. */
+const shardName = (index: number): string => `k8or-shard-${index}`;
+
+export async function startHistoryWorld(seed: number, options: HistoryWorldOptions = {}): Promise<HistoryWorld> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const gcpKey = { type: 'service_account', project_id: GCP_PROJECT, client_email: GCP_OPERATOR, private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
-  const cluster = await startReliabilityCluster({ gcsServiceAccounts: { [GCP_OPERATOR]: { project: GCP_PROJECT, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() } } });
+  const sharded = (options.shards ?? 1) > 1;
+  const cluster = await startReliabilityCluster({
+    // sharded: the chart as a user installs it for sharding (its RBAC for the shard Leases)
+    ...(sharded ? { chartValues: { 'sharding.enabled': 'true', replicaCount: String(options.shards) } } : {}),
+    gcsServiceAccounts: { [GCP_OPERATOR]: { project: GCP_PROJECT, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() } },
+  });
   const stops: Array<() => Promise<unknown>> = [() => cluster.stop()];
   try {
     const faults: HistoryWorld['faults'] = {};
@@ -133,9 +151,14 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
       azure('history-azure-sas', 'azure-sas'),
     ];
 
-    const operator = await supervise(cluster, { env: { ...OPERATOR_ENV } });
-    stops.push(async () => operator.stop());
-    await cluster.waitReady(operator.current());
+    const shards = sharded ? Array.from({ length: options.shards ?? 1 }, (_, i) => shardName(i)) : [];
+    const operators: Supervisor[] = [];
+    for (const shard of shards.length > 0 ? shards : [undefined]) {
+      const operator = await supervise(cluster, { env: { ...OPERATOR_ENV, ...(shard ? { K8OR_SHARD_NAME: shard } : {}) } });
+      operators.push(operator);
+      stops.push(async () => operator.stop());
+    }
+    for (const operator of operators) await cluster.waitReady(operator.current());
     await applyProviderConfigs(cluster);
     await runOk(cluster.tools.kubectl, ['apply', '-f', '-'], manifests.map((m) => JSON.stringify(m)).join('\n'));
 
@@ -180,7 +203,8 @@ export async function startHistoryWorld(seed: number): Promise<HistoryWorld> {
         ),
       ],
       others,
-      operator,
+      operators,
+      shards,
       // (a private key's text by its shape too: the checker looks for PEM headers)
       secrets: [SANDBOX_CREDENTIALS.secretAccessKey, azurite.accountKey, new URLSearchParams(sasToken).get('sig') ?? sasToken, gcpKey.private_key.split('\n')[1] ?? gcpKey.private_key],
       providerConfigs: new Map(manifests.filter((m) => m.kind === 'ProviderConfig').map((m) => [m.metadata.name, m])),
