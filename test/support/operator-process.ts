@@ -69,6 +69,8 @@ export interface OperatorProcessOptions {
   webhook?: boolean;
   /** The CLI's arguments, as a container's `args` (the image's entrypoint is the CLI); they replace `webhook`. */
   args?: readonly string[];
+  /** How long `stop()` waits after SIGTERM before SIGKILL (spawnOwnedChild's default: 5 s). */
+  stopGraceMs?: number;
 }
 
 export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
@@ -87,6 +89,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     },
     stdout: 'pipe',
     stderr: 'pipe',
+    ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
   });
   let output = '';
   const keep = (chunk: Buffer): void => {
