@@ -69,6 +69,8 @@ export interface OperatorProcessOptions {
   webhook?: boolean;
   /** The CLI's arguments, as a container's `args` (the image's entrypoint is the CLI); they replace `webhook`. */
   args?: readonly string[];
+  /** Flags for `node` itself, before the CLI (the image's `--max-semi-space-size=2 --optimize-for-size`). */
+  nodeFlags?: readonly string[];
   /** How long `stop()` waits after SIGTERM before SIGKILL (spawnOwnedChild's default: 5 s). */
   stopGraceMs?: number;
 }
@@ -77,7 +79,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const probePort = await freePort();
   const metricsPort = await freePort();
   const args = options.args ?? ['operator', ...(options.webhook === false ? [] : ['--webhook'])];
-  const child = spawnOwnedChild(process.execPath, [options.bin, ...args], {
+  const child = spawnOwnedChild(process.execPath, [...(options.nodeFlags ?? []), options.bin, ...args], {
     env: {
       ...process.env,
       ...options.env,

@@ -45,7 +45,16 @@ export interface FleetOptions {
   workers?: number;
   /** K8OR_LOG_LEVEL of every replica (default `error`). */
   logLevel?: string;
+  /**
+   * Run every replica with the image's memory settings (the Dockerfile's `node` flags and malloc
+   * environment), as a Pod of the chart runs; default true.
+   */
+  imageSettings?: boolean;
 }
+
+/** The Dockerfile's `node` flags and malloc settings (docs/benchmarks.md, "Operator process at scale"). */
+export const IMAGE_NODE_FLAGS = ['--max-semi-space-size=2', '--optimize-for-size'];
+export const IMAGE_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' };
 
 /** One cloud call as a proxy recorded it, with the ProviderConfig and service whose proxy it went through. */
 export interface FleetCall extends CloudCall {
@@ -154,7 +163,9 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
           webhookPort: 0,
           // a graceful stop drains the reconciles in flight and releases the Lease: give it time on a loaded machine
           stopGraceMs: 60_000,
+          ...(options.imageSettings === false ? {} : { nodeFlags: IMAGE_NODE_FLAGS }),
           env: {
+            ...(options.imageSettings === false ? {} : IMAGE_ENV),
             K8OR_PROVIDERS: 'aws',
             K8OR_CLUSTER_ID: 'fleet',
             K8OR_LEADER_ELECT: 'true',
