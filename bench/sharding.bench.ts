@@ -4,6 +4,7 @@
 //
 //   npm run build && node bench/sharding.bench.ts [--objects 1000] [--replicas 3] [--scale-to 5]
 //     [--workers 10] [--s3-rate 50] [--s3-burst 100] [--dynamodb-rate 250] [--dynamodb-burst 250]
+//     [--steps restart,kill,scale]
 //
 // The world is test/reliability/support/shard-fleet.ts (the same as the sharding suite's): each
 // ProviderConfig reaches the backends through recording proxies of its own, and each replica's
@@ -57,6 +58,8 @@ const { values } = parseArgs({
     's3-burst': { type: 'string', default: '100' },
     'dynamodb-rate': { type: 'string', default: '250' },
     'dynamodb-burst': { type: 'string', default: '250' },
+    // the steps after the create and steady state, in this order: restart, kill, scale
+    steps: { type: 'string', default: 'restart,kill,scale' },
   },
 });
 const OBJECTS = Number(values.objects);
@@ -66,6 +69,7 @@ const LIMITS: Record<FleetService, RateLimit> = {
   s3: { requestsPerSecond: Number(values['s3-rate']), burst: Number(values['s3-burst']) },
   dynamodb: { requestsPerSecond: Number(values['dynamodb-rate']), burst: Number(values['dynamodb-burst']) },
 };
+const STEPS = new Set(values.steps.split(',').filter(Boolean));
 const LEASE_SECONDS = 15;
 const RESTART_WATCH_SECONDS = 30;
 const shardName = (i: number) => `shard-${i}`;
@@ -159,108 +163,114 @@ try {
   );
 
   // 3. restart of every replica
-  log('restart: every replica stopped, then started again');
-  const restartLog = fleet.sandbox.requestLog.length;
-  const restartStart = Date.now();
-  await Promise.all(BASE.map((name) => fleet.stopReplica(name)));
-  await Promise.all(BASE.map((name) => fleet.startReplica(name)));
-  await settle(BASE, 'every object on a live shard after the restart');
-  await quiet(BASE);
-  const restartSeconds = seconds(restartStart);
-  // A restart queues no object in sync (each is checked at its slot of the resync period): watch a while longer for late writes.
-  await sleep(RESTART_WATCH_SECONDS * 1000);
-  const sinceRestart = fleet.calls().filter((c) => c.sentAt >= restartStart);
-  const restartWrites = operatorObjectWrites(fleet.sandbox.requestLog.slice(restartLog));
-  const afterRestart = await Promise.all(BASE.map(async (name) => `${name} ${mib((await replicaStats(fleet.replicas.get(name)!)).rss)}`));
-  print(
-    `\nRestart of every replica (SIGTERM to all ${REPLICAS}, then all started again), ${OBJECTS.toLocaleString('en')} objects in sync:\n`,
-    '| measure | result |',
-    '|---|---:|',
-    `| stop to every object on a live shard, queues empty | ${restartSeconds} s |`,
-    `| cloud calls counted from the stop to ${RESTART_WATCH_SECONDS} s after that | ${sinceRestart.length} |`,
-    `| cloud writes (counted at the backends) | **${sinceRestart.filter(isCloudWrite).length}** |`,
-    `| cloud reads | ${sinceRestart.filter((c) => !isCloudWrite(c)).length} |`,
-    `| operator API writes to Buckets and Tables: labels and metadata / status | ${restartWrites.metadata} / ${restartWrites.status} |`,
-    `| RSS after, MiB | ${afterRestart.join(', ')} |`,
-  );
+  if (STEPS.has('restart')) {
+    log('restart: every replica stopped, then started again');
+    const restartLog = fleet.sandbox.requestLog.length;
+    const restartStart = Date.now();
+    await Promise.all(BASE.map((name) => fleet.stopReplica(name)));
+    await Promise.all(BASE.map((name) => fleet.startReplica(name)));
+    await settle(BASE, 'every object on a live shard after the restart');
+    await quiet(BASE);
+    const restartSeconds = seconds(restartStart);
+    // A restart queues no object in sync (each is checked at its slot of the resync period): watch a while longer for late writes.
+    await sleep(RESTART_WATCH_SECONDS * 1000);
+    const sinceRestart = fleet.calls().filter((c) => c.sentAt >= restartStart);
+    const restartWrites = operatorObjectWrites(fleet.sandbox.requestLog.slice(restartLog));
+    const afterRestart = await Promise.all(BASE.map(async (name) => `${name} ${mib((await replicaStats(fleet.replicas.get(name)!)).rss)}`));
+    print(
+      `\nRestart of every replica (SIGTERM to all ${REPLICAS}, then all started again), ${OBJECTS.toLocaleString('en')} objects in sync:\n`,
+      '| measure | result |',
+      '|---|---:|',
+      `| stop to every object on a live shard, queues empty | ${restartSeconds} s |`,
+      `| cloud calls counted from the stop to ${RESTART_WATCH_SECONDS} s after that | ${sinceRestart.length} |`,
+      `| cloud writes (counted at the backends) | **${sinceRestart.filter(isCloudWrite).length}** |`,
+      `| cloud reads | ${sinceRestart.filter((c) => !isCloudWrite(c)).length} |`,
+      `| operator API writes to Buckets and Tables: labels and metadata / status | ${restartWrites.metadata} / ${restartWrites.status} |`,
+      `| RSS after, MiB | ${afterRestart.join(', ')} |`,
+    );
+  }
 
   // 4. a replica killed mid-run
-  const killLeader = await until('the assigner elected', () => leaderShard(fleet.admin, BASE));
-  const beforeKill = await objectStates(fleet.admin);
-  const victim = BASE.filter((s) => s !== killLeader).sort((a, b) => beforeKill.filter((o) => o.shard === b).length - beforeKill.filter((o) => o.shard === a).length)[0]!;
-  const victimObjects = beforeKill.filter((o) => o.shard === victim);
-  const survivors = BASE.filter((s) => s !== victim);
-  log(`kill: every object edited, then ${victim} (${victimObjects.length} objects) SIGKILLed while it works on them`);
-  const editsFrom = Date.now();
-  await editObjects(fleet.admin, objects, '1');
-  const editsSent = Date.now();
-  await until(`${victim} calling the cloud for the edits`, async () => (fleet.calls().some((c) => c.caller === victim && c.sentAt >= editsFrom) ? true : undefined), 600_000, 50);
-  const killedAt = Date.now();
-  await fleet.kill(victim);
-  const victimKeys = new Set(victimObjects.map((o) => `${o.kind}/${o.name}`));
-  const victimDone = victimObjects.length - (await objectStates(fleet.admin)).filter((s) => victimKeys.has(`${s.kind}/${s.name}`) && !s.ready).length;
-  const relabelledAt = await until('the victim\'s objects relabelled', async () => ((await objectStates(fleet.admin)).some((s) => s.shard === victim) ? undefined : Date.now()), 3_600_000, 250);
-  const victimReadyAt = await until('the victim\'s objects Ready for the edit', async () => {
-    const states = await objectStates(fleet.admin);
-    return states.filter((s) => victimKeys.has(`${s.kind}/${s.name}`)).every((s) => s.ready && s.shard !== undefined && survivors.includes(s.shard)) ? Date.now() : undefined;
-  }, 3_600_000, 250);
-  await settle(survivors, 'every object Ready for its edit on the survivors');
-  const allReadyAt = Date.now();
-  const resources = new Set(victimObjects.map((o) => `k8or-fleet-${o.name}`));
-  const takenOver = new Set(fleet.calls().filter((c) => c.sentAt > killedAt && c.caller !== victim && c.resource !== undefined && resources.has(c.resource)).map((c) => c.resource));
-  print(
-    `\nA replica SIGKILLed mid-run: every object edited (the API writes took ${seconds(editsFrom, editsSent)} s), ${victim} killed at its first cloud call for them; Lease duration ${LEASE_SECONDS} s (load ${load()}):\n`,
-    '| measure | result |',
-    '|---|---:|',
-    `| objects of the killed replica / Ready for the edit when it died | ${victimObjects.length} / ${victimDone} |`,
-    `| kill to every one of them relabelled for a survivor | ${seconds(killedAt, relabelledAt)} s |`,
-    `| kill to every one of them Ready for the edit on a survivor (goal ≤ ${LEASE_SECONDS + 10} s) | **${seconds(killedAt, victimReadyAt)} s** |`,
-    `| kill to every object of the fleet Ready for the edit | ${seconds(killedAt, allReadyAt)} s |`,
-    `| its objects the survivors called the cloud for | ${takenOver.size} |`,
-  );
-  log(`${victim} restarted (as its container would be)`);
-  await fleet.startReplica(victim);
-  const beforeScale = await settle(BASE, `every object back on ${REPLICAS} shards`);
+  if (STEPS.has('kill')) {
+    const killLeader = await until('the assigner elected', () => leaderShard(fleet.admin, BASE));
+    const beforeKill = await objectStates(fleet.admin);
+    const victim = BASE.filter((s) => s !== killLeader).sort((a, b) => beforeKill.filter((o) => o.shard === b).length - beforeKill.filter((o) => o.shard === a).length)[0]!;
+    const victimObjects = beforeKill.filter((o) => o.shard === victim);
+    const survivors = BASE.filter((s) => s !== victim);
+    log(`kill: every object edited, then ${victim} (${victimObjects.length} objects) SIGKILLed while it works on them`);
+    const editsFrom = Date.now();
+    await editObjects(fleet.admin, objects, '1');
+    const editsSent = Date.now();
+    await until(`${victim} calling the cloud for the edits`, async () => (fleet.calls().some((c) => c.caller === victim && c.sentAt >= editsFrom) ? true : undefined), 600_000, 50);
+    const killedAt = Date.now();
+    await fleet.kill(victim);
+    const victimKeys = new Set(victimObjects.map((o) => `${o.kind}/${o.name}`));
+    const victimDone = victimObjects.length - (await objectStates(fleet.admin)).filter((s) => victimKeys.has(`${s.kind}/${s.name}`) && !s.ready).length;
+    const relabelledAt = await until('the victim\'s objects relabelled', async () => ((await objectStates(fleet.admin)).some((s) => s.shard === victim) ? undefined : Date.now()), 3_600_000, 250);
+    const victimReadyAt = await until('the victim\'s objects Ready for the edit', async () => {
+      const states = await objectStates(fleet.admin);
+      return states.filter((s) => victimKeys.has(`${s.kind}/${s.name}`)).every((s) => s.ready && s.shard !== undefined && survivors.includes(s.shard)) ? Date.now() : undefined;
+    }, 3_600_000, 250);
+    await settle(survivors, 'every object Ready for its edit on the survivors');
+    const allReadyAt = Date.now();
+    const resources = new Set(victimObjects.map((o) => `k8or-fleet-${o.name}`));
+    const takenOver = new Set(fleet.calls().filter((c) => c.sentAt > killedAt && c.caller !== victim && c.resource !== undefined && resources.has(c.resource)).map((c) => c.resource));
+    print(
+      `\nA replica SIGKILLed mid-run: every object edited (the API writes took ${seconds(editsFrom, editsSent)} s), ${victim} killed at its first cloud call for them; Lease duration ${LEASE_SECONDS} s (load ${load()}):\n`,
+      '| measure | result |',
+      '|---|---:|',
+      `| objects of the killed replica / Ready for the edit when it died | ${victimObjects.length} / ${victimDone} |`,
+      `| kill to every one of them relabelled for a survivor | ${seconds(killedAt, relabelledAt)} s |`,
+      `| kill to every one of them Ready for the edit on a survivor (goal ≤ ${LEASE_SECONDS + 10} s) | **${seconds(killedAt, victimReadyAt)} s** |`,
+      `| kill to every object of the fleet Ready for the edit | ${seconds(killedAt, allReadyAt)} s |`,
+      `| its objects the survivors called the cloud for | ${takenOver.size} |`,
+    );
+    log(`${victim} restarted (as its container would be)`);
+    await fleet.startReplica(victim);
+  }
 
   // 5. scaling out and back, with a user editing a few objects all along
-  let revision = 2;
-  let editing = true;
-  const editor = (async () => {
-    while (editing) {
-      const some = Array.from({ length: Math.max(2, Math.round(OBJECTS / 100)) }, () => objects[Math.floor(Math.random() * objects.length)]!);
-      await editObjects(fleet.admin, some, String(revision++)).catch(() => undefined);
-      await sleep(2_000);
-    }
-  })();
-  const scaleRows: string[] = [];
-  const move = async (to: readonly string[], from: Map<string, string | undefined>, change: () => Promise<void>, label: string, ideal: number) => {
-    const logFrom = fleet.sandbox.requestLog.length;
-    const started = Date.now();
-    log(`scaling: ${label}`);
-    await change();
-    const states = await settle(to, `every object on ${to.length} shards`);
-    const moved = states.filter((s) => from.get(`${s.kind}/${s.name}`) !== s.shard).length;
-    const writes = operatorObjectWrites(fleet.sandbox.requestLog.slice(logFrom));
-    scaleRows.push(`| ${label} | ${seconds(started)} s | ${moved} (${((moved / OBJECTS) * 100).toFixed(1)} %) | ${Math.round(ideal)} | **${(moved / ideal).toFixed(2)}** | ${writes.metadata} | **${(writes.metadata / Math.max(1, moved)).toFixed(2)}** | ${writes.status} |`);
-    return states;
-  };
-  const beforeAssignment = assignmentOf(beforeScale);
-  const extra = SCALED.filter((s) => !BASE.includes(s));
-  const scaled = await move(SCALED, beforeAssignment, async () => void (await Promise.all(extra.map((name) => fleet.startReplica(name)))), `${REPLICAS} → ${SCALE_TO} (replicas started)`, (OBJECTS * extra.length) / SCALE_TO);
-  const scaledAssignment = assignmentOf(scaled);
-  const onLeaving = scaled.filter((s) => s.shard !== undefined && extra.includes(s.shard)).length;
-  const back = await move(BASE, scaledAssignment, async () => void (await Promise.all(extra.map((name) => fleet.stopReplica(name)))), `${SCALE_TO} → ${REPLICAS} (replicas stopped with SIGTERM)`, (OBJECTS * extra.length) / SCALE_TO);
-  editing = false;
-  await editor;
-  const restored = back.filter((s) => beforeAssignment.get(`${s.kind}/${s.name}`) === s.shard).length;
-  print(
-    `\nScaling ${REPLICAS} → ${SCALE_TO} → ${REPLICAS} replicas while a user edits ${Math.max(2, Math.round(OBJECTS / 100))} random objects every 2 s (load ${load()}). The ideal is the share the new (or leaving) shards hold: ${extra.length}/${SCALE_TO} of the objects. API writes are the operator's (assigner and shards) to Buckets and Tables in the step, apart from status:\n`,
-    '| step | until settled | objects moved | ideal | moved / ideal | label and metadata writes | per object moved | status writes |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...scaleRows,
-    '',
-    `Objects on the leaving shards before scaling back: ${onLeaving}; after it, ${restored} of ${OBJECTS} objects are back on the shard they held before scaling out.`,
-  );
+  if (STEPS.has('scale')) {
+    const beforeScale = await settle(BASE, `every object on ${REPLICAS} shards`);
+    let revision = 2;
+    let editing = true;
+    const editor = (async () => {
+      while (editing) {
+        const some = Array.from({ length: Math.max(2, Math.round(OBJECTS / 100)) }, () => objects[Math.floor(Math.random() * objects.length)]!);
+        await editObjects(fleet.admin, some, String(revision++)).catch(() => undefined);
+        await sleep(2_000);
+      }
+    })();
+    const scaleRows: string[] = [];
+    const move = async (to: readonly string[], from: Map<string, string | undefined>, change: () => Promise<void>, label: string, ideal: number) => {
+      const logFrom = fleet.sandbox.requestLog.length;
+      const started = Date.now();
+      log(`scaling: ${label}`);
+      await change();
+      const states = await settle(to, `every object on ${to.length} shards`);
+      const moved = states.filter((s) => from.get(`${s.kind}/${s.name}`) !== s.shard).length;
+      const writes = operatorObjectWrites(fleet.sandbox.requestLog.slice(logFrom));
+      scaleRows.push(`| ${label} | ${seconds(started)} s | ${moved} (${((moved / OBJECTS) * 100).toFixed(1)} %) | ${Math.round(ideal)} | **${(moved / ideal).toFixed(2)}** | ${writes.metadata} | **${(writes.metadata / Math.max(1, moved)).toFixed(2)}** | ${writes.status} |`);
+      return states;
+    };
+    const beforeAssignment = assignmentOf(beforeScale);
+    const extra = SCALED.filter((s) => !BASE.includes(s));
+    const scaled = await move(SCALED, beforeAssignment, async () => void (await Promise.all(extra.map((name) => fleet.startReplica(name)))), `${REPLICAS} → ${SCALE_TO} (replicas started)`, (OBJECTS * extra.length) / SCALE_TO);
+    const scaledAssignment = assignmentOf(scaled);
+    const onLeaving = scaled.filter((s) => s.shard !== undefined && extra.includes(s.shard)).length;
+    const back = await move(BASE, scaledAssignment, async () => void (await Promise.all(extra.map((name) => fleet.stopReplica(name)))), `${SCALE_TO} → ${REPLICAS} (replicas stopped with SIGTERM)`, (OBJECTS * extra.length) / SCALE_TO);
+    editing = false;
+    await editor;
+    const restored = back.filter((s) => beforeAssignment.get(`${s.kind}/${s.name}`) === s.shard).length;
+    print(
+      `\nScaling ${REPLICAS} → ${SCALE_TO} → ${REPLICAS} replicas while a user edits ${Math.max(2, Math.round(OBJECTS / 100))} random objects every 2 s (load ${load()}). The ideal is the share the new (or leaving) shards hold: ${extra.length}/${SCALE_TO} of the objects. API writes are the operator's (assigner and shards) to Buckets and Tables in the step, apart from status:\n`,
+      '| step | until settled | objects moved | ideal | moved / ideal | label and metadata writes | per object moved | status writes |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...scaleRows,
+      '',
+      `Objects on the leaving shards before scaling back: ${onLeaving}; after it, ${restored} of ${OBJECTS} objects are back on the shard they held before scaling out.`,
+    );
+  }
 
   // 6. the trace
   clearInterval(sampler);
