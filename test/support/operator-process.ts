@@ -69,13 +69,17 @@ export interface OperatorProcessOptions {
   webhook?: boolean;
   /** The CLI's arguments, as a container's `args` (the image's entrypoint is the CLI); they replace `webhook`. */
   args?: readonly string[];
+  /** Flags for `node` itself, before the CLI (the image's `--max-semi-space-size=2 --optimize-for-size`). */
+  nodeFlags?: readonly string[];
+  /** How long `stop()` waits after SIGTERM before SIGKILL (spawnOwnedChild's default: 5 s). */
+  stopGraceMs?: number;
 }
 
 export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
   const probePort = await freePort();
   const metricsPort = await freePort();
   const args = options.args ?? ['operator', ...(options.webhook === false ? [] : ['--webhook'])];
-  const child = spawnOwnedChild(process.execPath, [options.bin, ...args], {
+  const child = spawnOwnedChild(process.execPath, [...(options.nodeFlags ?? []), options.bin, ...args], {
     env: {
       ...process.env,
       ...options.env,
@@ -87,6 +91,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     },
     stdout: 'pipe',
     stderr: 'pipe',
+    ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
   });
   let output = '';
   const keep = (chunk: Buffer): void => {

@@ -1,10 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
-import { ShardAssigner, corePath, shardLabel, type Engine, type ShardSyncResult } from '@k8or/core';
+import { ShardAssigner, corePath, drainLabel, shardLabel, type Engine, type EngineOptions, type ShardSyncResult } from '@k8or/core';
 import { inMemoryProviderPlugin } from '@k8or/core/testing';
 import { World, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 const SHARD = shardLabel('Bucket');
+const DRAIN = drainLabel('Bucket');
 
 describe('engine: shards work only their own objects, and hand them over', () => {
   let world: World;
@@ -21,7 +22,7 @@ describe('engine: shards work only their own objects, and hand them over', () =>
     await world?.stop();
   });
 
-  const startShard = (shard: string): Promise<Engine> => world.startEngine({ identity: shard, sharding: { ...sharding, shard } });
+  const startShard = (shard: string, options: Partial<EngineOptions> = {}): Promise<Engine> => world.startEngine({ identity: shard, sharding: { ...sharding, shard }, ...options });
 
   /** Engines that wrote to the Bucket `name` since `from`. */
   function writersOf(name: string, from: number): Set<string> {
@@ -91,5 +92,23 @@ describe('engine: shards work only their own objects, and hand them over', () =>
       assert.ok(shard === 'shard-a' || shard === 'shard-b', `${name} is on ${shard}`);
       assert.deepEqual([...writers], [shard], `${name} on ${shard} was written by ${[...writers].join(', ')}`);
     }
+  });
+
+  it('an object already drained when its shard starts is let go at once, not at its drift-check slot', async () => {
+    // An hour's resync: an object in sync waits up to an hour for its first check after a start.
+    const start = () => startShard('shard-late', { resyncPeriodMs: 3_600_000 });
+    const first = await start();
+    const ns = await world.newNamespace();
+    const names = Array.from({ length: 4 }, (_, i) => `late-${i}`);
+    for (const name of names) {
+      await world.createBucket(ns, name);
+      await world.patchBucket(ns, name, { metadata: { labels: { [SHARD]: 'shard-late' } } });
+    }
+    for (const name of names) await world.waitForBucket(ns, name, 'Ready', isReadyAndSynced);
+    await first.stop();
+    // The leader drains them while the shard is down (a restart of every replica at once does this).
+    for (const name of names) await world.patchBucket(ns, name, { metadata: { labels: { [DRAIN]: 'true' } } });
+    await start();
+    await waitFor('every drained object let go', async () => (await Promise.all(names.map((n) => shardOf(ns, n)))).every((l) => l === undefined), 30_000, 200);
   });
 });

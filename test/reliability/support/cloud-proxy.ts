@@ -17,6 +17,11 @@ export interface CloudCall {
   operation: string;
   /** The bucket or table the call names, when it names one. */
   resource: string | undefined;
+  /**
+   * Who made the call: the application id of its User-Agent (`app/<id>`, which the AWS SDKs take from
+   * `AWS_SDK_UA_APP_ID`; a sharded run gives each replica its shard name there), when it carries one.
+   */
+  caller?: string;
   /** The backend's answer: its HTTP status (`200`), or `grpc-status 0`; `''` while in flight. */
   answer: string;
   /** The backend did what was asked: HTTP 2xx, gRPC OK. */
@@ -80,7 +85,8 @@ export async function startCloudProxy(backend: string, classify: CallClassifier,
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const call: CloudCall = { ...classify({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }), answer: '', ok: false, sentAt: Date.now(), answeredAt: 0 };
+      const caller = appIdOf(req.headers['user-agent']);
+      const call: CloudCall = { ...classify({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }), ...(caller ? { caller } : {}), answer: '', ok: false, sentAt: Date.now(), answeredAt: 0 };
       calls.push(call);
       const upstream = http.request(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
@@ -119,6 +125,11 @@ export async function startCloudProxy(backend: string, classify: CallClassifier,
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   proxy.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}${target.pathname.replace(/\/$/, '')}`;
   return proxy;
+}
+
+/** The `app/<id>` token of a User-Agent header (the AWS SDKs' application id), if any. */
+export function appIdOf(userAgent: string | undefined): string | undefined {
+  return /(?:^|\s)app\/([^\s]+)/.exec(userAgent ?? '')?.[1];
 }
 
 /** Successful calls of one operation, per resource. */

@@ -186,9 +186,14 @@ export class Controller {
     for (let i = 0; i < this.workers; i++) this.#running.push(this.#work());
   }
 
-  /** Queues an object seen for the first time: at once, or after its first-check delay. */
+  /**
+   * Queues an object seen for the first time: at once, or after its first-check delay. One the
+   * leader is draining from this shard (drained while this replica was down or starting) is let
+   * go at once: its new shard waits for that, not for a drift-check slot.
+   */
   #firstLook(obj: ManagedObject): void {
-    const delay = this.#firstCheckDelayMs?.(obj) ?? 0;
+    const draining = this.#shard !== undefined && obj.metadata.labels?.[drainLabel(this.kind)] !== undefined;
+    const delay = draining ? 0 : (this.#firstCheckDelayMs?.(obj) ?? 0);
     if (delay > 0) this.queue.addAfter(objectKey(obj), delay);
     else this.enqueue(obj);
   }

@@ -1,0 +1,300 @@
+// Sharding at scale: N replicas of `k8or operator`, each a process and the shard of its own name,
+// against the embedded API server and the local backends (the S3 fake, DynamoDB Local behind its
+// proxy), with Buckets and Tables on two ProviderConfigs.
+//
+//   npm run build && node bench/sharding.bench.ts [--objects 1000] [--replicas 3] [--scale-to 5]
+//     [--workers 10] [--s3-rate 50] [--s3-burst 100] [--dynamodb-rate 250] [--dynamodb-burst 250]
+//     [--steps restart,kill,scale]
+//
+// The world is test/reliability/support/shard-fleet.ts (the same as the sharding suite's): each
+// ProviderConfig reaches the backends through recording proxies of its own, and each replica's
+// AWS SDK names it in the User-Agent of every call (AWS_SDK_UA_APP_ID), so the proxies' log is a
+// trace of every cloud call with its replica, its object (the bucket or table it names), its
+// ProviderConfig and service, and when it arrived and was answered. Steps:
+//  1. create: the objects, until every one is labelled for a shard and Ready;
+//  2. steady state: each replica's RSS (VmRSS, no forced GC) and its share of the objects;
+//  3. restart of every replica (SIGTERM to all, then all started again): cloud writes counted at the
+//     backends over the restart and 30 s after it (goal 0), API writes, time until every object is on
+//     a live shard and the queues are empty (a restart queues no object in sync: each is checked at
+//     its slot of the resync period);
+//  4. a replica (not the assigner) SIGKILLed while it reconciles a user's edit of every object: time
+//     until its objects are relabelled, and until every object is Ready for its edit on the
+//     survivors (goal: within the Lease duration, 15 s, plus 10 s); then it comes back;
+//  5. scaling from --replicas to --scale-to and back, while a user keeps editing a few objects:
+//     objects moved against the consistent-hashing ideal, the operator's API writes per object moved;
+//  6. over the whole run: no two replicas' calls on one object overlapping, and the fleet's cloud
+//     calls per ProviderConfig and service against its limit (burst + rate x window) over windows
+//     of 1 s, 10 s and 60 s.
+// Prints Markdown for docs/benchmarks.md.
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import {
+  FLEET_SERVICES,
+  PROVIDER_CONFIGS,
+  assignmentOf,
+  createObjects,
+  editObjects,
+  fleetObjects,
+  isCloudWrite,
+  leaderShard,
+  mostInWindow,
+  objectStates,
+  operatorObjectWrites,
+  overlappingCalls,
+  replicaStats,
+  startFleet,
+  type FleetService,
+  type ObjectState,
+  type RateLimit,
+} from '../test/reliability/support/shard-fleet.ts';
+
+const { values } = parseArgs({
+  options: {
+    objects: { type: 'string', default: '1000' },
+    replicas: { type: 'string', default: '3' },
+    'scale-to': { type: 'string', default: '5' },
+    workers: { type: 'string', default: '10' },
+    's3-rate': { type: 'string', default: '50' },
+    's3-burst': { type: 'string', default: '100' },
+    'dynamodb-rate': { type: 'string', default: '250' },
+    'dynamodb-burst': { type: 'string', default: '250' },
+    // the steps after the create and steady state, in this order: restart, kill, scale
+    steps: { type: 'string', default: 'restart,kill,scale' },
+  },
+});
+const OBJECTS = Number(values.objects);
+const REPLICAS = Number(values.replicas);
+const SCALE_TO = Number(values['scale-to']);
+const LIMITS: Record<FleetService, RateLimit> = {
+  s3: { requestsPerSecond: Number(values['s3-rate']), burst: Number(values['s3-burst']) },
+  dynamodb: { requestsPerSecond: Number(values['dynamodb-rate']), burst: Number(values['dynamodb-burst']) },
+};
+const STEPS = new Set(values.steps.split(',').filter(Boolean));
+const LEASE_SECONDS = 15;
+const RESTART_WATCH_SECONDS = 30;
+const shardName = (i: number) => `shard-${i}`;
+const BASE = Array.from({ length: REPLICAS }, (_, i) => shardName(i));
+const SCALED = Array.from({ length: SCALE_TO }, (_, i) => shardName(i));
+
+const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+const load = () => loadavg()[0]!.toFixed(1);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (text: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${text}\n`);
+const seconds = (from: number, to = Date.now()) => ((to - from) / 1000).toFixed(1);
+const out: string[] = [];
+const print = (...lines: string[]) => out.push(...lines);
+
+/** Polls `check` (a failed poll, such as a reset connection under load, counts as not yet). */
+async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 3_600_000, everyMs = 1_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await check().catch(() => undefined);
+    if (result !== undefined) return result;
+    if (Date.now() > deadline) throw new Error(`benchmark timed out waiting for ${what}\n${fleet.output()}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Every object Ready for its generation and labelled for one of `live`, none draining. */
+const settledOn = (states: readonly ObjectState[], live: readonly string[]) =>
+  states.length === OBJECTS && states.every((s) => s.ready && !s.draining && s.shard !== undefined && live.includes(s.shard));
+
+/** Settled on `live`, every one of them holding objects, and unchanged over two looks `quietMs` apart. */
+async function settle(live: readonly string[], what: string): Promise<ObjectState[]> {
+  for (;;) {
+    const first = await until(what, async () => {
+      const states = await objectStates(fleet.admin);
+      return settledOn(states, live) && new Set(states.map((s) => s.shard)).size === live.length ? states : undefined;
+    });
+    await sleep(5_000);
+    const second = await objectStates(fleet.admin);
+    const a = assignmentOf(first);
+    if (settledOn(second, live) && second.every((s) => a.get(`${s.kind}/${s.name}`) === s.shard)) return second;
+  }
+}
+
+/** Waits until no replica in `live` has anything queued or running. */
+async function quiet(live: readonly string[]): Promise<void> {
+  await until('the queues empty', async () => {
+    const stats = await Promise.all(live.map((name) => replicaStats(fleet.replicas.get(name)!)));
+    return stats.every((s) => s.queueDepth === 0 && s.activeWorkers === 0) ? true : undefined;
+  });
+}
+
+const fleet = await startFleet({ workers: Number(values.workers), rateLimits: LIMITS });
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void fleet.stop().finally(() => process.exit(1)));
+const runStart = Date.now();
+// Peak RSS of every replica over the run, sampled every 2 s.
+const peakRss = new Map<string, number>();
+const sampler = setInterval(() => {
+  for (const replica of fleet.replicas.values()) {
+    if (replica.exited) continue;
+    void replicaStats(replica).then((s) => peakRss.set(replica.name, Math.max(peakRss.get(replica.name) ?? 0, s.rss)), () => undefined);
+  }
+}, 2_000);
+
+try {
+  // 1. create
+  log(`load ${load()}: starting ${REPLICAS} replicas`);
+  await Promise.all(BASE.map((name) => fleet.startReplica(name)));
+  const objects = fleetObjects(OBJECTS);
+  const createStart = Date.now();
+  log(`creating ${OBJECTS} objects`);
+  await createObjects(fleet.admin, objects);
+  const created = await settle(BASE, 'every object Ready on a shard');
+  const createSeconds = seconds(createStart);
+  log(`all Ready after ${createSeconds} s`);
+
+  // 2. steady state
+  await quiet(BASE);
+  const leader = await leaderShard(fleet.admin, BASE);
+  const steadyRows = await Promise.all(
+    BASE.map(async (name) => {
+      const stats = await replicaStats(fleet.replicas.get(name)!);
+      const held = created.filter((s) => s.shard === name);
+      return `| ${name}${name === leader ? ' (assigner)' : ''} | ${held.filter((s) => s.kind === 'Bucket').length} | ${held.filter((s) => s.kind === 'Table').length} | **${mib(stats.rss)}** |`;
+    }),
+  );
+  print(
+    `\nSteady state, ${OBJECTS.toLocaleString('en')} objects (Buckets and Tables, half each, on two ProviderConfigs) over ${REPLICAS} replicas, ${values.workers} workers each; created and all Ready in ${createSeconds} s (load ${load()}):\n`,
+    '| replica | Buckets | Tables | RSS MiB |',
+    '|---|---:|---:|---:|',
+    ...steadyRows,
+  );
+
+  // 3. restart of every replica
+  if (STEPS.has('restart')) {
+    log('restart: every replica stopped, then started again');
+    const restartLog = fleet.sandbox.requestLog.length;
+    const restartStart = Date.now();
+    await Promise.all(BASE.map((name) => fleet.stopReplica(name)));
+    await Promise.all(BASE.map((name) => fleet.startReplica(name)));
+    await settle(BASE, 'every object on a live shard after the restart');
+    await quiet(BASE);
+    const restartSeconds = seconds(restartStart);
+    // A restart queues no object in sync (each is checked at its slot of the resync period): watch a while longer for late writes.
+    await sleep(RESTART_WATCH_SECONDS * 1000);
+    const sinceRestart = fleet.calls().filter((c) => c.sentAt >= restartStart);
+    const restartWrites = operatorObjectWrites(fleet.sandbox.requestLog.slice(restartLog));
+    const afterRestart = await Promise.all(BASE.map(async (name) => `${name} ${mib((await replicaStats(fleet.replicas.get(name)!)).rss)}`));
+    print(
+      `\nRestart of every replica (SIGTERM to all ${REPLICAS}, then all started again), ${OBJECTS.toLocaleString('en')} objects in sync:\n`,
+      '| measure | result |',
+      '|---|---:|',
+      `| stop to every object on a live shard, queues empty | ${restartSeconds} s |`,
+      `| cloud calls counted from the stop to ${RESTART_WATCH_SECONDS} s after that | ${sinceRestart.length} |`,
+      `| cloud writes (counted at the backends) | **${sinceRestart.filter(isCloudWrite).length}** |`,
+      `| cloud reads | ${sinceRestart.filter((c) => !isCloudWrite(c)).length} |`,
+      `| operator API writes to Buckets and Tables: labels and metadata / status | ${restartWrites.metadata} / ${restartWrites.status} |`,
+      `| RSS after, MiB | ${afterRestart.join(', ')} |`,
+    );
+  }
+
+  // 4. a replica killed mid-run
+  if (STEPS.has('kill')) {
+    const killLeader = await until('the assigner elected', () => leaderShard(fleet.admin, BASE));
+    const beforeKill = await objectStates(fleet.admin);
+    const victim = BASE.filter((s) => s !== killLeader).sort((a, b) => beforeKill.filter((o) => o.shard === b).length - beforeKill.filter((o) => o.shard === a).length)[0]!;
+    const victimObjects = beforeKill.filter((o) => o.shard === victim);
+    const survivors = BASE.filter((s) => s !== victim);
+    log(`kill: every object edited, then ${victim} (${victimObjects.length} objects) SIGKILLed while it works on them`);
+    const editsFrom = Date.now();
+    await editObjects(fleet.admin, objects, '1');
+    const editsSent = Date.now();
+    await until(`${victim} calling the cloud for the edits`, async () => (fleet.calls().some((c) => c.caller === victim && c.sentAt >= editsFrom) ? true : undefined), 600_000, 50);
+    const killedAt = Date.now();
+    await fleet.kill(victim);
+    const victimKeys = new Set(victimObjects.map((o) => `${o.kind}/${o.name}`));
+    const victimDone = victimObjects.length - (await objectStates(fleet.admin)).filter((s) => victimKeys.has(`${s.kind}/${s.name}`) && !s.ready).length;
+    const relabelledAt = await until('the victim\'s objects relabelled', async () => ((await objectStates(fleet.admin)).some((s) => s.shard === victim) ? undefined : Date.now()), 3_600_000, 250);
+    const victimReadyAt = await until('the victim\'s objects Ready for the edit', async () => {
+      const states = await objectStates(fleet.admin);
+      return states.filter((s) => victimKeys.has(`${s.kind}/${s.name}`)).every((s) => s.ready && s.shard !== undefined && survivors.includes(s.shard)) ? Date.now() : undefined;
+    }, 3_600_000, 250);
+    await settle(survivors, 'every object Ready for its edit on the survivors');
+    const allReadyAt = Date.now();
+    const resources = new Set(victimObjects.map((o) => `k8or-fleet-${o.name}`));
+    const takenOver = new Set(fleet.calls().filter((c) => c.sentAt > killedAt && c.caller !== victim && c.resource !== undefined && resources.has(c.resource)).map((c) => c.resource));
+    print(
+      `\nA replica SIGKILLed mid-run: every object edited (the API writes took ${seconds(editsFrom, editsSent)} s), ${victim} killed at its first cloud call for them; Lease duration ${LEASE_SECONDS} s (load ${load()}):\n`,
+      '| measure | result |',
+      '|---|---:|',
+      `| objects of the killed replica / Ready for the edit when it died | ${victimObjects.length} / ${victimDone} |`,
+      `| kill to every one of them relabelled for a survivor | ${seconds(killedAt, relabelledAt)} s |`,
+      `| kill to every one of them Ready for the edit on a survivor (goal ≤ ${LEASE_SECONDS + 10} s) | **${seconds(killedAt, victimReadyAt)} s** |`,
+      `| kill to every object of the fleet Ready for the edit | ${seconds(killedAt, allReadyAt)} s |`,
+      `| its objects the survivors called the cloud for | ${takenOver.size} |`,
+    );
+    log(`${victim} restarted (as its container would be)`);
+    await fleet.startReplica(victim);
+  }
+
+  // 5. scaling out and back, with a user editing a few objects all along
+  if (STEPS.has('scale')) {
+    const beforeScale = await settle(BASE, `every object on ${REPLICAS} shards`);
+    let revision = 2;
+    let editing = true;
+    const editor = (async () => {
+      while (editing) {
+        const some = Array.from({ length: Math.max(2, Math.round(OBJECTS / 100)) }, () => objects[Math.floor(Math.random() * objects.length)]!);
+        await editObjects(fleet.admin, some, String(revision++)).catch(() => undefined);
+        await sleep(2_000);
+      }
+    })();
+    const scaleRows: string[] = [];
+    const move = async (to: readonly string[], from: Map<string, string | undefined>, change: () => Promise<void>, label: string, ideal: number) => {
+      const logFrom = fleet.sandbox.requestLog.length;
+      const started = Date.now();
+      log(`scaling: ${label}`);
+      await change();
+      const states = await settle(to, `every object on ${to.length} shards`);
+      const moved = states.filter((s) => from.get(`${s.kind}/${s.name}`) !== s.shard).length;
+      const writes = operatorObjectWrites(fleet.sandbox.requestLog.slice(logFrom));
+      scaleRows.push(`| ${label} | ${seconds(started)} s | ${moved} (${((moved / OBJECTS) * 100).toFixed(1)} %) | ${Math.round(ideal)} | **${(moved / ideal).toFixed(2)}** | ${writes.metadata} | **${(writes.metadata / Math.max(1, moved)).toFixed(2)}** | ${writes.status} |`);
+      return states;
+    };
+    const beforeAssignment = assignmentOf(beforeScale);
+    const extra = SCALED.filter((s) => !BASE.includes(s));
+    const scaled = await move(SCALED, beforeAssignment, async () => void (await Promise.all(extra.map((name) => fleet.startReplica(name)))), `${REPLICAS} → ${SCALE_TO} (replicas started)`, (OBJECTS * extra.length) / SCALE_TO);
+    const scaledAssignment = assignmentOf(scaled);
+    const onLeaving = scaled.filter((s) => s.shard !== undefined && extra.includes(s.shard)).length;
+    const back = await move(BASE, scaledAssignment, async () => void (await Promise.all(extra.map((name) => fleet.stopReplica(name)))), `${SCALE_TO} → ${REPLICAS} (replicas stopped with SIGTERM)`, (OBJECTS * extra.length) / SCALE_TO);
+    editing = false;
+    await editor;
+    const restored = back.filter((s) => beforeAssignment.get(`${s.kind}/${s.name}`) === s.shard).length;
+    print(
+      `\nScaling ${REPLICAS} → ${SCALE_TO} → ${REPLICAS} replicas while a user edits ${Math.max(2, Math.round(OBJECTS / 100))} random objects every 2 s (load ${load()}). The ideal is the share the new (or leaving) shards hold: ${extra.length}/${SCALE_TO} of the objects. API writes are the operator's (assigner and shards) to Buckets and Tables in the step, apart from status:\n`,
+      '| step | until settled | objects moved | ideal | moved / ideal | label and metadata writes | per object moved | status writes |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...scaleRows,
+      '',
+      `Objects on the leaving shards before scaling back: ${onLeaving}; after it, ${restored} of ${OBJECTS} objects are back on the shard they held before scaling out.`,
+    );
+  }
+
+  // 6. the trace
+  clearInterval(sampler);
+  const calls = fleet.calls();
+  const overlaps = overlappingCalls(calls);
+  const anonymous = calls.filter((c) => c.caller === undefined).length;
+  const runSeconds = (Date.now() - runStart) / 1000;
+  print(
+    `\nThe trace: ${calls.length.toLocaleString('en')} cloud calls over ${runSeconds.toFixed(0)} s, each with its replica (User-Agent \`app/<shard>\`) and object; calls without a replica: **${anonymous}**; pairs of two replicas' calls on one object overlapping in time: **${overlaps.length}**${overlaps.length > 0 ? ` (first: ${overlaps[0]})` : ''}.`,
+    `\nThe fleet's cloud calls per ProviderConfig and service, counted at the backends (the proxies in front of them), against the limit (burst + rate × window):\n`,
+    '| ProviderConfig | service | calls | limit (rate/s, burst) | most in 1 s / limit | most in 10 s / limit | most in 60 s / limit | within |',
+    '|---|---|---:|---:|---:|---:|---:|---|',
+  );
+  for (const providerConfig of PROVIDER_CONFIGS) {
+    for (const service of FLEET_SERVICES) {
+      const arrivals = calls.filter((c) => c.providerConfig === providerConfig && c.service === service).map((c) => c.sentAt);
+      const limit = LIMITS[service];
+      const windows = [1, 10, 60].map((s) => ({ most: mostInWindow(arrivals, s * 1000), allowed: limit.burst + limit.requestsPerSecond * s }));
+      print(`| ${providerConfig} | ${service} | ${arrivals.length} | ${limit.requestsPerSecond}, ${limit.burst} | ${windows.map((w) => `${w.most} / ${w.allowed}`).join(' | ')} | ${windows.every((w) => w.most <= w.allowed) ? 'yes' : '**no**'} |`);
+    }
+  }
+  print(`\nPeak RSS over the run (sampled every 2 s), MiB: ${[...peakRss].map(([name, rss]) => `${name} ${mib(rss)}`).join(', ')}.`);
+  console.log(out.join('\n'));
+} finally {
+  clearInterval(sampler);
+  await fleet.stop();
+}
