@@ -3,7 +3,7 @@
 // and stop (or kill) against them.
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type Bucket, type Condition, type ManagedResource, type ProviderConfig, type Table } from '@k8or/api';
-import { Engine, KubeRest, corePath, installCrds, k8orPath, type EngineOptions } from '@k8or/core';
+import { Engine, KubeRest, ShardAssigner, corePath, installCrds, k8orPath, type EngineOptions, type ProviderPlugin } from '@k8or/core';
 import { InMemoryCloud, waitFor, inMemoryProviderPlugin, type InMemoryCloudOptions } from '@k8or/core/testing';
 import { startSandbox, type RequestLogEntry, type Sandbox } from '@k8or/apiserver';
 
@@ -178,4 +178,13 @@ export class World {
       .filter((entry) => WRITE_VERBS.has(entry.verb))
       .map((entry) => `${entry.verb} ${entry.resource}${entry.subresource ? `/${entry.subresource}` : ''} ${entry.name ?? ''}`.trim());
   }
+}
+
+/** The shard Leases' settings of the sharded engine tests: short, so a hand-off takes seconds. */
+export const SHARD_RING = { namespace: 'k8or-system', ring: 'k8or', leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 } as const;
+
+/** The namespace of the shard Leases, and an assigner (not started) over the world's Buckets and Tables. */
+export async function shardAssigner(world: World, plugin: ProviderPlugin = inMemoryProviderPlugin(world.cloud)): Promise<ShardAssigner> {
+  await world.user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SHARD_RING.namespace } });
+  return new ShardAssigner({ kubeConfig: world.kubeConfig, namespace: SHARD_RING.namespace, ring: SHARD_RING.ring, providers: new Map([['aws', plugin]]), clusterId: 'test-cluster' });
 }

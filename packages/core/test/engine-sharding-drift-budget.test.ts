@@ -1,9 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { Annotations } from '@k8or/api';
-import { CoreMetrics, ShardAssigner, Reasons, corePath, type Engine } from '@k8or/core';
-import { inMemoryProviderPlugin } from '@k8or/core/testing';
-import { World, isReadyAndSynced, waitFor } from './engine-harness.ts';
+import { CoreMetrics, Reasons, type Engine, type ShardAssigner } from '@k8or/core';
+import { SHARD_RING, World, shardAssigner, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 // A ProviderConfig's drift-check budget is the cloud account's: three shards over one in-memory
 // cloud, each planning its own Buckets with a third of the budget, together check them no more
@@ -21,12 +20,11 @@ describe('engine: shards divide a ProviderConfig\'s drift-check budget', () => {
   const assigning = new AbortController();
   const engines: Engine[] = [];
   const metrics = SHARDS.map(() => new CoreMetrics());
-  const sharding = { namespace: 'k8or-system', ring: 'k8or', leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 };
+  const sharding = SHARD_RING;
 
   before(async () => {
     world = await World.start();
-    await world.user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'k8or-system' } });
-    assigner = new ShardAssigner({ kubeConfig: world.kubeConfig, namespace: 'k8or-system', ring: 'k8or', providers: new Map([['aws', inMemoryProviderPlugin(world.cloud)]]), clusterId: 'test-cluster' });
+    assigner = await shardAssigner(world);
   });
   after(async () => {
     assigning.abort();

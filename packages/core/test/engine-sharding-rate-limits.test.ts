@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
-import { ShardAssigner, corePath, type Engine } from '@k8or/core';
+import { type Engine, type ShardAssigner } from '@k8or/core';
 import { callRateReport, inMemoryProviderPlugin } from '@k8or/core/testing';
-import { World, isReadyAndSynced, waitFor } from './engine-harness.ts';
+import { SHARD_RING, World, shardAssigner, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 // A ProviderConfig's rate limit is the cloud account's: three shards over one in-memory cloud,
 // reconciling one ProviderConfig's Buckets together, never call it faster than that one limit
@@ -19,13 +19,12 @@ describe('engine: shards divide a ProviderConfig\'s rate limits', () => {
   let assigner: ShardAssigner;
   const assigning = new AbortController();
   const engines: Engine[] = [];
-  const sharding = { namespace: 'k8or-system', ring: 'k8or', leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 };
+  const sharding = SHARD_RING;
   const plugin = (): ReturnType<typeof inMemoryProviderPlugin> => inMemoryProviderPlugin(world.cloud, { rateLimit: LIMIT });
 
   before(async () => {
     world = await World.start();
-    await world.user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'k8or-system' } });
-    assigner = new ShardAssigner({ kubeConfig: world.kubeConfig, namespace: 'k8or-system', ring: 'k8or', providers: new Map([['aws', plugin()]]), clusterId: 'test-cluster' });
+    assigner = await shardAssigner(world, plugin());
   });
   after(async () => {
     assigning.abort();

@@ -1,8 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
-import { ShardAssigner, corePath, drainLabel, shardLabel, type Engine, type EngineOptions, type ShardSyncResult } from '@k8or/core';
-import { inMemoryProviderPlugin } from '@k8or/core/testing';
-import { World, isReadyAndSynced, waitFor } from './engine-harness.ts';
+import { drainLabel, shardLabel, type Engine, type EngineOptions, type ShardAssigner, type ShardSyncResult } from '@k8or/core';
+import { SHARD_RING, World, shardAssigner, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 const SHARD = shardLabel('Bucket');
 const DRAIN = drainLabel('Bucket');
@@ -10,12 +9,11 @@ const DRAIN = drainLabel('Bucket');
 describe('engine: shards work only their own objects, and hand them over', () => {
   let world: World;
   let assigner: ShardAssigner;
-  const sharding = { namespace: 'k8or-system', ring: 'k8or', leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 };
+  const sharding = SHARD_RING;
 
   before(async () => {
     world = await World.start();
-    await world.user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'k8or-system' } });
-    assigner = new ShardAssigner({ kubeConfig: world.kubeConfig, namespace: 'k8or-system', ring: 'k8or', providers: new Map([['aws', inMemoryProviderPlugin(world.cloud)]]), clusterId: 'test-cluster' });
+    assigner = await shardAssigner(world);
   });
   after(async () => {
     assigner?.close();
