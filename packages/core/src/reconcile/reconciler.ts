@@ -278,7 +278,7 @@ export class ManagedReconciler {
     // ownership is proven (policy/ownership.ts): pending alone proves nothing.
     const aboutToCreate = !observeOnly && !observation.exists;
     // A resource these credentials can give no identity could never be proven ours at its delete:
-    // under deletion policy Delete none is made, and nothing is written (not even the finalizer).
+    // under deletion policy Delete none is made: only the condition is written (no finalizer, no marker).
     const refused = aboutToCreate ? refuseCreate(deletionActionFor(resource, namespace, this.#defaultDeletionPolicy), this.kind, client.identityUnavailable) : undefined;
     if (refused) return await this.#block(resource, call, { reason: Reasons.IdentityUnavailable, message: refused });
     // An earlier create whose outcome is unknown may still land (a call held past its deadline): a
