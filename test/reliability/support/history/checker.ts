@@ -148,7 +148,7 @@ export class Checker {
     if (!this.#owns(object)) return;
     this.checks['3']!++;
     const place = this.#placeOfObject(object, at);
-    const owners = [...this.#latest.values()].filter((other) => other.kind === object.kind && other.spec.name === object.spec.name && this.#owns(other) && this.#placeOfObject(other, at) === place);
+    const owners = [...this.#latest.values()].filter((other) => other.kind === object.kind && other.spec.name === object.spec.name && this.#owns(other) && this.#placeOfObject(other, at) === place && (place !== 'aws/Table' || sameRegion(object, other)));
     if (owners.length > 1) {
       const names = owners.map((o) => `${o.metadata.name}${annotationOf(o, 'k8or.io/adopt') === 'true' ? ' (adopt)' : ''}`).sort();
       this.#violate(3, `${place}/${object.spec.name}`, `${place} ${object.spec.name} is owned by ${names.join(' and ')} at once`);
@@ -365,6 +365,17 @@ export class Checker {
   async settled(): Promise<void> {
     await this.#reads;
   }
+}
+
+/**
+ * Whether two AWS Tables' resources were made (or taken over) in one region, as pinned in
+ * `status.target`: tables in two regions are two resources in AWS, which DynamoDB Local
+ * (`-sharedDb`) keeps as one. Not judged (false) while either has no pinned region yet: the
+ * take-over's status write, which pins it, follows its marker, and the next watch event judges the pair.
+ */
+function sameRegion(a: ManagedObject, b: ManagedObject): boolean {
+  const region = (o: ManagedObject): string | undefined => (o.status as { target?: { region?: string } } | undefined)?.target?.region;
+  return a === b || (region(a) !== undefined && region(a) === region(b));
 }
 
 /** What k8or says when the identity recorded at a resource's creation is not found on it (policy/ownership.ts). */
