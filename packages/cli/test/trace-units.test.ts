@@ -68,5 +68,21 @@ describe('k8or trace: what it may print', () => {
     // No protection in the cloud (an Azure table): k8or enforces the spec's own at each try, so lowering the spec lets it go.
     const azure = todoOf(true, 'Deletion is blocked: Azure table "orders" has spec.deletionProtection: true; set it to false to delete the table, or use deletionPolicy: Retain to keep it', []);
     assert.match(azure, /^set spec\.deletionProtection: false \(kubectl patch table\/orders -n default --type merge/);
+    // Only k8or's record of its create to go on (an Azure table made through a SAS): Retain, or delete it yourself.
+    const unproven = todoOf(false, 'Deletion is blocked: k8or created Table "orders" through credentials that could give it no identity, and its cloud keeps no owner tags for it, so nothing on it shows it is still the one k8or created: someone may have deleted it and made another under the name. k8or never deletes a resource on its own record alone. Set spec.deletionPolicy: Retain to let this object go.', []);
+    assert.match(unproven, /^nothing proves the resource under the name is still the one k8or created.*k8or\.io\/deletion-policy=Retain/);
+  });
+
+  it('Delete refused where the credentials can give the resource no identity: Retain, or other credentials', () => {
+    const problems = problemsOf({
+      object: { kind: 'Table', namespace: 'default', name: 'orders', annotations: {}, deletionProtection: false },
+      providerConfig: { name: 'azure-sas', chosenBy: 'spec', found: true, provider: 'azure' },
+      conditions: [{ type: 'Synced', status: 'False', reason: 'IdentityUnavailable', message: 'spec.deletionPolicy: Delete is refused for this Table (rule deletion-policy.needs-evidence): ...' }],
+      events: [],
+    });
+    const refused = problems.find((p) => p.code === 'identity-unavailable');
+    assert.ok(refused, JSON.stringify(problems));
+    assert.match(refused.todo, /"deletionPolicy":"Retain"/);
+    assert.match(refused.todo, /ProviderConfig "azure-sas"/);
   });
 });

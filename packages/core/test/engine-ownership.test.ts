@@ -377,7 +377,7 @@ describe('a kind without tags whose create makes its own identity marker (a Bigt
     assert.ok(w.cloud.tables.has('orders-by-hand'), 'and the table it cannot prove its own stays');
   });
 
-  it('a table made again by its object (someone deleted it) where the marker cannot be made: the identity of the deleted one does not stay, and the delete removes the new one', async () => {
+  it('a table made again by its object (someone deleted it) where the marker cannot be made: the identity of the deleted one does not stay, and the delete, with nothing but the create record to go on, is blocked', async () => {
     const w = markerWorld();
     w.objects.put(table('orders', { name: 'orders-by-hand' }));
     await w.reconcile('orders');
@@ -390,11 +390,83 @@ describe('a kind without tags whose create makes its own identity marker (a Bigt
     assert.ok(w.cloud.tables.has('orders-by-hand'), 'made again');
     assert.equal(w.object('orders')?.status?.identity, undefined, 'the deleted table\'s identity is gone from status');
     await w.reconcile('orders');
-    assert.equal(w.synced('orders')?.reason, Reasons.ReconcileSuccess, 'its own create is the evidence: nothing contradicts it');
+    assert.equal(w.synced('orders')?.reason, Reasons.ReconcileSuccess, 'its own create is the evidence to manage it: nothing contradicts it');
+    w.objects.markDeleted('Table', NS, 'orders');
+    await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.DeletionBlocked, 'but not to delete it: nothing on the table shows it is still the one k8or made');
+    assert.equal(w.cloud.callCount({ operation: 'delete' }), 0);
+    assert.ok(w.cloud.tables.has('orders-by-hand'), 'the table stays, and so does its object: nothing is leaked');
+  });
+});
+
+describe('a kind with neither tags nor an identity, reached through credentials that can give it none (an Azure table through an account SAS)', () => {
+  const NO_IDENTITY = 'these credentials may neither set nor read the identity';
+  /** The in-memory Table client without tags or identity; `fact` also says so before any create (ExternalClient.identityUnavailable). */
+  const sasWorld = (fact: boolean) => world('Table', (cloud) => inMemoryProviderPlugin(cloud, { reports: 'none', ...(fact ? { identityUnavailable: NO_IDENTITY } : {}) }));
+
+  it('a table k8or made, deleted by someone else and made again by them under the name, is not deleted with the object: DeletionBlocked says why, and Retain lets the object go', async () => {
+    // The fact unsaid (credentials whose ACL call is refused only at run time): k8or creates, under Delete.
+    const w = sasWorld(false);
+    w.objects.put(table('orders', { name: 'orders-sas' }));
+    await w.reconcile('orders');
+    assert.ok(w.object('orders')?.metadata.annotations?.[Annotations.createSucceeded], 'created');
+    assert.equal(w.object('orders')?.status?.identity, undefined, 'with no identity to record');
+    // Someone deletes it and makes their own under the name, with data.
+    w.cloud.tables.delete('orders-sas');
+    w.cloud.tables.set('orders-sas', { ...madeInCloud(w.cloud, 'orders-sas', { tags: {}, state: 'ACTIVE', observesLeft: 0 }), itemCount: 12 });
+    w.objects.markDeleted('Table', NS, 'orders');
+    for (let i = 0; i < 2; i++) await w.reconcile('orders');
+    assert.equal(w.cloud.callCount({ operation: 'delete' }), 0, "the stranger's table is not deleted");
+    assert.equal(w.cloud.tables.get('orders-sas')?.itemCount, 12);
+    const blocked = w.synced('orders');
+    assert.equal(blocked?.reason, Reasons.DeletionBlocked);
+    assert.match(blocked?.message ?? '', /nothing on it shows it is still the one k8or created/);
+    assert.match(blocked?.message ?? '', /spec\.deletionPolicy: Retain/);
+    assert.ok(w.object('orders'), 'the object stays, holding the finalizer');
+
+    const retained = { ...(w.object('orders') as Table), spec: { ...(w.object('orders') as Table).spec, deletionPolicy: 'Retain' as const } };
+    w.objects.put(retained);
+    for (let i = 0; i < 3 && w.object('orders'); i++) await w.reconcile('orders');
+    assert.equal(w.object('orders'), undefined, 'Retain releases it');
+    assert.equal(w.cloud.callCount({ operation: 'delete' }), 0);
+    assert.ok(w.cloud.tables.has('orders-sas'));
+  });
+
+  it('deleted by the user first, the object goes: absent is absent', async () => {
+    const w = sasWorld(false);
+    w.objects.put(table('orders', { name: 'orders-sas' }));
+    await w.reconcile('orders');
+    w.objects.markDeleted('Table', NS, 'orders');
+    await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.DeletionBlocked);
+    w.cloud.tables.delete('orders-sas');
+    for (let i = 0; i < 2 && w.object('orders'); i++) await w.reconcile('orders');
+    assert.equal(w.object('orders'), undefined);
+  });
+
+  it('deletion policy Delete on credentials that say so is refused before any create, naming spec.deletionPolicy and the rule; Retain creates the table', async () => {
+    const w = sasWorld(true);
+    w.objects.put(table('orders', { name: 'orders-sas' }));
+    await w.reconcile('orders');
+    assert.equal(w.cloud.callCount({ operation: 'create' }), 0, 'nothing created');
+    assert.ok(!w.cloud.tables.has('orders-sas'));
+    const refused = w.synced('orders');
+    assert.equal(refused?.status, 'False');
+    assert.equal(refused?.reason, Reasons.IdentityUnavailable);
+    assert.match(refused?.message ?? '', /spec\.deletionPolicy: Delete is refused .*rule deletion-policy\.needs-evidence/);
+    assert.ok(refused?.message?.includes(NO_IDENTITY), 'and says why');
+    assert.ok(!w.object('orders')?.metadata.finalizers?.length, 'no finalizer: the object goes freely');
+    assert.equal(w.object('orders')?.metadata.annotations?.[Annotations.createPending], undefined, 'no create marker');
+
+    const retained = { ...(w.object('orders') as Table), spec: { ...(w.object('orders') as Table).spec, deletionPolicy: 'Retain' as const } };
+    w.objects.put(retained);
+    await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.ReconcileSuccess);
+    assert.ok(w.cloud.tables.has('orders-sas'), 'created under Retain');
     w.objects.markDeleted('Table', NS, 'orders');
     for (let i = 0; i < 3 && w.object('orders'); i++) await w.reconcile('orders');
-    assert.equal(w.object('orders'), undefined);
-    assert.ok(!w.cloud.tables.has('orders-by-hand'), 'the table k8or made is deleted with its object, not leaked');
+    assert.equal(w.object('orders'), undefined, 'and let go on delete');
+    assert.ok(w.cloud.tables.has('orders-sas'));
   });
 });
 

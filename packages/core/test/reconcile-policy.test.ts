@@ -9,7 +9,9 @@ import {
   cloudTargetFor,
   compareIdentity,
   createOutcomeOf,
+  decideDeletion,
   decideOwnership,
+  refuseCreate,
   mayManage,
   perObjectNameToken,
   sameCloudTarget,
@@ -139,6 +141,22 @@ describe('reconcile rules', () => {
     assert.ok(mayManage('ours') && mayManage('finish-create') && mayManage('adopt'));
     assert.ok(!mayManage('foreign') && !mayManage('unproven') && !mayManage('replaced'));
     assert.match(decideOwnership(bucket({ name: 'x' }), { ownerTags: {} }, ours).message ?? '', /k8or\.io\/adopt: "true"/, 'says how to adopt');
+
+    // A delete needs evidence on the resource itself: k8or's own create record is not enough.
+    const deletion = (b: Bucket, found: Parameters<typeof decideOwnership>[1]) => decideDeletion(decideOwnership(b, found, ours), 'Table', 'orders').action;
+    assert.equal(deletion(bucket({}, created), { ownerTags: ours }), 'delete', 'owner tags');
+    assert.equal(deletion(withIdentity(bucket({}, created), { id: 'a' }), { identity: { id: 'a' } }), 'delete', 'the recorded identity');
+    assert.equal(deletion(uid(bucket({ name: generated }, pending)), {}), 'delete', 'a name generated for this object');
+    assert.equal(deletion(bucket({}, created), {}), 'block', 'the create record alone, nothing to compare');
+    assert.equal(deletion(bucket({}, { ...created, ...adopt }), {}), 'delete', 'adopted, neither tags nor identity: the user vouched for it');
+    assert.equal(deletion(bucket({}, adopt), { ownerTags: {} }), 'leave', 'an adoption never recorded');
+    assert.equal(deletion(bucket({}, created), { ownerTags: {} }), 'leave', 'unproven');
+    const blocked = decideDeletion(decideOwnership(bucket({}, created), {}, ours), 'Table', 'orders');
+    assert.match(blocked.action === 'block' ? blocked.message : '', /Table "orders".*spec\.deletionPolicy: Retain/);
+    // ...so under Delete, k8or creates nothing that could hold no identity.
+    assert.equal(refuseCreate('Retain', 'Table', 'a SAS'), undefined);
+    assert.equal(refuseCreate('Delete', 'Table', undefined), undefined);
+    assert.match(refuseCreate('Delete', 'Table', 'a SAS cannot') ?? '', /^spec\.deletionPolicy: Delete is refused for this Table \(rule deletion-policy\.needs-evidence\): a SAS cannot/);
   });
 
   it('classifies a failed create: refused before any effect, or an unknown outcome', () => {

@@ -9,7 +9,7 @@ import type { TableClient, TableItem, TableServiceClient } from '@azure/data-tab
 import type { Table } from '@k8or/api';
 import { DeletionBlockedError, NotOwnedError, ProviderError, TerminalError, type ApplyResult, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type InventoryContext, type InventoryItem, type Observation, type Presence, type ResourceIdentity } from '@k8or/core';
 import { tableClient, tableServiceClient } from './clients.js';
-import { clientSettings } from './config.js';
+import { clientSettings, type AzureCredential } from './config.js';
 import { callAzure, hasCode } from './errors.js';
 import { everyPage, pagesOf, type AzureConnectorOptions, type ListingPage } from './paging.js';
 import { AzureServices } from './rate-limits.js';
@@ -48,16 +48,23 @@ const EXPIRED = new Date('2000-01-01T00:00:00Z');
 /** Codes of a refused access-policy call (a SAS may not read or set a table's ACL): the identity is then unknown, never an error. */
 const ACL_REFUSED = ['AuthorizationFailure', 'AuthorizationPermissionMismatch', 'AuthorizationResourceTypeMismatch', 'AuthorizationServiceMismatch', 'Forbidden'];
 
+/** Why a table reached through a SAS has no identity (ExternalClient.identityUnavailable). */
+export const SAS_HOLDS_NO_IDENTITY = "the ProviderConfig's credentials are a shared access signature (`sasToken`, or a connection string's `SharedAccessSignature`), which may neither set nor read a table's access policies, where k8or keeps a table's identity";
+
 /** One Azure table's client. */
 export class AzureTableClient implements ExternalClient<Table> {
   readonly #service: TableServiceClient;
   readonly #table: TableClient;
   readonly #context: ConnectionContext;
 
-  constructor(service: TableServiceClient, table: TableClient, context: ConnectionContext) {
+  /** Set for SAS credentials: Get and Set Table ACL take Shared Key or Entra ID only, so no marker can be made or read. */
+  readonly identityUnavailable: string | undefined;
+
+  constructor(service: TableServiceClient, table: TableClient, context: ConnectionContext, credential: AzureCredential['kind']) {
     this.#service = service;
     this.#table = table;
     this.#context = context;
+    this.identityUnavailable = credential === 'sas' ? SAS_HOLDS_NO_IDENTITY : undefined;
   }
 
   /** The identity marker (Get Table ACL), or undefined where the table has none or its ACL may not be read. */
@@ -185,7 +192,7 @@ export function azureTableConnector(options: AzureConnectorOptions = {}): Connec
     /** Builds (or reuses) the Table service client for the ProviderConfig's account, endpoint and credentials. */
     async connect(_table: Table, context: ConnectionContext): Promise<ExternalClient<Table>> {
       const settings = clientSettings(context.providerConfig, context.credentials, 'Table');
-      return new AzureTableClient(tableServiceClient(settings, options), tableClient(settings, context.externalName, options), context);
+      return new AzureTableClient(tableServiceClient(settings, options), tableClient(settings, context.externalName, options), context, settings.credential.kind);
     },
 
     /** Every table of the storage account (Query Tables, every page); every Azure table has the string keys PartitionKey and RowKey. */

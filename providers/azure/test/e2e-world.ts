@@ -1,12 +1,13 @@
 // The Azure world for end-to-end tests through the engine (@k8or/provider-testkit's ProviderWorld):
 // Azurite (Blob and Table), ProviderConfigs and Secrets pointing at it, and the engine running the
-// Azure provider plugin.
+// Azure provider plugin. ProviderConfigs: `default` (the account key), `denied` (a wrong key), `busy`
+// (a fault proxy in front of Blob) and `sas` (an account SAS).
 import { azureProvider, clearAzureClients } from '@k8or/provider-azure';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { startAzurite, type Azurite } from '@k8or/local-clouds';
 import { ProviderWorld, SECRETS_NAMESPACE } from '@k8or/provider-testkit';
 import type { Engine } from '@k8or/core';
-import { startFaultProxy, type FaultProxy } from './support.ts';
+import { accountSas, startFaultProxy, type FaultProxy } from './support.ts';
 
 export { NAMESPACE, SECRETS_NAMESPACE, conditionOf, isReady, waitFor, type KubeEvent } from '@k8or/provider-testkit';
 
@@ -27,7 +28,8 @@ export class AzureWorld extends ProviderWorld {
     await world.arrange();
     const keys = { ours: azurite.accountKey, denied: Buffer.from('not-the-account-key').toString('base64') };
     for (const [name, accountKey] of Object.entries(keys)) await world.createSecret(`azure-${name}`, { accountKey });
-    const providerConfigs = { default: ['ours', azurite.blobEndpoint], denied: ['denied', azurite.blobEndpoint], busy: ['ours', world.busyBlob.endpoint] } as const;
+    await world.createSecret('azure-sas', { sasToken: accountSas(azurite) });
+    const providerConfigs = { default: ['ours', azurite.blobEndpoint], denied: ['denied', azurite.blobEndpoint], busy: ['ours', world.busyBlob.endpoint], sas: ['sas', azurite.blobEndpoint] } as const;
     for (const [name, [secret, blobEndpoint]] of Object.entries(providerConfigs)) {
       await world.createProviderConfig(name, {
         provider: 'azure',

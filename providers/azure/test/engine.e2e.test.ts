@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AzureNamedKeyCredential, TableServiceClient } from '@azure/data-tables';
+import { AzureNamedKeyCredential, TableClient, TableServiceClient } from '@azure/data-tables';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { AzureWorld, conditionOf, isReady, waitFor } from './e2e-world.ts';
 
@@ -12,13 +12,14 @@ describe('Azure provider through the engine: Kubernetes objects in, Blob and Tab
   before(async () => {
     world = await AzureWorld.start();
     blobs = BlobServiceClient.fromConnectionString(world.azurite.connectionString);
-    tables = new TableServiceClient(world.azurite.tableEndpoint, new AzureNamedKeyCredential(world.azurite.accountName, world.azurite.accountKey), { allowInsecureConnection: true });
+    tables = new TableServiceClient(world.azurite.tableEndpoint, keyCredential(), { allowInsecureConnection: true });
     await world.startEngine();
   });
   after(async () => {
     await world?.stop();
   });
 
+  const keyCredential = () => new AzureNamedKeyCredential(world.azurite.accountName, world.azurite.accountKey);
   /** True once some Event of `reason` on the object mentions every one of `words`. */
   const eventMentions = async (objectName: string, reason: string, words: string[]): Promise<boolean> =>
     (await world.events(objectName)).some((e) => e.reason === reason && words.every((w) => e.message.includes(w)));
@@ -114,6 +115,44 @@ describe('Azure provider through the engine: Kubernetes objects in, Blob and Tab
     assert.match(conditionOf(stopped, 'Synced')?.message ?? '', /k8or\.io\/adopt/);
     await world.patchTable('legacy', { metadata: { annotations: { 'k8or.io/adopt': 'true' } } });
     await world.waitForTable('legacy', 'Ready after adoption', isReady);
+  });
+
+  it('through an account SAS (no identity for a table): Delete is refused before any create; a table made under Retain is never deleted on the create record alone', async () => {
+    // Deletion policy Delete (the engine's default): nothing could ever prove the table this object's at its delete.
+    await world.createTable('sasorders', { name: 'e2eSasOrders', providerConfigRef: { name: 'sas' } });
+    const refused = await world.waitForTable('sasorders', 'IdentityUnavailable', (t) => conditionOf(t, 'Synced')?.reason === 'IdentityUnavailable');
+    assert.match(conditionOf(refused, 'Synced')?.message ?? '', /spec\.deletionPolicy: Delete is refused .*rule deletion-policy\.needs-evidence.*sasToken/);
+    assert.ok(!(await tableNames()).includes('e2eSasOrders'), 'nothing created');
+
+    // Under Retain the table is made, through the SAS, with no identity marker.
+    await world.patchTable('sasorders', { spec: { deletionPolicy: 'Retain' } });
+    await world.waitForTable('sasorders', 'Ready', isReady);
+    assert.ok((await tableNames()).includes('e2eSasOrders'));
+    const ours = new TableClient(world.azurite.tableEndpoint, 'e2eSasOrders', keyCredential(), { allowInsecureConnection: true });
+    assert.deepEqual([...(await ours.getAccessPolicy())], [], 'no identity marker: a SAS cannot set one');
+
+    // The annotation asks for Delete after all (it wins over the spec); someone deletes the table and makes their own under the name.
+    await world.patchTable('sasorders', { metadata: { annotations: { 'k8or.io/deletion-policy': 'Delete' } } });
+    await tables.deleteTable('e2eSasOrders');
+    await waitFor('the name free again', async () => {
+      try {
+        await tables.createTable('e2eSasOrders');
+        return true;
+      } catch {
+        return false; // TableBeingDeleted
+      }
+    });
+    const theirs = new TableClient(world.azurite.tableEndpoint, 'e2eSasOrders', keyCredential(), { allowInsecureConnection: true });
+    await theirs.createEntity({ partitionKey: 'p', rowKey: 'r', note: 'not k8or\'s' });
+    await world.deleteTable('sasorders');
+    const blocked = await world.waitForTable('sasorders', 'DeletionBlocked', (t) => conditionOf(t, 'Synced')?.reason === 'DeletionBlocked');
+    assert.match(conditionOf(blocked, 'Synced')?.message ?? '', /nothing on it shows it is still the one k8or created.*spec\.deletionPolicy: Retain/);
+    assert.equal((await theirs.getEntity('p', 'r')).note, "not k8or's", 'their table and its data stay');
+
+    // Retain lets the object go and leaves the table.
+    await world.patchTable('sasorders', { metadata: { annotations: { 'k8or.io/deletion-policy': null } } });
+    await waitFor('the Table object gone', async () => (await world.table('sasorders')) === undefined);
+    assert.equal((await theirs.getEntity('p', 'r')).note, "not k8or's");
   });
 
   it('ends in a terminal condition carrying AuthorizationFailure when the key is wrong', async () => {

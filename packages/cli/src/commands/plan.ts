@@ -1,5 +1,5 @@
 import { KINDS, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
-import { cloudTargetFor, decideOwnership, shardLabel, externalNameFor, sameCloudTarget, mayManage, namingRulesFor, ownerTagsFor, providerConfigFor, type CloudCallRecorder, type Connector, type FieldDiff, type NamespaceInfo, type Observation, type ProviderPlugin } from '@k8or/core';
+import { cloudTargetFor, decideOwnership, deletionActionFor, externalNameFor, refuseCreate, sameCloudTarget, mayManage, namingRulesFor, ownerTagsFor, providerConfigFor, shardLabel, type CloudCallRecorder, type Connector, type FieldDiff, type NamespaceInfo, type Observation, type ProviderPlugin } from '@k8or/core';
 import { ProviderLoader } from '@k8or/operator';
 import { CloudPacing } from '../cloud-pacing.js';
 import { FirstNamers } from '../cluster/named-resources.js';
@@ -37,7 +37,8 @@ export type BlockReason =
   | 'invalid ProviderConfig'
   | 'provider not installed'
   | 'kind not supported'
-  | 'cannot observe';
+  | 'cannot observe'
+  | 'deletion policy';
 
 export interface Change {
   field: string;
@@ -205,12 +206,17 @@ class Planner {
       return entry({ action: 'blocked', externalName, reason: 'invalid ProviderConfig', message: error instanceof Error ? error.message : String(error) }, configLabel);
     }
     let observation: Observation;
+    let identityUnavailable: string | undefined;
     try {
       const client = await connector.connect(resource, { providerConfig, credentials, externalName, ownerTags: ownerTagsFor(resource, this.deps.clusterId), recordCall });
+      identityUnavailable = client.identityUnavailable;
       observation = await client.observe(resource, { signal: AbortSignal.timeout(this.deps.timeoutMs) });
     } catch (error) {
       return entry({ action: 'blocked', externalName, reason: 'cannot observe', message: error instanceof Error ? error.message : String(error) }, configLabel);
     }
+    // The engine's refusal before a create (core's refuseCreate); Delete is the operator's default deletion policy.
+    const refused = !observation.exists && resource.spec.managementPolicy !== 'ObserveOnly' ? refuseCreate(deletionActionFor(resource, namespaceObject, 'Delete'), kind, identityUnavailable) : undefined;
+    if (refused) return entry({ action: 'blocked', externalName, reason: 'deletion policy', message: refused }, configLabel);
     return entry(decide(resource, observation, externalName, this.deps.clusterId), configLabel);
   }
 

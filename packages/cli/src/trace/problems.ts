@@ -167,7 +167,10 @@ function fromCondition(condition: TracedCondition, report: Omit<TraceReport, 'pr
             // deleted it goes straight to the delete, so a spec edit now never reaches the cloud.
             `spec.deletionProtection: true asked for it, and k8or never lowers a protection while deleting (setting the spec to false now does not reach the cloud): turn deletion protection off on the cloud resource yourself, and k8or deletes it at its next try; ${retain}`
           : `the protection${live.length ? ` (${live.join(', ')})` : ''} was set outside k8or: turn it off on the cloud resource (k8or never lowers one to delete), and k8or deletes it at its next try; ${retain}`
-        : /spec\.deletionProtection: true/.test(message)
+        : /on its own record alone/.test(message)
+          ? // Nothing on the resource (no tags, no identity) tells k8or's own from one made again under the name.
+            `nothing proves the resource under the name is still the one k8or created, so k8or never deletes it: ${retain} (then delete it yourself if it is yours), or delete it in the cloud yourself and the object goes`
+          : /spec\.deletionProtection: true/.test(message)
           ? // No protection in the cloud (an Azure table): k8or enforces the spec's own, read at each delete try.
             `set spec.deletionProtection: false (kubectl patch ${target} --type merge -p '{"spec":{"deletionProtection":false}}'); k8or then deletes it, or keep it with the deletion policy Retain`
           : /not empty|NotEmpty/i.test(message)
@@ -176,6 +179,14 @@ function fromCondition(condition: TracedCondition, report: Omit<TraceReport, 'pr
               ? `turn the protection off on the cloud resource (k8or never lowers one to delete), and k8or deletes it at its next try; ${retain}`
               : 'resolve what the message names; k8or tries the delete again every minute';
       return { code: 'deletion-blocked', what: `deletion blocked: ${message.replace(/^Deletion is blocked: /, '')}`, todo };
+    }
+    case 'IdentityUnavailable': {
+      const target = ref(report.object);
+      return {
+        code: 'identity-unavailable',
+        what,
+        todo: `k8or creates nothing here under deletion policy Delete: kubectl patch ${target} --type merge -p '{"spec":{"deletionPolicy":"Retain"}}' to have it created and left in the cloud on delete, or give ProviderConfig "${pc}" credentials that can set the identity (an account key)`,
+      };
     }
     case 'ProviderConfigNotFound':
       return { code: 'providerconfig-missing', what, todo: `create ProviderConfig "${pc}", or set spec.providerConfigRef to an existing one` };

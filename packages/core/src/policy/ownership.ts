@@ -43,7 +43,8 @@ export interface OwnershipFacts {
  * - `ours`: every owner tag of this object is there (written atomically by our
  *   create), or the identity recorded in `status.identity` at creation matches
  *   the one found; for a kind whose cloud has neither tags nor an identity,
- *   the create-succeeded record itself. Manage it.
+ *   the create-succeeded record itself. Manage it; on that record alone it is never deleted
+ *   (`decideDeletion`).
  * - `finish-create`: a create's outcome is unknown (create-pending, no
  *   create-failed), no tags say either way, and the name is one k8or generated
  *   for this object (`nameProvesOwnership`). Finish it: update writes the tags.
@@ -66,7 +67,7 @@ export type Ownership = 'ours' | 'finish-create' | 'adopt' | 'replaced' | 'forei
 export interface OwnershipDecision {
   ownership: Ownership;
   /** What proved it ours (`ours`, `finish-create`). */
-  proof?: 'owner-tags' | 'identity' | 'generated-name' | 'create-record';
+  proof?: 'owner-tags' | 'identity' | 'generated-name' | 'create-record' | 'adoption';
   /** For `replaced`, `foreign` and `unproven`: what was found and how a user resolves it. */
   message?: string;
 }
@@ -106,10 +107,47 @@ export function decideOwnership(resource: unknown, found: OwnershipFacts, expect
   }
   // A kind whose cloud offers neither tags nor an identity (an Azure table, a Bigtable table): the
   // record of our own successful create is all the evidence there can be, and nothing contradicts it.
-  if (state === 'created' && tags === undefined && found.identity === undefined && recorded === undefined) return { ownership: 'ours', proof: 'create-record' };
+  // Where the user asked to adopt it (the annotation still set), the user's word stands with that record.
+  if (state === 'created' && tags === undefined && found.identity === undefined && recorded === undefined) {
+    return { ownership: 'ours', proof: annotationIsTrue(resource, Annotations.adopt) ? 'adoption' : 'create-record' };
+  }
   if (annotationIsTrue(resource, Annotations.adopt)) return { ownership: 'adopt' };
   if (recorded !== undefined && found.identity === undefined) return { ownership: 'unproven', message: Messages.identityNotFound(name, recorded, tags !== undefined) };
   return { ownership: 'unproven', message: Messages.unproven(name, state === 'pending', tags !== undefined) };
+}
+
+/**
+ * What a delete under deletion policy Delete does with the resource found under the name:
+ *
+ * - `delete`: evidence proves it the object's (owner tags, the identity recorded at creation, a
+ *   name k8or generated for this very object), or the user vouched for it (`k8or.io/adopt`, still set).
+ * - `block`: it is the object's only by k8or's record of its own create (a kind whose cloud keeps
+ *   no tags for it, created through credentials that could give it no identity: an Azure table
+ *   through an account SAS). Nothing on it tells it from one someone else made again under the
+ *   name after deleting ours, so k8or never deletes it: the object stays with DeletionBlocked and
+ *   `message` says what the user can do.
+ * - `leave`: not proven the object's: the object goes, the resource stays (`message` says why).
+ */
+export type DeletionVerdict = { action: 'delete' } | { action: 'block'; message: string } | { action: 'leave'; message?: string };
+
+export function decideDeletion(decision: OwnershipDecision, kind: string, name: string): DeletionVerdict {
+  if (!mayManage(decision.ownership) || decision.ownership === 'adopt') return { action: 'leave', ...(decision.message ? { message: decision.message } : {}) };
+  if (decision.proof === 'create-record') return { action: 'block', message: Messages.deleteUnproven(kind, name) };
+  return { action: 'delete' };
+}
+
+/** The rule id a refused deletion policy names (condition messages, docs). */
+export const DELETE_NEEDS_EVIDENCE_RULE = 'deletion-policy.needs-evidence';
+
+/**
+ * Before a create under deletion policy Delete: the words of the refusal when the client says the
+ * resource it would make can hold no identity (`ExternalClient.identityUnavailable`), else
+ * undefined. Such a resource could never be deleted (`decideDeletion` blocks it), so k8or makes
+ * none that the object's delete is meant to remove; with Retain it is made, and let go on delete.
+ */
+export function refuseCreate(deletionPolicy: string, kind: string, identityUnavailable: string | undefined): string | undefined {
+  if (deletionPolicy !== 'Delete' || identityUnavailable === undefined) return undefined;
+  return Messages.deleteNeedsEvidence(kind, identityUnavailable);
 }
 
 /**
@@ -161,6 +199,7 @@ const describeIdentity = (identity: Readonly<Record<string, string>>): string =>
     .join(', ') || 'none';
 
 const ADOPT = `${Annotations.adopt}: "true"`;
+const RETAIN = `spec.deletionPolicy: Retain (or the annotation ${Annotations.deletionPolicy}: Retain, which wins over the spec)`;
 
 /** What a user reads in the condition when the engine stops on ownership. */
 const Messages = {
@@ -179,4 +218,12 @@ const Messages = {
     `the identity recorded at creation (${describeIdentity(recorded)}) is not found on it, so someone may have replaced it, or the ProviderConfig's credentials cannot read it ` +
     '(an Azure account SAS cannot read a table\'s access policies). k8or will not update or delete it. ' +
     `If it is this object's, use credentials that can read its identity (the ProviderConfig it was created with); otherwise delete this object with deletion policy Retain.`,
+  deleteUnproven: (kind: string, name: string) =>
+    `k8or created ${kind} "${name}" through credentials that could give it no identity, and its cloud keeps no owner tags for it, so nothing on it shows it is still the one k8or created: ` +
+    'someone may have deleted it and made another under the name. k8or never deletes a resource on its own record alone. ' +
+    `Set ${RETAIN} to let this object go and leave the resource (then delete it yourself if it is yours), or delete the resource yourself and the object goes once it is gone.`,
+  deleteNeedsEvidence: (kind: string, why: string) =>
+    `spec.deletionPolicy: Delete is refused for this ${kind} (rule ${DELETE_NEEDS_EVIDENCE_RULE}): ${why}, so the resource would carry neither owner tags nor an identity, ` +
+    'and k8or could never tell it from one someone else made again under the name; it deletes nothing on such a guess, and creates nothing its delete could not remove. ' +
+    `Set ${RETAIN} to have k8or create it and leave it in the cloud on delete, or use credentials that can set the identity (an account key or a connection string with one). Nothing was created.`,
 } as const;

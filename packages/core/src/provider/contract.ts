@@ -217,6 +217,16 @@ export interface ExternalClient<R extends ManagedResource = ManagedResource> {
    * resource proven its own.
    */
   release?(resource: R, call: CallOptions): Promise<void>;
+  /**
+   * Optional fact, for a kind its cloud keeps no owner tags for: why a resource this client creates
+   * can hold no identity, because its credentials may neither set nor read it (an Azure table
+   * through an account SAS: "an account SAS may neither set nor read a table's access policies").
+   * In words for a condition; undefined where the identity can be made and read. k8or then has
+   * nothing but its own record of the create to tell its resource from one made again under the
+   * name, so the engine never deletes such a resource and refuses to create one under deletion
+   * policy Delete (policy/ownership.ts).
+   */
+  readonly identityUnavailable?: string;
 }
 
 /** Which of the plugin's rate-limited services one cloud call draws on, and under which signal. */

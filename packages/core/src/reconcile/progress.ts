@@ -30,6 +30,7 @@ const progressByReason: Record<Reason, 'working' | 'stalled' | 'call' | 'settled
   [Reasons.ProtectionHeld]: 'stalled',
   [Reasons.ChangesPending]: 'working',
   [Reasons.DeletionBlocked]: 'stalled',
+  [Reasons.IdentityUnavailable]: 'stalled',
   [Reasons.DriftDetected]: 'settled',
   [Reasons.DriftHeld]: 'settled',
   [Reasons.DriftReported]: 'settled',

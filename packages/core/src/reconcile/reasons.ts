@@ -35,6 +35,11 @@ export const Reasons = {
   /** The update was sent but the cloud does not show all of it yet (an operation still running); looked at again within seconds. */
   ChangesPending: 'ChangesPending',
   DeletionBlocked: 'DeletionBlocked',
+  /**
+   * Deletion policy Delete on credentials that can give the resource no identity on a kind without
+   * tags (an Azure table through an account SAS): its delete could never be proven, so nothing is created.
+   */
+  IdentityUnavailable: 'IdentityUnavailable',
   /** ObserveOnly: the cloud differs from the spec (reported, never repaired). */
   DriftDetected: 'DriftDetected',
   /** A resync found drift the driftPolicy holds for approval (mode Hold): not repaired until approved. */

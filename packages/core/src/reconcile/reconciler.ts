@@ -32,7 +32,7 @@ import { DeletionBlockedError, NotOwnedError, RetryableError, isRetryable } from
 import { isConflict } from '../kube/rest.js';
 import { deletionActionFor } from '../policy/deletion-policy.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
-import { decideOwnership, mayManage, ownerTagsFor, ownerTagsNotReadYet } from '../policy/ownership.js';
+import { decideDeletion, decideOwnership, mayManage, ownerTagsFor, ownerTagsNotReadYet, refuseCreate } from '../policy/ownership.js';
 import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
 import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
@@ -277,6 +277,10 @@ export class ManagedReconciler {
     // create-failed replaces it. A resource found later under a pending marker is ours only if
     // ownership is proven (policy/ownership.ts): pending alone proves nothing.
     const aboutToCreate = !observeOnly && !observation.exists;
+    // A resource these credentials can give no identity could never be proven ours at its delete:
+    // under deletion policy Delete none is made: only the condition is written (no finalizer, no marker).
+    const refused = aboutToCreate ? refuseCreate(deletionActionFor(resource, namespace, this.#defaultDeletionPolicy), this.kind, client.identityUnavailable) : undefined;
+    if (refused) return await this.#block(resource, call, { reason: Reasons.IdentityUnavailable, message: refused });
     // An earlier create whose outcome is unknown may still land (a call held past its deadline): a
     // refusal of this one then proves nothing about the name, and create-pending stays.
     const earlierCreateUnknown = creationStateOf(resource) === 'pending';
@@ -547,9 +551,11 @@ export class ManagedReconciler {
       return await this.#release(resource, call);
     }
 
-    // Only what is proven ours is deleted; an adoption asked for but never recorded is not proof.
-    const decision = decideOwnership(resource, presence, ownerTagsFor(resource, this.#clusterId), name);
-    if (decision.ownership !== 'ours' && decision.ownership !== 'finish-create') return await this.#leaveForeign(resource, call, name, decision.message);
+    // Only what evidence proves ours is deleted; an adoption asked for but never recorded is not
+    // proof, and neither is k8or's record of its own create alone.
+    const verdict = decideDeletion(decideOwnership(resource, presence, ownerTagsFor(resource, this.#clusterId), name), this.kind, name);
+    if (verdict.action === 'leave') return await this.#leaveForeign(resource, call, name, verdict.message);
+    if (verdict.action === 'block') return await this.#deletionBlocked(resource, call, verdict.message);
 
     // A delete never removes a protection: a resource protected from deletion stays, and says why.
     const protectedBy = (presence.protection ?? []).filter((p) => p.enabled && p.blocksDeletion).map((p) => p.field);

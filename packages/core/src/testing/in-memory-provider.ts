@@ -20,6 +20,11 @@ export interface InMemoryProviderOptions {
    */
   reports?: 'all' | 'none';
   /**
+   * With `reports: 'none'`: the clients' `identityUnavailable` fact, as for credentials that can
+   * give a resource no identity (an Azure table through an account SAS). Default: none said.
+   */
+  identityUnavailable?: string;
+  /**
    * Declare one rate-limited service, `in-memory`, with this default pace: every call then takes a
    * token of its ProviderConfig's bucket (`spec.rateLimits['in-memory']` overrides it). Default: no
    * rate limits.
@@ -339,7 +344,7 @@ export function inMemoryProviderPlugin(cloud: InMemoryCloud, options: InMemoryPr
       cloud.lastCredentials = context.credentials;
       if (options.rateLimit) rateLimited.add(context);
       const client = make(context);
-      return factless ? withoutOwnershipFacts(client, () => store.has(context.externalName), context.externalName) : client;
+      return factless ? withoutOwnershipFacts(client, () => store.has(context.externalName), context.externalName, options.identityUnavailable) : client;
     },
   });
   return {
@@ -360,7 +365,7 @@ export function inMemoryProviderPlugin(cloud: InMemoryCloud, options: InMemoryPr
 }
 
 /** A client that reports no owner tags and no identity (a cloud without either for the kind). */
-function withoutOwnershipFacts<R extends Bucket | Table>(client: ExternalClient<R>, exists: () => boolean, name: string): ExternalClient<R> {
+function withoutOwnershipFacts<R extends Bucket | Table>(client: ExternalClient<R>, exists: () => boolean, name: string, identityUnavailable: string | undefined): ExternalClient<R> {
   const strip = <T extends Presence>(found: T): T => {
     const { ownerTags: _tags, identity: _identity, ...rest } = found;
     return rest as T;
@@ -376,5 +381,6 @@ function withoutOwnershipFacts<R extends Bucket | Table>(client: ExternalClient<
     update: (resource, observation, call) => client.update(resource, observation, call),
     delete: (resource, call) => client.delete(resource, call),
     ...(client.release ? { release: client.release.bind(client) } : {}),
+    ...(identityUnavailable !== undefined ? { identityUnavailable } : {}),
   };
 }
