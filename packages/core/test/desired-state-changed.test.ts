@@ -29,6 +29,17 @@ describe('desiredStateChanged: which updates are worth a reconcile', () => {
     assert.equal(desiredStateChanged(bucket(), bucket({ annotations: { [Annotations.createFailed]: 't1' } })), false, 'a refused create recorded is the engine\'s own write');
   });
 
+  it("ignores the name the engine gave a tagless kind's object before its first create, and nothing more", () => {
+    const unnamed = bucket();
+    const named = { ...bucket({ generation: 2, annotations: { [Annotations.externalName]: 'photos-k8or-7a1d' } }), spec: { location: 'eu-west-1', name: 'photos-k8or-7a1d' } } as ManagedObject;
+    assert.equal(desiredStateChanged(unnamed, named), false);
+    // the user's own name (no marker naming it), or a name with another spec change, is desired state
+    assert.equal(desiredStateChanged(unnamed, { ...named, metadata: { ...named.metadata, annotations: {} } } as ManagedObject), true);
+    assert.equal(desiredStateChanged(unnamed, { ...named, spec: { location: 'us-east-1', name: 'photos-k8or-7a1d' } } as ManagedObject), true);
+    // a rename of a named object is a spec change
+    assert.equal(desiredStateChanged(named, { ...named, metadata: { ...named.metadata, generation: 3, annotations: { [Annotations.externalName]: 'other' } }, spec: { location: 'eu-west-1', name: 'other' } } as ManagedObject), true);
+  });
+
   it('reconciles on a new object, a spec change, a deletion, and any change to user annotations or labels', () => {
     const before = bucket({ annotations: { team: 'a' }, labels: { env: 'prod' } });
     assert.equal(desiredStateChanged(undefined, before), true);

@@ -1,5 +1,6 @@
 import { Annotations, GROUP, KINDS, VERSION, type ManagedKindName, type ManagedResource } from '@k8or/api';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeAccess } from '../kube/access.js';
 import type { Logger } from 'pino';
 import { createInformer, type Informer, type InformerMetricsProvider } from '../informer/informer.js';
@@ -76,11 +77,23 @@ export function desiredStateChanged(old: ManagedObject | undefined, obj: Managed
   const a = old.metadata;
   const b = obj.metadata;
   return (
-    a.generation !== b.generation ||
+    (a.generation !== b.generation && !namedByTheEngine(old, obj)) ||
     a.deletionTimestamp !== b.deletionTimestamp ||
     !sameStrings(a.annotations, b.annotations, ENGINE_MARKERS) ||
     !sameStrings(a.labels, b.labels)
   );
+}
+
+/**
+ * Whether the only spec change is the name the engine gave the object (a kind whose default name
+ * carries the object's uid, written before its first create with the external-name marker): the
+ * reconcile that wrote it goes on to create under it, so the new generation needs no other.
+ */
+function namedByTheEngine(old: ManagedObject, obj: ManagedObject): boolean {
+  const name = obj.spec?.['name'];
+  if (old.spec?.['name'] !== undefined || typeof name !== 'string' || obj.metadata.annotations?.[Annotations.externalName] !== name) return false;
+  const { name: _named, ...rest } = obj.spec;
+  return isDeepStrictEqual(rest, old.spec);
 }
 
 /** The engine's own markers: it writes them mid-reconcile, and they change nothing it should act on. */
