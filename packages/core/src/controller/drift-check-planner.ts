@@ -75,6 +75,12 @@ export class DriftCheckPlanner {
     return { intervalMs: floor, askedMs, lengthenedBy: plan };
   }
 
+  /** The calls an hour `providerConfig`'s drift checks may make here (its budget, or this shard's share); undefined without one. */
+  budgetCallsPerHourOf(providerConfig: string): number | undefined {
+    this.#replanIfDue();
+    return this.#plans.get(providerConfig)?.budgetCallsPerHour;
+  }
+
   /** Every ProviderConfig's plan, worked out now. */
   plans(): (DriftCheckPlan & { provider: string })[] {
     this.#dirty = true;

@@ -19,6 +19,7 @@ import { providerConfigFor } from '../policy/provider-config-choice.js';
 import { firstCheckDelay, type DriftCheckInterval, type DriftCheckPlan } from '../policy/drift-schedule.js';
 import { DEFAULT_RESYNC_FLOOR_MS, DEFAULT_RESYNC_PERIOD_MS, resyncPeriodFor } from '../policy/resync.js';
 import { DriftCheckPlanner } from './drift-check-planner.js';
+import { DriftCheckGate } from '../policy/drift-check-gate.js';
 import { operatorNamespace } from '../policy/secrets.js';
 import type { NamespaceInfo, ProviderPlugins } from '../reconcile/ports.js';
 import { ManagedReconciler } from '../reconcile/reconciler.js';
@@ -342,6 +343,11 @@ export class Engine {
     };
     // Bound once the controllers (whose caches it reads) exist; reconciles start only after that.
     const bound: { planner?: DriftCheckPlanner } = {};
+    // Holds each ProviderConfig's drift checks to its budget (this shard's share) over every sliding minute.
+    const driftCheckGate = new DriftCheckGate({
+      budgetCallsPerHour: (providerConfig) => bound.planner?.budgetCallsPerHourOf(providerConfig),
+      ...(metrics ? { onDeferred: (provider: string, providerConfig: string) => metrics.driftCheckDeferred(provider, providerConfig) } : {}),
+    });
     const driftCheckInterval = (kind: ManagedKindName, resource: ManagedResource): DriftCheckInterval => {
       if (bound.planner) return bound.planner.intervalFor(kind, resource);
       const asked = resyncPeriodFor(resource, o.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS, o.resyncFloorMs ?? DEFAULT_RESYNC_FLOOR_MS);
@@ -359,6 +365,7 @@ export class Engine {
         ...(metrics ? { cloudCallRecorder: (provider: string) => metrics.cloudCallRecorder(provider) } : {}),
         ...(metrics ? { driftCheckCall: (provider: string, providerConfig: string) => metrics.driftCheckCall(provider, providerConfig) } : {}),
         driftCheckInterval,
+        driftCheckGate,
         cloudRateLimits: this.cloudRateLimits,
         ...(this.#logger ? { logger: this.#logger } : {}),
       });

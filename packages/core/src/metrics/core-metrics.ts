@@ -63,6 +63,7 @@ export class CoreMetrics {
   readonly driftCheckBudgetIntervalSeconds: Gauge<'provider' | 'provider_config'>;
   readonly driftCheckBudgetShare: Gauge<'provider' | 'provider_config'>;
   readonly driftCheckCallsTotal: Counter<'provider' | 'provider_config'>;
+  readonly driftChecksDeferredTotal: Counter<'provider' | 'provider_config'>;
 
   /** In-flight work of each queue, read when the unfinished/longest-running gauges are scraped. */
   private readonly inFlight = new Map<string, InFlightWork>();
@@ -259,6 +260,12 @@ export class CoreMetrics {
       labelNames: ['provider', 'provider_config'],
       registers,
     });
+    this.driftChecksDeferredTotal = new Counter({
+      name: 'k8or_drift_checks_deferred_total',
+      help: 'Drift checks due at their slot that waited because they would have put a ProviderConfig over its drift-check budget in a sliding minute (each wait counted)',
+      labelNames: ['provider', 'provider_config'],
+      registers,
+    });
   }
 
   /** The drift-check schedule's projection per ProviderConfig (replacing the last one), for {@link DriftCheckPlanner}. */
@@ -279,6 +286,11 @@ export class CoreMetrics {
   /** Counts one cloud call of a drift check. */
   driftCheckCall(provider: string, providerConfig: string): void {
     this.driftCheckCallsTotal.inc({ provider, provider_config: providerConfig });
+  }
+
+  /** Counts one drift check deferred by the budget's sliding minute. */
+  driftCheckDeferred(provider: string, providerConfig: string): void {
+    this.driftChecksDeferredTotal.inc({ provider, provider_config: providerConfig });
   }
 
   /** Adds Node.js process metrics (CPU, memory, event loop lag) to the registry. */

@@ -17,3 +17,5 @@ export * from './settings.js';
 export * from './rate-limits.js';
 export * from './drift.js';
 export * from './drift-schedule.js';
+export * from './drift-check-gate.js';
+export * from './sliding-window.js';

@@ -38,7 +38,8 @@ import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/clo
 import { externalNameConflict } from '../policy/immutability.js';
 import { driftDigest, heldDriftApproved, isResync, sortDrift, specDigest } from '../policy/drift.js';
 import { DEFAULT_RESYNC_FLOOR_MS, DEFAULT_RESYNC_PERIOD_MS, formatGoDuration, parseGoDuration, resyncPeriodFor } from '../policy/resync.js';
-import { awaitsItsSlot, delayAfterCheck, driftCheckBudgetViolations, type DriftCheckInterval } from '../policy/drift-schedule.js';
+import { awaitsItsSlot, checkCallsOf, delayAfterCheck, driftCheckBudgetViolations, type DriftCheckInterval } from '../policy/drift-schedule.js';
+import type { DriftCheckAdmission, DriftCheckGate } from '../policy/drift-check-gate.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerSettingsViolations } from '../policy/settings.js';
 import { rateLimitViolations } from '../policy/rate-limits.js';
@@ -114,6 +115,8 @@ export interface ReconcilerOptions {
   driftCheckInterval?: (kind: ManagedKindName, resource: ManagedResource) => DriftCheckInterval;
   /** Told of each cloud call a drift check (the observe of a resource in sync) makes, for metrics. */
   driftCheckCall?: (provider: string, providerConfig: string) => void;
+  /** Holds drift checks to each ProviderConfig's budget over every sliding minute; none: every check goes at its slot. */
+  driftCheckGate?: DriftCheckGate;
   /** Paces each cloud call to its ProviderConfig's rate limit for the service it names. Without it, calls are not paced. */
   cloudRateLimits?: CloudRateLimits;
   logger?: Logger;
@@ -183,6 +186,7 @@ export class ManagedReconciler {
   readonly #cloudRateLimits: CloudRateLimits | undefined;
   readonly #driftCheckInterval: ((kind: ManagedKindName, resource: ManagedResource) => DriftCheckInterval) | undefined;
   readonly #driftCheckCall: ((provider: string, providerConfig: string) => void) | undefined;
+  readonly #driftCheckGate: DriftCheckGate | undefined;
   readonly #logger: Logger | undefined;
   readonly #now: () => Date;
 
@@ -200,6 +204,7 @@ export class ManagedReconciler {
     this.#cloudRateLimits = options.cloudRateLimits;
     this.#driftCheckInterval = options.driftCheckInterval;
     this.#driftCheckCall = options.driftCheckCall;
+    this.#driftCheckGate = options.driftCheckGate;
     this.#logger = options.logger;
     this.#now = options.now ?? (() => new Date());
   }
@@ -262,12 +267,19 @@ export class ManagedReconciler {
     // Observe reads only, so it may come before the finalizer.
     let observation: Observation;
     call.driftCheck = awaitsItsSlot(resource);
+    // A drift check that would overfill its ProviderConfig's budget minute waits for room: requeued, nothing recorded.
+    const admission = call.driftCheck ? this.#admitDriftCheck(target) : undefined;
+    if (admission && !admission.admitted) {
+      call.driftCheck = false;
+      return { requeueAfterMs: admission.retryAfterMs };
+    }
     try {
       observation = await client.observe(resource, call);
     } catch (error) {
       return await this.#fail(resource, call, Reasons.CannotObserveExternalResource, error);
     } finally {
       call.driftCheck = false;
+      admission?.done();
     }
 
     // Finalizer and external name in one patch before any cloud write, so a
@@ -733,6 +745,12 @@ export class ManagedReconciler {
       ownerTags: ownerTagsFor(resource, this.#clusterId),
       recordCall: this.#recorder(target, call),
     });
+  }
+
+  #admitDriftCheck(target: Target): DriftCheckAdmission | undefined {
+    if (!this.#driftCheckGate) return undefined;
+    const calls = Object.values(checkCallsOf(target.plugin, this.kind)).reduce((sum, n) => sum + n, 0);
+    return this.#driftCheckGate.admit(target.provider, target.providerConfig.metadata.name ?? '', calls);
   }
 
   /**
