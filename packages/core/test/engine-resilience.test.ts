@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreMetrics, Reasons, RetryableError, TerminalError, type Engine } from '@k8or/core';
+import { CoreMetrics, ItemExponentialFailureRateLimiter, Reasons, RetryableError, TerminalError, type Engine } from '@k8or/core';
 import { World, condition, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 describe('engine: lost watches, conflicts and failing clouds', () => {
@@ -118,5 +118,43 @@ describe('engine: lost watches, conflicts and failing clouds', () => {
     clear();
     await world.patchBucket(ns, 'denied', { spec: { versioning: true } });
     await world.waitForBucket(ns, 'denied', 'Ready after the spec change', isReadyAndSynced);
+  });
+});
+
+describe('engine: a retry a later pass made good', () => {
+  let world: World;
+  let engine: Engine;
+  before(async () => {
+    world = await World.start();
+    // Retries come slowly, so the retry is still waiting when an event brings the object in sooner.
+    engine = await world.startEngine({ rateLimiter: () => new ItemExponentialFailureRateLimiter<string>(30_000, 60_000, 0) });
+  });
+  after(async () => world?.stop());
+
+  it('is not run again: the pass that succeeded sets the next wake', async () => {
+    const ns = await world.newNamespace();
+    const key = `${ns}/retried`;
+    const controller = engine.controllers.get('Bucket')!;
+    let created = false;
+    let failed = false;
+    const removeHook = world.cloud.onCall((call) => {
+      if (!call.name.startsWith(`${ns}-`)) return;
+      if (call.operation === 'create') created = true;
+      else if (created && call.operation === 'observe' && !failed) {
+        failed = true;
+        throw new RetryableError('injected: 503 on the observe after the create');
+      }
+    });
+    try {
+      await world.createBucket(ns, 'retried');
+      await waitFor('the failed pass to leave a retry waiting', () => failed && controller.queue.inFlight() === 0 && controller.queue.nextWakeAt(key) !== undefined);
+      const retryAt = controller.queue.nextWakeAt(key);
+      await world.patchBucket(ns, 'retried', { metadata: { labels: { team: 'a' } } });
+      await world.waitForBucket(ns, 'retried', 'Ready after the event', isReadyAndSynced);
+      await waitFor('the pass to finish', () => controller.queue.inFlight() === 0 && controller.queue.len() === 0);
+      assert.notEqual(controller.queue.nextWakeAt(key), retryAt, 'the retry the event\'s pass made good is no longer due');
+    } finally {
+      removeHook();
+    }
   });
 });

@@ -116,6 +116,30 @@ describe('WorkQueue', () => {
     queue.shutDown();
   });
 
+  it('lets a finished pass drop a wake set before it began, and keeps one set while it ran', async () => {
+    const queue = new WorkQueue<string>({ name: 'stale-wake' });
+    // A failed pass left a retry due in 40 ms; an event brought the item in sooner.
+    queue.addAfter('photos', 40);
+    queue.add('photos');
+    assert.equal(await queue.get(), 'photos');
+    queue.dropWakeSetBeforeProcessing('photos');
+    assert.equal(queue.nextWakeAt('photos'), undefined, 'the retry the pass made good is gone');
+    queue.addAfter('photos', 60_000);
+    queue.done('photos');
+    await sleep(80);
+    assert.equal(queue.len(), 0, 'nothing at the retry\'s time');
+
+    // A wake set while the pass ran stays.
+    queue.add('videos');
+    assert.equal(await queue.get(), 'videos');
+    queue.addAfter('videos', 5);
+    queue.dropWakeSetBeforeProcessing('videos');
+    assert.ok(queue.nextWakeAt('videos') !== undefined);
+    queue.done('videos');
+    assert.equal(await queue.get(), 'videos');
+    queue.shutDown();
+  });
+
   it('treats addAfter with no delay as add', async () => {
     const queue = new WorkQueue<string>({ name: 'no-delay' });
     queue.addAfter('now', 0);

@@ -300,7 +300,11 @@ export class Controller {
     const started = performance.now();
     this.#metrics?.activeWorkers(this.name, 1);
     try {
-      const result = await this.#reconciler.reconcile({ namespace: namespace ?? '', name, signal: this.#inFlight.signal });
+      // Whatever this pass ends in sets the next wake; one left from an earlier pass (a backoff the
+      // pass just made good) would only repeat it.
+      const result = await this.#reconciler
+        .reconcile({ namespace: namespace ?? '', name, signal: this.#inFlight.signal })
+        .finally(() => this.queue.dropWakeSetBeforeProcessing(key));
       const seconds = (performance.now() - started) / 1000;
       if (result.backoff) {
         this.queue.addRateLimited(key);

@@ -2,6 +2,8 @@
 interface Entry<T> {
   item: T;
   readyAt: number;
+  /** When it was last pushed, on the caller's clock: a wake set before some moment can be told apart. */
+  setAt: number;
   /** Insertion order: items ready at the same instant come out first-in first-out. */
   seq: number;
   index: number;
@@ -26,17 +28,23 @@ export class DelayHeap<T> {
     return this.heap[0]?.readyAt;
   }
 
+  /** When `item` becomes ready, or undefined when it is not waiting. */
+  readyAtOf(item: T): number | undefined {
+    return this.entries.get(item)?.readyAt;
+  }
+
   /** Adds `item`, or moves it earlier if it is already waiting for longer (never later). */
-  push(item: T, readyAt: number): void {
+  push(item: T, readyAt: number, setAt: number): void {
     const existing = this.entries.get(item);
     if (existing) {
       if (readyAt < existing.readyAt) {
         existing.readyAt = readyAt;
+        existing.setAt = setAt;
         this.up(existing.index);
       }
       return;
     }
-    const entry: Entry<T> = { item, readyAt, seq: this.nextSeq++, index: this.heap.length };
+    const entry: Entry<T> = { item, readyAt, setAt, seq: this.nextSeq++, index: this.heap.length };
     this.heap.push(entry);
     this.entries.set(item, entry);
     this.up(entry.index);
@@ -47,6 +55,21 @@ export class DelayHeap<T> {
     const ready: T[] = [];
     while (this.heap.length > 0 && this.heap[0]!.readyAt <= now) ready.push(this.pop());
     return ready;
+  }
+
+  /** Removes `item` if it was last pushed before `setBefore`; true when it did. */
+  removeIfSetBefore(item: T, setBefore: number): boolean {
+    const entry = this.entries.get(item);
+    if (!entry || entry.setAt >= setBefore) return false;
+    const last = this.heap.pop()!;
+    this.entries.delete(item);
+    if (last !== entry) {
+      last.index = entry.index;
+      this.heap[entry.index] = last;
+      this.down(entry.index);
+      this.up(last.index);
+    }
+    return true;
   }
 
   clear(): void {

@@ -99,8 +99,25 @@ export class WorkQueue<T> {
       this.add(item);
       return;
     }
-    this.delayed.push(item, performance.now() + delayMs);
+    const now = performance.now();
+    this.delayed.push(item, now + delayMs, now);
     this.armTimer();
+  }
+
+  /**
+   * Drops `item`'s delayed wake if it was set before a worker took the item: the
+   * pass that worker just finished did what that wake was for, and decides the
+   * next one itself. A wake set while the pass ran (a newer event) stays. Call it
+   * between `get` and `done`.
+   */
+  dropWakeSetBeforeProcessing(item: T): void {
+    const started = this.startedAt.get(item);
+    if (started !== undefined && this.delayed.removeIfSetBefore(item, started)) this.armTimer();
+  }
+
+  /** When `item`'s delayed wake is due (on `performance.now()`'s clock), or undefined when it has none. */
+  nextWakeAt(item: T): number | undefined {
+    return this.delayed.readyAtOf(item);
   }
 
   /** Adds `item` once its rate limiter allows (its backoff grows with each call until `forget`). */
