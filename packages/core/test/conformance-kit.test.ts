@@ -2,7 +2,7 @@
 // cloud calls the create operation, one whose observe or probe takes an error
 // for absence, one whose delete removes a protection, and one that reports a URL
 // carrying credentials: the kit is run in a child process on a provider that breaks the
-// rule, and that case must fail.
+// rule, and that case must fail; and one whose resources hold no evidence without saying so.
 import { strict as assert } from 'node:assert';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +57,14 @@ it('fails a provider that reports a URL with credentials in its query string', a
   const failed = await failureOf('conformance-url-leaks-secret.ts', CASE);
   assert.ok(failed !== undefined, 'the kit passed a URL carrying a signature');
   assert.match(failed, /query string|credential value|signed query/);
+});
+
+it('fails a provider whose resources hold no evidence of whose they are, and whose client does not say so', async () => {
+  const CASE = 'evidence or its absence declared: a resource it creates carries owner tags or an identity, else its client says before the create that it cannot';
+  const failed = await failureOf('conformance-evidence-undeclared.ts', CASE);
+  assert.ok(failed !== undefined, 'the kit passed a client that makes resources it can never prove its own without saying so');
+  assert.match(failed, new RegExp(`not ok \\d+ - ${CASE}`));
+  assert.match(failed, /the client must say so \(identityUnavailable\)/);
 });
 
 it('passes a provider that reports the owner tags a released resource lacks as ownerTags diff entries', async () => {

@@ -77,6 +77,12 @@ export function mayManage(ownership: Ownership): boolean {
   return ownership === 'ours' || ownership === 'finish-create' || ownership === 'adopt';
 }
 
+/** True when the resource carries every owner tag of the object: the first evidence `decideOwnership` looks for. */
+export function ownerTagsMatch(found: OwnershipFacts, expected: Readonly<Record<string, string>>): boolean {
+  const tags = found.ownerTags;
+  return tags !== undefined && Object.entries(expected).every(([key, value]) => tags[key] === value);
+}
+
 /**
  * The one ownership decision of k8or: the engine (reconcile and delete), the
  * webhook, `k8or plan` and `k8or import` all ask it. `found` is what observe or
@@ -86,7 +92,7 @@ export function decideOwnership(resource: unknown, found: OwnershipFacts, expect
   const tags = found.ownerTags;
   const name = externalName ?? stringField(resource, 'spec', 'name') ?? '';
   const entries = Object.entries(expected);
-  if (tags !== undefined && entries.every(([key, value]) => tags[key] === value)) return { ownership: 'ours', proof: 'owner-tags' };
+  if (ownerTagsMatch(found, expected)) return { ownership: 'ours', proof: 'owner-tags' };
   // A live owner says so with managed-by; other k8or tags without it are left over from a release.
   if (tags !== undefined && tags[OwnerTags.managedBy] === MANAGED_BY && entries.some(([key, value]) => tags[key] !== undefined && tags[key] !== value)) {
     return { ownership: 'foreign', message: Messages.foreign(name, describeOwner(tags)) };

@@ -4,7 +4,7 @@ import { after, before, beforeEach, describe, it, type TestContext } from 'node:
 import { setTimeout as sleep } from 'node:timers/promises';
 import { API_VERSION, Annotations, ConditionTypes, FINALIZER, MANAGED_BY, OwnerTags, type ManagedKindName, type ManagedResource, type ManagedResourceOf, type ProviderConfig } from '@k8or/api';
 import type { CallOptions, CloudCallRecorder, ConnectionContext, Connector, ExternalClient, Observation, Presence, ProviderPlugin } from '../../provider/contract.js';
-import { compareIdentity, mayManage, ownerTagsFor, ownershipOf } from '../../policy/ownership.js';
+import { compareIdentity, mayManage, ownerTagsFor, ownerTagsMatch, ownershipOf, type OwnershipFacts } from '../../policy/ownership.js';
 import { createOutcomeOf } from '../../policy/creation.js';
 import { cloudTargetFor } from '../../policy/cloud-target.js';
 import { namingRulesFor } from '../../policy/naming.js';
@@ -50,6 +50,13 @@ export interface ConformanceBackend<K extends ManagedKindName> {
    * keys, another account's keys) or another ProviderConfig (a backend switch).
    */
   deniedAccess(): { credentials?: Record<string, string>; providerConfig?: ProviderConfig };
+  /**
+   * Access the backend accepts under which a resource the provider makes can hold no evidence of
+   * whose it is, no owner tags and no identity (an account SAS for an Azure table). Its clients must
+   * say so before any create (`ExternalClient.identityUnavailable`). Leave it out where every
+   * credential the provider accepts can set and read its evidence.
+   */
+  accessWithoutEvidence?(): { credentials?: Record<string, string>; providerConfig?: ProviderConfig };
   /**
    * Makes a resource named `externalName` that someone else owns, out of band.
    * Default: the provider's own create with another cluster's owner tags.
@@ -412,6 +419,44 @@ export function runProviderConformance<K extends ManagedKindName>(options: Confo
       await kit.reconcileUntil(object, 'the object released', (o) => o === undefined);
       assert.deepEqual(kit.cloudWrites().slice(writes), [], 'the replacement is never written or deleted');
       await (await kit.client(stranger, {})).delete(stranger, kit.call());
+    });
+
+    it('evidence or its absence declared: a resource it creates carries owner tags or an identity, else its client says before the create that it cannot', async () => {
+      // Retain: a client that says its resources hold no evidence is refused a create under Delete.
+      const object = await kit.apply({ deletionPolicy: 'Retain' });
+      const ready = await kit.reconcileUntil(object, 'Ready and Synced', isReadyAndSynced);
+      const observed = await kit.observe(ready);
+      const client = await kit.client(ready);
+      const evidence = hasEvidence(observed, ownerTagsFor(ready, kit.clusterId));
+      if (evidence) assert.equal(client.identityUnavailable, undefined, 'a client whose resources carry evidence does not say they cannot');
+      else assert.ok(client.identityUnavailable, 'a resource with neither owner tags nor an identity: the client must say so (identityUnavailable)');
+      kit.objects.markDeleted(kind, NAMESPACE, object.metadata.name ?? '');
+      await kit.reconcileUntil(object, 'the object released', (o) => o === undefined);
+    });
+
+    it('with access that can hold no evidence, the client says why, and the engine creates nothing under Delete: IdentityUnavailable names spec.deletionPolicy', async (t) => {
+      if (!kit.useAccessWithoutEvidence()) {
+        t.skip('every access this provider takes can set and read its evidence (no accessWithoutEvidence)');
+        return;
+      }
+      const object = await kit.apply({ deletionPolicy: 'Delete' });
+      const client = await kit.client(object);
+      assert.ok(client.identityUnavailable, 'the client says, before any create, why its resources can hold no evidence');
+      const from = kit.calls.length;
+      const refused = await kit.reconcileUntil(object, Reasons.IdentityUnavailable, (o) =>
+        o?.status?.conditions?.some((c) => c.type === ConditionTypes.Synced && c.reason === Reasons.IdentityUnavailable) ?? false,
+      );
+      assert.deepEqual(kit.writeAttempts(from), [], 'no cloud write was even tried');
+      assert.match(refused.status?.conditions?.find((c) => c.type === ConditionTypes.Synced)?.message ?? '', /spec\.deletionPolicy/, 'the condition names the field to change');
+      assert.equal((await kit.observe(object)).exists, false, 'nothing was created');
+
+      // Under Retain the resource is made, and it indeed holds no evidence.
+      const retained = kit.objects.put({ ...refused, spec: { ...refused.spec, deletionPolicy: 'Retain' } } as ManagedResource);
+      const ready = await kit.reconcileUntil(retained, 'Ready and Synced under Retain', isReadyAndSynced);
+      assert.equal(hasEvidence(await client.observe(ready, kit.call()), ownerTagsFor(ready, kit.clusterId)), false, 'the resource made holds no evidence, as the client said');
+      kit.objects.markDeleted(kind, NAMESPACE, retained.metadata.name ?? '');
+      await kit.reconcileUntil(retained, 'the object released', (o) => o === undefined);
+      assert.equal((await kit.observe(ready)).exists, true, 'Retain leaves the resource (the kit cleans it up)');
     });
 
     it('protection never lowered: a protection set out of band is reported, kept by a resync, and never removed by a delete', async (t) => {
@@ -894,6 +939,16 @@ class Kit<K extends ManagedKindName> {
     this.#setAccess({ providerConfig: withSecret(this.#backend.providerConfig, this.#backend.credentials), credentials: this.#backend.credentials });
   }
 
+  /** Switches to the backend's access without evidence; false when it has none. */
+  useAccessWithoutEvidence(): boolean {
+    const limited = this.#backend.accessWithoutEvidence?.();
+    if (!limited) return false;
+    const providerConfig = limited.providerConfig ?? this.#backend.providerConfig;
+    const credentials = limited.credentials ?? this.#backend.credentials;
+    this.#setAccess({ providerConfig: withSecret(providerConfig, credentials), credentials });
+    return true;
+  }
+
   denyAccess(): void {
     const denied = this.#backend.deniedAccess();
     const providerConfig = denied.providerConfig ?? this.#backend.providerConfig;
@@ -968,6 +1023,11 @@ function describeError(error: unknown): string {
 }
 
 /** The ProviderConfig pointing at the kit's credentials Secret when there are credentials. */
+/** Whether a resource carries evidence of whose it is beyond k8or's record of its create: all its owner tags, or an identity. */
+function hasEvidence(found: OwnershipFacts, expected: Readonly<Record<string, string>>): boolean {
+  return ownerTagsMatch(found, expected) || (found.identity !== undefined && Object.keys(found.identity).length > 0);
+}
+
 function withSecret(providerConfig: ProviderConfig, credentials: Record<string, string> | undefined): ProviderConfig {
   const copy = structuredClone(providerConfig);
   copy.metadata = { ...copy.metadata, name: 'default' };
