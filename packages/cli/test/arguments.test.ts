@@ -5,10 +5,13 @@ import { fileURLToPath } from 'node:url';
 
 const bin = fileURLToPath(new URL('../bin/k8or.js', import.meta.url));
 
-/** Runs `k8or ...args` and resolves with its exit code and stderr. */
+/**
+ * Runs `k8or ...args` and resolves with its exit code and stderr. The deadline only catches a hang:
+ * on a loaded CI machine one start of the CLI has taken over 30 s.
+ */
 function k8or(...args: string[]): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { timeout: 30_000 }, (error, _stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { timeout: 120_000 }, (error, _stdout, stderr) => {
       // execFile puts the exit code in error.code.
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stderr });
     });

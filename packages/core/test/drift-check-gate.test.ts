@@ -93,4 +93,22 @@ describe('DriftCheckGate', () => {
     assert.equal(gate.admit('aws', 'budgeted', 1).admitted, true);
     assert.deepEqual(deferred, ['aws/budgeted']);
   });
+
+  it('holds the budget\'s share of a shorter window when given one: 2,400 calls an hour is 4 in any 6 s', () => {
+    let now = 0;
+    const gate = new DriftCheckGate({ budgetCallsPerHour: () => 2_400, now: () => now, windowMs: 6_000 });
+    for (let i = 0; i < 4; i++) {
+      const admission = gate.admit('aws', 'tight', 1);
+      assert.equal(admission.admitted, true);
+      if (admission.admitted) admission.done();
+    }
+    assert.deepEqual(gate.admit('aws', 'tight', 1), { admitted: false, retryAfterMs: 6_000 });
+    now = 6_000;
+    assert.equal(gate.admit('aws', 'tight', 1).admitted, true);
+  });
+
+  it('refuses a window of 0 ms or longer than an hour', () => {
+    assert.throws(() => new DriftCheckGate({ budgetCallsPerHour: () => 60, windowMs: 0 }), RangeError);
+    assert.throws(() => new DriftCheckGate({ budgetCallsPerHour: () => 60, windowMs: 3_600_001 }), RangeError);
+  });
 });

@@ -89,6 +89,11 @@ export interface EngineOptions {
   /** Minimum time between two writes of the same aggregated Event. Default 60 s. */
   eventAggregationIntervalMs?: number;
   /**
+   * The sliding window over which the drift-check gate holds each ProviderConfig to its budget
+   * (the budget's share of it). Default 60 s. Tests shorten it together with the intervals.
+   */
+  driftCheckWindowMs?: number;
+  /**
    * How long a graceful `stop` waits for in-flight reconciles before it aborts
    * them. Default 10 s. A lost Lease aborts them at once: another instance
    * may already be writing.
@@ -347,6 +352,7 @@ export class Engine {
     const driftCheckGate = new DriftCheckGate({
       budgetCallsPerHour: (providerConfig) => bound.planner?.budgetCallsPerHourOf(providerConfig),
       ...(metrics ? { onDeferred: (provider: string, providerConfig: string) => metrics.driftCheckDeferred(provider, providerConfig) } : {}),
+      ...(o.driftCheckWindowMs !== undefined ? { windowMs: o.driftCheckWindowMs } : {}),
     });
     const driftCheckInterval = (kind: ManagedKindName, resource: ManagedResource): DriftCheckInterval => {
       if (bound.planner) return bound.planner.intervalFor(kind, resource);

@@ -1,6 +1,7 @@
 import { SlidingWindowBudget } from './sliding-window.js';
 
 const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
 
 /** What the gate answers a drift check due now: go (and say when its calls are made), or wait. */
 export type DriftCheckAdmission = { admitted: true; done: () => void } | { admitted: false; retryAfterMs: number };
@@ -15,6 +16,11 @@ export interface DriftCheckGateOptions {
   onDeferred?: (provider: string, providerConfig: string) => void;
   /** Milliseconds on a monotonic clock. Default `performance.now()`. */
   now?: () => number;
+  /**
+   * The sliding window, in ms; it holds the budget's share of it (`budgetCallsPerHour` scaled to
+   * the window). Default one minute. Tests shorten it together with the intervals.
+   */
+  windowMs?: number;
 }
 
 /**
@@ -28,10 +34,13 @@ export class DriftCheckGate {
   readonly #options: DriftCheckGateOptions;
   readonly #now: () => number;
   readonly #windows = new Map<string, SlidingWindowBudget>();
+  readonly #windowMs: number;
 
   constructor(options: DriftCheckGateOptions) {
     this.#options = options;
     this.#now = options.now ?? (() => performance.now());
+    this.#windowMs = options.windowMs ?? MINUTE_MS;
+    if (!(this.#windowMs > 0 && this.#windowMs <= HOUR_MS)) throw new RangeError(`a drift-check window is longer than 0 ms and at most an hour, got ${this.#windowMs}`);
   }
 
   /** Asks to make a drift check of `calls` cloud calls on `providerConfig` now. */
@@ -40,10 +49,10 @@ export class DriftCheckGate {
     if (perHour === undefined) return { admitted: true, done: () => {} };
     let window = this.#windows.get(providerConfig);
     if (!window) {
-      window = new SlidingWindowBudget(MINUTE_MS);
+      window = new SlidingWindowBudget(this.#windowMs);
       this.#windows.set(providerConfig, window);
     }
-    const taken = window.take(this.#now(), calls, perHour / 60);
+    const taken = window.take(this.#now(), calls, perHour / (HOUR_MS / this.#windowMs));
     if ('retryAfterMs' in taken) {
       this.#options.onDeferred?.(provider, providerConfig);
       return { admitted: false, retryAfterMs: taken.retryAfterMs };
