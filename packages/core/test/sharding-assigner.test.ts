@@ -19,7 +19,7 @@ describe('the shard assigner against the sandbox', () => {
   const shards = new Map<string, LeaderElector>();
 
   before(async () => {
-    sandbox = await startSandbox();
+    sandbox = await startSandbox({ recordRequests: true });
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(sandbox.kubeconfig);
     user = new KubeRest(kubeConfig);
@@ -78,10 +78,20 @@ describe('the shard assigner against the sandbox', () => {
     assert.deepEqual(again.applied, [], 'a pass with nothing to do writes nothing');
   });
 
+  it('plans from its watches: no pass lists the Buckets, Tables, Namespaces or ProviderConfigs again', async () => {
+    sandbox.clearRequestLog();
+    for (let i = 0; i < 5; i++) assert.deepEqual((await assigner.sync()).applied, []);
+    const lists = sandbox.requestLog.filter((r) => r.verb === 'list' && r.resource !== 'leases');
+    assert.deepEqual(lists.map((r) => r.path), []);
+  });
+
   it('moves a dead shard\'s objects at once and leaves the others where they are', async () => {
     const before = await buckets();
     await shards.get('shard-c')!.stop();
+    sandbox.clearRequestLog();
     const result = await syncWith(['shard-a', 'shard-b']);
+    const patches = sandbox.requestLog.filter((r) => r.verb === 'patch' && r.resource === 'buckets');
+    assert.equal(patches.length, result.applied.length, 'one label patch per object moved, none refused');
     const afterMove = await buckets();
     const onC = before.filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').length;
     const lease = await user.get<{ spec?: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/shard-c`);

@@ -1,6 +1,7 @@
 import { MANAGED_KINDS, type ManagedKindName } from '@k8or/api';
 import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/access.js';
+import { mapBounded } from '../util/bounded.js';
 import { sleepUnlessAborted } from '../util/sleep.js';
 import { k8orPath } from '../kube/paths.js';
 import { KubeApiError, KubeRest } from '../kube/rest.js';
@@ -150,7 +151,7 @@ export class ShardAssigner {
       signal?.throwIfAborted();
       fenced.set(change.from, await this.#reader.takeOver(change.from, this.#options.identity ?? 'k8or-shard-assigner'));
     }
-    const written = await this.#applyAll(changes, (change) => {
+    const written = await mapBounded(changes, this.#options.concurrency ?? 16, (change) => {
       const fencedOff = change.action === 'assign' && change.from !== undefined && !fenced.get(change.from);
       if (fencedOff) return Promise.resolve(false);
       const record = records.get(change.object)!;
@@ -170,32 +171,6 @@ export class ShardAssigner {
     const source = shardKeySourceOf(kind, record, context);
     this.#keys.set(record, { contextVersion, source });
     return source;
-  }
-
-  /**
-   * Applies `apply` to every change with up to `concurrency` in flight; whether each was
-   * written, in the order of `changes`. The first failure (or `signal`) stops handing out more;
-   * the ones in flight settle, then it is thrown.
-   */
-  async #applyAll(changes: readonly ShardLabelChange[], apply: (change: ShardLabelChange) => Promise<boolean>, signal: AbortSignal | undefined): Promise<boolean[]> {
-    const written = new Array<boolean>(changes.length).fill(false);
-    let next = 0;
-    let failure: { error: unknown } | undefined;
-    const worker = async (): Promise<void> => {
-      while (failure === undefined && next < changes.length) {
-        const i = next++;
-        try {
-          signal?.throwIfAborted();
-          written[i] = await apply(changes[i]!);
-        } catch (error) {
-          failure ??= { error };
-        }
-      }
-    };
-    const workers = Math.max(1, Math.min(this.#options.concurrency ?? 16, changes.length));
-    await Promise.all(Array.from({ length: workers }, worker));
-    if (failure !== undefined) throw failure.error;
-    return written;
   }
 
   /** One compare-and-swap label patch; false when the object changed or went since it was read. */
