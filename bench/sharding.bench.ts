@@ -152,13 +152,13 @@ try {
     BASE.map(async (name) => {
       const stats = await replicaStats(fleet.replicas.get(name)!);
       const held = created.filter((s) => s.shard === name);
-      return `| ${name}${name === leader ? ' (assigner)' : ''} | ${held.filter((s) => s.kind === 'Bucket').length} | ${held.filter((s) => s.kind === 'Table').length} | **${mib(stats.rss)}** |`;
+      return `| ${name}${name === leader ? ' (assigner)' : ''} | ${held.filter((s) => s.kind === 'Bucket').length} | ${held.filter((s) => s.kind === 'Table').length} | **${mib(stats.rss)}** | ${mib(stats.heapUsed)} / ${mib(stats.heapTotal)} | ${mib(stats.external)} |`;
     }),
   );
   print(
     `\nSteady state, ${OBJECTS.toLocaleString('en')} objects (Buckets and Tables, half each, on two ProviderConfigs) over ${REPLICAS} replicas, ${values.workers} workers each; created and all Ready in ${createSeconds} s (load ${load()}):\n`,
-    '| replica | Buckets | Tables | RSS MiB |',
-    '|---|---:|---:|---:|',
+    '| replica | Buckets | Tables | RSS MiB | V8 heap used / reserved, MiB | external, MiB |',
+    '|---|---:|---:|---:|---:|---:|',
     ...steadyRows,
   );
 
