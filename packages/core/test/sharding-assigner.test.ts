@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION, type ManagedResource } from '@k8or/api';
-import { KubeRest, ShardAssigner, corePath, drainLabel, installCrds, k8orPath, shardLabel, shardLease, type LeaderElector, type ShardLabelChange } from '@k8or/core';
+import { API_VERSION, Annotations, type ManagedResource } from '@k8or/api';
+import { HashRing, KubeRest, ShardAssigner, assignShard, corePath, drainLabel, installCrds, k8orPath, shardLabel, shardLease, type LeaderElector, type ShardLabelChange } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin, waitFor } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
@@ -134,6 +134,26 @@ describe('the shard assigner against the sandbox', () => {
     // Writes per object moved from a live shard: the leader's drain and assign, and the shard's release.
     const writes = drained.applied.length + asked.length + assigned.length;
     console.log(`moved ${asked.length} of ${final.length} objects to a new shard with ${(writes / asked.length).toFixed(1)} API writes each`);
+  });
+
+  it('follows a ProviderConfig created after its objects: their shard key, and so their shard, change with it', async () => {
+    const live = ['shard-a', 'shard-b', 'shard-d'];
+    const group = (await user.get<ManagedResource>(k8orPath('Bucket', 'team-a', 'shared')))!.metadata.labels?.[SHARD];
+    // A name whose object-alone key hashes away from the shard of the objects naming shared-data.
+    const ring = new HashRing(live);
+    const name = Array.from({ length: 20 }, (_, i) => `late-${i}`).find((n) => assignShard(ring, { kind: 'Bucket', namespace: 'team-d', name: n }) !== group)!;
+    await user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-d', annotations: { [Annotations.providerConfig]: 'late' } } });
+    await createBucket('team-d', name, 'shared-data');
+    const first = await waitFor('the object on a shard by its own key', async () => {
+      await assigner.sync();
+      return (await user.get<ManagedResource>(k8orPath('Bucket', 'team-d', name)))?.metadata.labels?.[SHARD];
+    }, 60_000, 100);
+    assert.notEqual(first, group, 'no ProviderConfig yet: the object alone is its key');
+    await user.create(k8orPath('ProviderConfig', undefined), { apiVersion: API_VERSION, kind: 'ProviderConfig', metadata: { name: 'late' }, spec: { provider: 'aws', region: 'mem-west-1' } });
+    const drain = await waitFor('the object asked to move to the shard of shared-data', async () => {
+      return (await assigner.sync()).applied.find((c) => c.object.namespace === 'team-d' && c.object.name === name);
+    }, 60_000, 100);
+    assert.deepEqual(drain.action === 'drain' ? { from: drain.from, to: drain.to } : drain, { from: first, to: group });
   });
 
   it('run() keeps assigning new objects until its signal aborts', async () => {
