@@ -12,7 +12,9 @@
 // trace of every cloud call with its replica, its object (the bucket or table it names), its
 // ProviderConfig and service, and when it arrived and was answered. Steps:
 //  1. create: the objects, until every one is labelled for a shard and Ready;
-//  2. steady state: each replica's RSS (VmRSS, no forced GC) and its share of the objects;
+//  2. steady state: each replica's RSS (VmRSS, no forced GC) and its share of the objects, then what
+//     that RSS is made of (test/reliability/support/memory-probe.ts: the kernel's split, V8's heap
+//     through the inspector, and the same after a forced GC);
 //  3. restart of every replica (SIGTERM to all, then all started again): cloud writes counted at the
 //     backends over the restart and 30 s after it (goal 0), API writes, time until every object is on
 //     a live shard and the queues are empty (a restart queues no object in sync: each is checked at
@@ -52,6 +54,7 @@ import {
   type ObjectState,
   type RateLimit,
 } from '../test/reliability/support/shard-fleet.ts';
+import { memoryBreakdown } from '../test/reliability/support/memory-probe.ts';
 
 const { values } = parseArgs({
   options: {
@@ -162,14 +165,32 @@ try {
     BASE.map(async (name) => {
       const stats = await replicaStats(fleet.replicas.get(name)!);
       const held = created.filter((s) => s.shard === name);
-      return `| ${name}${name === leader ? ' (assigner)' : ''} | ${held.filter((s) => s.kind === 'Bucket').length} | ${held.filter((s) => s.kind === 'Table').length} | **${mib(stats.rss)}** | ${mib(stats.heapUsed)} / ${mib(stats.heapTotal)} | ${mib(stats.external)} |`;
+      return `| ${name}${name === leader ? ' (assigner)' : ''} | ${held.filter((s) => s.kind === 'Bucket').length} | ${held.filter((s) => s.kind === 'Table').length} | **${mib(stats.rss)}** |`;
     }),
   );
   print(
     `\nSteady state, ${OBJECTS.toLocaleString('en')} objects (Buckets and Tables, half each, on two ProviderConfigs) over ${REPLICAS} replicas, ${values.workers} workers each; created and all Ready in ${createSeconds} s (load ${load()}):\n`,
-    '| replica | Buckets | Tables | RSS MiB | V8 heap used / reserved, MiB | external, MiB |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| replica | Buckets | Tables | RSS MiB |',
+    '|---|---:|---:|---:|',
     ...steadyRows,
+  );
+
+  // What that RSS is made of: the kernel's split, and V8's figures through the inspector, before and after a forced GC.
+  const breakdownRows: string[] = [];
+  for (const name of BASE) {
+    const m = await memoryBreakdown(fleet.replicas.get(name)!.pid).catch(() => undefined);
+    if (!m) continue;
+    const v8 = m.v8;
+    const cells = v8
+      ? [mib(v8.before.heapUsed), mib(v8.before.heapTotal), mib(v8.codeSpace), mib(v8.before.external), mib(m.rssAnon - v8.before.heapTotal - v8.before.external), mib(v8.afterGc.heapUsed), mib(v8.afterGc.heapTotal), mib(v8.rssAfterGc)]
+      : Array.from({ length: 8 }, () => '–');
+    breakdownRows.push(`| ${name}${name === leader ? ' (assigner)' : ''} | ${mib(m.rss)} | ${mib(m.rssFile)} | ${mib(m.rssAnon)} | ${cells.join(' | ')} |`);
+  }
+  print(
+    '\nWhat that RSS is made of, MiB: resident pages mapped from files (the node binary and libraries: shared by every Node process on the host) and anonymous ones; of these, V8\'s heap (used, reserved, and the compiled code in it) and the memory Node holds outside it (`external`: buffers, TLS); the rest is malloc, stacks and the engine\'s own. Then the heap and RSS after a full GC forced through the inspector:\n',
+    '| replica | RSS | files | anonymous | heap used | heap reserved | code | external | other anonymous | heap used after GC | reserved after GC | RSS after GC |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...breakdownRows,
   );
 
   // 3. restart of every replica

@@ -345,10 +345,6 @@ export interface ReplicaStats {
   queueDepth: number;
   /** controller_runtime_active_workers of both controllers. */
   activeWorkers: number;
-  /** V8's heap, used and reserved (nodejs_heap_size_used_bytes, nodejs_heap_size_total_bytes), and memory held outside it (nodejs_external_memory_bytes), bytes. */
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
 }
 
 export async function replicaStats(replica: FleetReplica): Promise<ReplicaStats> {
@@ -360,16 +356,7 @@ export async function replicaStats(replica: FleetReplica): Promise<ReplicaStats>
     for (const line of text.split('\n')) if (line.startsWith(`${name}{`) && /(controller|name)="(bucket|table)"/.test(line)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
     return total;
   };
-  const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
-  return {
-    rss,
-    reconciles: sum('controller_runtime_reconcile_total'),
-    queueDepth: sum('workqueue_depth'),
-    activeWorkers: sum('controller_runtime_active_workers'),
-    heapUsed: gauge('nodejs_heap_size_used_bytes'),
-    heapTotal: gauge('nodejs_heap_size_total_bytes'),
-    external: gauge('nodejs_external_memory_bytes'),
-  };
+  return { rss, reconciles: sum('controller_runtime_reconcile_total'), queueDepth: sum('workqueue_depth'), activeWorkers: sum('controller_runtime_active_workers') };
 }
 
 // --- the trace ------------------------------------------------------------------------------------
