@@ -300,6 +300,8 @@ try {
     );
     log(`${victim} restarted (as its container would be)`);
     await fleet.startReplica(victim);
+    // Its objects come back once the assigner's hold of its Lease has expired: the next step starts from a settled fleet.
+    await settle(BASE, `every object on ${REPLICAS} shards again`);
   }
 
   // 5. a replica killed mid-run
