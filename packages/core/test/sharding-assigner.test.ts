@@ -156,6 +156,29 @@ describe('the shard assigner against the sandbox', () => {
     assert.deepEqual(drain.action === 'drain' ? { from: drain.from, to: drain.to } : drain, { from: first, to: group });
   });
 
+  it('run() moves a dead shard\'s objects as soon as it reads the Lease expired, not at its next interval', async () => {
+    const leading = new AbortController();
+    // An interval far longer than the test: only the reads of the Leases between passes can wake it.
+    const running = assigner.run(leading.signal, 600_000);
+    try {
+      await createBucket('team-b', 'marker', 'marker-data');
+      await waitFor('the passes running', async () => (await user.get<ManagedResource>(k8orPath('Bucket', 'team-b', 'marker')))?.metadata.labels?.[SHARD], 60_000, 100);
+      // The pass that the marker's own label change wakes has read the Leases: a pass after it would need the interval.
+      await waitFor('a read of the Leases after the marker was labelled', () => {
+        const log = sandbox.requestLog;
+        const labelled = log.findLastIndex((r) => r.verb === 'patch' && r.name === 'marker');
+        return Promise.resolve(labelled >= 0 && log.slice(labelled).some((r) => r.resource === 'leases' && r.verb === 'list' && r.userAgent?.startsWith('k8or-shard-leases')) ? true : undefined);
+      }, 60_000, 100);
+      const onB = (await buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-b');
+      assert.ok(onB.length > 0);
+      await shards.get('shard-b')!.stop();
+      await waitFor('shard-b\'s objects moved', async () => ((await buckets()).some((b) => b.metadata.labels?.[SHARD] === 'shard-b') ? undefined : true), 60_000, 200);
+    } finally {
+      leading.abort();
+      await running;
+    }
+  });
+
   it('run() keeps assigning new objects until its signal aborts', async () => {
     const leading = new AbortController();
     const running = assigner.run(leading.signal, 200);

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { MANAGED_KINDS, type ManagedKindName } from '@k8or/api';
 import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/access.js';
@@ -40,8 +41,14 @@ export interface ShardSyncResult {
   skipped: ShardLabelChange[];
 }
 
-/** After a change, how long a pass waits for more to come, so a burst of them makes one pass. */
+/** After a change of objects, how long a pass waits for more to come, so a burst of them makes one pass. */
 const SETTLE_MS = 100;
+/** Between passes, how often `run()` reads the shard Leases for a shard that died or joined. */
+const LEASE_POLL_MS = 500;
+
+function sameMembership(a: ShardMembership, b: ShardMembership): boolean {
+  return isDeepStrictEqual([a.live, a.expiring], [b.live, b.expiring]);
+}
 
 /**
  * The leader's assigner: one `sync()` reads the live shards and writes the label changes
@@ -83,19 +90,22 @@ export class ShardAssigner {
 
   /**
    * Passes until `signal` aborts: the leader runs this while it leads. A pass runs every
-   * `intervalMs` (default 2 s), because a shard's expiry is a change of time, not of any object,
-   * and soon after a change in the caches, so a new object or one a shard let go of is assigned
-   * at once. The watches start with the run and stop when it ends. A failed pass is logged and
+   * `intervalMs` (default 2 s); soon after a change in the caches, so a new object or one a shard
+   * let go of is assigned at once; and as soon as a read of the shard Leases between passes (every
+   * 500 ms) finds a shard dead, expiring or new, so a dead shard's objects move without waiting for
+   * the interval. The watches start with the run and stop when it ends. A failed pass is logged and
    * retried at the next interval.
    */
   async run(signal: AbortSignal, intervalMs = 2_000): Promise<void> {
     const cache = this.#newCache();
     try {
       await cache.start(signal);
+      let membership: ShardMembership | undefined;
       while (!signal.aborted) {
         const changed = cache.changed(signal);
         try {
           const result = await this.#pass(cache, signal);
+          membership = result.membership;
           if (result.applied.length > 0 || result.skipped.length > 0) {
             this.#options.logger?.info({ live: result.membership.live, applied: result.applied.length, skipped: result.skipped.length }, 'shard assignment changed');
           }
@@ -106,13 +116,31 @@ export class ShardAssigner {
         const waiting = new AbortController();
         const stopWaiting = (): void => waiting.abort();
         signal.addEventListener('abort', stopWaiting, { once: true });
-        const woken = await Promise.race([changed.then(() => true), sleepUnlessAborted(intervalMs, waiting.signal).then(() => false)]);
+        const watchingLeases = this.#membershipChange(membership, waiting.signal).then(() => 'leases' as const);
+        const woken = await Promise.race([changed.then(() => 'objects' as const), sleepUnlessAborted(intervalMs, waiting.signal).then(() => 'timer' as const), watchingLeases]);
         waiting.abort();
         signal.removeEventListener('abort', stopWaiting);
-        if (woken) await sleepUnlessAborted(SETTLE_MS, signal);
+        // No two reads of the Leases at once: the pass reads them next.
+        await watchingLeases;
+        if (woken === 'objects') await sleepUnlessAborted(SETTLE_MS, signal);
       }
     } finally {
       cache.stop();
+    }
+  }
+
+  /**
+   * Reads the shard Leases every `LEASE_POLL_MS` until the live or expiring shards differ from
+   * `since` (or `signal` aborts): a read is a small list, where a pass plans every object, so an
+   * expiry or a new shard is noticed within that much rather than at the next pass. A failed read
+   * is left to the next one.
+   */
+  async #membershipChange(since: ShardMembership | undefined, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await sleepUnlessAborted(LEASE_POLL_MS, signal);
+      if (signal.aborted || since === undefined) continue;
+      const now = await this.#reader.read().catch(() => undefined);
+      if (now && !sameMembership(now, since)) return;
     }
   }
 
