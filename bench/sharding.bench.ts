@@ -4,7 +4,7 @@
 //
 //   npm run build && node bench/sharding.bench.ts [--objects 1000] [--replicas 3] [--scale-to 5]
 //     [--workers 10] [--s3-rate 50] [--s3-burst 100] [--dynamodb-rate 250] [--dynamodb-burst 250]
-//     [--steps restart,kill,scale]
+//     [--steps restart,takeover,kill,scale]
 //
 // The world is test/reliability/support/shard-fleet.ts (the same as the sharding suite's): each
 // ProviderConfig reaches the backends through recording proxies of its own, and each replica's
@@ -12,17 +12,23 @@
 // trace of every cloud call with its replica, its object (the bucket or table it names), its
 // ProviderConfig and service, and when it arrived and was answered. Steps:
 //  1. create: the objects, until every one is labelled for a shard and Ready;
-//  2. steady state: each replica's RSS (VmRSS, no forced GC) and its share of the objects;
+//  2. steady state: each replica's RSS (VmRSS, no forced GC) and its share of the objects, then what
+//     that RSS is made of (test/reliability/support/memory-probe.ts: the kernel's split, V8's heap
+//     through the inspector, and the same after a forced GC);
 //  3. restart of every replica (SIGTERM to all, then all started again): cloud writes counted at the
 //     backends over the restart and 30 s after it (goal 0), API writes, time until every object is on
 //     a live shard and the queues are empty (a restart queues no object in sync: each is checked at
 //     its slot of the resync period);
-//  4. a replica (not the assigner) SIGKILLed while it reconciles a user's edit of every object: time
+//  4. takeover: in a steady fleet where a user edits 1 % of the objects every 2 s, a replica (not the
+//     assigner) SIGKILLed: time until its objects are relabelled, and for each edit of one of its
+//     objects pending at the kill or made after it, the time from the later of the edit and the kill
+//     until the object is Ready at that generation (goal: the Lease duration, 15 s, plus 10 s);
+//  5. kill: a replica (not the assigner) SIGKILLed while it reconciles a user's edit of every object: time
 //     until its objects are relabelled, and until every object is Ready for its edit on the
 //     survivors (goal: within the Lease duration, 15 s, plus 10 s); then it comes back;
-//  5. scaling from --replicas to --scale-to and back, while a user keeps editing a few objects:
+//  6. scaling from --replicas to --scale-to and back, while a user keeps editing a few objects:
 //     objects moved against the consistent-hashing ideal, the operator's API writes per object moved;
-//  6. over the whole run: no two replicas' calls on one object overlapping, and the fleet's cloud
+//  7. over the whole run: no two replicas' calls on one object overlapping, and the fleet's cloud
 //     calls per ProviderConfig and service against its limit (burst + rate x window) over windows
 //     of 1 s, 10 s and 60 s.
 // Prints Markdown for docs/benchmarks.md.
@@ -33,6 +39,7 @@ import {
   PROVIDER_CONFIGS,
   assignmentOf,
   createObjects,
+  editObject,
   editObjects,
   fleetObjects,
   isCloudWrite,
@@ -47,6 +54,7 @@ import {
   type ObjectState,
   type RateLimit,
 } from '../test/reliability/support/shard-fleet.ts';
+import { memoryBreakdown } from '../test/reliability/support/memory-probe.ts';
 
 const { values } = parseArgs({
   options: {
@@ -58,8 +66,8 @@ const { values } = parseArgs({
     's3-burst': { type: 'string', default: '100' },
     'dynamodb-rate': { type: 'string', default: '250' },
     'dynamodb-burst': { type: 'string', default: '250' },
-    // the steps after the create and steady state, in this order: restart, kill, scale
-    steps: { type: 'string', default: 'restart,kill,scale' },
+    // the steps after the create and steady state, in this order: restart, takeover, kill, scale
+    steps: { type: 'string', default: 'restart,takeover,kill,scale' },
   },
 });
 const OBJECTS = Number(values.objects);
@@ -72,10 +80,15 @@ const LIMITS: Record<FleetService, RateLimit> = {
 const STEPS = new Set(values.steps.split(',').filter(Boolean));
 const LEASE_SECONDS = 15;
 const RESTART_WATCH_SECONDS = 30;
+/** The takeover step: a user edits for this long before the kill, and this long after it. */
+const TAKEOVER_WARMUP_SECONDS = 20;
+const TAKEOVER_EDIT_SECONDS = 40;
 const shardName = (i: number) => `shard-${i}`;
 const BASE = Array.from({ length: REPLICAS }, (_, i) => shardName(i));
 const SCALED = Array.from({ length: SCALE_TO }, (_, i) => shardName(i));
 
+/** The value below which a share `p` of `values` lies (nearest rank). */
+const percentile = (values: readonly number[], p: number) => [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(p * values.length) - 1)]!;
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 const load = () => loadavg()[0]!.toFixed(1);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -162,6 +175,24 @@ try {
     ...steadyRows,
   );
 
+  // What that RSS is made of: the kernel's split, and V8's figures through the inspector, before and after a forced GC.
+  const breakdownRows: string[] = [];
+  for (const name of BASE) {
+    const m = await memoryBreakdown(fleet.replicas.get(name)!.pid).catch(() => undefined);
+    if (!m) continue;
+    const v8 = m.v8;
+    const cells = v8
+      ? [mib(v8.before.heapUsed), mib(v8.before.heapTotal), mib(v8.codeSpace), mib(v8.before.external), mib(m.rssAnon - v8.before.heapTotal - v8.before.external), mib(v8.afterGc.heapUsed), mib(v8.afterGc.heapTotal), mib(v8.rssAfterGc)]
+      : Array.from({ length: 8 }, () => '–');
+    breakdownRows.push(`| ${name}${name === leader ? ' (assigner)' : ''} | ${mib(m.rss)} | ${mib(m.rssFile)} | ${mib(m.rssAnon)} | ${cells.join(' | ')} |`);
+  }
+  print(
+    '\nWhat that RSS is made of, MiB: resident pages mapped from files (the node binary and libraries: shared by every Node process on the host) and anonymous ones; of these, V8\'s heap (used, reserved, and the compiled code in it) and the memory Node holds outside it (`external`: buffers, TLS); the rest is malloc, stacks and the engine\'s own. Then the heap and RSS after a full GC forced through the inspector:\n',
+    '| replica | RSS | files | anonymous | heap used | heap reserved | code | external | other anonymous | heap used after GC | reserved after GC | RSS after GC |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...breakdownRows,
+  );
+
   // 3. restart of every replica
   if (STEPS.has('restart')) {
     log('restart: every replica stopped, then started again');
@@ -190,7 +221,90 @@ try {
     );
   }
 
-  // 4. a replica killed mid-run
+  // 4. a replica killed in a steady fleet, while a user edits 1 % of the objects every 2 s
+  if (STEPS.has('takeover')) {
+    await settle(BASE, `every object on ${REPLICAS} shards`);
+    const assigner = await until('the assigner elected', () => leaderShard(fleet.admin, BASE));
+    const beforeKill = await objectStates(fleet.admin);
+    const victim = BASE.filter((s) => s !== assigner).sort((a, b) => beforeKill.filter((o) => o.shard === b).length - beforeKill.filter((o) => o.shard === a).length)[0]!;
+    const keyOf = (o: { kind: string; name: string }) => `${o.kind}/${o.name}`;
+    const victimKeys = new Set(beforeKill.filter((o) => o.shard === victim).map(keyOf));
+    const perRound = Math.max(2, Math.round(OBJECTS / 100));
+    const stepStart = Date.now();
+    const edits: Array<{ key: string; at: number; generation: number; readyAt?: number }> = [];
+    let editing = true;
+    let watching = true;
+    // when the kill was, and when no object was labelled for the killed replica any more
+    const timeline: { killedAt?: number; relabelledAt?: number } = {};
+    log(`takeover: a user edits ${perRound} objects every 2 s; ${victim} (${victimKeys.size} objects) to be SIGKILLed after ${TAKEOVER_WARMUP_SECONDS} s`);
+    const editor = (async () => {
+      for (let round = 0; editing; round++) {
+        const roundStart = Date.now();
+        const some = new Set(Array.from({ length: perRound }, () => objects[Math.floor(Math.random() * objects.length)]!));
+        await Promise.all([...some].map(async (object) => {
+          const at = Date.now();
+          const generation = await editObject(fleet.admin, object, `takeover-${round}`).catch(() => undefined);
+          if (generation !== undefined) edits.push({ key: keyOf(object), at, generation });
+        }));
+        await sleep(Math.max(0, 2_000 - (Date.now() - roundStart)));
+      }
+    })();
+    // Each edit is done when its object is first seen Ready and Synced at its generation or a later one.
+    const watcher = (async () => {
+      while (watching) {
+        const states = await objectStates(fleet.admin).catch(() => undefined);
+        const seenAt = Date.now();
+        if (states) {
+          const byKey = new Map(states.map((s) => [keyOf(s), s]));
+          for (const edit of edits) {
+            const state = byKey.get(edit.key);
+            if (edit.readyAt === undefined && state?.readyAndSynced && state.observedGeneration >= edit.generation) edit.readyAt = seenAt;
+          }
+          if (timeline.killedAt !== undefined && timeline.relabelledAt === undefined && !states.some((s) => s.shard === victim)) timeline.relabelledAt = seenAt;
+        }
+        await sleep(250);
+      }
+    })();
+    await sleep(TAKEOVER_WARMUP_SECONDS * 1000);
+    const killed = Date.now();
+    timeline.killedAt = killed;
+    await fleet.kill(victim);
+    log(`${victim} killed; the user keeps editing for ${TAKEOVER_EDIT_SECONDS} s`);
+    await sleep(TAKEOVER_EDIT_SECONDS * 1000);
+    editing = false;
+    await editor;
+    // The victim's edits pending at the kill or made after it.
+    const victimEdits = () => edits.filter((e) => victimKeys.has(e.key) && (e.at >= killed || e.readyAt === undefined || e.readyAt > killed));
+    await until('every edit of the killed replica\'s objects Ready', async () => (timeline.relabelledAt !== undefined && victimEdits().every((e) => e.readyAt !== undefined) ? true : undefined), 1_800_000, 500);
+    watching = false;
+    await watcher;
+    const latency = (list: typeof edits) => list.map((e) => (e.readyAt! - Math.max(e.at, killed)) / 1000);
+    const summary = (values: number[]) => (values.length === 0 ? 'none' : `${percentile(values, 0.95).toFixed(1)} s / ${Math.max(...values).toFixed(1)} s (${values.length})`);
+    const mine = latency(victimEdits());
+    const pendingAtKill = victimEdits().filter((e) => e.at < killed).length;
+    const othersAfter = edits.filter((e) => !victimKeys.has(e.key) && e.at >= killed && e.readyAt !== undefined);
+    const othersBefore = edits.filter((e) => e.at < killed && e.readyAt !== undefined && e.readyAt < killed);
+    const stepOverlaps = overlappingCalls(fleet.calls().filter((c) => c.sentAt >= stepStart));
+    const goal = LEASE_SECONDS + 10;
+    print(
+      `\nA replica SIGKILLed in a steady fleet: a user edits ${perRound} random objects every 2 s from ${TAKEOVER_WARMUP_SECONDS} s before the kill to ${TAKEOVER_EDIT_SECONDS} s after it; ${victim} (not the assigner) held ${victimKeys.size} objects; Lease duration ${LEASE_SECONDS} s (load ${load()}):\n`,
+      '| measure | result |',
+      '|---|---:|',
+      `| kill to every one of its objects relabelled for a survivor | ${seconds(killed, timeline.relabelledAt)} s |`,
+      `| edits of its objects pending at the kill / made after it | ${pendingAtKill} / ${victimEdits().length - pendingAtKill} |`,
+      `| each of those edits: from the later of the edit and the kill to Ready at its generation, p95 / max (count); goal ≤ ${goal} s | **${summary(mine)}** |`,
+      `| within the goal | **${mine.every((v) => v <= goal) ? 'yes' : `no (${mine.filter((v) => v > goal).length} over)`}** |`,
+      `| for comparison, edits of the survivors' own objects after the kill: edit to Ready, p95 / max (count) | ${summary(othersAfter.map((e) => (e.readyAt! - e.at) / 1000))} |`,
+      `| and every edit before the kill (steady state) | ${summary(othersBefore.map((e) => (e.readyAt! - e.at) / 1000))} |`,
+      `| pairs of two replicas' calls on one object overlapping in time, from the step's start | **${stepOverlaps.length}** |`,
+    );
+    log(`${victim} restarted (as its container would be)`);
+    await fleet.startReplica(victim);
+    // Its objects come back once the assigner's hold of its Lease has expired: the next step starts from a settled fleet.
+    await settle(BASE, `every object on ${REPLICAS} shards again`);
+  }
+
+  // 5. a replica killed mid-run
   if (STEPS.has('kill')) {
     const killLeader = await until('the assigner elected', () => leaderShard(fleet.admin, BASE));
     const beforeKill = await objectStates(fleet.admin);
@@ -229,7 +343,7 @@ try {
     await fleet.startReplica(victim);
   }
 
-  // 5. scaling out and back, with a user editing a few objects all along
+  // 6. scaling out and back, with a user editing a few objects all along
   if (STEPS.has('scale')) {
     const beforeScale = await settle(BASE, `every object on ${REPLICAS} shards`);
     let revision = 2;
@@ -272,7 +386,7 @@ try {
     );
   }
 
-  // 6. the trace
+  // 7. the trace
   clearInterval(sampler);
   const calls = fleet.calls();
   const overlaps = overlappingCalls(calls);

@@ -5,16 +5,20 @@ import { MANAGED_KINDS, type ManagedKindName } from '@k8or/api';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { crdsCommand } from './commands/crds.js';
 import { addSettingOptions, operatorSettings, runComponents, webhookSettings } from './commands/operator.js';
-import { sandboxCommand } from './commands/sandbox.js';
-import { importCommand, ImportError } from './commands/import.js';
-import { planCommand, PlanUsageError } from './commands/plan.js';
-import { ClusterReadError, validateCommand, ValidateUsageError } from './commands/validate.js';
-import { ClusterContextError } from './cluster/reads.js';
-import { traceCommand, TraceNotFoundError } from './commands/trace.js';
 import { TraceArgumentError } from './trace/target-arg.js';
-import { approveCommand } from './commands/approve.js';
-import { reconcileCommand } from './commands/reconcile.js';
 import { ManifestPathError } from './manifests/read.js';
+
+// The other commands' modules load when their command runs: `k8or operator`, the image's command
+// in every Pod, then never loads the sandbox's local clouds or the cluster-reading commands' clients
+// (about 70 MiB of heap a replica would hold for nothing).
+const sandbox = () => import('./commands/sandbox.js');
+const importing = () => import('./commands/import.js');
+const plan = () => import('./commands/plan.js');
+const validate = () => import('./commands/validate.js');
+const clusterReads = () => import('./cluster/reads.js');
+const trace = () => import('./commands/trace.js');
+const approve = () => import('./commands/approve.js');
+const reconcile = () => import('./commands/reconcile.js');
 
 /** How long plan and import wait for one cloud call. */
 const CLOUD_TIMEOUT_MS = 60_000;
@@ -61,7 +65,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .allowExcessArguments()
     .argument('[options...]')
     .action(async (rest: string[]) => {
-      exitCode = await sandboxCommand(rest);
+      exitCode = await (await sandbox()).sandboxCommand(rest);
     });
 
   addSettingOptions(
@@ -97,7 +101,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option('--kubeconfig <FILE>', 'with --context, or alone for its current context: the kubeconfig to read them from (default: KUBECONFIG, ~/.kube/config)'),
   ).action(async (options: { filename: string[]; recursive: boolean; output: 'human' | 'json'; providers?: string[]; providerRoot?: string; defaultDeletionPolicy: 'Delete' | 'Retain'; secretsNamespace: string; clusterId?: string; provider?: string; providerConfigs?: string; context?: string; kubeconfig?: string }) => {
     const clusterId = options.clusterId ?? process.env.K8OR_CLUSTER_ID;
-    exitCode = await validateCommand({ ...options, providers: options.providers ?? [], providerRoot: options.providerRoot, clusterId });
+    exitCode = await (await validate()).validateCommand({ ...options, providers: options.providers ?? [], providerRoot: options.providerRoot, clusterId });
   });
 
   providerOptions(
@@ -110,7 +114,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option('--cluster-id <ID>', 'the operator\'s cluster id, for owner tags and default names (default: K8OR_CLUSTER_ID, else the uid of kube-system, as the operator and the sandbox use it)')
       .addOption(new Option('-o, --output <FORMAT>', 'human or json').choices(['human', 'json']).default('human')),
   ).action(async (options: { filename: string[]; providerConfig?: string; kubeconfig?: string; clusterId?: string; output: 'human' | 'json'; providers?: string[]; providerRoot?: string }) => {
-    exitCode = await planCommand({
+    exitCode = await (await plan()).planCommand({
       filename: options.filename,
       providerConfig: options.providerConfig,
       kubeconfig: options.kubeconfig,
@@ -132,7 +136,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       .addOption(new Option('--kinds <LIST>', 'kinds to list, comma-separated').default(['Bucket', 'Table'], 'Bucket,Table').argParser(kindList))
       .option('--include-managed', 'also list resources another k8or object already manages', false),
   ).action(async (options: { providerConfig: string; kubeconfig?: string; namespace: string; kinds: ManagedKindName[]; includeManaged: boolean; providers?: string[]; providerRoot?: string }) => {
-    exitCode = await importCommand({ ...options, kubeconfig: options.kubeconfig, providerRoot: options.providerRoot, providers: options.providers ?? [], timeoutMs: CLOUD_TIMEOUT_MS });
+    exitCode = await (await importing()).importCommand({ ...options, kubeconfig: options.kubeconfig, providerRoot: options.providerRoot, providers: options.providers ?? [], timeoutMs: CLOUD_TIMEOUT_MS });
   });
 
   providerOptions(
@@ -146,7 +150,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option('--cluster-id <ID>', 'the operator\'s cluster id, for owner tags and default names (default: K8OR_CLUSTER_ID, else the uid of kube-system)')
       .addOption(new Option('-o, --output <FORMAT>', 'human or json').choices(['human', 'json']).default('human')),
   ).action(async (target: string[], options: { namespace?: string; kubeconfig?: string; context?: string; clusterId?: string; output: 'human' | 'json'; providers?: string[]; providerRoot?: string }) => {
-    exitCode = await traceCommand({
+    exitCode = await (await trace()).traceCommand({
       target,
       namespace: options.namespace,
       kubeconfig: options.kubeconfig,
@@ -167,7 +171,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option('-n, --namespace <NS>', 'namespace of the object (default: the kubeconfig context\'s, else default)')
     .option('--kubeconfig <FILE>', 'the cluster (default: KUBECONFIG, in-cluster, ~/.kube/config)')
     .action(async (target: string, options: { namespace?: string; kubeconfig?: string }) => {
-      exitCode = await approveCommand({ target, namespace: options.namespace, kubeconfig: options.kubeconfig });
+      exitCode = await (await approve()).approveCommand({ target, namespace: options.namespace, kubeconfig: options.kubeconfig });
     });
 
   program
@@ -182,7 +186,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       return seconds;
     })
     .action(async (target: string, options: { namespace?: string; kubeconfig?: string; wait?: number }) => {
-      exitCode = await reconcileCommand({ target, namespace: options.namespace, kubeconfig: options.kubeconfig, waitMs: (options.wait ?? 0) * 1000 });
+      exitCode = await (await reconcile()).reconcileCommand({ target, namespace: options.namespace, kubeconfig: options.kubeconfig, waitMs: (options.wait ?? 0) * 1000 });
     });
 
   program
@@ -198,6 +202,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) {
       return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? ExitCode.ok : ExitCode.usage;
     }
+    // Loaded already when their command threw them; loaded here only on a failure of another command.
+    const [{ PlanUsageError }, { ValidateUsageError, ClusterReadError }, { ClusterContextError }, { TraceNotFoundError }, { ImportError }] = await Promise.all([plan(), validate(), clusterReads(), trace(), importing()]);
     if (error instanceof ManifestPathError || error instanceof PlanUsageError || error instanceof ValidateUsageError || error instanceof ClusterContextError || error instanceof TraceArgumentError) {
       process.stderr.write(`k8or: ${error.message}\n`);
       return ExitCode.usage;

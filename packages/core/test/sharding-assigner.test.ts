@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION, type ManagedResource } from '@k8or/api';
-import { KubeRest, ShardAssigner, corePath, drainLabel, installCrds, k8orPath, shardLabel, shardLease, type LeaderElector } from '@k8or/core';
+import { API_VERSION, Annotations, type ManagedResource } from '@k8or/api';
+import { HashRing, KubeRest, ShardAssigner, assignShard, corePath, drainLabel, installCrds, k8orPath, shardLabel, shardLease, type LeaderElector, type ShardLabelChange } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin, waitFor } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
@@ -19,7 +19,7 @@ describe('the shard assigner against the sandbox', () => {
   const shards = new Map<string, LeaderElector>();
 
   before(async () => {
-    sandbox = await startSandbox();
+    sandbox = await startSandbox({ recordRequests: true });
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(sandbox.kubeconfig);
     user = new KubeRest(kubeConfig);
@@ -78,10 +78,20 @@ describe('the shard assigner against the sandbox', () => {
     assert.deepEqual(again.applied, [], 'a pass with nothing to do writes nothing');
   });
 
+  it('plans from its watches: no pass lists the Buckets, Tables, Namespaces or ProviderConfigs again', async () => {
+    sandbox.clearRequestLog();
+    for (let i = 0; i < 5; i++) assert.deepEqual((await assigner.sync()).applied, []);
+    const lists = sandbox.requestLog.filter((r) => r.verb === 'list' && r.resource !== 'leases');
+    assert.deepEqual(lists.map((r) => r.path), []);
+  });
+
   it('moves a dead shard\'s objects at once and leaves the others where they are', async () => {
     const before = await buckets();
     await shards.get('shard-c')!.stop();
+    sandbox.clearRequestLog();
     const result = await syncWith(['shard-a', 'shard-b']);
+    const patches = sandbox.requestLog.filter((r) => r.verb === 'patch' && r.resource === 'buckets');
+    assert.equal(patches.length, result.applied.length, 'one label patch per object moved, none refused');
     const afterMove = await buckets();
     const onC = before.filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').length;
     const lease = await user.get<{ spec?: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/shard-c`);
@@ -110,15 +120,63 @@ describe('the shard assigner against the sandbox', () => {
     for (const b of asked) {
       await user.patch(k8orPath('Bucket', b.metadata.namespace, b.metadata.name), { metadata: { resourceVersion: b.metadata.resourceVersion, labels: { [SHARD]: null, [DRAIN]: null } } });
     }
-    const assigned = await assigner.sync();
-    assert.equal(assigned.applied.length, asked.length);
-    assert.ok(assigned.applied.every((c) => c.action === 'assign' && c.shard === 'shard-d'));
+    // The assigner sees the releases when its watch brings them: pass until every one is assigned.
+    const assigned: ShardLabelChange[] = [];
+    await waitFor('every released object assigned', async () => {
+      assigned.push(...(await assigner.sync()).applied);
+      return assigned.length >= asked.length;
+    }, 60_000, 100);
+    assert.equal(assigned.length, asked.length);
+    assert.ok(assigned.every((c) => c.action === 'assign' && c.shard === 'shard-d'));
     const final = await buckets();
     for (const b of final) assert.equal(b.metadata.labels?.[DRAIN], undefined);
     assert.equal(final.filter((b) => b.metadata.labels?.[SHARD] === 'shard-d').length, asked.length);
     // Writes per object moved from a live shard: the leader's drain and assign, and the shard's release.
-    const writes = drained.applied.length + asked.length + assigned.applied.length;
+    const writes = drained.applied.length + asked.length + assigned.length;
     console.log(`moved ${asked.length} of ${final.length} objects to a new shard with ${(writes / asked.length).toFixed(1)} API writes each`);
+  });
+
+  it('follows a ProviderConfig created after its objects: their shard key, and so their shard, change with it', async () => {
+    const live = ['shard-a', 'shard-b', 'shard-d'];
+    const group = (await user.get<ManagedResource>(k8orPath('Bucket', 'team-a', 'shared')))!.metadata.labels?.[SHARD];
+    // A name whose object-alone key hashes away from the shard of the objects naming shared-data.
+    const ring = new HashRing(live);
+    const name = Array.from({ length: 20 }, (_, i) => `late-${i}`).find((n) => assignShard(ring, { kind: 'Bucket', namespace: 'team-d', name: n }) !== group)!;
+    await user.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-d', annotations: { [Annotations.providerConfig]: 'late' } } });
+    await createBucket('team-d', name, 'shared-data');
+    const first = await waitFor('the object on a shard by its own key', async () => {
+      await assigner.sync();
+      return (await user.get<ManagedResource>(k8orPath('Bucket', 'team-d', name)))?.metadata.labels?.[SHARD];
+    }, 60_000, 100);
+    assert.notEqual(first, group, 'no ProviderConfig yet: the object alone is its key');
+    await user.create(k8orPath('ProviderConfig', undefined), { apiVersion: API_VERSION, kind: 'ProviderConfig', metadata: { name: 'late' }, spec: { provider: 'aws', region: 'mem-west-1' } });
+    const drain = await waitFor('the object asked to move to the shard of shared-data', async () => {
+      return (await assigner.sync()).applied.find((c) => c.object.namespace === 'team-d' && c.object.name === name);
+    }, 60_000, 100);
+    assert.deepEqual(drain.action === 'drain' ? { from: drain.from, to: drain.to } : drain, { from: first, to: group });
+  });
+
+  it('run() moves a dead shard\'s objects as soon as it reads the Lease expired, not at its next interval', async () => {
+    const leading = new AbortController();
+    // An interval far longer than the test: only the reads of the Leases between passes can wake it.
+    const running = assigner.run(leading.signal, 600_000);
+    try {
+      await createBucket('team-b', 'marker', 'marker-data');
+      await waitFor('the passes running', async () => (await user.get<ManagedResource>(k8orPath('Bucket', 'team-b', 'marker')))?.metadata.labels?.[SHARD], 60_000, 100);
+      // The pass that the marker's own label change wakes has read the Leases: a pass after it would need the interval.
+      await waitFor('a read of the Leases after the marker was labelled', () => {
+        const log = sandbox.requestLog;
+        const labelled = log.findLastIndex((r) => r.verb === 'patch' && r.name === 'marker');
+        return Promise.resolve(labelled >= 0 && log.slice(labelled).some((r) => r.resource === 'leases' && r.verb === 'list' && r.userAgent?.startsWith('k8or-shard-leases')) ? true : undefined);
+      }, 60_000, 100);
+      const onB = (await buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-b');
+      assert.ok(onB.length > 0);
+      await shards.get('shard-b')!.stop();
+      await waitFor('shard-b\'s objects moved', async () => ((await buckets()).some((b) => b.metadata.labels?.[SHARD] === 'shard-b') ? undefined : true), 60_000, 200);
+    } finally {
+      leading.abort();
+      await running;
+    }
   });
 
   it('run() keeps assigning new objects until its signal aborts', async () => {

@@ -80,6 +80,9 @@ export interface ObjectState {
   generation: number;
   /** Ready and Synced for its current generation. */
   ready: boolean;
+  /** Ready and Synced for `observedGeneration`, which may be older than its generation. */
+  readyAndSynced: boolean;
+  observedGeneration: number;
 }
 
 export interface Fleet {
@@ -278,6 +281,12 @@ export async function createObjects(admin: KubeRest, objects: ReturnType<typeof 
   });
 }
 
+/** A user's edit of one object (a new `revision` label); the generation it made. */
+export async function editObject(admin: KubeRest, object: { kind: FleetKind; name: string }, revision: string): Promise<number> {
+  const edited = await retried(() => admin.patch<{ metadata: { generation?: number } }>(k8orPath(object.kind, OBJECT_NAMESPACE, object.name), { spec: { labels: { revision } } }));
+  return edited.metadata.generation ?? 0;
+}
+
 /** A user's edit of every object named: a new `revision` label, which the cloud's tags must follow. */
 export async function editObjects(admin: KubeRest, objects: ReadonlyArray<{ kind: FleetKind; name: string }>, revision: string): Promise<void> {
   await inBatches(objects, (object) => admin.patch(k8orPath(object.kind, OBJECT_NAMESPACE, object.name), { spec: { labels: { revision } } }));
@@ -305,6 +314,8 @@ export async function objectStates(admin: KubeRest): Promise<ObjectState[]> {
         draining: item.metadata.labels?.[DRAIN_LABEL[kind]] !== undefined,
         generation,
         ready: condition('Ready') && condition('Synced') && item.status?.observedGeneration === generation,
+        readyAndSynced: condition('Ready') && condition('Synced'),
+        observedGeneration: item.status?.observedGeneration ?? 0,
       });
     }
   }

@@ -1,4 +1,4 @@
-import type { ManagedKindName, ManagedResource, ProviderConfig } from '@k8or/api';
+import type { ManagedKindName, ProviderConfig } from '@k8or/api';
 import { cloudResourceKey, cloudTargetFor } from '../policy/cloud-target.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
@@ -15,6 +15,15 @@ export interface ShardKeyContext {
 }
 
 /**
+ * A Bucket or Table, or the assigner's compact record of one: the rest of what the key reads
+ * (`spec.name`, the external-name annotation, `metadata.uid`, `spec.providerConfigRef`) is read
+ * where present.
+ */
+export interface ShardKeyObject {
+  metadata: { name?: string | undefined; namespace?: string | undefined };
+}
+
+/**
  * What an object hashes by: the cloud resource it names by the engine's rules (its
  * ProviderConfig's target, its kind, its external name), else the object alone. The target is
  * resolved without credentials, as the admission webhook's one-object check resolves it, so the
@@ -22,7 +31,7 @@ export interface ShardKeyContext {
  * No ProviderConfig, provider not installed, a target the provider cannot tell without
  * credentials, or no external name yet: the object alone.
  */
-export function shardKeySourceOf(kind: ManagedKindName, resource: ManagedResource, context: ShardKeyContext): ShardKeySource {
+export function shardKeySourceOf(kind: ManagedKindName, resource: ShardKeyObject, context: ShardKeyContext): ShardKeySource {
   const namespace = resource.metadata.namespace ?? '';
   const source: ShardKeySource = { kind, namespace, name: resource.metadata.name ?? '' };
   const providerConfig = context.providerConfig(providerConfigFor(resource, context.namespace(namespace)).name);

@@ -1,0 +1,143 @@
+import { GROUP, KINDS, VERSION, type ManagedKindName, type ProviderConfig } from '@k8or/api';
+import type { Logger } from 'pino';
+import { createInformer, type Informer } from '../informer/informer.js';
+import { objectKey, type ObjectWithMetadata } from '../informer/object-key.js';
+import type { KubeAccess } from '../kube/access.js';
+import type { NamespaceInfo } from '../reconcile/ports.js';
+import { namespaceRecordOf, providerConfigRecordOf, sameButVersion, shardRecordOf, type ShardRecord } from './shard-record.js';
+
+type NamespaceRecord = NamespaceInfo & ObjectWithMetadata;
+
+export interface AssignmentCacheOptions {
+  kubeConfig: KubeAccess;
+  kinds: readonly ManagedKindName[];
+  logger?: Logger;
+}
+
+/**
+ * What the assigner plans from, kept by watches rather than listed on every pass: a compact
+ * record of every Bucket and Table (`ShardRecord`), and the Namespaces and ProviderConfigs their
+ * shard keys depend on. `changed()` tells when something a plan depends on changed; a write that
+ * touches nothing of it (a status update, a user's label) does not count.
+ */
+export class AssignmentCache {
+  readonly #records = new Map<ManagedKindName, Informer<ShardRecord>>();
+  readonly #namespaces: Informer<NamespaceRecord>;
+  readonly #providerConfigs: Informer<ProviderConfig>;
+  /** Records known to be older than the object (the assigner wrote it since): kind/key → that record's resourceVersion. */
+  readonly #outdated = new Map<string, string | undefined>();
+  #waiters: (() => void)[] = [];
+  /** Bumped on every change of a Namespace or ProviderConfig: the shard keys computed before may be stale. */
+  #contextVersion = 0;
+
+  constructor(options: AssignmentCacheOptions) {
+    const common = { kubeConfig: options.kubeConfig, ...(options.logger ? { logger: options.logger } : {}) };
+    for (const kind of options.kinds) {
+      const informer = createInformer<ShardRecord>({ ...common, group: GROUP, version: VERSION, plural: KINDS[kind].plural, transform: (object) => shardRecordOf(kind, object) });
+      this.#watch(informer, () => undefined);
+      informer.on('delete', (record) => this.#outdated.delete(outdatedKey(kind, record)));
+      this.#records.set(kind, informer);
+    }
+    this.#namespaces = createInformer<NamespaceRecord>({ ...common, group: '', version: 'v1', plural: 'namespaces', transform: namespaceRecordOf });
+    this.#providerConfigs = createInformer<ProviderConfig>({ ...common, group: GROUP, version: VERSION, plural: KINDS.ProviderConfig.plural, transform: providerConfigRecordOf });
+    for (const informer of [this.#namespaces, this.#providerConfigs] as Informer<ObjectWithMetadata>[]) {
+      this.#watch(informer, () => this.#contextVersion++);
+      informer.on('delete', () => {
+        this.#contextVersion++;
+        this.#notify();
+      });
+    }
+  }
+
+  /** Lists and starts watching; resolves once every cache holds its first list, or `signal` aborted (then stopped). */
+  async start(signal?: AbortSignal): Promise<void> {
+    const stop = (): void => this.stop();
+    signal?.addEventListener('abort', stop, { once: true });
+    if (signal?.aborted) this.stop();
+    try {
+      await Promise.all(this.#informers().map((informer) => informer.start()));
+    } finally {
+      signal?.removeEventListener('abort', stop);
+    }
+  }
+
+  stop(): void {
+    for (const informer of this.#informers()) informer.stop();
+    this.#notify();
+  }
+
+  /** The records of one kind, but for those known to be outdated (see `outdated`). */
+  *records(kind: ManagedKindName): Generator<ShardRecord> {
+    const informer = this.#records.get(kind);
+    if (!informer) return;
+    for (const record of informer.cache.list()) {
+      const key = outdatedKey(kind, record);
+      if (this.#outdated.has(key)) {
+        if (this.#outdated.get(key) === record.metadata.resourceVersion) continue;
+        this.#outdated.delete(key);
+      }
+      yield record;
+    }
+  }
+
+  /**
+   * The object of `record` changed since (the assigner wrote it, or a write of its was refused):
+   * leave it out of plans until the watch brings a newer record, so no write is made from a
+   * copy known to be old.
+   */
+  outdated(kind: ManagedKindName, record: ShardRecord): void {
+    this.#outdated.set(outdatedKey(kind, record), record.metadata.resourceVersion);
+  }
+
+  namespace(name: string): NamespaceInfo | undefined {
+    return this.#namespaces.cache.get(name);
+  }
+
+  providerConfig(name: string): ProviderConfig | undefined {
+    return this.#providerConfigs.cache.get(name);
+  }
+
+  /** Changes with every change of a Namespace or ProviderConfig. */
+  get contextVersion(): number {
+    return this.#contextVersion;
+  }
+
+  /** Resolves at the next change a plan depends on, or at once when `signal` aborts. */
+  changed(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      signal?.addEventListener('abort', done, { once: true });
+      this.#waiters.push(done);
+    });
+  }
+
+  #informers(): Informer<ObjectWithMetadata>[] {
+    return [...this.#records.values(), this.#namespaces, this.#providerConfigs] as Informer<ObjectWithMetadata>[];
+  }
+
+  #watch<T extends ObjectWithMetadata>(informer: Informer<T>, onChange: () => void): void {
+    informer.on('add', () => {
+      onChange();
+      this.#notify();
+    });
+    informer.on('update', (record, old) => {
+      if (old && sameButVersion(old, record)) return;
+      onChange();
+      this.#notify();
+    });
+  }
+
+  #notify(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+function outdatedKey(kind: ManagedKindName, record: ShardRecord): string {
+  return `${kind}/${objectKey(record)}`;
+}
