@@ -3,6 +3,7 @@ import { AzureNamedKeyCredential, AzureSASCredential, TableClient, TableServiceC
 import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
 import { AnonymousCredential, BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import type { AzureClientSettings } from './config.js';
+import { attemptCountPolicy } from './attempt-count.js';
 import { attemptTimeoutPolicy, ATTEMPT_TIMEOUT_MS } from './attempt-timeout.js';
 import { retryAfterPolicy } from './retry-after.js';
 import { retryTokenPolicy, type PolicyPipeline } from './retry-tokens.js';
@@ -32,7 +33,7 @@ export interface AzureClientTuning {
 }
 
 /** The per-attempt policies, in the order they run after the SDK's retry policy (the timeout innermost, so a token wait is not an attempt). */
-const perAttemptPolicies = (tuning: AzureClientTuning) => [retryTokenPolicy, retryAfterPolicy, attemptTimeoutPolicy(tuning.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS)];
+const perAttemptPolicies = (tuning: AzureClientTuning) => [attemptCountPolicy, retryTokenPolicy, retryAfterPolicy, attemptTimeoutPolicy(tuning.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS)];
 
 function newBlobServiceClient(settings: AzureClientSettings, tuning: AzureClientTuning): BlobServiceClient {
   const options = { retryOptions: { maxTries: MAX_TRIES, retryDelayInMs: RETRY_DELAY_MS, maxRetryDelayInMs: MAX_RETRY_DELAY_MS } };

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { TableClient, TableItem, TableServiceClient } from '@azure/data-tables';
 import type { Table } from '@k8or/api';
 import { DeletionBlockedError, NotOwnedError, ProviderError, TerminalError, type ApplyResult, type CallOptions, type ConnectionContext, type Connector, type ExternalClient, type InventoryContext, type InventoryItem, type Observation, type Presence, type ResourceIdentity } from '@k8or/core';
+import { attemptsOf } from './attempt-count.js';
 import { tableClient, tableServiceClient } from './clients.js';
 import { clientSettings, type AzureCredential } from './config.js';
 import { callAzure, hasCode } from './errors.js';
@@ -131,16 +132,28 @@ export class AzureTableClient implements ExternalClient<Table> {
   /**
    * Create Table, then its identity marker (#mark). The SDK takes "already exists" (409) for success; here it is NotOwnedError,
    * since a table carries nothing that could prove it ours: the engine observes before it
-   * creates, so a table found only now was made by someone else.
+   * creates, so a table found only now was made by someone else, or by an earlier attempt of
+   * this very call that the SDK retried (a stall given up, a 5xx after the effect). Then the
+   * outcome is unknown, not refused (`noEffect: false`), and the engine keeps create-pending.
    */
   async create(_table: Table, call: CallOptions): Promise<ApplyResult> {
     let status: number | undefined;
+    let attempts: number | undefined;
     await callAzure(this.#context, { service: AzureServices.tables, signal: call.signal }, 'CreateTable', () =>
-      this.#service.createTable(this.#name, { abortSignal: call.signal, onResponse: (response) => void (status = response.status) }),
+      this.#service.createTable(this.#name, {
+        abortSignal: call.signal,
+        onResponse: (response) => {
+          status = response.status;
+          attempts = attemptsOf(response.request);
+        },
+      }),
     );
     if (status === 409) {
-      throw new NotOwnedError(`CreateTable: table "${this.#name}" already exists and nothing shows it is this object's (TableAlreadyExists); annotate the Table with k8or.io/adopt: "true" to take it over`, {
+      const refused = attempts === 1;
+      const why = refused ? "nothing shows it is this object's" : "the SDK retried this create, so an earlier attempt may have made it, but nothing proves it is this object's";
+      throw new NotOwnedError(`CreateTable: table "${this.#name}" already exists and ${why} (TableAlreadyExists); annotate the Table with k8or.io/adopt: "true" to take it over`, {
         code: 'TableAlreadyExists',
+        noEffect: refused,
       });
     }
     const marker = await this.#mark(call);

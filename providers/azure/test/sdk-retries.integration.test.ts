@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Bucket, Table } from '@k8or/api';
-import { CloudRateLimits, RetryableError, type ExternalClient } from '@k8or/core';
+import { CloudRateLimits, NotOwnedError, RetryableError, type ExternalClient } from '@k8or/core';
 import { azureBucketConnector, azureProvider, azureTableConnector, type AzureConnectorOptions } from '@k8or/provider-azure';
 import { accountKeySecret, azureProviderConfig, bucket, connectionContext, startProxiedAzurite, startFaultProxy as startErrorProxy, table, type ProxiedAzurite } from './support.ts';
 import { retryableFailureOf } from '@k8or/provider-testkit';
@@ -177,6 +177,31 @@ describe("the Azure SDKs' retries on the wire (Azurite behind the fault proxy)",
       assert.equal(tokensAfterStorm - tokensBeforeStorm, 30, 'each attempt of the storm took a token');
     });
   }
+
+  it('Tables: a create the SDK retried after a stalled attempt that made the table is no refusal: "already exists" then leaves its outcome unknown (noEffect false)', async () => {
+    const proxy = azure.proxies.get('azure-table')!;
+    const resource = tables.resource('made-by-a-stalled-attempt');
+    const { client } = await rateLimited(tables, resource, proxy.endpoint, { attemptTimeoutMs: ATTEMPT_TIMEOUT_MS });
+    // the first attempt reaches Azurite (the table is made), and its answer never comes back
+    proxy.setFaults({ script: ['stall'], stallMs: STALL_MS, stallAfterForward: 1 });
+    proxy.clearCalls();
+    try {
+      await assert.rejects(client.create(resource, { signal: AbortSignal.timeout(CALL_DEADLINE_MS) }), (error: unknown) => {
+        assert.ok(error instanceof NotOwnedError, String(error));
+        assert.equal(error.code, 'TableAlreadyExists');
+        assert.equal(error.noEffect, false, 'an earlier attempt may have made it: not a refusal');
+        assert.match(error.message, /nothing proves/);
+        return true;
+      });
+    } finally {
+      proxy.setFaults({});
+    }
+    assert.deepEqual(proxy.calls.slice(0, 2).map((c) => c.outcome), ['stalled', 'forwarded'], 'the SDK retried the stalled create');
+    assert.equal((await client.observe(resource, { signal: AbortSignal.timeout(10_000) })).exists, true, 'the stalled attempt made the table');
+
+    // a create answered "already exists" at its one attempt is a refusal, as before
+    await assert.rejects(client.create(resource, { signal: AbortSignal.timeout(10_000) }), (error: unknown) => error instanceof NotOwnedError && error.noEffect);
+  });
 
   it('Blob and Tables: a 429 without Retry-After is one attempt and a retryable error (neither SDK retries it; the engine backs off)', async () => {
     for (const [service, target] of [
