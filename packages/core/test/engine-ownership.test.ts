@@ -228,6 +228,26 @@ describe('ownership, decided from evidence', () => {
     assert.ok(w.cloud.buckets.has('orders-shared'));
     assert.equal(w.object('second'), undefined);
   });
+
+  it('two objects admitted at once: the one whose create made the resource keeps it, though the other is older; the older stops and never calls the cloud', async () => {
+    // Both admitted in one moment; the younger (by creationTimestamp, or by uid within one second)
+    // was reconciled before the older reached the cache, and created the bucket.
+    const w = world();
+    w.objects.put(bucket('younger', { name: 'orders-raced' }, '2026-01-02T00:00:00Z'));
+    await w.reconcile('younger');
+    assert.equal(w.synced('younger')?.reason, Reasons.ReconcileSuccess);
+    w.objects.put(bucket('older', { name: 'orders-raced' }, '2026-01-01T00:00:00Z'));
+    const calls = w.cloud.calls.length;
+    await w.reconcile('older');
+    assert.equal(w.synced('older')?.reason, Reasons.DuplicateCloudResource);
+    assert.match(w.synced('older')?.message ?? '', /media\/younger/);
+    assert.equal(w.cloud.calls.length, calls, 'the older never calls the cloud');
+    await w.reconcile('younger');
+    assert.equal(w.synced('younger')?.reason, Reasons.ReconcileSuccess, 'the object that made the resource goes on managing it');
+    w.objects.markDeleted('Bucket', NS, 'younger');
+    await w.reconcile('younger');
+    assert.equal(w.cloud.buckets.has('orders-raced'), false, 'and its delete deletes it: nothing is left with no object');
+  });
 });
 
 describe('a kind whose cloud has neither tags nor an identity (an Azure table, a Bigtable table)', () => {

@@ -9,6 +9,7 @@ export * from './provider-config-choice.js';
 export * from './creation.js';
 export * from './ownership.js';
 export * from './cloud-target.js';
+export * from './claim-order.js';
 export * from './immutability.js';
 export * from './resync.js';
 export * from './secrets.js';

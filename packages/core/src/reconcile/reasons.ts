@@ -103,7 +103,7 @@ export const Messages = {
     `The cloud resource was created in ${recorded}, but the ProviderConfig now points at ${now}. k8or will not create a second resource there. ` +
     'Point the ProviderConfig (or spec.providerConfigRef) back at the original target; to move the data, create a new object for the new target.',
   duplicate: (kind: string, other: string, externalName: string) =>
-    `${kind} ${other} (older) already names the cloud resource "${externalName}" in the same target; only it manages that resource, and this object makes no cloud call. ` +
+    `${kind} ${other} already names the cloud resource "${externalName}" in the same target, and comes first (it holds that resource, or is older); only it manages that resource, and this object makes no cloud call. ` +
     'Choose another spec.name, or delete this object.',
   protectionHeld: (fields: string) =>
     `The cloud is more protected than the spec in ${fields}; k8or does not lower a protection on its own. ` +

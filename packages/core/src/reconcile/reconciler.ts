@@ -34,6 +34,7 @@ import { deletionActionFor } from '../policy/deletion-policy.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
 import { decideDeletion, decideOwnership, mayManage, ownerTagsFor, ownerTagsNotReadYet, refuseCreate } from '../policy/ownership.js';
 import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
+import { claimOrder } from '../policy/claim-order.js';
 import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
 import { driftDigest, heldDriftApproved, isResync, sortDrift, specDigest } from '../policy/drift.js';
@@ -496,14 +497,14 @@ export class ManagedReconciler {
   }
 
   /**
-   * One object per cloud resource: the condition for this object when an older one (by
-   * creationTimestamp, then uid) names the same cloud resource key, else undefined.
+   * One object per cloud resource: the condition for this object when another that comes first
+   * (`claimOrder`: it holds the resource, or is older) names the same cloud resource key, else undefined.
    */
   async #olderClaimant(resource: ManagedResource, target: Target, externalName: string): Promise<Blocker | undefined> {
     const others = this.#deps.kube.withExternalName?.(this.kind, externalName) ?? [];
     const mine = cloudResourceKey(target.cloudTarget, this.kind, externalName);
-    for (const other of others.sort(byAge)) {
-      if (other.metadata.uid === resource.metadata.uid || byAge(other, resource) >= 0) continue;
+    for (const other of others.sort(claimOrder)) {
+      if (other.metadata.uid === resource.metadata.uid || claimOrder(other, resource) >= 0) continue;
       const otherTarget = await this.#cloudTargetOf(other);
       if (otherTarget && cloudResourceKey(otherTarget, this.kind, externalName) === mine) {
         return { reason: Reasons.DuplicateCloudResource, message: Messages.duplicate(this.kind, `${other.metadata.namespace}/${other.metadata.name}`, externalName) };
@@ -1183,14 +1184,6 @@ function withIdentity(resource: ManagedResource, identity: ResourceIdentity | nu
 }
 
 /** Older first: creationTimestamp, then uid (the engine's one-object-per-cloud-resource rule). */
-function byAge(a: ManagedResource, b: ManagedResource): number {
-  const at = a.metadata.creationTimestamp ?? '';
-  const bt = b.metadata.creationTimestamp ?? '';
-  if (at !== bt) return Date.parse(at) - Date.parse(bt) || (at < bt ? -1 : 1);
-  const au = a.metadata.uid ?? '';
-  const bu = b.metadata.uid ?? '';
-  return au < bu ? -1 : au > bu ? 1 : 0;
-}
 
 /** `aws region=eu-west-1 endpoint=...`: a target as a user reads it (never holds credentials). */
 function describeTarget(target: Readonly<Record<string, string>>): string {
