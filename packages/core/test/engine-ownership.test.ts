@@ -612,6 +612,26 @@ describe('protection only goes up on its own', () => {
     assert.equal(w.object('photos')?.status?.observedGeneration, 2);
   });
 
+  it('a new generation that edits another field asks nothing of a protection set in the cloud: it is held', async () => {
+    const w = world('Table');
+    w.objects.put(table('orders', { name: 'orders-edited', labels: { team: 'a' } }));
+    await w.reconcile('orders');
+    const found = w.cloud.tables.get('orders-edited');
+    assert.ok(found);
+    found.deletionProtection = true; // set in the console
+    w.objects.editSpec('Table', NS, 'orders', (spec) => {
+      spec.labels = { team: 'b' };
+    });
+    await w.reconcile('orders');
+    assert.deepEqual(w.cloud.tables.get('orders-edited')?.labels, { team: 'b' }, 'the edit is applied');
+    assert.equal(w.cloud.tables.get('orders-edited')?.deletionProtection, true, 'the protection is not lowered: the edit did not ask');
+    assert.equal(w.synced('orders')?.reason, Reasons.ProtectionHeld);
+    w.objects.markDeleted('Table', NS, 'orders');
+    await w.reconcile('orders');
+    assert.equal(w.synced('orders')?.reason, Reasons.DeletionBlocked);
+    assert.equal(w.cloud.callCount({ operation: 'delete' }), 0, 'and the delete deletes nothing');
+  });
+
   it('a new generation of the spec may lower it: the user asked', async () => {
     const w = world('Table');
     w.objects.put(table('orders', { name: 'orders-lowered', deletionProtection: true }));

@@ -136,6 +136,11 @@ export const managedStatusSchema = obj('Observed state, written by the operator.
     'Digest of the spec, without driftPolicy, the cloud was last brought in line with: a change of spec.driftPolicy alone applies nothing, and drift stays under the policy.',
     { maxLength: 128 },
   ),
+  appliedProtection: map(
+    "For each protection the cloud reports (spec.deletionProtection, say), a digest of the spec's value at that field when the cloud was last brought in line. A protection set outside k8or is lowered only when the spec's value there changed since: an edit of another field asks nothing of it.",
+    str('A digest of one field value.', { maxLength: 128 }),
+    { maxProperties: 32 },
+  ),
   lastHandledReconcileAt: str('The value of the k8or.io/reconcile-requested-at annotation the operator last handled.', { maxLength: 256 }),
   target: map(
     'Where the cloud resource lives (provider, account, region, project, storage account, instance, endpoint), recorded when k8or created the resource or proved it its own. If the ProviderConfig later resolves elsewhere, the operator stops with a condition rather than create a second resource. Never holds credentials.',

@@ -113,6 +113,12 @@ export interface ManagedStatus {
    * generation that changed only the drift policy is no request to apply the spec.
    */
   appliedSpecDigest?: string;
+  /**
+   * For each protection the cloud reports (`spec.deletionProtection`, say), a digest of the spec's
+   * value at that field when the cloud was last brought in line. A protection set outside k8or is
+   * lowered only when the spec's value there changed since: another edit of the spec asks nothing of it.
+   */
+  appliedProtection?: Record<string, string>;
   /** The value of the `k8or.io/reconcile-requested-at` annotation the last reconcile handled. */
   lastHandledReconcileAt?: string;
   /**

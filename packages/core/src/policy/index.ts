@@ -10,6 +10,7 @@ export * from './creation.js';
 export * from './ownership.js';
 export * from './cloud-target.js';
 export * from './claim-order.js';
+export * from './protection-asked.js';
 export * from './immutability.js';
 export * from './resync.js';
 export * from './secrets.js';

@@ -67,5 +67,6 @@ function normalise(status: ManagedStatus): unknown {
     driftCheckInterval: status.driftCheckInterval,
     lastHandledReconcileAt: status.lastHandledReconcileAt,
     appliedSpecDigest: status.appliedSpecDigest,
+    appliedProtection: status.appliedProtection,
   };
 }

@@ -35,6 +35,7 @@ import { providerConfigFor } from '../policy/provider-config-choice.js';
 import { decideDeletion, decideOwnership, mayManage, ownerTagsFor, ownerTagsNotReadYet, refuseCreate } from '../policy/ownership.js';
 import { createOutcomeOf, creationStateOf } from '../policy/creation.js';
 import { claimOrder } from '../policy/claim-order.js';
+import { appliedProtectionOf, protectionChangeAsked } from '../policy/protection-asked.js';
 import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/cloud-target.js';
 import { externalNameConflict } from '../policy/immutability.js';
 import { driftDigest, heldDriftApproved, isResync, sortDrift, specDigest } from '../policy/drift.js';
@@ -476,16 +477,13 @@ export class ManagedReconciler {
   }
 
   /**
-   * The diff entries a resync must not repair because they would lower a protection the cloud
-   * has on: an enabled ProtectionSetting whose field is the entry's field or a prefix of it. A
-   * new generation of the spec (observedGeneration set and behind) is the user asking: then
-   * nothing is held.
+   * The diff entries that must not be repaired because they would lower a protection the cloud
+   * has on: an enabled ProtectionSetting whose field is the entry's field or a prefix of it. Only
+   * a change of the spec's value at that field since it was last applied is the user asking
+   * (`protectionChangeAsked`); a new generation that edits another field asks nothing of it.
    */
   #heldProtection(resource: ManagedResource, observation: Observation): FieldDiff[] {
-    // A change of the drift policy alone asks for nothing (isResync).
-    const asked = resource.status?.observedGeneration !== undefined && !isResync(resource);
-    if (asked) return [];
-    const on = (observation.protection ?? []).filter((p) => p.enabled).map((p) => p.field);
+    const on = (observation.protection ?? []).filter((p) => p.enabled && !protectionChangeAsked(resource, p.field)).map((p) => p.field);
     return (observation.diff ?? []).filter((d) => on.some((field) => d.field === field || d.field.startsWith(`${field}.`) || d.field.startsWith(`${field}[`)));
   }
 
@@ -832,6 +830,7 @@ export class ManagedReconciler {
         heldDriftDigest: digest,
         driftCheckInterval: this.#resyncPeriod(resource),
         appliedSpecDigest: specDigest(resource.spec as unknown as Record<string, unknown>),
+        appliedProtection: appliedProtectionOf(resource, (observation.protection ?? []).map((p) => p.field)),
         ...(options.appliedGeneration !== undefined ? { generation: options.appliedGeneration } : {}),
         ...(options.record ? { target: target.cloudTarget, ...this.#identityToRecord(observation, options.created) } : {}),
       },
@@ -1010,6 +1009,7 @@ export class ManagedReconciler {
       /** The drift-check period in force, as a Go duration. */
       driftCheckInterval?: string;
       appliedSpecDigest?: string;
+      appliedProtection?: Record<string, string>;
       target?: CloudTarget;
       /** Null: remove the recorded identity. */
       identity?: ResourceIdentity | null;
@@ -1051,6 +1051,7 @@ export class ManagedReconciler {
       else if (change.heldDriftDigest === null) delete next.heldDriftDigest;
       if (change.driftCheckInterval) next.driftCheckInterval = change.driftCheckInterval;
       if (change.appliedSpecDigest) next.appliedSpecDigest = change.appliedSpecDigest;
+      if (change.appliedProtection && Object.keys(change.appliedProtection).length > 0) next.appliedProtection = change.appliedProtection;
       const requested = current.metadata.annotations?.[Annotations.reconcileRequestedAt];
       if (requested !== undefined) next.lastHandledReconcileAt = requested;
       if (change.target) next.target = { ...change.target };
