@@ -58,7 +58,7 @@ export class Checker {
    * never recorded as done (its outcome unknown on a kind without tags): by the rules k8or leaves that
    * resource, on delete too, and the user adopts it or not.
    */
-  readonly #unproven = new Set<string>();
+  readonly #unproven = new Map<string, number>();
   /**
    * Objects k8or said, in a condition or in the Event of their delete, that the identity recorded at
    * the resource's creation is not found on it (replaced, or credentials that cannot read it).
@@ -111,7 +111,7 @@ export class Checker {
       const message = object.message ?? object.note ?? '';
       if (IDENTITY_NOT_FOUND.test(message)) this.#identityNotFound.add(aboutKey);
       // the delete left the resource: nothing proves it the object's (said in the Event, as a condition says it otherwise)
-      if (object.reason === 'NotOwned' && /nothing proves/.test(message)) this.#unproven.add(aboutKey);
+      if (object.reason === 'NotOwned' && /nothing proves/.test(message)) this.#unproven.set(aboutKey, watched.at);
       if (object.reason === 'DeletedExternalResource' && !this.#deletedTheirs.has(aboutKey)) this.#deletedTheirs.set(aboutKey, watched.at);
     }
     if (object.kind !== 'Bucket' && object.kind !== 'Table') return;
@@ -127,7 +127,7 @@ export class Checker {
     if (markers.at(-1)?.marker !== marker) markers.push({ at: watched.at, marker });
     this.#markers.set(key, markers);
     const notOwned = object.status?.conditions?.some((c) => c.reason === 'NotOwned' && /nothing proves/.test(c.message ?? ''));
-    if (notOwned && !markers.some((m) => m.marker === 'succeeded')) this.#unproven.add(key);
+    if (notOwned) this.#unproven.set(key, watched.at);
     if (object.status?.conditions?.some((c) => c.reason === 'NotOwned' && IDENTITY_NOT_FOUND.test(c.message ?? ''))) this.#identityNotFound.add(key);
     this.#twoOwners(object, watched.at);
     this.#claim(object, watched.at);
@@ -248,7 +248,7 @@ export class Checker {
       at: number;
       from: number;
       by: 'k8or' | 'other';
-      op: 'create' | 'delete' | 'protect' | 'unprotect' | 'write';
+      op: 'create' | 'delete' | 'protect' | 'unprotect' | 'write' | 'untag';
       tagged?: boolean;
       call?: CloudCall & { api: ProxiedApi; place: string };
     }
@@ -259,7 +259,11 @@ export class Checker {
       timelines.set(key, list);
     };
     for (const act of record.others) {
-      if (!act.ok || act.op === 'change') continue;
+      if (!act.ok) continue;
+      if (act.op === 'change') {
+        if (this.#in.hands(act.place).changeReplacesOwnerTags === true) push(`${act.place}:${act.name}`, { at: act.end, from: act.start, by: 'other', op: 'untag' });
+        continue;
+      }
       push(`${act.place}:${act.name}`, { at: act.end, from: act.start, by: 'other', op: act.op, ...(act.tagged ? { tagged: true } : {}) });
     }
     for (const call of this.#in.calls()) {
@@ -276,6 +280,8 @@ export class Checker {
         if (event.by === 'other') {
           if (event.op === 'create') [creator, tagged, protectedByOther] = ['other', event.tagged === true, false];
           else if (event.op === 'delete') [creator, protectedByOther] = [undefined, false];
+          // someone else's change that replaced the metadata took their owner tags with it
+          else if (event.op === 'untag') tagged = false;
           else protectedByOther = event.op === 'protect';
           continue;
         }
@@ -297,6 +303,8 @@ export class Checker {
           });
           if (adopting.length === 0) this.#violate(1, `foreign:${key}`, `${call.operation} on ${key} at ${iso(event.at)}: someone else made it, and no object was told to adopt it (named by ${markers.join(', ')})`);
           else if (tagged) this.#violate(1, `tagged:${key}`, `${call.operation} on ${key} at ${iso(event.at)}: adopted by ${adopting.map((o) => o.name).join(', ')} over another live cluster's owner tags`);
+          // adopted as told: from here on it is k8or's, whatever the annotation says later
+          else creator = 'k8or';
         }
         if (event.op === 'delete') {
           this.checks['6']!++;
@@ -363,7 +371,8 @@ export class Checker {
           const deletedAt = this.#deletedTheirs.get(objectKey(o.kind, o.name));
           return deletedAt === undefined || this.placeOf(o, valueAt(o.providerConfig, deletedAt)?.name, deletedAt) !== place;
         });
-        if (makers.length > 0 && makers.every((o) => this.#unproven.has(objectKey(o.kind, o.name)) && !(this.#markers.get(objectKey(o.kind, o.name)) ?? []).some((m) => m.marker === 'succeeded'))) continue;
+        // (said after the create the object last recorded as done: a later create of its own was never proven)
+        if (makers.length > 0 && makers.every((o) => this.#saidUnprovenSinceLastSuccess(objectKey(o.kind, o.name)))) continue;
         // An Azure table whose identity (an access policy) an account SAS cannot read: reached through the SAS
         // ProviderConfig at its delete, nothing proves it the object's, and k8or leaves it, saying so
         if (place === 'azure/Table' && namers.length > 0 && namers.every((o) => valueAt(o.providerConfig, now)?.name === SAS_PROVIDER_CONFIG && this.#identityNotFound.has(objectKey(o.kind, o.name)))) continue;
@@ -373,6 +382,14 @@ export class Checker {
         this.#violate(2, `leak:${place}/${name}`, `${place} ${name} is left with no object (made by k8or${namers.length ? ` for ${namers.map((o) => o.name).join(', ')}` : ''}, none with Retain)${[...moves, ...edits].length ? `; ${[...moves, ...edits].join('; ')}` : ''}`);
       }
     }
+  }
+
+  /** Whether the object said nothing proves the resource its own, later than any create it recorded as done. */
+  #saidUnprovenSinceLastSuccess(key: string): boolean {
+    const said = this.#unproven.get(key);
+    if (said === undefined) return false;
+    const succeeded = (this.#markers.get(key) ?? []).filter((m) => m.marker === 'succeeded').at(-1)?.at;
+    return succeeded === undefined || succeeded < said;
   }
 
   /** Invariant 5 over the operator's own log lines. */

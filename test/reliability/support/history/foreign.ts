@@ -42,6 +42,8 @@ export interface ForeignHand {
   protect(name: string, on: boolean): Promise<void>;
   /** Changes a setting k8or manages (versioning, TTL, metadata). */
   change(name: string): Promise<void>;
+  /** Whether `change` replaces the owner tags too (Azure's Set Container Metadata replaces all metadata). */
+  changeReplacesOwnerTags?: boolean;
   /** undefined when the resource is not there (a definite not-found; anything else throws). */
   read(name: string): Promise<CloudState | undefined>;
   names(): Promise<string[]>;
@@ -249,6 +251,7 @@ function azureContainerHand(backends: Backends): ForeignHand {
     change: async (name) => {
       await blobs.getContainerClient(name).setMetadata({ changedby: 'someone-else' });
     },
+    changeReplacesOwnerTags: true,
     read: (name) =>
       orUndefined(async () => {
         await blobs.getContainerClient(name).getProperties();
