@@ -6,6 +6,11 @@ import type { FieldDiff } from '../provider/contract.js';
 /** Keys in sorted order at every level, so equal values serialise (and hash) alike whatever their key order. */
 const canonical = configure({ deterministic: true, circularValue: Error, bigint: false });
 
+/** A digest of a value that equal values share whatever their key order. */
+export function canonicalDigest(value: unknown): string {
+  return createHash('sha256').update(canonical(value) ?? '').digest('hex').slice(0, 32);
+}
+
 /** Whether `path` names `field` or a setting `field` lies under (`spec.labels` covers `spec.labels.team` and `spec.lifecycle` covers `spec.lifecycle[0]`). */
 export function pathCovers(path: string, field: string): boolean {
   return field === path || field.startsWith(`${path}.`) || field.startsWith(`${path}[`);
@@ -45,13 +50,13 @@ export function driftDigest(drift: readonly FieldDiff[]): string {
   const entries = [...drift]
     .sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0))
     .map((d) => ({ field: d.field, ...(d.desired !== undefined ? { desired: d.desired } : {}), ...(d.actual !== undefined ? { actual: d.actual } : {}) }));
-  return createHash('sha256').update(canonical(entries) ?? '').digest('hex').slice(0, 32);
+  return canonicalDigest(entries);
 }
 
 /** A stable digest of the spec without `driftPolicy`: equal for specs that ask the cloud for the same. */
 export function specDigest(spec: Readonly<Record<string, unknown>>): string {
   const { driftPolicy: _policy, ...rest } = spec;
-  return createHash('sha256').update(canonical(rest) ?? '').digest('hex').slice(0, 32);
+  return canonicalDigest(rest);
 }
 
 /**

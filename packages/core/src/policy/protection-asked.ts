@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { ManagedResource } from '@k8or/api';
-import { configure } from 'safe-stable-stringify';
+import { canonicalDigest } from './drift.js';
 
-const canonical = configure({ deterministic: true, circularValue: Error, bigint: false });
+/** What an unset field records: no digest of any value has this form. */
+const UNSET = 'unset';
 
 /** The spec's value at a protection's field (`spec.deletionProtection`); undefined for a provider setting's name or an unset field. */
 function specValueAt(resource: ManagedResource, field: string): unknown {
@@ -16,7 +16,7 @@ function specValueAt(resource: ManagedResource, field: string): unknown {
 }
 
 function valueDigest(value: unknown): string {
-  return createHash('sha256').update(value === undefined ? '<unset>' : (canonical(value) ?? '')).digest('hex').slice(0, 32);
+  return value === undefined ? UNSET : canonicalDigest(value);
 }
 
 /** What `status.appliedProtection` records after a pass that brought the cloud in line: each reported protection's spec value, as a digest. */
