@@ -37,6 +37,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type Bucket } from '@k8or/api';
 import { KubeRest, LAST_APPLIED_ANNOTATION, corePath, createInformer, installCrds, isAlreadyExists, k8orPath } from '@k8or/core';
+import { specDigest } from '@k8or/core/policy';
 import { startSandbox } from '@k8or/apiserver';
 import { startS3Fake } from '@k8or/local-clouds';
 
@@ -360,7 +361,8 @@ if (RESOURCES > TEMPLATE) {
         throw error;
       }
     });
-    const status = { ...JSON.parse(rename(statusText, i)), observedGeneration: created.metadata.generation };
+    // The digest of the spec applied is of this copy's spec (its name differs from the template's), as the engine would have written it.
+    const status = { ...JSON.parse(rename(statusText, i)), observedGeneration: created.metadata.generation, appliedSpecDigest: specDigest(created.spec as unknown as Record<string, unknown>) };
     status.conditions = status.conditions.map((c: Record<string, unknown>) => ({ ...c, observedGeneration: created.metadata.generation }));
     await retried(() => user.update(k8orPath('Bucket', NAMESPACE, bucketName(i), 'status'), { ...created, status }));
   });
