@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { NAMESPACE_INDEX, ObjectCache, objectKey, splitObjectKey } from '@k8or/core';
+import { NAMESPACE_INDEX, ObjectCache, compactJsonCodec, objectKey, splitObjectKey } from '@k8or/core';
 
 function configMap(namespace: string | undefined, name: string, app: string, resourceVersion = '1'): KubernetesObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name, resourceVersion, labels: { app } } };
@@ -16,9 +16,14 @@ describe('objectKey', () => {
   });
 });
 
-describe('ObjectCache (the informer indexer)', () => {
+const MODES = [
+  { mode: 'kept as they are', make: () => new ObjectCache<KubernetesObject>() },
+  { mode: 'compact', make: () => new ObjectCache<KubernetesObject>(compactJsonCodec()) },
+];
+
+for (const { mode, make } of MODES) describe(`ObjectCache (the informer indexer), objects ${mode}`, () => {
   it('finds objects by namespace out of the box', () => {
-    const cache = new ObjectCache<KubernetesObject>();
+    const cache = make();
     cache.set(configMap('team-a', 'one', 'web'));
     cache.set(configMap('team-a', 'two', 'db'));
     cache.set(configMap('team-b', 'three', 'web'));
@@ -29,7 +34,7 @@ describe('ObjectCache (the informer indexer)', () => {
   });
 
   it('builds a custom index over existing objects and keeps it in step with updates and deletes', () => {
-    const cache = new ObjectCache<KubernetesObject>();
+    const cache = make();
     cache.set(configMap('ns', 'a', 'web'));
     cache.set(configMap('ns', 'b', 'db'));
     cache.addIndex('app', (obj) => [obj.metadata?.labels?.app ?? '']);
@@ -46,4 +51,80 @@ describe('ObjectCache (the informer indexer)', () => {
     assert.throws(() => cache.byIndex('missing', 'x'), /no index named/);
     assert.throws(() => cache.addIndex('app', () => []), /already exists/);
   });
+
+  it('keeps a summary of every object in step with sets and deletes, built over the objects already cached', () => {
+    const cache = make();
+    cache.set(configMap('ns', 'a', 'web'));
+    const apps = cache.addSummary((obj) => obj.metadata?.labels?.app);
+    assert.deepEqual([...apps], [['ns/a', 'web']]);
+    cache.set(configMap('ns', 'b', 'db'));
+    cache.set(configMap('ns', 'a', 'cache', '2'));
+    assert.deepEqual(new Map(apps), new Map([['ns/a', 'cache'], ['ns/b', 'db']]));
+    cache.delete('ns/a');
+    assert.deepEqual([...apps], [['ns/b', 'db']]);
+    assert.deepEqual(cache.keysByIndex(NAMESPACE_INDEX, 'ns'), ['ns/b']);
+  });
 });
+
+describe('the compact cache', () => {
+  it('gives each reader a copy of its own, equal to the object stored', () => {
+    const cache = new ObjectCache<KubernetesObject>(compactJsonCodec());
+    const stored = configMap('ns', 'a', 'web');
+    cache.set(stored);
+    const read = cache.get('ns/a');
+    assert.equal(cache.copies, true);
+    assert.deepStrictEqual(read, stored);
+    read!.metadata!.labels!.app = 'changed by a reader';
+    assert.equal(cache.get('ns/a')?.metadata?.labels?.app, 'web');
+    assert.notEqual(cache.list()[0], cache.list()[0]);
+    assert.equal(new ObjectCache<KubernetesObject>().copies, false);
+  });
+
+  it('keeps text beyond Latin-1 (accents, CJK, emoji, escapes) as it was', () => {
+    const cache = new ObjectCache<KubernetesObject>(compactJsonCodec());
+    const stored = { ...configMap('ns', 'a', 'web'), data: { note: 'Grüße, 東京 🪣 "quoted" \\ back\u0000slash', empty: '' } } as KubernetesObject;
+    cache.set(stored);
+    assert.deepStrictEqual(cache.get('ns/a'), stored);
+  });
+
+  it('reads the objects encoded before it learnt a newer dictionary', () => {
+    const cache = new ObjectCache<KubernetesObject>(compactJsonCodec());
+    const small = configMap('ns', 'small', 'web');
+    cache.set(small);
+    // Each much longer object becomes a newer dictionary (at most a few); the older entries stay readable.
+    const bigger = Array.from({ length: 6 }, (_, i) => ({ ...configMap('ns', `big-${i}`, 'web'), data: { text: 'x'.repeat(200 * 2 ** i) } }) as KubernetesObject);
+    for (const obj of bigger) cache.set(obj);
+    assert.deepStrictEqual(cache.get('ns/small'), small);
+    for (const obj of bigger) assert.deepStrictEqual(cache.get(objectKey(obj)), obj);
+  });
+
+  it('answers every read as the plain cache does, over a random history of sets and deletes', () => {
+    const plain = new ObjectCache<KubernetesObject>();
+    const compact = new ObjectCache<KubernetesObject>(compactJsonCodec());
+    for (const cache of [plain, compact]) cache.addIndex('app', (obj) => [obj.metadata?.labels?.app ?? '']);
+    const summaries = [plain, compact].map((cache) => cache.addSummary((obj) => obj.metadata?.resourceVersion));
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n);
+    const apps = ['web', 'db', 'cache'];
+    for (let step = 0; step < 2_000; step++) {
+      const name = `o-${random(40)}`;
+      const namespace = `ns-${random(3)}`;
+      if (random(4) === 0) {
+        assert.deepStrictEqual(compact.delete(`${namespace}/${name}`), plain.delete(`${namespace}/${name}`));
+      } else {
+        const obj = { ...configMap(namespace, name, apps[random(3)]!, String(step)), data: { step: String(step).repeat(random(30)) } } as KubernetesObject;
+        assert.deepStrictEqual(compact.set(structuredClone(obj)), plain.set(obj));
+      }
+      const key = `${namespace}/${name}`;
+      assert.deepStrictEqual(compact.get(key), plain.get(key));
+      for (const app of apps) assert.deepStrictEqual(compact.byIndex('app', app).sort(byKey), plain.byIndex('app', app).sort(byKey));
+      assert.deepStrictEqual(new Map(summaries[1]), new Map(summaries[0]));
+    }
+    assert.deepStrictEqual(compact.list().sort(byKey), plain.list().sort(byKey));
+  });
+});
+
+function byKey(a: KubernetesObject, b: KubernetesObject): number {
+  return objectKey(a).localeCompare(objectKey(b));
+}
+

@@ -1,4 +1,4 @@
-import type { CoreMetrics, Engine } from '@k8or/core';
+import type { Controller, CoreMetrics, Engine } from '@k8or/core';
 import { Gauge } from 'prom-client';
 
 type ReadyStatus = 'True' | 'False' | 'Unknown';
@@ -18,15 +18,24 @@ interface WithReady {
  * It also gives `controller_runtime_reconcile_errors_total` its 0 for each controller, as controller-runtime does.
  */
 export function registerResourceMetrics(metrics: CoreMetrics, engines: readonly Engine[], now: () => number = Date.now): void {
+  // Each cache keeps the conditions' summary of its objects in step with them (a compact cache
+  // would otherwise decode every object at every scrape); made at a cache's first scrape.
+  const summaries = new WeakMap<object, ReadonlyMap<string, ConditionsSummary>>();
+  const summaryOf = (controller: Controller): ReadonlyMap<string, ConditionsSummary> => {
+    let summary = summaries.get(controller.informer.cache);
+    if (!summary) summaries.set(controller.informer.cache, (summary = controller.informer.cache.addSummary((object) => conditionsOf(object as WithReady))));
+    return summary;
+  };
   const byStatus = (): Map<string, Array<{ ready: ReadyStatus; since: number }>> => {
     const found = new Map<string, Array<{ ready: ReadyStatus; since: number }>>();
+    const at = now();
     for (const engine of engines) {
       for (const controller of engine.controllers.values()) {
         // controller-runtime starts each controller's error counter at 0: without a sample, rate() over
         // it is empty until the first error, and an alert on it misses the first ones.
         metrics.reconcileErrorsTotal.inc({ controller: controller.name }, 0);
         const list = found.get(controller.name) ?? [];
-        for (const object of controller.informer.cache.list()) list.push(readyOf(object as WithReady, now()));
+        for (const summary of summaryOf(controller).values()) list.push({ ready: summary.ready, since: summary.readySince ?? at });
         found.set(controller.name, list);
       }
     }
@@ -54,7 +63,8 @@ export function registerResourceMetrics(metrics: CoreMetrics, engines: readonly 
       const at = now();
       for (const engine of engines) {
         for (const controller of engine.controllers.values()) {
-          const held = controller.informer.cache.list().map((object) => driftHeldSince(object as WithReady, at)).filter((since): since is number => since !== undefined);
+          const held: number[] = [];
+          for (const summary of summaryOf(controller).values()) if (summary.driftHeld) held.push(summary.driftHeldSince ?? at);
           this.set({ controller: controller.name }, held.length > 0 ? Math.max(0, (at - Math.min(...held)) / 1000) : 0);
         }
       }
@@ -76,17 +86,30 @@ export function registerResourceMetrics(metrics: CoreMetrics, engines: readonly 
   });
 }
 
-function readyOf(object: WithReady, at: number): { ready: ReadyStatus; since: number } {
-  const condition = object.status?.conditions?.find((c) => c.type === 'Ready');
-  const ready: ReadyStatus = condition?.status === 'True' || condition?.status === 'False' ? condition.status : 'Unknown';
-  const since = Date.parse(String(condition?.lastTransitionTime ?? object.metadata?.creationTimestamp ?? ''));
-  return { ready, since: Number.isNaN(since) ? at : since };
+/** What the gauges read of an object's conditions; a time that does not parse is undefined (counted as now). */
+interface ConditionsSummary {
+  ready: ReadyStatus;
+  /** Since when Ready has its status (its last transition), else since the object was created. */
+  readySince: number | undefined;
+  /** Whether the object holds drift for approval (its Synced condition is False, reason DriftHeld). */
+  driftHeld: boolean;
+  driftHeldSince: number | undefined;
 }
 
-/** Since when the object holds drift for approval (its Synced condition says DriftHeld), else undefined. */
-function driftHeldSince(object: WithReady, at: number): number | undefined {
+function conditionsOf(object: WithReady): ConditionsSummary {
+  const readyCondition = object.status?.conditions?.find((c) => c.type === 'Ready');
+  const ready: ReadyStatus = readyCondition?.status === 'True' || readyCondition?.status === 'False' ? readyCondition.status : 'Unknown';
   const synced = object.status?.conditions?.find((c) => c.type === 'Synced');
-  if (synced?.status !== 'False' || synced.reason !== 'DriftHeld') return undefined;
-  const since = Date.parse(String(synced.lastTransitionTime ?? ''));
-  return Number.isNaN(since) ? at : since;
+  const driftHeld = synced?.status === 'False' && synced.reason === 'DriftHeld';
+  return {
+    ready,
+    readySince: timeOf(readyCondition?.lastTransitionTime ?? object.metadata?.creationTimestamp),
+    driftHeld,
+    driftHeldSince: driftHeld ? timeOf(synced.lastTransitionTime) : undefined,
+  };
+}
+
+function timeOf(value: string | Date | undefined): number | undefined {
+  const parsed = Date.parse(String(value ?? ''));
+  return Number.isNaN(parsed) ? undefined : parsed;
 }

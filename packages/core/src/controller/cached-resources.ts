@@ -65,8 +65,7 @@ export class CachedManagedResources implements ManagedResourceClient {
     if (informer?.hasSynced() && !this.#awaiting.has(key)) {
       const cached = informer.cache.get(namespace ? `${namespace}/${name}` : name);
       this.reads.cached++;
-      // Cached objects are shared with every other reader: the reconcile and the provider get their own copy.
-      return cached ? (structuredClone(cached) as ManagedResource) : undefined;
+      return cached ? (ownCopy(informer, cached) as ManagedResource) : undefined;
     }
     this.reads.live++;
     const live = await this.#live.get(kind, namespace, name, signal);
@@ -77,7 +76,7 @@ export class CachedManagedResources implements ManagedResourceClient {
   withExternalName(kind: ManagedKindName, externalName: string): ManagedResource[] {
     const informer = this.#informers.get(kind);
     if (!informer?.hasSynced()) return [];
-    return informer.cache.byIndex(EXTERNAL_NAME_INDEX, externalName).map((obj) => structuredClone(obj) as ManagedResource);
+    return informer.cache.byIndex(EXTERNAL_NAME_INDEX, externalName).map((obj) => ownCopy(informer, obj) as ManagedResource);
   }
 
   async patch(resource: ManagedResource, patch: ManagedPatch, signal?: AbortSignal): Promise<ManagedResource> {
@@ -117,6 +116,11 @@ export class CachedManagedResources implements ManagedResourceClient {
     if (resourceVersion === undefined || cached?.metadata?.resourceVersion === resourceVersion) this.#awaiting.delete(key);
     else this.#awaiting.set(key, resourceVersion);
   }
+}
+
+/** Objects a cache shares with every other reader are copied: the reconcile and the provider get their own. */
+function ownCopy(informer: Informer<ManagedObject>, obj: ManagedObject): ManagedObject {
+  return informer.cache.copies ? obj : structuredClone(obj);
 }
 
 function keyOf(kind: string, namespace: string | undefined, name: string | undefined): string {

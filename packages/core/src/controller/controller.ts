@@ -166,6 +166,8 @@ export class Controller {
       ...(options.shard ? { labelSelector: `${shardLabel(options.kind)}=${options.shard.name}` } : {}),
       ...(this.#logger ? { logger: this.#logger } : {}),
       ...(options.informerMetrics ? { metrics: options.informerMetrics } : {}),
+      // Thousands of objects, each read whole only when it is reconciled.
+      compact: true,
     });
     this.informer.on('add', (obj) => {
       if (this.#unscheduled) this.#unscheduled.add(objectKey(obj));
@@ -180,6 +182,11 @@ export class Controller {
 
   enqueue(obj: KubernetesObject): void {
     this.queue.add(objectKey(obj));
+  }
+
+  /** Queues the object under `key` (`namespace/name`, or `name` for a cluster-scoped one). */
+  enqueueKey(key: string): void {
+    this.queue.add(key);
   }
 
   /** Starts the informer, waits for its first list, then starts the workers. */

@@ -1,9 +1,10 @@
 import { Annotations, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Informer } from '../informer/informer.js';
+import { objectKey } from '../informer/object-key.js';
 import { planDriftChecks, type CheckedResource, type DriftCheckInterval, type DriftCheckPlan } from '../policy/drift-schedule.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
-import { annotationIsTrue } from '../policy/read.js';
+import { annotationIsTrue, stringField } from '../policy/read.js';
 import { resyncPeriodFor } from '../policy/resync.js';
 import type { NamespaceInfo, ProviderPlugins } from '../reconcile/ports.js';
 import type { ManagedObject } from './controller.js';
@@ -38,11 +39,11 @@ export class DriftCheckPlanner {
   readonly #options: DriftCheckPlannerOptions;
   readonly #now: () => number;
   #plans = new Map<string, DriftCheckPlan & { provider: string }>();
-  /** Each resource's ProviderConfig at the last plan, by `kind/namespace/name`. */
-  #configOf = new Map<string, string>();
   #dirty = true;
   #plannedShare = 1;
   #plannedAt = Number.NEGATIVE_INFINITY;
+  /** What a plan reads of each cached resource, kept by each kind's cache in step with it. */
+  readonly #inputs = new Map<ManagedKindName, ReadonlyMap<string, PlanInput>>();
 
   constructor(options: DriftCheckPlannerOptions) {
     this.#options = options;
@@ -50,6 +51,10 @@ export class DriftCheckPlanner {
     const changed = (): void => {
       this.#dirty = true;
     };
+    const names = new Interner();
+    for (const [kind, informer] of options.managed) {
+      this.#inputs.set(kind, informer.cache.addSummary((resource) => planInputOf(resource, options, names)));
+    }
     for (const informer of options.managed.values()) {
       informer.on('add', changed);
       informer.on('delete', changed);
@@ -66,8 +71,9 @@ export class DriftCheckPlanner {
   intervalFor(kind: ManagedKindName, resource: ManagedResource): DriftCheckInterval {
     const askedMs = resyncPeriodFor(resource, this.#options.defaultIntervalMs, this.#options.floorMs);
     this.#replanIfDue();
-    const key = keyOf(kind, resource);
-    const plan = this.#plans.get(this.#configOf.get(key) ?? '');
+    const key = keyOf(kind, resource.metadata.namespace ?? '', resource.metadata.name ?? '');
+    const input = this.#inputs.get(kind)?.get(objectKey(resource));
+    const plan = input ? this.#plans.get(this.#providerConfigOf(input)) : undefined;
     // The budget's floor from the plan, the ask as it is now: an annotation edited since the
     // plan was worked out counts at once, and the plan catches up within replanMs.
     const floor = plan?.budgetFloors.get(key);
@@ -88,6 +94,12 @@ export class DriftCheckPlanner {
     return [...this.#plans.values()];
   }
 
+  /** The ProviderConfig of a planned resource, with its Namespace as it is now. */
+  #providerConfigOf(input: NonNullable<PlanInput>): string {
+    const namespace = this.#options.namespaces.cache.get(input.namespace) as NamespaceInfo | undefined;
+    return providerConfigFor({ spec: { providerConfigRef: input.providerConfigRef === undefined ? undefined : { name: input.providerConfigRef } } }, namespace).name;
+  }
+
   #replanIfDue(force = false): void {
     const share = this.#options.budgetShare?.() ?? 1;
     if (share !== this.#plannedShare) this.#dirty = true;
@@ -97,17 +109,13 @@ export class DriftCheckPlanner {
     this.#plannedShare = share;
     const o = this.#options;
     const byConfig = new Map<string, CheckedResource[]>();
-    const configOf = new Map<string, string>();
-    for (const [kind, informer] of o.managed) {
-      for (const resource of informer.cache.list()) {
-        // A resource being deleted or paused makes no drift checks.
-        if (resource.metadata.deletionTimestamp || annotationIsTrue(resource, Annotations.paused)) continue;
-        const namespace = o.namespaces.cache.get(resource.metadata.namespace ?? '') as NamespaceInfo | undefined;
-        const config = providerConfigFor(resource, namespace).name;
-        const key = keyOf(kind, resource);
-        configOf.set(key, config);
+    for (const [kind, inputs] of this.#inputs) {
+      for (const input of inputs.values()) {
+        if (!input) continue;
+        const config = this.#providerConfigOf(input);
+        const key = keyOf(kind, input.namespace, input.name);
         const list = byConfig.get(config) ?? [];
-        list.push({ key, kind, askedMs: resyncPeriodFor(resource, o.defaultIntervalMs, o.floorMs) });
+        list.push({ key, kind, askedMs: input.askedMs });
         byConfig.set(config, list);
       }
     }
@@ -119,13 +127,41 @@ export class DriftCheckPlanner {
       plans.set(name, { ...planDriftChecks(providerConfig, o.providers.get(provider), resources, share), provider });
     }
     this.#plans = plans;
-    this.#configOf = configOf;
     o.onPlans?.([...plans.values()]);
   }
 }
 
-function keyOf(kind: ManagedKindName, resource: { metadata: { namespace?: string; name?: string } }): string {
-  return `${kind}/${resource.metadata.namespace ?? ''}/${resource.metadata.name ?? ''}`;
+/**
+ * What a plan reads of a resource: where it lives, the ProviderConfig its spec names (see
+ * `providerConfigFor`), and the interval it asks for; undefined for one that makes no drift
+ * checks (being deleted, or paused). Flat: one of these is kept per cached resource.
+ */
+type PlanInput = { namespace: string; name: string; providerConfigRef: string | undefined; askedMs: number } | undefined;
+
+function planInputOf(resource: ManagedObject, options: DriftCheckPlannerOptions, names: Interner): PlanInput {
+  if (resource.metadata.deletionTimestamp || annotationIsTrue(resource, Annotations.paused)) return undefined;
+  const ref = stringField(resource, 'spec', 'providerConfigRef', 'name');
+  return {
+    namespace: names.of(resource.metadata.namespace ?? ''),
+    name: resource.metadata.name ?? '',
+    providerConfigRef: ref === undefined ? undefined : names.of(ref),
+    askedMs: resyncPeriodFor(resource, options.defaultIntervalMs, options.floorMs),
+  };
+}
+
+/** One copy of each of the few names many resources repeat (their namespaces, their ProviderConfigs). */
+class Interner {
+  readonly #names = new Map<string, string>();
+  of(name: string): string {
+    const known = this.#names.get(name);
+    if (known !== undefined) return known;
+    this.#names.set(name, name);
+    return name;
+  }
+}
+
+function keyOf(kind: ManagedKindName, namespace: string, name: string): string {
+  return `${kind}/${namespace}/${name}`;
 }
 
 function sameAnnotations(a: ManagedObject, b: ManagedObject | undefined): boolean {

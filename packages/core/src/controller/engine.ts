@@ -445,7 +445,7 @@ export class Engine {
     const onNamespace = (obj: KubernetesObject): void => {
       for (const controller of run.controllers.values()) {
         if (!controller.hasSynced()) continue;
-        for (const resource of controller.informer.cache.byIndex(NAMESPACE_INDEX, obj.metadata?.name ?? '')) controller.enqueue(resource);
+        for (const key of controller.informer.cache.keysByIndex(NAMESPACE_INDEX, obj.metadata?.name ?? '')) controller.enqueueKey(key);
       }
     };
     for (const event of ['add', 'update', 'delete'] as const) {
