@@ -71,8 +71,9 @@ export class DriftCheckPlanner {
   intervalFor(kind: ManagedKindName, resource: ManagedResource): DriftCheckInterval {
     const askedMs = resyncPeriodFor(resource, this.#options.defaultIntervalMs, this.#options.floorMs);
     this.#replanIfDue();
-    const key = keyOf(kind, resource.metadata.namespace ?? '', resource.metadata.name ?? '');
-    const input = this.#inputs.get(kind)?.get(objectKey(resource));
+    const cacheKey = objectKey(resource);
+    const key = `${kind}/${cacheKey}`;
+    const input = this.#inputs.get(kind)?.get(cacheKey);
     const plan = input ? this.#plans.get(this.#providerConfigOf(input)) : undefined;
     // The budget's floor from the plan, the ask as it is now: an annotation edited since the
     // plan was worked out counts at once, and the plan catches up within replanMs.
@@ -110,10 +111,10 @@ export class DriftCheckPlanner {
     const o = this.#options;
     const byConfig = new Map<string, CheckedResource[]>();
     for (const [kind, inputs] of this.#inputs) {
-      for (const input of inputs.values()) {
+      for (const [cacheKey, input] of inputs) {
         if (!input) continue;
         const config = this.#providerConfigOf(input);
-        const key = keyOf(kind, input.namespace, input.name);
+        const key = `${kind}/${cacheKey}`;
         const list = byConfig.get(config) ?? [];
         list.push({ key, kind, askedMs: input.askedMs });
         byConfig.set(config, list);
@@ -132,18 +133,17 @@ export class DriftCheckPlanner {
 }
 
 /**
- * What a plan reads of a resource: where it lives, the ProviderConfig its spec names (see
+ * What a plan reads of a resource (kept under its cache key): its namespace, the ProviderConfig its spec names (see
  * `providerConfigFor`), and the interval it asks for; undefined for one that makes no drift
  * checks (being deleted, or paused). Flat: one of these is kept per cached resource.
  */
-type PlanInput = { namespace: string; name: string; providerConfigRef: string | undefined; askedMs: number } | undefined;
+type PlanInput = { namespace: string; providerConfigRef: string | undefined; askedMs: number } | undefined;
 
 function planInputOf(resource: ManagedObject, options: DriftCheckPlannerOptions, names: Interner): PlanInput {
   if (resource.metadata.deletionTimestamp || annotationIsTrue(resource, Annotations.paused)) return undefined;
   const ref = stringField(resource, 'spec', 'providerConfigRef', 'name');
   return {
     namespace: names.of(resource.metadata.namespace ?? ''),
-    name: resource.metadata.name ?? '',
     providerConfigRef: ref === undefined ? undefined : names.of(ref),
     askedMs: resyncPeriodFor(resource, options.defaultIntervalMs, options.floorMs),
   };
@@ -160,9 +160,6 @@ class Interner {
   }
 }
 
-function keyOf(kind: ManagedKindName, namespace: string, name: string): string {
-  return `${kind}/${namespace}/${name}`;
-}
 
 function sameAnnotations(a: ManagedObject, b: ManagedObject | undefined): boolean {
   const x = a.metadata.annotations ?? {};
