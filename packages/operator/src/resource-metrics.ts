@@ -89,18 +89,22 @@ export function registerResourceMetrics(metrics: CoreMetrics, engines: readonly 
 /** What the gauges read of an object's conditions; a time that does not parse is undefined (counted as now). */
 interface ConditionsSummary {
   ready: ReadyStatus;
-  /** Since when Ready has its status (its last transition), else since the object was created. */
+  /** Since when Ready has its status (its last transition), else since the object was created; not kept for a Ready one (no gauge reads it). */
   readySince: number | undefined;
   /** Whether the object holds drift for approval (its Synced condition is False, reason DriftHeld). */
   driftHeld: boolean;
   driftHeldSince: number | undefined;
 }
 
+/** The summary of most objects, shared: Ready, holding no drift (no gauge reads a Ready one's time). */
+const READY_HOLDING_NONE: ConditionsSummary = Object.freeze({ ready: 'True', readySince: undefined, driftHeld: false, driftHeldSince: undefined });
+
 function conditionsOf(object: WithReady): ConditionsSummary {
   const readyCondition = object.status?.conditions?.find((c) => c.type === 'Ready');
   const ready: ReadyStatus = readyCondition?.status === 'True' || readyCondition?.status === 'False' ? readyCondition.status : 'Unknown';
   const synced = object.status?.conditions?.find((c) => c.type === 'Synced');
   const driftHeld = synced?.status === 'False' && synced.reason === 'DriftHeld';
+  if (ready === 'True' && !driftHeld) return READY_HOLDING_NONE;
   return {
     ready,
     readySince: timeOf(readyCondition?.lastTransitionTime ?? object.metadata?.creationTimestamp),

@@ -51,9 +51,9 @@ export class DriftCheckPlanner {
     const changed = (): void => {
       this.#dirty = true;
     };
-    const names = new Interner();
+    const shared = new SharedInputs();
     for (const [kind, informer] of options.managed) {
-      this.#inputs.set(kind, informer.cache.addSummary((resource) => planInputOf(resource, options, names)));
+      this.#inputs.set(kind, informer.cache.addSummary((resource) => planInputOf(resource, options, shared)));
     }
     for (const informer of options.managed.values()) {
       informer.on('add', changed);
@@ -135,31 +135,35 @@ export class DriftCheckPlanner {
 /**
  * What a plan reads of a resource (kept under its cache key): its namespace, the ProviderConfig its spec names (see
  * `providerConfigFor`), and the interval it asks for; undefined for one that makes no drift
- * checks (being deleted, or paused). Flat: one of these is kept per cached resource.
+ * checks (being deleted, or paused). Resources alike share one (`SharedInputs`).
  */
 type PlanInput = { namespace: string; providerConfigRef: string | undefined; askedMs: number } | undefined;
 
-function planInputOf(resource: ManagedObject, options: DriftCheckPlannerOptions, names: Interner): PlanInput {
+function planInputOf(resource: ManagedObject, options: DriftCheckPlannerOptions, inputs: SharedInputs): PlanInput {
   if (resource.metadata.deletionTimestamp || annotationIsTrue(resource, Annotations.paused)) return undefined;
-  const ref = stringField(resource, 'spec', 'providerConfigRef', 'name');
-  return {
-    namespace: names.of(resource.metadata.namespace ?? ''),
-    providerConfigRef: ref === undefined ? undefined : names.of(ref),
-    askedMs: resyncPeriodFor(resource, options.defaultIntervalMs, options.floorMs),
-  };
+  return inputs.of(resource.metadata.namespace ?? '', stringField(resource, 'spec', 'providerConfigRef', 'name'), resyncPeriodFor(resource, options.defaultIntervalMs, options.floorMs));
 }
 
-/** One copy of each of the few names many resources repeat (their namespaces, their ProviderConfigs). */
-class Interner {
-  readonly #names = new Map<string, string>();
-  of(name: string): string {
-    const known = this.#names.get(name);
-    if (known !== undefined) return known;
-    this.#names.set(name, name);
-    return name;
+/**
+ * One shared input per combination: most resources of a namespace name the same ProviderConfig
+ * and ask the same interval, so a cache of thousands keeps a handful of these. Values, never
+ * changed: the table is only a saving, and starts over past `MAX_SHARED_INPUTS` (Namespaces come
+ * and go).
+ */
+class SharedInputs {
+  readonly #inputs = new Map<string, NonNullable<PlanInput>>();
+  of(namespace: string, providerConfigRef: string | undefined, askedMs: number): NonNullable<PlanInput> {
+    const key = `${askedMs}/${providerConfigRef === undefined ? '' : `=${providerConfigRef}`}/${namespace}`;
+    const known = this.#inputs.get(key);
+    if (known) return known;
+    if (this.#inputs.size >= MAX_SHARED_INPUTS) this.#inputs.clear();
+    const input = Object.freeze({ namespace, providerConfigRef, askedMs });
+    this.#inputs.set(key, input);
+    return input;
   }
 }
 
+const MAX_SHARED_INPUTS = 10_000;
 
 function sameAnnotations(a: ManagedObject, b: ManagedObject | undefined): boolean {
   const x = a.metadata.annotations ?? {};
