@@ -366,8 +366,10 @@ export class Checker {
         const namers = [...record.objects.values()].filter((o) => o.externalName === name && [...o.providerConfig.map((pc) => this.placeOf(o, pc.name, pc.at)), this.placeOf(o, valueAt(o.providerConfig, now)?.name, now)].includes(place));
         if (namers.some((o) => o.retain)) continue;
         // a create whose outcome k8or never learned, on a kind with no tags: left by the rules, and the object said so
-        // (of the objects that may have made it: not one whose delete deleted the resource at this place before)
+        // (of the objects that may have made it: one that started a create, its create-pending marker written
+        // before the call, and not one whose delete deleted the resource at this place before)
         const makers = namers.filter((o) => {
+          if (!this.#startedACreate(objectKey(o.kind, o.name))) return false;
           const deletedAt = this.#deletedTheirs.get(objectKey(o.kind, o.name));
           return deletedAt === undefined || this.placeOf(o, valueAt(o.providerConfig, deletedAt)?.name, deletedAt) !== place;
         });
@@ -382,6 +384,11 @@ export class Checker {
         this.#violate(2, `leak:${place}/${name}`, `${place} ${name} is left with no object (made by k8or${namers.length ? ` for ${namers.map((o) => o.name).join(', ')}` : ''}, none with Retain)${[...moves, ...edits].length ? `; ${[...moves, ...edits].join('; ')}` : ''}`);
       }
     }
+  }
+
+  /** Whether the object was ever seen with a create marker (pending or succeeded): the engine writes one before any create call. */
+  #startedACreate(key: string): boolean {
+    return (this.#markers.get(key) ?? []).some((m) => m.marker !== 'none');
   }
 
   /** Whether the object said nothing proves the resource its own, later than any create it recorded as done. */
