@@ -29,7 +29,7 @@ EXPOSE 8080 8081 9443
 # the flags below and the lazy SDKs, 10,000 in sync at 129 MiB instead of 158
 # (docs/benchmarks.md, "Operator process at scale"). The mmap threshold is 32 KiB: zlib's buffers
 # of a compact cache's encode and decode (64 KiB each) then come from mmap and go back at once
-# instead of fragmenting the arena (33,334 Buckets: 150 MiB instead of 204 with the cache as parsed objects).
+# instead of fragmenting the arena (33,334 Buckets: 146 MiB instead of 203 with the cache as parsed objects).
 ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768 MALLOC_TRIM_THRESHOLD_=131072
 # V8 sizing: a burst of reconciles grows the young generation and V8 keeps what it committed; with
 # these flags the operator holds 10,000 Buckets in sync at about 158 MiB RSS instead of 297 MiB
