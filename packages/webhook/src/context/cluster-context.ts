@@ -45,7 +45,9 @@ export class ClusterContext implements AdmissionContext {
     this.clusterId = options.clusterId;
     this.resyncFloorMs = options.resyncFloorMs;
     const informer = <T extends KubernetesObject>(group: string, version: string, plural: string, transform?: (obj: T) => T): Informer<T> => {
-      const created = createInformer<T>({ kubeConfig: options.kubeConfig, group, version, plural, logger: options.logger, ...(transform ? { transform } : {}) });
+      // Buckets and Tables (the ones with a transform) are every such object of the cluster, in every
+      // replica: kept compact, each read one at a time.
+      const created = createInformer<T>({ kubeConfig: options.kubeConfig, group, version, plural, logger: options.logger, ...(transform ? { transform, compact: true } : {}) });
       created.on('error', (error) => options.logger.warn({ err: error, plural }, 'list/watch failed; the informer reconnects'));
       return created;
     };
