@@ -65,7 +65,7 @@ export interface InformerOptions<T extends ObjectWithMetadata = ObjectWithMetada
    */
   transform?: (obj: T) => T;
   /**
-   * Keep each object deflated (compactJsonCodec): about a tenth of the memory, at the cost of a
+   * Keep each object deflated (compactJsonCodec): a fraction of the heap (docs/benchmarks.md), at the cost of a
    * decode per read, and every read is a fresh copy. For caches of many objects read one at a time.
    */
   compact?: boolean;
