@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import type { Bucket, ProviderConfig } from '@k8or/api';
-import { HashRing, assignShard, shardKeyOf, shardKeySourceOf, type ShardKeySource } from '@k8or/core';
+import { HashRing, StringPool, assignShard, drainLabel, shardKeyOf, shardKeySourceOf, shardLabel, shardRecordOf, type ShardKeySource } from '@k8or/core';
 import { cloudResourceKey } from '@k8or/core/policy';
 import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 
@@ -114,5 +114,48 @@ describe('the hash key of a Bucket or Table', () => {
     const missing = shardKeySourceOf('Bucket', bucket('team-a', 'x', { name: 'd', providerConfigRef: { name: 'nowhere' } }), context);
     assert.equal(missing.cloudResourceKey, undefined);
     assert.equal(shardKeyOf(missing), 'object:Bucket/team-a/x');
+  });
+
+  it('is the same from the assigner\'s record of an object as from the object, whatever names it', () => {
+    const pool = new StringPool();
+    const specs: Record<string, unknown>[] = [{ name: 'given' }, { name: '' }, {}, { providerConfigRef: { name: 'same-account' } }, { name: 'given', providerConfigRef: { name: 'nowhere' } }];
+    const annotationSets: (Record<string, string> | undefined)[] = [undefined, { 'k8or.io/external-name': 'annotated' }, { other: 'x' }];
+    let compared = 0;
+    for (const namespace of ['team-a', 'team-b']) {
+      for (const spec of specs) {
+        for (const annotations of annotationSets) {
+          for (const uid of [undefined, '4b1c7f0e-1d2a-4c3b-9e8f-0a1b2c3d4e5f']) {
+            const object = { ...bucket(namespace, 'x', spec), metadata: { namespace, name: 'x', ...(uid ? { uid } : {}), ...(annotations ? { annotations } : {}) } };
+            const record = shardRecordOf('Bucket', object, pool);
+            assert.deepEqual(shardKeySourceOf('Bucket', record.keyObject(), context), shardKeySourceOf('Bucket', object, context), JSON.stringify(object));
+            compared++;
+          }
+        }
+      }
+    }
+    assert.equal(compared, 60);
+  });
+
+  it('is read from records that share their repeated strings and change only with what a plan reads', () => {
+    const pool = new StringPool();
+    const labelled = (resourceVersion: string, labels: Record<string, string>) =>
+      ({ ...bucket('team-a', 'x', { name: 'given' }), metadata: { namespace: 'team-a', name: 'x', resourceVersion, labels: { team: 'data', ...labels } } });
+    const a = shardRecordOf('Bucket', labelled('1', { [shardLabel('Bucket')]: 'shard-0' }), pool);
+    const statusWrite = shardRecordOf('Bucket', labelled('2', { [shardLabel('Bucket')]: 'shard-0' }), pool);
+    const userLabel = shardRecordOf('Bucket', labelled('3', { [shardLabel('Bucket')]: 'shard-0', team: 'other' }), pool);
+    const draining = shardRecordOf('Bucket', labelled('4', { [shardLabel('Bucket')]: 'shard-0', [drainLabel('Bucket')]: 'true' }), pool);
+    assert.equal(a.metadata.resourceVersion, '1');
+    assert.equal(a.metadata.name, 'x');
+    assert.ok(a.samePlanInputs(statusWrite) && a.samePlanInputs(userLabel), 'a status write or a user\'s label is no change to plan from');
+    assert.ok(!a.samePlanInputs(draining));
+    assert.equal(draining.shard, 'shard-0');
+    assert.equal(draining.draining, true);
+    assert.equal(shardRecordOf('Table', labelled('5', { [shardLabel('Bucket')]: 'shard-0' }), pool).shard, undefined, 'a Table reads the Table label');
+    assert.throws(() => a.keyHash, /not computed/);
+    let computed = 0;
+    assert.equal(a.keyHashAt(1, () => ++computed), 1);
+    assert.equal(a.keyHashAt(1, () => ++computed), 1, 'kept for the same context version');
+    assert.equal(a.keyHashAt(2, () => ++computed), 2, 'computed again when a Namespace or ProviderConfig changed');
+    assert.equal(a.keyHash, 2);
   });
 });

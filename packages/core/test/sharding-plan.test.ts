@@ -1,20 +1,28 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { HashRing, assignShard, drainLabel, planShardLabels, shardLabel, type ShardedObject, type ShardMembership } from '@k8or/core';
+import { HashRing, assignShard, drainLabel, planShardLabels, shardKeyHash, shardLabel, type ShardedObject, type ShardKeySource, type ShardMembership } from '@k8or/core';
 
 const SHARD = shardLabel('Bucket');
 const DRAIN = drainLabel('Bucket');
 
-function bucket(name: string, labels: Record<string, string> = {}): ShardedObject {
-  return { kind: 'Bucket', namespace: 'default', name, labels };
+type TestObject = ShardedObject & ShardKeySource;
+
+/** The object with these labels, as the assigner reads them. */
+function withLabels(object: TestObject, labels: Record<string, string>): TestObject {
+  return { ...object, shard: labels[SHARD], draining: labels[DRAIN] !== undefined };
+}
+
+function bucket(name: string, labels: Record<string, string> = {}): TestObject {
+  const source: ShardKeySource = { kind: 'Bucket', namespace: 'default', name };
+  return withLabels({ ...source, keyHash: shardKeyHash(source), shard: undefined, draining: false }, labels);
 }
 
 /** The first of `count` Buckets whose shard on `live` is `shard`. */
-function bucketOn(live: string[], shard: string, labels: (name: string) => Record<string, string>): ShardedObject {
+function bucketOn(live: string[], shard: string, labels: (name: string) => Record<string, string>): TestObject {
   const ring = new HashRing(live);
   for (let i = 0; ; i++) {
     const candidate = bucket(`b-${i}`);
-    if (assignShard(ring, candidate) === shard) return { ...candidate, labels: labels(candidate.name) };
+    if (assignShard(ring, candidate) === shard) return withLabels(candidate, labels(candidate.name));
   }
 }
 
@@ -46,10 +54,10 @@ describe('planning shard labels', () => {
     const moving = bucketOn(live, 'b', () => ({ [SHARD]: 'a' }));
     assert.deepEqual(planShardLabels([moving], members(live)), [{ action: 'drain', object: moving, from: 'a', to: 'b' }]);
     // While a has not let go, nothing more happens.
-    const draining = { ...moving, labels: { [SHARD]: 'a', [DRAIN]: 'true' } };
+    const draining = withLabels(moving, { [SHARD]: 'a', [DRAIN]: 'true' });
     assert.deepEqual(planShardLabels([draining], members(live)), []);
     // a let go (both labels removed): now b gets it.
-    const released = { ...moving, labels: {} };
+    const released = withLabels(moving, {});
     assert.deepEqual(planShardLabels([released], members(live)), [{ action: 'assign', object: released, shard: 'b' }]);
   });
 
@@ -58,7 +66,7 @@ describe('planning shard labels', () => {
     const orphan = bucketOn(live, 'b', () => ({ [SHARD]: 'gone' }));
     assert.deepEqual(planShardLabels([orphan], members(live)), [{ action: 'assign', object: orphan, shard: 'b', from: 'gone' }]);
     // A drain asked of a shard that then died does not wait for it.
-    const drainingOrphan = { ...orphan, labels: { [SHARD]: 'gone', [DRAIN]: 'true' } };
+    const drainingOrphan = withLabels(orphan, { [SHARD]: 'gone', [DRAIN]: 'true' });
     assert.deepEqual(planShardLabels([drainingOrphan], members(live)), [{ action: 'assign', object: drainingOrphan, shard: 'b', from: 'gone' }]);
   });
 

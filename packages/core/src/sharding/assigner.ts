@@ -8,9 +8,9 @@ import { k8orPath } from '../kube/paths.js';
 import { KubeApiError, KubeRest } from '../kube/rest.js';
 import type { ProviderPlugin } from '../provider/contract.js';
 import { AssignmentCache } from './assignment-cache.js';
-import type { ShardKeySource } from './keys.js';
+import { shardKeyHash } from './keys.js';
 import { drainLabel, shardLabel } from './labels.js';
-import { planShardLabels, type ShardedObject, type ShardLabelChange } from './plan.js';
+import { planShardLabels, type ShardLabelChange } from './plan.js';
 import { shardKeySourceOf, type ShardKeyContext } from './resource-key.js';
 import type { ShardRecord } from './shard-record.js';
 import { ShardLeaseReader, type ShardMembership } from './shard-leases.js';
@@ -36,9 +36,9 @@ export interface ShardAssignerOptions {
 export interface ShardSyncResult {
   membership: ShardMembership;
   /** Changes written. */
-  applied: ShardLabelChange[];
+  applied: ShardLabelChange<ShardRecord>[];
   /** Changes refused because the object changed (or went) since it was read: the next pass looks again. */
-  skipped: ShardLabelChange[];
+  skipped: ShardLabelChange<ShardRecord>[];
 }
 
 /** After a change of objects, how long a pass waits for more to come, so a burst of them makes one pass. */
@@ -64,8 +64,6 @@ export class ShardAssigner {
   readonly #reader: ShardLeaseReader;
   /** The cache of `sync()` called on its own (outside `run()`), kept until `close()`. */
   #standing: AssignmentCache | undefined;
-  /** Shard keys computed by earlier passes, per record, with the cache's context version they were computed at. */
-  readonly #keys = new WeakMap<ShardRecord, { contextVersion: number; source: ShardKeySource }>();
 
   constructor(options: ShardAssignerOptions) {
     this.#options = options;
@@ -164,13 +162,7 @@ export class ShardAssigner {
       providers: this.#options.providers,
       clusterId: this.#options.clusterId,
     };
-    const records = new Map<ShardedObject, ShardRecord>();
-    for (const kind of this.#options.kinds ?? MANAGED_KINDS) {
-      for (const record of cache.records(kind)) {
-        records.set({ ...this.#keySource(kind, record, context, cache.contextVersion), labels: record.metadata.labels }, record);
-      }
-    }
-    const changes = planShardLabels(records.keys(), membership);
+    const changes = planShardLabels(this.#keyed(cache, context), membership);
     // The fence: hold each dead shard's Lease before its objects move, so no replica of that name
     // can hold it, and work them, meanwhile. A shard that renewed after all keeps its objects.
     const fenced = new Map<string, boolean>();
@@ -182,10 +174,9 @@ export class ShardAssigner {
     const written = await mapBounded(changes, this.#options.concurrency ?? 16, (change) => {
       const fencedOff = change.action === 'assign' && change.from !== undefined && !fenced.get(change.from);
       if (fencedOff) return Promise.resolve(false);
-      const record = records.get(change.object)!;
-      return this.#apply(change, record, signal).then((applied) => {
+      return this.#apply(change, signal).then((applied) => {
         // Written or refused: the cached record is older than the object now.
-        cache.outdated(change.object.kind, record);
+        cache.outdated(change.object.kind, change.object);
         return applied;
       });
     }, signal);
@@ -193,17 +184,21 @@ export class ShardAssigner {
     return result;
   }
 
-  #keySource(kind: ManagedKindName, record: ShardRecord, context: ShardKeyContext, contextVersion: number): ShardKeySource {
-    const known = this.#keys.get(record);
-    if (known?.contextVersion === contextVersion) return known.source;
-    const source = shardKeySourceOf(kind, record, context);
-    this.#keys.set(record, { contextVersion, source });
-    return source;
+  /** Every record, its shard key's ring position computed where the record is new or the Namespaces or ProviderConfigs changed since. */
+  *#keyed(cache: AssignmentCache, context: ShardKeyContext): Generator<ShardRecord> {
+    const contextVersion = cache.contextVersion;
+    for (const kind of this.#options.kinds ?? MANAGED_KINDS) {
+      for (const record of cache.records(kind)) {
+        record.keyHashAt(contextVersion, () => shardKeyHash(shardKeySourceOf(kind, record.keyObject(), context)));
+        yield record;
+      }
+    }
   }
 
   /** One compare-and-swap label patch; false when the object changed or went since it was read. */
-  async #apply(change: ShardLabelChange, record: ShardRecord, signal: AbortSignal | undefined): Promise<boolean> {
-    const kind = change.object.kind;
+  async #apply(change: ShardLabelChange<ShardRecord>, signal: AbortSignal | undefined): Promise<boolean> {
+    const record = change.object;
+    const kind = record.kind;
     const labels: Record<string, string | null> =
       change.action === 'assign' ? { [shardLabel(kind)]: change.shard, [drainLabel(kind)]: null }
       : change.action === 'drain' ? { [drainLabel(kind)]: 'true' }

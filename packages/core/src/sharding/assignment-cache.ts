@@ -4,7 +4,7 @@ import { createInformer, type Informer } from '../informer/informer.js';
 import { objectKey, type ObjectWithMetadata } from '../informer/object-key.js';
 import type { KubeAccess } from '../kube/access.js';
 import type { NamespaceInfo } from '../reconcile/ports.js';
-import { namespaceRecordOf, providerConfigRecordOf, sameButVersion, shardRecordOf, type ShardRecord } from './shard-record.js';
+import { StringPool, namespaceRecordOf, providerConfigRecordOf, sameButVersion, shardRecordOf, type ShardRecord } from './shard-record.js';
 
 type NamespaceRecord = NamespaceInfo & ObjectWithMetadata;
 
@@ -15,7 +15,7 @@ export interface AssignmentCacheOptions {
 }
 
 /**
- * What the assigner plans from, kept by watches rather than listed on every pass: a compact
+ * What the assigner plans from, kept by watches rather than listed on every pass: a flat
  * record of every Bucket and Table (`ShardRecord`), and the Namespaces and ProviderConfigs their
  * shard keys depend on. `changed()` tells when something a plan depends on changed; a write that
  * touches nothing of it (a status update, a user's label) does not count.
@@ -32,16 +32,17 @@ export class AssignmentCache {
 
   constructor(options: AssignmentCacheOptions) {
     const common = { kubeConfig: options.kubeConfig, ...(options.logger ? { logger: options.logger } : {}) };
+    const pool = new StringPool();
     for (const kind of options.kinds) {
-      const informer = createInformer<ShardRecord>({ ...common, group: GROUP, version: VERSION, plural: KINDS[kind].plural, transform: (object) => shardRecordOf(kind, object) });
-      this.#watch(informer, () => undefined);
+      const informer = createInformer<ShardRecord>({ ...common, group: GROUP, version: VERSION, plural: KINDS[kind].plural, transform: (object) => shardRecordOf(kind, object, pool) });
+      this.#watch(informer, () => undefined, (a, b) => a.samePlanInputs(b));
       informer.on('delete', (record) => this.#outdated.delete(outdatedKey(kind, record)));
       this.#records.set(kind, informer);
     }
     this.#namespaces = createInformer<NamespaceRecord>({ ...common, group: '', version: 'v1', plural: 'namespaces', transform: namespaceRecordOf });
     this.#providerConfigs = createInformer<ProviderConfig>({ ...common, group: GROUP, version: VERSION, plural: KINDS.ProviderConfig.plural, transform: providerConfigRecordOf });
     for (const informer of [this.#namespaces, this.#providerConfigs] as Informer<ObjectWithMetadata>[]) {
-      this.#watch(informer, () => this.#contextVersion++);
+      this.#watch(informer, () => this.#contextVersion++, sameButVersion);
       informer.on('delete', () => {
         this.#contextVersion++;
         this.#notify();
@@ -119,13 +120,14 @@ export class AssignmentCache {
     return [...this.#records.values(), this.#namespaces, this.#providerConfigs] as Informer<ObjectWithMetadata>[];
   }
 
-  #watch<T extends ObjectWithMetadata>(informer: Informer<T>, onChange: () => void): void {
+  /** Wakes the waiters of `changed()` on an add, and on an update unless `same` says the plan reads nothing new. */
+  #watch<T extends ObjectWithMetadata>(informer: Informer<T>, onChange: () => void, same: (a: T, b: T) => boolean): void {
     informer.on('add', () => {
       onChange();
       this.#notify();
     });
     informer.on('update', (record, old) => {
-      if (old && sameButVersion(old, record)) return;
+      if (old && same(old, record)) return;
       onChange();
       this.#notify();
     });

@@ -7,3 +7,4 @@ export * from './ring.js';
 export * from './shard-lease.js';
 export * from './shard-leases.js';
 export * from './fleet-share.js';
+export * from './shard-record.js';

@@ -1,5 +1,5 @@
 import type { ManagedKindName } from '@k8or/api';
-import type { HashRing } from './ring.js';
+import { ringHash, type HashRing } from './ring.js';
 
 /** What decides where an object goes. */
 export interface ShardKeySource {
@@ -24,7 +24,12 @@ export function shardKeyOf(source: ShardKeySource): string {
   return `object:${source.kind}/${source.namespace}/${source.name}`;
 }
 
+/** Where an object's shard key falls on the ring. */
+export function shardKeyHash(source: ShardKeySource): number {
+  return ringHash(shardKeyOf(source));
+}
+
 /** The live shard an object belongs on, or undefined when no shard is live. */
 export function assignShard(ring: HashRing, source: ShardKeySource): string | undefined {
-  return ring.shardFor(shardKeyOf(source));
+  return ring.shardAt(shardKeyHash(source));
 }

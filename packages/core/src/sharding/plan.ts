@@ -1,21 +1,26 @@
-import { assignShard, type ShardKeySource } from './keys.js';
-import { drainLabel, shardLabel } from './labels.js';
+import type { ManagedKindName } from '@k8or/api';
 import { HashRing } from './ring.js';
 import { isDeadShard, type ShardMembership } from './shard-leases.js';
 
-/** A Bucket or Table as the assigner sees it: what it hashes by, and its labels now. */
-export interface ShardedObject extends ShardKeySource {
-  labels: Readonly<Record<string, string>>;
+/** A Bucket or Table as the assigner sees it: where its shard key falls on the ring, and its labels now. */
+export interface ShardedObject {
+  readonly kind: ManagedKindName;
+  /** The ring position of its shard key (`shardKeyHash`). */
+  readonly keyHash: number;
+  /** The value of its shard label (`shardLabel`); undefined or empty: unassigned. */
+  readonly shard: string | undefined;
+  /** It carries the drain label (`drainLabel`). */
+  readonly draining: boolean;
 }
 
 /** One label change the assigner makes on one object. */
-export type ShardLabelChange =
+export type ShardLabelChange<T extends ShardedObject = ShardedObject> =
   /** Unassigned, or its shard is dead: label it for `shard` at once (and drop any drain label). */
-  | { action: 'assign'; object: ShardedObject; shard: string; from?: string }
+  | { action: 'assign'; object: T; shard: string; from?: string }
   /** Its live shard is no longer its shard: ask that shard to let go (the drain label). */
-  | { action: 'drain'; object: ShardedObject; from: string; to: string }
+  | { action: 'drain'; object: T; from: string; to: string }
   /** Draining from a shard that is its shard again: let it stay. */
-  | { action: 'undrain'; object: ShardedObject; shard: string };
+  | { action: 'undrain'; object: T; shard: string };
 
 /**
  * The label changes that bring every object to its shard on the ring of `membership.live`,
@@ -29,14 +34,14 @@ export type ShardLabelChange =
  *
  * No live shard: no change. Pure; the assigner applies the changes.
  */
-export function planShardLabels(objects: Iterable<ShardedObject>, membership: ShardMembership): ShardLabelChange[] {
+export function planShardLabels<T extends ShardedObject>(objects: Iterable<T>, membership: ShardMembership): ShardLabelChange<T>[] {
   const ring = new HashRing(membership.live);
   if (ring.isEmpty) return [];
-  const changes: ShardLabelChange[] = [];
+  const changes: ShardLabelChange<T>[] = [];
   for (const object of objects) {
-    const desired = assignShard(ring, object)!;
-    const current = object.labels[shardLabel(object.kind)] || undefined;
-    const draining = object.labels[drainLabel(object.kind)] !== undefined;
+    const desired = ring.shardAt(object.keyHash)!;
+    const current = object.shard || undefined;
+    const draining = object.draining;
     if (current === undefined) {
       changes.push({ action: 'assign', object, shard: desired });
     } else if (current === desired) {

@@ -42,9 +42,13 @@ export class HashRing {
 
   /** The shard that owns `key`, or undefined when the ring has no shard. */
   shardFor(key: string): string | undefined {
+    return this.shardAt(ringHash(key));
+  }
+
+  /** The shard that owns the ring position `hash` (a `ringHash`), or undefined when the ring has no shard. */
+  shardAt(hash: number): string | undefined {
     const tokens = this.#tokens;
     if (tokens.length === 0) return undefined;
-    const hash = ringHash(key);
     // First token with token.hash >= hash.
     let low = 0;
     let high = tokens.length;

@@ -5,53 +5,119 @@ import type { ObjectWithMetadata } from '../informer/object-key.js';
 import { annotation, stringField } from '../policy/read.js';
 import type { NamespaceInfo } from '../reconcile/ports.js';
 import { drainLabel, shardLabel } from './labels.js';
+import type { ShardedObject } from './plan.js';
+import type { ShardKeyObject } from './resource-key.js';
 
 /**
- * What the assigner keeps of one Bucket or Table: its identity, the resourceVersion its label
- * patches are conditional on, its shard and drain labels, and the fields its shard key is made
- * from (`shardKeySourceOf`: the external name's `spec.name` or annotation, the uid a default
- * name may carry, `spec.providerConfigRef`). The key itself is computed per pass, because it
- * also depends on the object's Namespace and ProviderConfig, which change on their own.
+ * Shares one copy of strings many records repeat (namespaces, shard and ProviderConfig names):
+ * each watched object would otherwise bring its own. Cleared when it grows past `limit`, which
+ * only ends the sharing of what it held.
  */
-export interface ShardRecord {
-  metadata: {
-    name: string;
-    namespace: string;
-    uid?: string;
-    resourceVersion?: string;
-    /** Only the shard and drain labels of the record's kind. */
-    labels: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec?: { name?: string; providerConfigRef?: { name: string } };
+export class StringPool {
+  readonly #strings = new Map<string, string>();
+  readonly #limit: number;
+
+  constructor(limit = 10_000) {
+    this.#limit = limit;
+  }
+
+  share<T extends string | undefined>(value: T): T {
+    if (value === undefined) return value;
+    const known = this.#strings.get(value);
+    if (known !== undefined) return known as T;
+    if (this.#strings.size >= this.#limit) this.#strings.clear();
+    this.#strings.set(value, value);
+    return value;
+  }
 }
 
-/** Makes the compact record of a Bucket or Table as listed or watched (an informer transform). */
-export function shardRecordOf(kind: ManagedKindName, object: unknown): ShardRecord {
-  const labels: Record<string, string> = {};
-  for (const key of [shardLabel(kind), drainLabel(kind)]) {
-    const value = stringField(object, 'metadata', 'labels', key);
-    if (value !== undefined) labels[key] = value;
+/**
+ * What the assigner keeps of one Bucket or Table, in one flat object: the leader keeps one of
+ * these for every object of the cluster, not a share. Its identity, the resourceVersion its label
+ * patches are conditional on, its shard and drain labels, and what its shard key is made from
+ * (the external name when given: `spec.name`, else the external-name annotation; the uid only when
+ * none is given, for a provider's default name; `spec.providerConfigRef`). The key itself depends
+ * on the object's Namespace and ProviderConfig too, which change on their own: its ring position is
+ * kept with the cache's context version it was computed at (`keyHashAt`).
+ */
+export class ShardRecord implements ShardedObject {
+  readonly kind: ManagedKindName;
+  readonly name: string;
+  readonly namespace: string;
+  readonly resourceVersion: string | undefined;
+  readonly shard: string | undefined;
+  readonly draining: boolean;
+  readonly givenName: string | undefined;
+  readonly uid: string | undefined;
+  readonly providerConfigName: string | undefined;
+  #keyHash = 0;
+  #keyContext = -1;
+
+  constructor(fields: Omit<ShardRecord, 'metadata' | 'keyHash' | 'keyHashAt' | 'keyObject' | 'samePlanInputs'>) {
+    this.kind = fields.kind;
+    this.name = fields.name;
+    this.namespace = fields.namespace;
+    this.resourceVersion = fields.resourceVersion;
+    this.shard = fields.shard;
+    this.draining = fields.draining;
+    this.givenName = fields.givenName;
+    this.uid = fields.uid;
+    this.providerConfigName = fields.providerConfigName;
   }
-  const uid = stringField(object, 'metadata', 'uid');
-  const resourceVersion = stringField(object, 'metadata', 'resourceVersion');
-  const externalName = annotation(object, Annotations.externalName);
+
+  /** The informer and its cache read name, namespace and resourceVersion under `metadata`: the record is its own, so it stays one object. */
+  get metadata(): { readonly name: string; readonly namespace: string; readonly resourceVersion: string | undefined } {
+    return this;
+  }
+
+  /** The ring position of the shard key last computed by `keyHashAt`. */
+  get keyHash(): number {
+    if (this.#keyContext < 0) throw new Error(`the shard key of ${this.kind} ${this.namespace}/${this.name} was not computed`);
+    return this.#keyHash;
+  }
+
+  /** The ring position of the shard key at `contextVersion`: kept, or computed by `compute` when the context changed since. */
+  keyHashAt(contextVersion: number, compute: () => number): number {
+    if (this.#keyContext !== contextVersion) {
+      this.#keyHash = compute();
+      this.#keyContext = contextVersion;
+    }
+    return this.#keyHash;
+  }
+
+  /** The object as `shardKeySourceOf` reads it (made for that call, not kept). */
+  keyObject(): ShardKeyObject {
+    return {
+      metadata: { name: this.name, namespace: this.namespace, ...(this.uid !== undefined ? { uid: this.uid } : {}) },
+      spec: { ...(this.givenName !== undefined ? { name: this.givenName } : {}), ...(this.providerConfigName !== undefined ? { providerConfigRef: { name: this.providerConfigName } } : {}) },
+    } as ShardKeyObject;
+  }
+
+  /** Both records say the same of everything a plan reads (a status write changes only the resourceVersion). */
+  samePlanInputs(other: ShardRecord): boolean {
+    return (
+      this.kind === other.kind && this.name === other.name && this.namespace === other.namespace && this.shard === other.shard && this.draining === other.draining &&
+      this.givenName === other.givenName && this.uid === other.uid && this.providerConfigName === other.providerConfigName
+    );
+  }
+}
+
+/** Makes the record of a Bucket or Table as listed or watched (an informer transform), its repeated strings shared through `pool`. */
+export function shardRecordOf(kind: ManagedKindName, object: unknown, pool: StringPool = new StringPool()): ShardRecord {
   const specName = stringField(object, 'spec', 'name');
-  const providerConfig = stringField(object, 'spec', 'providerConfigRef', 'name');
-  const record: ShardRecord = {
-    metadata: {
-      name: stringField(object, 'metadata', 'name') ?? '',
-      namespace: stringField(object, 'metadata', 'namespace') ?? '',
-      ...(uid !== undefined ? { uid } : {}),
-      ...(resourceVersion !== undefined ? { resourceVersion } : {}),
-      labels,
-      ...(externalName !== undefined ? { annotations: { [Annotations.externalName]: externalName } } : {}),
-    },
-  };
-  if (specName !== undefined || providerConfig !== undefined) {
-    record.spec = { ...(specName !== undefined ? { name: specName } : {}), ...(providerConfig !== undefined ? { providerConfigRef: { name: providerConfig } } : {}) };
-  }
-  return record;
+  // As `externalNameFor` reads it: `spec.name` when present (even empty), else the annotation.
+  const givenName = specName !== undefined ? specName : annotation(object, Annotations.externalName);
+  return new ShardRecord({
+    kind,
+    name: stringField(object, 'metadata', 'name') ?? '',
+    namespace: pool.share(stringField(object, 'metadata', 'namespace') ?? ''),
+    resourceVersion: stringField(object, 'metadata', 'resourceVersion'),
+    shard: pool.share(stringField(object, 'metadata', 'labels', shardLabel(kind))),
+    draining: stringField(object, 'metadata', 'labels', drainLabel(kind)) !== undefined,
+    givenName,
+    uid: givenName ? undefined : stringField(object, 'metadata', 'uid'),
+    providerConfigName: pool.share(stringField(object, 'spec', 'providerConfigRef', 'name')),
+  });
 }
 
 /** What the assigner keeps of a Namespace: its name and the ProviderConfig annotation. */

@@ -1,0 +1,119 @@
+// The shard assigner's memory per object, and the cost of a pass, at scale.
+//
+//   npm run build && node --expose-gc bench/assigner-memory.bench.ts [--objects 20000] [--passes 5]
+//
+// The leader of a sharded fleet runs the assigner (`ShardAssigner` of @k8or/core) on top of its own
+// shard, and the assigner keeps a record of every Bucket and Table of the cluster, not a share: its
+// memory grows with the fleet, not with the replica's share. This measures that growth in this
+// process: the embedded API server runs in a child process (bench/support/sandbox-process.ts) with
+// `--objects` fleet objects (test/reliability/support/shard-fleet.ts: Buckets and Tables, half each,
+// on two ProviderConfigs of the aws provider), three shard Leases are held here, and the assigner
+// (with the aws provider plugin, as the operator loads it) then:
+//  1. starts its watches and labels every object for a shard (one label patch each);
+//  2. passes until a pass finds nothing to write (its watch has caught up with its own patches);
+//  3. runs `--passes` more passes with nothing to do: wall time and CPU of each;
+// V8's heap used after a forced GC, before the assigner and after step 3, divided by the objects,
+// is what the assigner keeps per object. Prints Markdown for docs/benchmarks.md.
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { API_VERSION } from '@k8or/api';
+import { KubeRest, ShardAssigner, corePath, installCrds, k8orPath, shardLease, type LeaderElector } from '@k8or/core';
+import { awsProvider } from '@k8or/provider-aws';
+import { OBJECT_NAMESPACE, PROVIDER_CONFIGS, createObjects, fleetObjects } from '../test/reliability/support/shard-fleet.ts';
+import { startSandboxProcess } from './support/sandbox-process.ts';
+
+const { values } = parseArgs({ options: { objects: { type: 'string', default: '20000' }, passes: { type: 'string', default: '5' } } });
+const OBJECTS = Number(values.objects);
+const PASSES = Number(values.passes);
+const RING = 'k8or';
+const LEASE_NAMESPACE = 'k8or-system';
+const SHARDS = ['shard-0', 'shard-1', 'shard-2'];
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error('run with node --expose-gc');
+const log = (text: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${text}\n`);
+const load = () => loadavg()[0]!.toFixed(1);
+const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+/** Heap used after two forced GCs (the second collects what the first's finalizers let go). */
+const settledHeap = () => {
+  gc();
+  gc();
+  return process.memoryUsage();
+};
+
+const sandbox = await startSandboxProcess();
+const kubeConfig = new KubeConfig();
+kubeConfig.loadFromString(sandbox.kubeconfig);
+const admin = new KubeRest(kubeConfig);
+const leases: LeaderElector[] = [];
+let assigner: ShardAssigner | undefined;
+try {
+  await installCrds(kubeConfig);
+  for (let i = 0; (await admin.get(k8orPath('ProviderConfig', undefined)).catch(() => undefined)) === undefined; i++) {
+    if (i > 600) throw new Error('the CRDs were not served');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  for (const name of [LEASE_NAMESPACE, OBJECT_NAMESPACE]) await admin.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  for (const name of PROVIDER_CONFIGS) {
+    await admin.create(k8orPath('ProviderConfig', undefined), { apiVersion: API_VERSION, kind: 'ProviderConfig', metadata: { name }, spec: { provider: 'aws', region: 'us-east-1' } });
+  }
+  log(`load ${load()}: creating ${OBJECTS} objects`);
+  const createStart = Date.now();
+  await createObjects(admin, fleetObjects(OBJECTS));
+  log(`created in ${((Date.now() - createStart) / 1000).toFixed(1)} s`);
+  for (const shard of SHARDS) {
+    const lease = shardLease({ kubeConfig, namespace: LEASE_NAMESPACE, ring: RING, shard, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    void lease.run({ onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
+    leases.push(lease);
+  }
+
+  const before = settledHeap();
+  assigner = new ShardAssigner({ kubeConfig, namespace: LEASE_NAMESPACE, ring: RING, providers: new Map([['aws', awsProvider]]), clusterId: 'bench-cluster' });
+  const labelStart = Date.now();
+  let labelled = 0;
+  let passes = 0;
+  for (;;) {
+    const result = await assigner.sync();
+    passes++;
+    if (result.membership.live.length < SHARDS.length) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      continue;
+    }
+    labelled += result.applied.length;
+    if (labelled >= OBJECTS && result.applied.length === 0 && result.skipped.length === 0) break;
+    if (result.applied.length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const labelSeconds = (Date.now() - labelStart) / 1000;
+  log(`labelled ${labelled} in ${labelSeconds.toFixed(1)} s over ${passes} passes`);
+
+  const timings: Array<{ wallMs: number; cpuMs: number }> = [];
+  for (let i = 0; i < PASSES; i++) {
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    const result = await assigner.sync();
+    const used = process.cpuUsage(cpu);
+    timings.push({ wallMs: performance.now() - start, cpuMs: (used.user + used.system) / 1000 });
+    if (result.applied.length + result.skipped.length > 0) throw new Error(`a pass with nothing to do wrote ${result.applied.length} and skipped ${result.skipped.length}`);
+  }
+  const after = settledHeap();
+  const perObject = (after.heapUsed - before.heapUsed) / OBJECTS;
+  const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
+  console.log(
+    [
+      `\nThe assigner over ${OBJECTS.toLocaleString('en')} objects (Buckets and Tables, half each, two ProviderConfigs, three live shards; load ${load()}):\n`,
+      '| measure | result |',
+      '|---|---:|',
+      `| labelling every object (one patch each) | ${labelSeconds.toFixed(1)} s |`,
+      `| V8 heap used after GC: before the assigner / with its records | ${mib(before.heapUsed)} / ${mib(after.heapUsed)} MiB |`,
+      `| heap the assigner keeps per object | **${perObject.toFixed(0)} B** |`,
+      `| RSS before / after | ${mib(before.rss)} / ${mib(after.rss)} MiB |`,
+      `| a pass with nothing to write, median of ${PASSES}: wall / CPU | ${median(timings.map((t) => t.wallMs)).toFixed(1)} / ${median(timings.map((t) => t.cpuMs)).toFixed(1)} ms |`,
+    ].join('\n'),
+  );
+} finally {
+  assigner?.close();
+  await Promise.all(leases.map((lease) => lease.stop({ release: false })));
+  admin.close();
+  sandbox.stop();
+}
