@@ -4,14 +4,20 @@
 //
 //   npm run build && node bench/sharding.bench.ts [--objects 1000] [--replicas 3] [--scale-to 5]
 //     [--workers 10] [--s3-rate 50] [--s3-burst 100] [--dynamodb-rate 250] [--dynamodb-burst 250]
-//     [--steps restart,takeover,kill,scale]
+//     [--steps restart,takeover,kill,scale] [--table-share 0.5] [--template N]
 //
 // The world is test/reliability/support/shard-fleet.ts (the same as the sharding suite's): each
 // ProviderConfig reaches the backends through recording proxies of its own, and each replica's
 // AWS SDK names it in the User-Agent of every call (AWS_SDK_UA_APP_ID), so the proxies' log is a
 // trace of every cloud call with its replica, its object (the bucket or table it names), its
 // ProviderConfig and service, and when it arrived and was answered. Steps:
-//  1. create: the objects, until every one is labelled for a shard and Ready;
+//  1. create: the objects, until every one is labelled for a shard and Ready. With `--template N`,
+//     the replicas create N of them (both kinds on both ProviderConfigs) and are stopped; the rest
+//     are seeded as copies of those (bench/support/fleet-seed.ts: object and status, S3 bucket,
+//     DynamoDB table), and the replicas started again label and check them: 100,000 objects take
+//     minutes, not the hours the replicas would spend creating them. Their Ready is then the
+//     seed's; a copy that differs from what the engine would have made shows as writes when a
+//     replica checks it (the restart step counts them);
 //  2. steady state: each replica's RSS (VmRSS, no forced GC) and its share of the objects, then what
 //     that RSS is made of (test/reliability/support/memory-probe.ts: the kernel's split, V8's heap
 //     through the inspector, and the same after a forced GC);
@@ -45,7 +51,7 @@ import {
   isCloudWrite,
   leaderShard,
   mostInWindow,
-  objectStates,
+  ObjectStatesWatch,
   operatorObjectWrites,
   overlappingCalls,
   replicaStats,
@@ -55,6 +61,7 @@ import {
   type RateLimit,
 } from '../test/reliability/support/shard-fleet.ts';
 import { memoryBreakdown } from '../test/reliability/support/memory-probe.ts';
+import { seedBuckets, seedObjects, seedTables } from './support/fleet-seed.ts';
 
 const { values } = parseArgs({
   options: {
@@ -68,9 +75,15 @@ const { values } = parseArgs({
     'dynamodb-burst': { type: 'string', default: '250' },
     // the steps after the create and steady state, in this order: restart, takeover, kill, scale
     steps: { type: 'string', default: 'restart,takeover,kill,scale' },
+    // the share of the objects that are Tables (the rest are Buckets)
+    'table-share': { type: 'string', default: '0.5' },
+    // the replicas create this many; the rest are seeded as copies of them (default: none seeded)
+    template: { type: 'string' },
   },
 });
 const OBJECTS = Number(values.objects);
+const TABLE_SHARE = Number(values['table-share']);
+const TEMPLATE = values.template === undefined ? OBJECTS : Math.min(OBJECTS, Number(values.template));
 const REPLICAS = Number(values.replicas);
 const SCALE_TO = Number(values['scale-to']);
 const LIMITS: Record<FleetService, RateLimit> = {
@@ -108,21 +121,21 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, timeo
   }
 }
 
-/** Every object Ready for its generation and labelled for one of `live`, none draining. */
-const settledOn = (states: readonly ObjectState[], live: readonly string[]) =>
-  states.length === OBJECTS && states.every((s) => s.ready && !s.draining && s.shard !== undefined && live.includes(s.shard));
+/** `count` objects, every one Ready for its generation and labelled for one of `live`, none draining. */
+const settledOn = (states: readonly ObjectState[], live: readonly string[], count: number) =>
+  states.length === count && states.every((s) => s.ready && !s.draining && s.shard !== undefined && live.includes(s.shard));
 
 /** Settled on `live`, every one of them holding objects, and unchanged over two looks `quietMs` apart. */
-async function settle(live: readonly string[], what: string): Promise<ObjectState[]> {
+async function settle(live: readonly string[], what: string, count = OBJECTS): Promise<ObjectState[]> {
   for (;;) {
     const first = await until(what, async () => {
-      const states = await objectStates(fleet.admin);
-      return settledOn(states, live) && new Set(states.map((s) => s.shard)).size === live.length ? states : undefined;
+      const states = await objectStates();
+      return settledOn(states, live, count) && new Set(states.map((s) => s.shard)).size === live.length ? states : undefined;
     });
     await sleep(5_000);
-    const second = await objectStates(fleet.admin);
+    const second = await objectStates();
     const a = assignmentOf(first);
-    if (settledOn(second, live) && second.every((s) => a.get(`${s.kind}/${s.name}`) === s.shard)) return second;
+    if (settledOn(second, live, count) && second.every((s) => a.get(`${s.kind}/${s.name}`) === s.shard)) return second;
   }
 }
 
@@ -134,7 +147,11 @@ async function quiet(live: readonly string[]): Promise<void> {
   });
 }
 
-const fleet = await startFleet({ workers: Number(values.workers), rateLimits: LIMITS });
+const fleet = await startFleet({ workers: Number(values.workers), rateLimits: LIMITS, keepS3State: TEMPLATE < OBJECTS });
+const watch = new ObjectStatesWatch(fleet.sandbox.kubeconfig);
+await watch.start();
+/** Every object's state as the watch last delivered it (a list of 100,000 objects every second would load the API server). */
+const objectStates = async () => watch.states();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void fleet.stop().finally(() => process.exit(1)));
 const runStart = Date.now();
 // Peak RSS of every replica over the run, sampled every 2 s.
@@ -150,13 +167,41 @@ try {
   // 1. create
   log(`load ${load()}: starting ${REPLICAS} replicas`);
   await Promise.all(BASE.map((name) => fleet.startReplica(name)));
-  const objects = fleetObjects(OBJECTS);
+  const objects = fleetObjects(OBJECTS, TABLE_SHARE);
   const createStart = Date.now();
-  log(`creating ${OBJECTS} objects`);
-  await createObjects(fleet.admin, objects);
-  const created = await settle(BASE, 'every object Ready on a shard');
-  const createSeconds = seconds(createStart);
+  const bucketCount = objects.filter((o) => o.kind === 'Bucket').length;
+  // The first of each kind, in proportion: both ProviderConfigs of both kinds among them.
+  const templateBuckets = Math.max(2, Math.round(TEMPLATE * (bucketCount / OBJECTS)));
+  const templates = TEMPLATE < OBJECTS ? objects.filter((o) => Number(o.name.slice(2)) < (o.kind === 'Bucket' ? templateBuckets : Math.max(2, TEMPLATE - templateBuckets))) : objects;
+  log(`creating ${templates.length} objects`);
+  await createObjects(fleet.admin, templates);
+  let created = await settle(BASE, 'every object Ready on a shard', templates.length);
+  let createSeconds = seconds(createStart);
   log(`all Ready after ${createSeconds} s`);
+  let seeded = '';
+  if (templates.length < OBJECTS) {
+    const templateSet = new Set(templates);
+    const seeds = objects.filter((o) => !templateSet.has(o));
+    log(`seeding ${seeds.length} objects (${seeds.filter((o) => o.kind === 'Table').length} Tables) as copies of those; the replicas stopped meanwhile`);
+    await Promise.all(BASE.map((name) => fleet.stopReplica(name)));
+    const seedStart = Date.now();
+    const timed = async (what: string, seed: () => Promise<void>) => {
+      await seed();
+      log(`seeded ${what} in ${seconds(seedStart)} s`);
+      return `${what} ${seconds(seedStart)} s`;
+    };
+    const parts = await Promise.all([
+      timed('the API objects', () => seedObjects(fleet.admin, templates, seeds)),
+      timed('the S3 buckets', () => seedBuckets(fleet, templates, seeds)),
+      timed('the DynamoDB tables', () => seedTables(fleet, templates, seeds)),
+    ]);
+    const startAgain = Date.now();
+    await Promise.all(BASE.map((name) => fleet.startReplica(name)));
+    created = await settle(BASE, 'every object labelled and Ready on a shard');
+    createSeconds = seconds(createStart);
+    seeded = ` ${templates.length.toLocaleString('en')} of them created by the replicas (${seconds(createStart, seedStart)} s), the other ${seeds.length.toLocaleString('en')} seeded as copies of those (${parts.join(', ')}), then the replicas started again: every object labelled and Ready ${seconds(startAgain)} s after;`;
+    log(`all Ready after ${createSeconds} s`);
+  }
 
   // 2. steady state
   await quiet(BASE);
@@ -169,7 +214,7 @@ try {
     }),
   );
   print(
-    `\nSteady state, ${OBJECTS.toLocaleString('en')} objects (Buckets and Tables, half each, on two ProviderConfigs) over ${REPLICAS} replicas, ${values.workers} workers each; created and all Ready in ${createSeconds} s (load ${load()}):\n`,
+    `\nSteady state, ${OBJECTS.toLocaleString('en')} objects (${bucketCount.toLocaleString('en')} Buckets and ${(OBJECTS - bucketCount).toLocaleString('en')} Tables, on two ProviderConfigs) over ${REPLICAS} replicas, ${values.workers} workers each;${seeded} created and all Ready in ${createSeconds} s (load ${load()}):\n`,
     '| replica | Buckets | Tables | RSS MiB |',
     '|---|---:|---:|---:|',
     ...steadyRows,
@@ -225,7 +270,7 @@ try {
   if (STEPS.has('takeover')) {
     await settle(BASE, `every object on ${REPLICAS} shards`);
     const assigner = await until('the assigner elected', () => leaderShard(fleet.admin, BASE));
-    const beforeKill = await objectStates(fleet.admin);
+    const beforeKill = await objectStates();
     const victim = BASE.filter((s) => s !== assigner).sort((a, b) => beforeKill.filter((o) => o.shard === b).length - beforeKill.filter((o) => o.shard === a).length)[0]!;
     const keyOf = (o: { kind: string; name: string }) => `${o.kind}/${o.name}`;
     const victimKeys = new Set(beforeKill.filter((o) => o.shard === victim).map(keyOf));
@@ -252,7 +297,7 @@ try {
     // Each edit is done when its object is first seen Ready and Synced at its generation or a later one.
     const watcher = (async () => {
       while (watching) {
-        const states = await objectStates(fleet.admin).catch(() => undefined);
+        const states = await objectStates().catch(() => undefined);
         const seenAt = Date.now();
         if (states) {
           const byKey = new Map(states.map((s) => [keyOf(s), s]));
@@ -307,7 +352,7 @@ try {
   // 5. a replica killed mid-run
   if (STEPS.has('kill')) {
     const killLeader = await until('the assigner elected', () => leaderShard(fleet.admin, BASE));
-    const beforeKill = await objectStates(fleet.admin);
+    const beforeKill = await objectStates();
     const victim = BASE.filter((s) => s !== killLeader).sort((a, b) => beforeKill.filter((o) => o.shard === b).length - beforeKill.filter((o) => o.shard === a).length)[0]!;
     const victimObjects = beforeKill.filter((o) => o.shard === victim);
     const survivors = BASE.filter((s) => s !== victim);
@@ -319,10 +364,10 @@ try {
     const killedAt = Date.now();
     await fleet.kill(victim);
     const victimKeys = new Set(victimObjects.map((o) => `${o.kind}/${o.name}`));
-    const victimDone = victimObjects.length - (await objectStates(fleet.admin)).filter((s) => victimKeys.has(`${s.kind}/${s.name}`) && !s.ready).length;
-    const relabelledAt = await until('the victim\'s objects relabelled', async () => ((await objectStates(fleet.admin)).some((s) => s.shard === victim) ? undefined : Date.now()), 3_600_000, 250);
+    const victimDone = victimObjects.length - (await objectStates()).filter((s) => victimKeys.has(`${s.kind}/${s.name}`) && !s.ready).length;
+    const relabelledAt = await until('the victim\'s objects relabelled', async () => ((await objectStates()).some((s) => s.shard === victim) ? undefined : Date.now()), 3_600_000, 250);
     const victimReadyAt = await until('the victim\'s objects Ready for the edit', async () => {
-      const states = await objectStates(fleet.admin);
+      const states = await objectStates();
       return states.filter((s) => victimKeys.has(`${s.kind}/${s.name}`)).every((s) => s.ready && s.shard !== undefined && survivors.includes(s.shard)) ? Date.now() : undefined;
     }, 3_600_000, 250);
     await settle(survivors, 'every object Ready for its edit on the survivors');
@@ -410,5 +455,6 @@ try {
   console.log(out.join('\n'));
 } finally {
   clearInterval(sampler);
+  watch.stop();
   await fleet.stop();
 }

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startSandbox, type RequestLogEntry, type Sandbox } from '@k8or/apiserver';
-import { KubeRest, corePath, installCrds, isConflict, k8orPath } from '@k8or/core';
+import { KubeRest, corePath, createInformer, installCrds, isConflict, k8orPath, type Informer } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
 import { startDynamoDbLocal, startDynamoDbProxy, startS3Fake } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
@@ -50,6 +50,8 @@ export interface FleetOptions {
    * environment), as a Pod of the chart runs; default true.
    */
   imageSettings?: boolean;
+  /** Keep the S3 fake's state in a folder (`Fleet.s3DataDir`), so a benchmark can seed buckets there (`Fleet.restartS3`). */
+  keepS3State?: boolean;
 }
 
 /** The Dockerfile's `node` flags and malloc settings (docs/benchmarks.md, "Operator process at scale"). */
@@ -91,6 +93,12 @@ export interface Fleet {
   admin: KubeRest;
   proxies: Record<FleetProviderConfig, Record<FleetService, CloudProxy>>;
   replicas: Map<string, FleetReplica>;
+  /** The S3 fake's state folder, with `keepS3State`. */
+  s3DataDir: string | undefined;
+  /** Stops the S3 fake, runs `meanwhile` (which may write `s3DataDir`), and starts the fake again on its port. */
+  restartS3(meanwhile?: () => Promise<void>): Promise<void>;
+  /** DynamoDB as clients reach it but not through the recording proxies: for seeding, uncounted. */
+  dynamodbEndpoint: string;
   /** Starts `k8or operator` as the shard `name` and waits until it answers its readiness probe. */
   startReplica(name: string): Promise<FleetReplica>;
   /** SIGKILL, as the kubelet kills a container, and waits until the process is gone. */
@@ -114,7 +122,9 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     const kubeconfigPath = join(home, 'kubeconfig');
     const sandbox = await startSandbox({ kubeconfigPath, logLevel: 'error', recordRequests: true });
     stops.push(() => sandbox.stop());
-    const [s3, dynamodbLocal] = await Promise.all([startS3Fake(), startDynamoDbLocal()]);
+    const s3DataDir = options.keepS3State ? join(home, 's3') : undefined;
+    const [firstS3, dynamodbLocal] = await Promise.all([startS3Fake(s3DataDir ? { dataDir: s3DataDir } : {}), startDynamoDbLocal()]);
+    let s3 = firstS3;
     stops.push(() => s3.stop(), () => dynamodbLocal.stop());
     // DynamoDB as every client reaches it: through the proxy that keeps tags and continuous backups
     // (it checks no signatures: the recording proxy in front rewrites the Host header the SDK signed).
@@ -158,6 +168,14 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       admin,
       proxies,
       replicas,
+      s3DataDir,
+      restartS3: async (meanwhile) => {
+        const port = Number(new URL(s3.endpoint).port);
+        await s3.stop();
+        await meanwhile?.();
+        s3 = await startS3Fake({ ...(s3DataDir ? { dataDir: s3DataDir } : {}), port });
+      },
+      dynamodbEndpoint: dynamodb.endpoint,
       startReplica: async (name) => {
         const process = await startOperatorProcess({
           bin: binary.path,
@@ -229,9 +247,9 @@ function replicaNamed(replicas: Map<string, FleetReplica>, name: string): FleetR
 /** The cloud name of a fleet object: the bucket or table its calls name. */
 export const externalNameOf = (kind: FleetKind, name: string): string => `k8or-fleet-${name}`;
 
-/** `count` objects: Buckets `b-<i>` and Tables `t-<i>`, half each, on the two ProviderConfigs in turn. */
-export function fleetObjects(count: number): Array<{ kind: FleetKind; name: string; providerConfig: FleetProviderConfig }> {
-  const buckets = Math.ceil(count / 2);
+/** `count` objects: Buckets `b-<i>` and Tables `t-<i>` (a share `tableShare` of them, half by default), on the two ProviderConfigs in turn. */
+export function fleetObjects(count: number, tableShare = 0.5): Array<{ kind: FleetKind; name: string; providerConfig: FleetProviderConfig }> {
+  const buckets = count - Math.floor(count * tableShare);
   return Array.from({ length: count }, (_, i) => {
     const kind: FleetKind = i < buckets ? 'Bucket' : 'Table';
     const index = kind === 'Bucket' ? i : i - buckets;
@@ -298,28 +316,75 @@ interface Listed {
   status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string }> };
 }
 
+function stateOf(kind: FleetKind, item: Listed): ObjectState {
+  const generation = item.metadata.generation ?? 0;
+  const condition = (type: string) => item.status?.conditions?.some((c) => c.type === type && c.status === 'True') === true;
+  return {
+    kind,
+    name: item.metadata.name,
+    providerConfig: item.spec?.providerConfigRef?.name ?? '',
+    shard: item.metadata.labels?.[SHARD_LABEL[kind]],
+    draining: item.metadata.labels?.[DRAIN_LABEL[kind]] !== undefined,
+    generation,
+    ready: condition('Ready') && condition('Synced') && item.status?.observedGeneration === generation,
+    readyAndSynced: condition('Ready') && condition('Synced'),
+    observedGeneration: item.status?.observedGeneration ?? 0,
+  };
+}
+
 /** Every fleet Bucket and Table as the API server holds it now. */
 export async function objectStates(admin: KubeRest): Promise<ObjectState[]> {
   const states: ObjectState[] = [];
   for (const kind of ['Bucket', 'Table'] as const) {
     const items = (await admin.get<{ items: Listed[] }>(k8orPath(kind, OBJECT_NAMESPACE)))?.items ?? [];
-    for (const item of items) {
-      const generation = item.metadata.generation ?? 0;
-      const condition = (type: string) => item.status?.conditions?.some((c) => c.type === type && c.status === 'True') === true;
-      states.push({
-        kind,
-        name: item.metadata.name,
-        providerConfig: item.spec?.providerConfigRef?.name ?? '',
-        shard: item.metadata.labels?.[SHARD_LABEL[kind]],
-        draining: item.metadata.labels?.[DRAIN_LABEL[kind]] !== undefined,
-        generation,
-        ready: condition('Ready') && condition('Synced') && item.status?.observedGeneration === generation,
-        readyAndSynced: condition('Ready') && condition('Synced'),
-        observedGeneration: item.status?.observedGeneration ?? 0,
-      });
-    }
+    for (const item of items) states.push(stateOf(kind, item));
   }
   return states;
+}
+
+/** What `ObjectStatesWatch` keeps of an object: its state, under the metadata its informer reads. */
+interface WatchedState {
+  metadata: { name: string; namespace?: string; resourceVersion?: string };
+  state: ObjectState;
+}
+
+/**
+ * The fleet's Buckets and Tables as watches deliver them: `objectStates` without a list per look,
+ * for a benchmark that looks every second at 100,000 objects.
+ */
+export class ObjectStatesWatch {
+  readonly #informers: Informer<WatchedState>[];
+
+  constructor(kubeconfig: string) {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(kubeconfig);
+    this.#informers = (['Bucket', 'Table'] as const).map((kind) =>
+      createInformer<WatchedState>({
+        kubeConfig,
+        group: 'k8or.io',
+        version: 'v1alpha1',
+        plural: kind === 'Bucket' ? 'buckets' : 'tables',
+        namespace: OBJECT_NAMESPACE,
+        transform: (object) => {
+          const item = object as unknown as Listed & { metadata: { namespace?: string; resourceVersion?: string } };
+          return { metadata: { name: item.metadata.name, namespace: item.metadata.namespace, resourceVersion: item.metadata.resourceVersion }, state: stateOf(kind, item) } as WatchedState;
+        },
+      }),
+    );
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.#informers.map((informer) => informer.start()));
+  }
+
+  /** Every object's state as last delivered. */
+  states(): ObjectState[] {
+    return this.#informers.flatMap((informer) => informer.cache.list().map((watched) => watched.state));
+  }
+
+  stop(): void {
+    for (const informer of this.#informers) informer.stop();
+  }
 }
 
 /** `kind/name` -> the shard it is labelled for (undefined: none yet). */
