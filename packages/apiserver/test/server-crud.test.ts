@@ -154,6 +154,17 @@ describe('object semantics', () => {
     assert.equal((events[1]!.object['spec'] as Obj)['size'], 2);
   });
 
+  it('judges an immutable ConfigMap\'s data by its values, not the order its keys were sent in', async () => {
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'frozen' }, immutable: true, data: { a: '1', b: '2' } } });
+    const stored = await core.readNamespacedConfigMap({ namespace: 'default', name: 'frozen' });
+    // The same data, its keys in another order (as a client that rebuilds the map sends it), and a new label: allowed.
+    const relabelled = await core.replaceNamespacedConfigMap({ namespace: 'default', name: 'frozen', body: { ...stored, metadata: { ...stored.metadata, labels: { tier: 'gold' } }, data: { b: '2', a: '1' } } });
+    assert.equal(relabelled.metadata?.labels?.['tier'], 'gold');
+    const { code, body } = await apiError(core.replaceNamespacedConfigMap({ namespace: 'default', name: 'frozen', body: { ...relabelled, data: { a: '1', b: '3' } } }));
+    assert.equal(code, 422);
+    assert.match(String(body['message']), /field is immutable when `immutable` is set/);
+  });
+
   it('writes nothing for an update that changes nothing', async () => {
     const before = (await custom.getNamespacedCustomObject({ ...W, name: 'split' })) as Obj;
     const after = (await custom.replaceNamespacedCustomObject({ ...W, name: 'split', body: before })) as Obj;

@@ -1,4 +1,5 @@
 /** Per-kind rules applied on create and update (the real server's "strategies"), for built-in kinds. */
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../types.js';
 import { isObject, metadataOf, stringField } from '../util.js';
 import { badRequest, type FieldCause } from '../status.js';
@@ -141,7 +142,7 @@ export function validateBuiltin(resourceKey: string, obj: KubeObject, old: KubeO
       }
       if (old && old['immutable'] === true) {
         for (const field of ['data', 'binaryData']) {
-          if (JSON.stringify(old[field] ?? null) !== JSON.stringify(obj[field] ?? null)) {
+          if (!isDeepStrictEqual(old[field] ?? null, obj[field] ?? null)) {
             causes.push({ field: 'data', reason: 'FieldValueForbidden', message: 'Forbidden: field is immutable when `immutable` is set' });
             break;
           }

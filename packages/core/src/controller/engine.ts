@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { GROUP, KINDS, MANAGED_KINDS, VERSION, type DeletionPolicy, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeAccess } from '../kube/access.js';
@@ -455,7 +456,7 @@ export class Engine {
       });
       informers.secrets.on(event, onSecret);
       informers.namespaces.on(event, (obj, old) => {
-        if (event !== 'update' || JSON.stringify(obj.metadata?.annotations ?? {}) !== JSON.stringify(old?.metadata?.annotations ?? {})) onNamespace(obj);
+        if (event !== 'update' || !isDeepStrictEqual(obj.metadata?.annotations ?? {}, old?.metadata?.annotations ?? {})) onNamespace(obj);
       });
     }
   }

@@ -1,25 +1,29 @@
-// The shard assigner's memory per object, and the cost of a pass, at scale.
+// What a replica of a sharded fleet keeps of every object of the cluster, not of its share, at scale.
 //
-//   npm run build && node --expose-gc bench/assigner-memory.bench.ts [--objects 20000] [--passes 5]
+//   npm run build && node --expose-gc bench/cluster-caches.bench.ts [--objects 20000] [--passes 5]
 //
-// The leader of a sharded fleet runs the assigner (`ShardAssigner` of @k8or/core) on top of its own
-// shard, and the assigner keeps a record of every Bucket and Table of the cluster, not a share: its
-// memory grows with the fleet, not with the replica's share. This measures that growth in this
-// process: the embedded API server runs in a child process (bench/support/sandbox-process.ts) with
-// `--objects` fleet objects (test/reliability/support/shard-fleet.ts: Buckets and Tables, half each,
-// on two ProviderConfigs of the aws provider), three shard Leases are held here, and the assigner
-// (with the aws provider plugin, as the operator loads it) then:
-//  1. starts its watches and labels every object for a shard (one label patch each);
-//  2. passes until a pass finds nothing to write (its watch has caught up with its own patches);
-//  3. runs `--passes` more passes with nothing to do: wall time and CPU of each;
-// V8's heap used after a forced GC, before the assigner and after step 3, divided by the objects,
-// is what the assigner keeps per object. Prints Markdown for docs/benchmarks.md.
+// Two caches hold every Bucket and Table of the cluster whatever a replica's share: the assigner's
+// records (`ShardAssigner` of @k8or/core, on the leader only) and the admission webhook's cache
+// (`ClusterContext` of @k8or/webhook, in every replica the chart runs, as `operator --webhook`).
+// This measures each in this process: the embedded API server runs in a child process
+// (bench/support/sandbox-process.ts) with `--objects` fleet objects
+// (test/reliability/support/shard-fleet.ts: Buckets and Tables, half each, on two ProviderConfigs of
+// the aws provider), three shard Leases are held here, and
+//  1. the assigner (with the aws provider plugin, as the operator loads it) starts its watches and
+//     labels every object for a shard (one label patch each), passes until a pass finds nothing to
+//     write (its watch has caught up with its own patches), then runs `--passes` more passes with
+//     nothing to do: wall time and CPU of each; then it is closed;
+//  2. the webhook's ClusterContext starts its caches.
+// V8's heap used after a forced GC, before and with each, divided by the objects, is what each keeps
+// per object. Prints Markdown for docs/benchmarks.md.
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION } from '@k8or/api';
 import { KubeRest, ShardAssigner, corePath, installCrds, k8orPath, shardLease, type LeaderElector } from '@k8or/core';
 import { awsProvider } from '@k8or/provider-aws';
+import { ClusterContext } from '@k8or/webhook';
+import { pino } from 'pino';
 import { OBJECT_NAMESPACE, PROVIDER_CONFIGS, createObjects, fleetObjects } from '../test/reliability/support/shard-fleet.ts';
 import { startSandboxProcess } from './support/sandbox-process.ts';
 
@@ -98,10 +102,21 @@ try {
   }
   const after = settledHeap();
   const perObject = (after.heapUsed - before.heapUsed) / OBJECTS;
+  assigner.close();
+  assigner = undefined;
+
+  const beforeWebhook = settledHeap();
+  const webhookStart = Date.now();
+  const context = new ClusterContext({ kubeConfig, providers: [awsProvider], defaultDeletionPolicy: 'Delete', secretNamespaces: '*', clusterId: 'bench-cluster', logger: pino({ level: 'silent' }) });
+  await context.start();
+  const webhookSynced = (Date.now() - webhookStart) / 1000;
+  const withWebhook = settledHeap();
+  context.stop();
+  const webhookPerObject = (withWebhook.heapUsed - beforeWebhook.heapUsed) / OBJECTS;
   const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
   console.log(
     [
-      `\nThe assigner over ${OBJECTS.toLocaleString('en')} objects (Buckets and Tables, half each, two ProviderConfigs, three live shards; load ${load()}):\n`,
+      `\nThe caches of every object, ${OBJECTS.toLocaleString('en')} objects (Buckets and Tables, half each, two ProviderConfigs, three live shards; load ${load()}):\n`,
       '| measure | result |',
       '|---|---:|',
       `| labelling every object (one patch each) | ${labelSeconds.toFixed(1)} s |`,
@@ -109,6 +124,9 @@ try {
       `| heap the assigner keeps per object | **${perObject.toFixed(0)} B** |`,
       `| RSS before / after | ${mib(before.rss)} / ${mib(after.rss)} MiB |`,
       `| a pass with nothing to write, median of ${PASSES}: wall / CPU | ${median(timings.map((t) => t.wallMs)).toFixed(1)} / ${median(timings.map((t) => t.cpuMs)).toFixed(1)} ms |`,
+      `| the admission webhook's caches (ClusterContext): start to synced | ${webhookSynced.toFixed(1)} s |`,
+      `| V8 heap used after GC: before the webhook's caches / with them | ${mib(beforeWebhook.heapUsed)} / ${mib(withWebhook.heapUsed)} MiB |`,
+      `| heap the webhook's caches keep per object | **${webhookPerObject.toFixed(0)} B** |`,
     ].join('\n'),
   );
 } finally {
