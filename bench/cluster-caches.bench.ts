@@ -12,10 +12,10 @@
 //  1. the assigner (with the aws provider plugin, as the operator loads it) starts its watches and
 //     labels every object for a shard (one label patch each), passes until a pass finds nothing to
 //     write (its watch has caught up with its own patches), then runs `--passes` more passes with
-//     nothing to do: wall time and CPU of each; then it is closed;
+//     nothing to do: wall time and CPU of each;
 //  2. the webhook's ClusterContext starts its caches.
-// V8's heap used after a forced GC, before and with each, divided by the objects, is what each keeps
-// per object. Prints Markdown for docs/benchmarks.md.
+// Both are kept until the end. V8's heap used after a forced GC, before and after each step, divided
+// by the objects, is what each keeps per object. Prints Markdown for docs/benchmarks.md.
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -52,6 +52,7 @@ kubeConfig.loadFromString(sandbox.kubeconfig);
 const admin = new KubeRest(kubeConfig);
 const leases: LeaderElector[] = [];
 let assigner: ShardAssigner | undefined;
+let context: ClusterContext | undefined;
 try {
   await installCrds(kubeConfig);
   for (let i = 0; (await admin.get(k8orPath('ProviderConfig', undefined)).catch(() => undefined)) === undefined; i++) {
@@ -102,34 +103,34 @@ try {
   }
   const after = settledHeap();
   const perObject = (after.heapUsed - before.heapUsed) / OBJECTS;
-  assigner.close();
-  assigner = undefined;
 
+  // Started once every label is written: nothing changes while it fills.
   const beforeWebhook = settledHeap();
   const webhookStart = Date.now();
-  const context = new ClusterContext({ kubeConfig, providers: [awsProvider], defaultDeletionPolicy: 'Delete', secretNamespaces: '*', clusterId: 'bench-cluster', logger: pino({ level: 'silent' }) });
+  context = new ClusterContext({ kubeConfig, providers: [awsProvider], defaultDeletionPolicy: 'Delete', secretNamespaces: '*', clusterId: 'bench-cluster', logger: pino({ level: 'silent' }) });
   await context.start();
   const webhookSynced = (Date.now() - webhookStart) / 1000;
   const withWebhook = settledHeap();
-  context.stop();
   const webhookPerObject = (withWebhook.heapUsed - beforeWebhook.heapUsed) / OBJECTS;
+
   const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
   console.log(
     [
       `\nThe caches of every object, ${OBJECTS.toLocaleString('en')} objects (Buckets and Tables, half each, two ProviderConfigs, three live shards; load ${load()}):\n`,
       '| measure | result |',
       '|---|---:|',
-      `| labelling every object (one patch each) | ${labelSeconds.toFixed(1)} s |`,
+      `| the assigner: labelling every object (one patch each) | ${labelSeconds.toFixed(1)} s |`,
       `| V8 heap used after GC: before the assigner / with its records | ${mib(before.heapUsed)} / ${mib(after.heapUsed)} MiB |`,
       `| heap the assigner keeps per object | **${perObject.toFixed(0)} B** |`,
       `| RSS before / after | ${mib(before.rss)} / ${mib(after.rss)} MiB |`,
       `| a pass with nothing to write, median of ${PASSES}: wall / CPU | ${median(timings.map((t) => t.wallMs)).toFixed(1)} / ${median(timings.map((t) => t.cpuMs)).toFixed(1)} ms |`,
-      `| the admission webhook's caches (ClusterContext): start to synced | ${webhookSynced.toFixed(1)} s |`,
+      `| the admission webhook's caches (ClusterContext), started after: start to synced | ${webhookSynced.toFixed(1)} s |`,
       `| V8 heap used after GC: before the webhook's caches / with them | ${mib(beforeWebhook.heapUsed)} / ${mib(withWebhook.heapUsed)} MiB |`,
       `| heap the webhook's caches keep per object | **${webhookPerObject.toFixed(0)} B** |`,
     ].join('\n'),
   );
 } finally {
+  context?.stop();
   assigner?.close();
   await Promise.all(leases.map((lease) => lease.stop({ release: false })));
   admin.close();
