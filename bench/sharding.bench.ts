@@ -107,8 +107,8 @@ const load = () => loadavg()[0]!.toFixed(1);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (text: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${text}\n`);
 const seconds = (from: number, to = Date.now()) => ((to - from) / 1000).toFixed(1);
-const out: string[] = [];
-const print = (...lines: string[]) => out.push(...lines);
+/** Prints as each step ends, so a step that fails later leaves the figures of those before it. */
+const print = (...lines: string[]) => console.log(lines.join('\n'));
 
 /** Polls `check` (a failed poll, such as a reset connection under load, counts as not yet). */
 async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 3_600_000, everyMs = 1_000): Promise<T> {
@@ -139,12 +139,20 @@ async function settle(live: readonly string[], what: string, count = OBJECTS): P
   }
 }
 
-/** Waits until no replica in `live` has anything queued or running. */
-async function quiet(live: readonly string[]): Promise<void> {
-  await until('the queues empty', async () => {
-    const stats = await Promise.all(live.map((name) => replicaStats(fleet.replicas.get(name)!)));
-    return stats.every((s) => s.queueDepth === 0 && s.activeWorkers === 0) ? true : undefined;
-  });
+/**
+ * Waits until no replica in `live` has anything queued or running, for at most `timeoutMs`: at
+ * 100,000 objects the drift checks of the resync period (each object at its slot) may keep some
+ * worker busy all along. Says whether the queues emptied.
+ */
+async function quiet(live: readonly string[], timeoutMs = 600_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const stats = await Promise.all(live.map((name) => replicaStats(fleet.replicas.get(name)!))).catch(() => undefined);
+    if (stats?.every((s) => s.queueDepth === 0 && s.activeWorkers === 0)) return true;
+    await sleep(1_000);
+  }
+  log(`the queues did not empty within ${timeoutMs / 1000} s (drift checks at their slots); going on`);
+  return false;
 }
 
 const fleet = await startFleet({ workers: Number(values.workers), rateLimits: LIMITS, keepS3State: TEMPLATE < OBJECTS });
@@ -204,7 +212,7 @@ try {
   }
 
   // 2. steady state
-  await quiet(BASE);
+  const steadyQuiet = await quiet(BASE);
   const leader = await leaderShard(fleet.admin, BASE);
   const steadyRows = await Promise.all(
     BASE.map(async (name) => {
@@ -214,7 +222,7 @@ try {
     }),
   );
   print(
-    `\nSteady state, ${OBJECTS.toLocaleString('en')} objects (${bucketCount.toLocaleString('en')} Buckets and ${(OBJECTS - bucketCount).toLocaleString('en')} Tables, on two ProviderConfigs) over ${REPLICAS} replicas, ${values.workers} workers each;${seeded} created and all Ready in ${createSeconds} s (load ${load()}):\n`,
+    `\nSteady state, ${OBJECTS.toLocaleString('en')} objects (${bucketCount.toLocaleString('en')} Buckets and ${(OBJECTS - bucketCount).toLocaleString('en')} Tables, on two ProviderConfigs) over ${REPLICAS} replicas, ${values.workers} workers each;${seeded} created and all Ready in ${createSeconds} s; ${steadyQuiet ? 'measured with every queue empty' : 'measured while drift checks still kept workers busy'} (load ${load()}):\n`,
     '| replica | Buckets | Tables | RSS MiB |',
     '|---|---:|---:|---:|',
     ...steadyRows,
@@ -246,7 +254,7 @@ try {
     await Promise.all(BASE.map((name) => fleet.stopReplica(name)));
     await Promise.all(BASE.map((name) => fleet.startReplica(name)));
     await settle(BASE, 'every object on a live shard after the restart');
-    await quiet(BASE);
+    const restartQuiet = await quiet(BASE);
     const restartSeconds = seconds(restartStart);
     // A restart queues no object in sync (each is checked at its slot of the resync period): watch a while longer for late writes.
     await sleep(RESTART_WATCH_SECONDS * 1000);
@@ -257,7 +265,7 @@ try {
       `\nRestart of every replica (SIGTERM to all ${REPLICAS}, then all started again), ${OBJECTS.toLocaleString('en')} objects in sync:\n`,
       '| measure | result |',
       '|---|---:|',
-      `| stop to every object on a live shard, queues empty | ${restartSeconds} s |`,
+      `| stop to every object on a live shard, ${restartQuiet ? 'queues empty' : 'queues still busy with drift checks 600 s after that'} | ${restartSeconds} s |`,
       `| cloud calls counted from the stop to ${RESTART_WATCH_SECONDS} s after that | ${sinceRestart.length} |`,
       `| cloud writes (counted at the backends) | **${sinceRestart.filter(isCloudWrite).length}** |`,
       `| cloud reads | ${sinceRestart.filter((c) => !isCloudWrite(c)).length} |`,
@@ -452,7 +460,6 @@ try {
     }
   }
   print(`\nPeak RSS over the run (sampled every 2 s), MiB: ${[...peakRss].map(([name, rss]) => `${name} ${mib(rss)}`).join(', ')}.`);
-  console.log(out.join('\n'));
 } finally {
   clearInterval(sampler);
   watch.stop();
