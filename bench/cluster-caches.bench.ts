@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION } from '@k8or/api';
 import { KubeRest, ShardAssigner, corePath, installCrds, k8orPath, shardLease, type LeaderElector } from '@k8or/core';
+import { waitFor } from '@k8or/core/testing';
 import { awsProvider } from '@k8or/provider-aws';
 import { ClusterContext } from '@k8or/webhook';
 import { pino } from 'pino';
@@ -55,10 +56,7 @@ let assigner: ShardAssigner | undefined;
 let context: ClusterContext | undefined;
 try {
   await installCrds(kubeConfig);
-  for (let i = 0; (await admin.get(k8orPath('ProviderConfig', undefined)).catch(() => undefined)) === undefined; i++) {
-    if (i > 600) throw new Error('the CRDs were not served');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor('the CRDs served', async () => (await admin.get(k8orPath('ProviderConfig', undefined)).catch(() => undefined)) !== undefined, 60_000, 100);
   for (const name of [LEASE_NAMESPACE, OBJECT_NAMESPACE]) await admin.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   for (const name of PROVIDER_CONFIGS) {
     await admin.create(k8orPath('ProviderConfig', undefined), { apiVersion: API_VERSION, kind: 'ProviderConfig', metadata: { name }, spec: { provider: 'aws', region: 'us-east-1' } });

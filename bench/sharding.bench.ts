@@ -56,6 +56,7 @@ import {
   overlappingCalls,
   replicaStats,
   startFleet,
+  type FleetKind,
   type FleetService,
   type ObjectState,
   type RateLimit,
@@ -180,7 +181,8 @@ try {
   const bucketCount = objects.filter((o) => o.kind === 'Bucket').length;
   // The first of each kind, in proportion: both ProviderConfigs of both kinds among them.
   const templateBuckets = Math.max(2, Math.round(TEMPLATE * (bucketCount / OBJECTS)));
-  const templates = TEMPLATE < OBJECTS ? objects.filter((o) => Number(o.name.slice(2)) < (o.kind === 'Bucket' ? templateBuckets : Math.max(2, TEMPLATE - templateBuckets))) : objects;
+  const firstOf = (kind: FleetKind, count: number) => objects.filter((o) => o.kind === kind).slice(0, count);
+  const templates = TEMPLATE < OBJECTS ? [...firstOf('Bucket', templateBuckets), ...firstOf('Table', Math.max(2, TEMPLATE - templateBuckets))] : objects;
   log(`creating ${templates.length} objects`);
   await createObjects(fleet.admin, templates);
   let created = await settle(BASE, 'every object Ready on a shard', templates.length);
