@@ -82,9 +82,18 @@ const { values } = parseArgs({
     template: { type: 'string' },
   },
 });
-const OBJECTS = Number(values.objects);
-const TABLE_SHARE = Number(values['table-share']);
-const TEMPLATE = values.template === undefined ? OBJECTS : Math.min(OBJECTS, Number(values.template));
+/** An option's number, or an exit naming the option and the rule it breaks. */
+function numberOption(name: string, text: string, rule: string, valid: (value: number) => boolean): number {
+  const value = Number(text);
+  if (text.trim() === '' || !valid(value)) {
+    process.stderr.write(`--${name} ${JSON.stringify(text)}: must be ${rule}\n`);
+    process.exit(2);
+  }
+  return value;
+}
+const OBJECTS = numberOption('objects', values.objects, 'a whole number of at least 4', (n) => Number.isInteger(n) && n >= 4);
+const TABLE_SHARE = numberOption('table-share', values['table-share'], 'a number from 0 to 1', (n) => n >= 0 && n <= 1);
+const TEMPLATE = values.template === undefined ? OBJECTS : Math.min(OBJECTS, numberOption('template', values.template, 'a whole number of at least 4 (two of each kind)', (n) => Number.isInteger(n) && n >= 4));
 const REPLICAS = Number(values.replicas);
 const SCALE_TO = Number(values['scale-to']);
 const LIMITS: Record<FleetService, RateLimit> = {
