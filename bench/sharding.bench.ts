@@ -4,7 +4,7 @@
 //
 //   npm run build && node bench/sharding.bench.ts [--objects 1000] [--replicas 3] [--scale-to 5]
 //     [--workers 10] [--s3-rate 50] [--s3-burst 100] [--dynamodb-rate 250] [--dynamodb-burst 250]
-//     [--steps restart,takeover,kill,scale] [--table-share 0.5] [--template N]
+//     [--steps restart,takeover,kill,scale] [--table-share 0.5] [--template N] [--hold]
 //
 // The world is test/reliability/support/shard-fleet.ts (the same as the sharding suite's): each
 // ProviderConfig reaches the backends through recording proxies of its own, and each replica's
@@ -80,6 +80,8 @@ const { values } = parseArgs({
     'table-share': { type: 'string', default: '0.5' },
     // the replicas create this many; the rest are seeded as copies of them (default: none seeded)
     template: { type: 'string' },
+    // keep the fleet running after the steps, until SIGINT, to inspect its replicas (pids on stderr)
+    hold: { type: 'boolean', default: false },
   },
 });
 /** An option's number, or an exit naming the option and the rule it breaks. */
@@ -471,6 +473,10 @@ try {
     }
   }
   print(`\nPeak RSS over the run (sampled every 2 s), MiB: ${[...peakRss].map(([name, rss]) => `${name} ${mib(rss)}`).join(', ')}.`);
+  if (values.hold) {
+    log(`holding the fleet until SIGINT: ${[...fleet.replicas.values()].filter((r) => !r.exited).map((r) => `${r.name} pid ${r.pid}`).join(', ')}`);
+    await new Promise(() => undefined);
+  }
 } finally {
   clearInterval(sampler);
   watch.stop();
