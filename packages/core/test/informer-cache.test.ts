@@ -16,6 +16,15 @@ describe('objectKey', () => {
   });
 });
 
+describe('ObjectCache without its namespace index', () => {
+  it('keeps none when asked not to', () => {
+    const cache = new ObjectCache<KubernetesObject>(undefined, { namespaceIndex: false });
+    cache.set(configMap('team-a', 'one', 'web'));
+    assert.throws(() => cache.keysByIndex(NAMESPACE_INDEX, 'team-a'), /no index named/);
+    assert.deepEqual(cache.keys(), ['team-a/one']);
+  });
+});
+
 const MODES = [
   { mode: 'kept as they are', make: () => new ObjectCache<KubernetesObject>() },
   { mode: 'compact', make: () => new ObjectCache<KubernetesObject>(compactJsonCodec()) },
@@ -50,6 +59,31 @@ for (const { mode, make } of MODES) describe(`ObjectCache (the informer indexer)
     assert.deepEqual(cache.keys(), ['ns/a']);
     assert.throws(() => cache.byIndex('missing', 'x'), /no index named/);
     assert.throws(() => cache.addIndex('app', () => []), /already exists/);
+  });
+
+  it('answers every index as a scan of the objects would, over a random history of sets (index values kept, changed, several) and deletes', () => {
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const cache = make();
+    // Several values per object, some shared by the values of others: a label that changes or not with each write.
+    cache.addIndex('apps', (obj) => (obj.metadata?.labels?.app ?? '').split('+').filter(Boolean));
+    const apps = ['web', 'db', 'web+db', 'cache', 'db+cache', ''];
+    const names = ['a', 'b', 'c', 'd', 'e'];
+    for (let step = 0; step < 2_000; step++) {
+      const namespace = ['ns-1', 'ns-2', undefined][random(3)];
+      const name = names[random(names.length)]!;
+      if (random(5) === 0) cache.delete(objectKey({ metadata: { name, ...(namespace ? { namespace } : {}) } }));
+      else cache.set(configMap(namespace, name, apps[random(apps.length)]!, String(step)));
+      const objects = cache.list();
+      for (const app of ['web', 'db', 'cache']) {
+        const scanned = objects.filter((obj) => (obj.metadata?.labels?.app ?? '').split('+').includes(app)).map(objectKey).sort();
+        assert.deepEqual(cache.keysByIndex('apps', app).sort(), scanned, `step ${step}: index value ${app}`);
+      }
+      for (const namespace of ['ns-1', 'ns-2', '']) {
+        const scanned = objects.filter((obj) => (obj.metadata?.namespace ?? '') === namespace).map(objectKey).sort();
+        assert.deepEqual(cache.keysByIndex(NAMESPACE_INDEX, namespace).sort(), scanned, `step ${step}: namespace ${namespace}`);
+      }
+    }
   });
 
   it('keeps a summary of every object in step with sets and deletes, built over the objects already cached', () => {

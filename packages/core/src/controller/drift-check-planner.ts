@@ -1,7 +1,7 @@
 import { Annotations, type ManagedKindName, type ManagedResource, type ProviderConfig } from '@k8or/api';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Informer } from '../informer/informer.js';
-import { objectKey } from '../informer/object-key.js';
+import { joinedKey, objectKey } from '../informer/object-key.js';
 import { planDriftChecks, type CheckedResource, type DriftCheckInterval, type DriftCheckPlan } from '../policy/drift-schedule.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
 import { annotationIsTrue, stringField } from '../policy/read.js';
@@ -72,7 +72,7 @@ export class DriftCheckPlanner {
     const askedMs = resyncPeriodFor(resource, this.#options.defaultIntervalMs, this.#options.floorMs);
     this.#replanIfDue();
     const cacheKey = objectKey(resource);
-    const key = `${kind}/${cacheKey}`;
+    const key = joinedKey(kind, cacheKey);
     const input = this.#inputs.get(kind)?.get(cacheKey);
     const plan = input ? this.#plans.get(this.#providerConfigOf(input)) : undefined;
     // The budget's floor from the plan, the ask as it is now: an annotation edited since the
@@ -114,7 +114,7 @@ export class DriftCheckPlanner {
       for (const [cacheKey, input] of inputs) {
         if (!input) continue;
         const config = this.#providerConfigOf(input);
-        const key = `${kind}/${cacheKey}`;
+        const key = joinedKey(kind, cacheKey);
         const list = byConfig.get(config) ?? [];
         list.push({ key, kind, askedMs: input.askedMs });
         byConfig.set(config, list);

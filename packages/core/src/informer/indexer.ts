@@ -52,9 +52,9 @@ export class ObjectCache<T extends ObjectWithMetadata> implements Indexer<T> {
   private readonly summaries: Summary<T>[] = [];
   private readonly codec: ObjectCodec<T> | undefined;
 
-  constructor(codec?: ObjectCodec<T>) {
+  constructor(codec?: ObjectCodec<T>, options: { namespaceIndex?: boolean } = {}) {
     this.codec = codec;
-    this.addIndex(NAMESPACE_INDEX, (obj) => [obj.metadata?.namespace ?? '']);
+    if (options.namespaceIndex ?? true) this.addIndex(NAMESPACE_INDEX, (obj) => [obj.metadata?.namespace ?? '']);
   }
 
   get copies(): boolean {
@@ -99,7 +99,7 @@ export class ObjectCache<T extends ObjectWithMetadata> implements Indexer<T> {
     if (this.indexes.has(name)) throw new Error(`index ${JSON.stringify(name)} already exists`);
     const index: Index<T> = { fn, values: new Map() };
     this.indexes.set(name, index);
-    for (const [key, obj] of this.entries()) this.indexObject(index, key, obj);
+    for (const [key, obj] of this.entries()) this.indexValues(index, key, fn(obj));
   }
 
   addSummary<V>(summarize: (obj: T) => V): ReadonlyMap<string, V> {
@@ -114,9 +114,18 @@ export class ObjectCache<T extends ObjectWithMetadata> implements Indexer<T> {
     const key = objectKey(obj);
     const stored = this.objects.get(key);
     const old = stored === undefined ? undefined : this.read(stored);
-    if (old) for (const index of this.indexes.values()) this.unindexObject(index, key, old);
     this.objects.set(key, this.codec ? this.codec.encode(obj) : obj);
-    for (const index of this.indexes.values()) this.indexObject(index, key, obj);
+    for (const index of this.indexes.values()) {
+      const values = index.fn(obj);
+      if (old) {
+        const oldValues = index.fn(old);
+        // Left as it is: the index keeps the key it holds, the one the objects are stored under,
+        // rather than a copy of it for each update (most updates change no index value).
+        if (sameValues(oldValues, values)) continue;
+        this.unindexValues(index, key, oldValues);
+      }
+      this.indexValues(index, key, values);
+    }
     for (const summary of this.summaries) summary.values.set(key, summary.summarize(obj));
     return old;
   }
@@ -126,7 +135,7 @@ export class ObjectCache<T extends ObjectWithMetadata> implements Indexer<T> {
     const stored = this.objects.get(key);
     if (stored === undefined) return undefined;
     const old = this.read(stored);
-    for (const index of this.indexes.values()) this.unindexObject(index, key, old);
+    for (const index of this.indexes.values()) this.unindexValues(index, key, index.fn(old));
     for (const summary of this.summaries) summary.values.delete(key);
     this.objects.delete(key);
     return old;
@@ -137,8 +146,8 @@ export class ObjectCache<T extends ObjectWithMetadata> implements Indexer<T> {
     return this.codec && typeof stored === 'string' ? this.codec.decode(stored) : (stored as T);
   }
 
-  private indexObject(index: Index<T>, key: string, obj: T): void {
-    for (const value of index.fn(obj)) {
+  private indexValues(index: Index<T>, key: string, values: readonly string[]): void {
+    for (const value of values) {
       const keys = index.values.get(value);
       if (keys === undefined || keys === key) index.values.set(value, key);
       else if (typeof keys === 'string') index.values.set(value, new Set([keys, key]));
@@ -146,8 +155,8 @@ export class ObjectCache<T extends ObjectWithMetadata> implements Indexer<T> {
     }
   }
 
-  private unindexObject(index: Index<T>, key: string, obj: T): void {
-    for (const value of index.fn(obj)) {
+  private unindexValues(index: Index<T>, key: string, values: readonly string[]): void {
+    for (const value of values) {
       const keys = index.values.get(value);
       if (keys === key) index.values.delete(value);
       else if (keys instanceof Set) {
@@ -156,4 +165,8 @@ export class ObjectCache<T extends ObjectWithMetadata> implements Indexer<T> {
       }
     }
   }
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
 }

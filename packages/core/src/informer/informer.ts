@@ -69,6 +69,8 @@ export interface InformerOptions<T extends ObjectWithMetadata = ObjectWithMetada
    * decode per read, and every read is a fresh copy. For caches of many objects read one at a time.
    */
   compact?: boolean;
+  /** Keep the built-in index of objects by namespace (`NAMESPACE_INDEX`); default true. Off, a cache of every object of the cluster that nobody reads by namespace saves an entry per object. */
+  namespaceIndex?: boolean;
 }
 
 /** Where `kubectl apply` keeps the whole object it last applied, as JSON text. */
@@ -173,7 +175,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   constructor(options: InformerOptions<T>) {
     this.options = options;
     this.transform = options.transform ?? withoutUnreadMetadata;
-    this.store = new ObjectCache<T>(options.compact ? compactJsonCodec<T>() : undefined);
+    this.store = new ObjectCache<T>(options.compact ? compactJsonCodec<T>() : undefined, { namespaceIndex: options.namespaceIndex ?? true });
     this.path = resourcePath(options.group, options.version, options.plural, options.namespace);
     this.backoff = new Backoff(options.backoffInitialMs ?? 200, options.backoffMaxMs ?? 30_000);
   }

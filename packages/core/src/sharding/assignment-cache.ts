@@ -1,7 +1,7 @@
 import { GROUP, KINDS, VERSION, type ManagedKindName, type ProviderConfig } from '@k8or/api';
 import type { Logger } from 'pino';
 import { createInformer, type Informer } from '../informer/informer.js';
-import { objectKey, type ObjectWithMetadata } from '../informer/object-key.js';
+import { joinedKey, objectKey, type ObjectWithMetadata } from '../informer/object-key.js';
 import type { KubeAccess } from '../kube/access.js';
 import type { NamespaceInfo } from '../reconcile/ports.js';
 import { StringPool, namespaceRecordOf, providerConfigRecordOf, sameButVersion, shardRecordOf, type ShardRecord } from './shard-record.js';
@@ -34,7 +34,7 @@ export class AssignmentCache {
     const common = { kubeConfig: options.kubeConfig, ...(options.logger ? { logger: options.logger } : {}) };
     const pool = new StringPool();
     for (const kind of options.kinds) {
-      const informer = createInformer<ShardRecord>({ ...common, group: GROUP, version: VERSION, plural: KINDS[kind].plural, transform: (object) => shardRecordOf(kind, object, pool) });
+      const informer = createInformer<ShardRecord>({ ...common, group: GROUP, version: VERSION, plural: KINDS[kind].plural, transform: (object) => shardRecordOf(kind, object, pool), namespaceIndex: false });
       this.#watch(informer, () => undefined, (a, b) => a.samePlanInputs(b));
       informer.on('delete', (record) => this.#outdated.delete(outdatedKey(kind, record)));
       this.#records.set(kind, informer);
@@ -141,5 +141,5 @@ export class AssignmentCache {
 }
 
 function outdatedKey(kind: ManagedKindName, record: ShardRecord): string {
-  return `${kind}/${objectKey(record)}`;
+  return joinedKey(kind, objectKey(record));
 }

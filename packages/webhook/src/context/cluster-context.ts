@@ -46,8 +46,8 @@ export class ClusterContext implements AdmissionContext {
     this.resyncFloorMs = options.resyncFloorMs;
     const informer = <T extends KubernetesObject>(group: string, version: string, plural: string, transform?: (obj: T) => T): Informer<T> => {
       // Buckets and Tables (the ones with a transform) are every such object of the cluster, in every
-      // replica: kept compact, each read one at a time.
-      const created = createInformer<T>({ kubeConfig: options.kubeConfig, group, version, plural, logger: options.logger, ...(transform ? { transform, compact: true } : {}) });
+      // replica: kept compact, each read one at a time, and found by external name, never by namespace.
+      const created = createInformer<T>({ kubeConfig: options.kubeConfig, group, version, plural, logger: options.logger, ...(transform ? { transform, compact: true, namespaceIndex: false } : {}) });
       created.on('error', (error) => options.logger.warn({ err: error, plural }, 'list/watch failed; the informer reconnects'));
       return created;
     };
