@@ -11,14 +11,22 @@ import { run, runOk } from '../support/run.ts';
 import { openTarget, RELEASE, RELEASE_NAMESPACE, targetProblem, type E2ETarget, type InstalledChart } from '../support/target.ts';
 import type { Tools } from '../support/tools.ts';
 
-// The chart with sharding on: two replicas as processes with a token of the chart's ServiceAccount,
-// each the shard named after its Pod (K8OR_SHARD_NAME from the downward API). Each holds its shard
-// Lease, the leader labels every Bucket and Table for one of them, and they reconcile them to Ready;
-// the embedded API server authorizes every call with the chart's roles and refuses none.
+// The chart with sharding on: two operator replicas as processes with a token of the chart's
+// ServiceAccount, each the shard named after its Pod (K8OR_SHARD_NAME from the downward API), and the
+// webhook Deployment's two replicas beside them, the only Pods the webhook Service selects. Each shard
+// holds its Lease, `kubectl apply` goes through the webhook Deployment's processes, the leader labels
+// every Bucket and Table for one shard, and the shards reconcile them to Ready; the embedded API
+// server authorizes every call with the chart's roles and refuses none.
 
 const NS = RELEASE_NAMESPACE;
 const REPLICAS = 2;
+const WEBHOOK_REPLICAS = 2;
 const SKIP = targetProblem() ?? (EXTERNAL_KUBECONFIG ? 'runs the replicas as processes against the embedded API server (its RBAC accounting)' : false);
+
+/** The admission reviews a process's metrics count (0 where it serves no webhook). */
+function admissionReviews(metrics: string): number {
+  return [...metrics.matchAll(/^k8or_admission_reviews_total\{[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
 
 interface Labelled { metadata: { name: string; labels?: Record<string, string> }; status?: { conditions?: Array<{ type: string; status: string }> } }
 
@@ -33,13 +41,22 @@ describe('the chart sharded: two shards hold their Leases and reconcile their sh
     home = await mkdtemp(join(tmpdir(), 'k8or-e2e-sharded-'));
     target = await openTarget(home, { recordRequests: true });
     t = target.tools;
-    chart = await target.install({ 'sharding.enabled': 'true', replicaCount: String(REPLICAS) });
+    chart = await target.install({ 'sharding.enabled': 'true', replicaCount: String(REPLICAS), 'sharding.webhook.replicaCount': String(WEBHOOK_REPLICAS) });
     await runOk(t.kubectl, ['apply', '-f', '-'], settingsManifests(target.settings));
   });
 
   after(async () => {
     await target?.close();
     if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  it('runs the operator\'s replicas without the webhook, and the webhook Deployment\'s replicas behind its Service', () => {
+    const replicas = chart!.processes!.replicas;
+    assert.deepEqual(replicas.map((r) => [r.pod, r.servesWebhook]), [
+      ...shards.map((pod) => [pod, false]),
+      ...Array.from({ length: WEBHOOK_REPLICAS }, (_, i) => [podName(`${RELEASE}-webhook`, i), true]),
+    ]);
+    assert.equal(chart!.webhookReplicas, WEBHOOK_REPLICAS);
   });
 
   it('each replica holds the Lease of its Pod name, and every object is labelled for one of them and Ready', async () => {
@@ -55,6 +72,15 @@ describe('the chart sharded: two shards hold their Leases and reconcile their sh
       ...Array.from({ length: 2 }, (_, i) => ({ apiVersion: 'k8or.io/v1alpha1', kind: 'Table', metadata: { name: `sharded-${i}`, namespace: 'default' }, spec: { partitionKey: { name: 'id', type: 'string' } } })),
     ];
     await runOk(t.kubectl, ['apply', '-f', '-'], objects.map((o) => JSON.stringify(o)).join('\n'));
+    // admitted by the webhook Deployment's processes: the only ones that answered admission reviews
+    const defaulted = JSON.parse(await runOk(t.kubectl, ['get', 'bucket', 'sharded-0', '-n', 'default', '-o', 'json'])) as { spec: { name?: string } };
+    assert.ok(defaulted.spec.name, 'spec.name defaulted by the mutating webhook');
+    const reviews = await Promise.all(chart!.processes!.replicas.map(async (r) => [r.pod, admissionReviews(await (await fetch(`${r.metrics}/metrics`)).text())] as const));
+    for (const [pod, count] of reviews) {
+      if (pod.startsWith(`${RELEASE}-webhook-`)) continue;
+      assert.equal(count, 0, `${pod} (an operator replica) answered no admission review`);
+    }
+    assert.ok(reviews.filter(([pod]) => pod.startsWith(`${RELEASE}-webhook-`)).reduce((sum, [, count]) => sum + count, 0) >= objects.length, `the webhook Deployment's replicas answered every apply: ${JSON.stringify(reviews)}`);
     for (const kind of ['bucket', 'table'] as const) {
       const label = `shard.k8or.io/${kind}`;
       const items = await waitFor(`every ${kind} labelled for a shard and Ready`, async () => {

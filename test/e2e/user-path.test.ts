@@ -115,7 +115,7 @@ describe('the user path: helm install, kubectl apply, edit, drift, denial, delet
   const admitThroughEveryReplica = async (): Promise<void> => {
     const processes = chart!.processes;
     if (!processes) {
-      for (let call = 0; call < 3 * chart!.replicas; call++) await admit(`the webhook Service (call ${call})`);
+      for (let call = 0; call < 3 * chart!.webhookReplicas; call++) await admit(`the webhook Service (call ${call})`);
       return;
     }
     for (const i of processes.webhookPorts.keys()) {

@@ -64,7 +64,8 @@ export interface OperatorProcessOptions {
   kubeconfigPath: string;
   /** The chart's container env (K8OR_*), as the Deployment in the cluster has it. */
   env: Record<string, string>;
-  webhookPort: number;
+  /** Where the webhook listens, on 127.0.0.1; a process that serves none needs none. */
+  webhookPort?: number;
   /** Serve the admission webhook too (the chart's `operator --webhook`); default true. */
   webhook?: boolean;
   /** The CLI's arguments, as a container's `args` (the image's entrypoint is the CLI); they replace `webhook`. */
@@ -85,7 +86,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
       ...options.env,
       KUBECONFIG: options.kubeconfigPath,
       // the Pod's ports, on loopback
-      K8OR_WEBHOOK_BIND_ADDRESS: `127.0.0.1:${options.webhookPort}`,
+      ...(options.webhookPort !== undefined ? { K8OR_WEBHOOK_BIND_ADDRESS: `127.0.0.1:${options.webhookPort}` } : {}),
       K8OR_HEALTH_PROBE_BIND_ADDRESS: `127.0.0.1:${probePort}`,
       K8OR_METRICS_BIND_ADDRESS: `127.0.0.1:${metricsPort}`,
     },

@@ -2,14 +2,13 @@
 // chart's install and uninstall there. By default the suite makes its own target: the embedded API
 // server and the local clouds, started here. With K8OR_E2E_KUBECONFIG it is that cluster, with the
 // settings of K8OR_E2E_PROVIDER_CONFIGS and the values of K8OR_E2E_VALUES (test/README.md).
-// Both go through the same install: `helm install` of charts/k8or, then the Deployment's replicas run.
+// Both go through the same install: `helm install` of charts/k8or, then its Deployments' replicas run.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import assert from 'node:assert/strict';
 import type { SandboxOptions } from '@k8or/apiserver';
 import { waitFor } from '@k8or/core/testing';
 import { startBackends, type Backends } from './backends.ts';
-import { runChartDeployment, type ChartDeployment } from './chart-deployment.ts';
+import { chartWorkloads, runChartDeployment, webhookReplicas, type ChartDeployment, type ChartProcess } from './chart-deployment.ts';
 import { RUNNER, externalSettingsProblem, openCluster, type E2ECluster } from './cluster.ts';
 import { freePort, k8orBinary } from './operator-process.ts';
 import { providersOf, readProviderSettings, sandboxProviderSettings, writeProviderSettings, type ProviderSettings } from './provider-settings.ts';
@@ -42,14 +41,16 @@ export function targetProblem(): string | undefined {
 
 /** The chart as installed and running. */
 export interface InstalledChart {
-  replicas: number;
+  /** The Pods the webhook Service selects (unsharded, every replica; sharded, the webhook Deployment's). */
+  webhookReplicas: number;
   /** The Secret the replicas share their self-signed webhook certificate through; undefined with cert-manager's. */
   certificateSecret: string | undefined;
   /**
-   * The replicas as processes here (`process` mode): each one's webhook port on 127.0.0.1, and the
-   * webhook Service routed to one of them (undefined: to each in turn, as kube-proxy).
+   * The replicas as processes here (`process` mode): every one of every Deployment, the webhook port on
+   * 127.0.0.1 of each the webhook Service selects, and the Service routed to one of those (undefined:
+   * to each in turn, as kube-proxy).
    */
-  processes: { webhookPorts: readonly number[]; routeServiceTo(replica: number | undefined): void } | undefined;
+  processes: { replicas: readonly ChartProcess[]; webhookPorts: readonly number[]; routeServiceTo(replica: number | undefined): void } | undefined;
   /** Everything the replicas logged so far. */
   logs(): Promise<string>;
 }
@@ -64,7 +65,7 @@ export interface E2ETarget {
   settings: ProviderSettings;
   /**
    * `helm install` of charts/k8or (K8OR_E2E_VALUES, then the providers the settings use and `set`),
-   * then the Deployment's replicas run and the webhook serves (its configurations hold a caBundle).
+   * then the Deployments' replicas run and the webhook serves (its configurations hold a caBundle).
    */
   install(set?: Readonly<Record<string, string>>): Promise<InstalledChart>;
   /** The replicas stop (on a cluster, with their Pods) and `helm uninstall` removes the release. */
@@ -129,23 +130,24 @@ export async function openTarget(home: string, sandboxOptions: Omit<SandboxOptio
         // (a failed install leaves a release behind: uninstall removes it too)
         installed = true;
         await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', RELEASE_NAMESPACE, '--create-namespace', ...values], undefined, 300_000);
-        const replicas = await deploymentReplicas(t);
+        const workloads = await chartWorkloads(t, RELEASE_NAMESPACE, RELEASE, WEBHOOK_SERVICE);
         const webhookPorts: number[] = [];
         if (cluster.runner === 'process') {
-          for (let i = 0; i < replicas; i++) webhookPorts.push(await freePort());
+          // the Service's endpoints: the replicas of the Deployments it selects, and no other
+          for (let i = 0; i < webhookReplicas(workloads); i++) webhookPorts.push(await freePort());
           // on another cluster without kubelets, its API server sends the Service's calls to this port
           service = await startServiceProxy(webhookPorts, cluster.webhookServicePort ?? 0);
         }
         const binary = k8orBinary();
-        deployment = await runChartDeployment({ cluster, tools: t, home, namespace: RELEASE_NAMESPACE, release: RELEASE, ...('path' in binary ? { bin: binary.path } : {}), webhookPorts });
+        deployment = await runChartDeployment({ cluster, tools: t, home, namespace: RELEASE_NAMESPACE, release: RELEASE, workloads, ...('path' in binary ? { bin: binary.path } : {}), webhookPorts });
         // the webhook fails closed: nothing of k8or.io goes in before its configurations trust it
         await waitForCaBundle(t);
         const running = deployment;
         const proxy = service;
         return {
-          replicas,
+          webhookReplicas: webhookReplicas(workloads),
           certificateSecret: running.certificateSecret,
-          processes: proxy ? { webhookPorts, routeServiceTo: (replica) => proxy.route(replica) } : undefined,
+          processes: proxy ? { replicas: running.processes, webhookPorts, routeServiceTo: (replica) => proxy.route(replica) } : undefined,
           logs: () => running.logs(),
         };
       },
@@ -162,12 +164,6 @@ export async function openTarget(home: string, sandboxOptions: Omit<SandboxOptio
     await backends?.stop();
     throw error;
   }
-}
-
-async function deploymentReplicas(t: Tools): Promise<number> {
-  const replicas = Number(await runOk(t.kubectl, ['get', 'deployment', RELEASE, '-n', RELEASE_NAMESPACE, '-o', 'jsonpath={.spec.replicas}']));
-  assert.ok(Number.isInteger(replicas) && replicas > 0, `the Deployment's replicas: ${replicas}`);
-  return replicas;
 }
 
 async function waitForCaBundle(t: Tools): Promise<void> {
