@@ -21,6 +21,8 @@ import type { Tools } from '../support/tools.ts';
 const NS = RELEASE_NAMESPACE;
 const REPLICAS = 2;
 const WEBHOOK_REPLICAS = 2;
+/** The webhook Deployment's ServiceAccount (and its Deployment's name). */
+const WEBHOOK_ACCOUNT = `${RELEASE}-webhook`;
 const SKIP = targetProblem() ?? (EXTERNAL_KUBECONFIG ? 'runs the replicas as processes against the embedded API server (its RBAC accounting)' : false);
 
 /** The admission reviews a process's metrics count (0 where it serves no webhook). */
@@ -54,7 +56,7 @@ describe('the chart sharded: two shards hold their Leases and reconcile their sh
     const replicas = chart!.processes!.replicas;
     assert.deepEqual(replicas.map((r) => [r.pod, r.servesWebhook]), [
       ...shards.map((pod) => [pod, false]),
-      ...Array.from({ length: WEBHOOK_REPLICAS }, (_, i) => [podName(`${RELEASE}-webhook`, i), true]),
+      ...Array.from({ length: WEBHOOK_REPLICAS }, (_, i) => [podName(WEBHOOK_ACCOUNT, i), true]),
     ]);
     assert.equal(chart!.webhookReplicas, WEBHOOK_REPLICAS);
   });
@@ -77,10 +79,10 @@ describe('the chart sharded: two shards hold their Leases and reconcile their sh
     assert.ok(defaulted.spec.name, 'spec.name defaulted by the mutating webhook');
     const reviews = await Promise.all(chart!.processes!.replicas.map(async (r) => [r.pod, admissionReviews(await (await fetch(`${r.metrics}/metrics`)).text())] as const));
     for (const [pod, count] of reviews) {
-      if (pod.startsWith(`${RELEASE}-webhook-`)) continue;
+      if (pod.startsWith(`${WEBHOOK_ACCOUNT}-`)) continue;
       assert.equal(count, 0, `${pod} (an operator replica) answered no admission review`);
     }
-    assert.ok(reviews.filter(([pod]) => pod.startsWith(`${RELEASE}-webhook-`)).reduce((sum, [, count]) => sum + count, 0) >= objects.length, `the webhook Deployment's replicas answered every apply: ${JSON.stringify(reviews)}`);
+    assert.ok(reviews.filter(([pod]) => pod.startsWith(`${WEBHOOK_ACCOUNT}-`)).reduce((sum, [, count]) => sum + count, 0) >= objects.length, `the webhook Deployment's replicas answered every apply: ${JSON.stringify(reviews)}`);
     for (const kind of ['bucket', 'table'] as const) {
       const label = `shard.k8or.io/${kind}`;
       const items = await waitFor(`every ${kind} labelled for a shard and Ready`, async () => {
@@ -98,6 +100,20 @@ describe('the chart sharded: two shards hold their Leases and reconcile their sh
     const leaseGrants = access.grants.filter((g) => g.grant.binding === `RoleBinding ${NS}/${RELEASE}` && g.grant.resource === 'leases');
     // takeOver (an update of a dead shard's Lease) is the same grant as a shard's renewal
     assert.deepEqual(leaseGrants.map((g) => [g.grant.verb, g.grant.resourceName ?? '', g.uses > 0]).sort(), [['create', '', true], ['get', '', true], ['list', '', true], ['update', '', true]]);
+    // the webhook's grants are its own ServiceAccount's
+    assert.ok(!access.grants.some((g) => /webhookconfigurations/.test(g.key) || g.grant.resourceName === 'k8or-webhook-cert'), 'no grant of the webhook\'s for the shards');
+  });
+
+  it("the webhook's ServiceAccount was refused nothing, and used every grant but the certificate's renewal", () => {
+    const access = target.cluster.sandbox!.accessOf(NS, WEBHOOK_ACCOUNT);
+    assert.deepEqual(access.denied, [], `calls the chart does not grant the webhook:\n${access.denied.join('\n')}`);
+    const chartBindings = new Set([`ClusterRoleBinding ${WEBHOOK_ACCOUNT}`, `RoleBinding ${NS}/${WEBHOOK_ACCOUNT}`]);
+    // the shared certificate is renewed only near its end (e2e/user-path.test.ts renews it)
+    const renewal = ': update core/secrets/k8or-webhook-cert';
+    const grants = access.grants.filter((g) => chartBindings.has(g.grant.binding));
+    assert.ok(grants.some((g) => g.key.endsWith(renewal)), 'the renewal is granted');
+    const unused = grants.filter((g) => g.uses === 0 && !g.key.endsWith(renewal)).map((g) => g.key);
+    assert.deepEqual(unused, [], `grants of the webhook's no call used:\n${unused.join('\n')}`);
   });
 
   it('the shards delete their objects, and helm uninstall takes the Deployment', async () => {

@@ -64,6 +64,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: webhook
 {{- end -}}
 
+{{/* Sharded: the webhook Pods' ServiceAccount, granted only what admission calls (rbac.yaml). */}}
+{{- define "k8or.webhookServiceAccountName" -}}
+{{- include "k8or.webhookDeploymentName" . -}}
+{{- end -}}
+
 {{- define "k8or.webhookDeploymentName" -}}
 {{- printf "%s-webhook" (include "k8or.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
