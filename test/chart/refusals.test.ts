@@ -61,6 +61,16 @@ describe('the chart refuses values that cannot work', () => {
     assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr);
   });
 
+  it("the webhook's own Deployment (sharded): values.schema.json names a replica count below 1, a misspelt key, resources that are not an object", async () => {
+    await assertRefusedBySchema(['sharding.enabled=true', 'replicaCount=3', 'sharding.webhook.replicaCount=0'], /'\/sharding\/webhook\/replicaCount': minimum: got 0, want 1/);
+    await assertRefusedBySchema(['sharding.enabled=true', 'replicaCount=3', 'sharding.webhook.replicaCount=two'], /'\/sharding\/webhook\/replicaCount': got string, want integer/);
+    await assertRefusedBySchema(['sharding.enabled=true', 'replicaCount=3', 'sharding.webhook.replicas=3'], /'\/sharding\/webhook': additional properties 'replicas' not allowed/);
+    await assertRefusedBySchema(['sharding.enabled=true', 'replicaCount=3', 'sharding.webhook.resources=big'], /'\/sharding\/webhook\/resources': got string, want object/);
+    // one webhook replica is accepted: it then has no PodDisruptionBudget, which would block every drain
+    const accepted = await lint('sharding.enabled=true', 'replicaCount=3', 'sharding.webhook.replicaCount=1');
+    assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr);
+  });
+
   it('one replica without leader election is accepted, and a rollout never runs two operators at once', async () => {
     const rendered = await runOk(t.helm, ['template', 'k8or', CHART_DIR, '--set', 'leaderElection.enabled=false', '--set', 'replicaCount=1', '--set', 'podDisruptionBudget.enabled=false']);
     const deployment = parseAllDocuments(rendered)

@@ -28,6 +28,11 @@ const one = (manifests: Manifest[], kind: string): Manifest => {
   assert.equal(found.length, 1, `one ${kind}`);
   return found[0]!;
 };
+const named = (manifests: Manifest[], kind: string, name: string): Manifest => {
+  const found = byKind(manifests, kind).find((m) => m.metadata.name === name);
+  assert.ok(found, `${kind} ${name}`);
+  return found;
+};
 
 const VALUE_SETS: Record<string, string[]> = {
   'default values': [],
@@ -35,6 +40,7 @@ const VALUE_SETS: Record<string, string[]> = {
   'gcp enabled (Workload Identity)': ['--set', 'providers.gcp.enabled=true', '--set', 'providers.gcp.credentials.source=workloadIdentity', '--set', 'providers.gcp.credentials.serviceAccount=k8or@proj.iam.gserviceaccount.com'],
   'azure enabled (Workload Identity)': ['--set', 'providers.azure.enabled=true', '--set', 'providers.azure.credentials.source=workloadIdentity', '--set', 'providers.azure.credentials.clientId=00000000-0000-0000-0000-000000000000'],
   'sharding on (3 replicas)': ['--set', 'sharding.enabled=true', '--set', 'replicaCount=3'],
+  'sharding on, cert-manager, one webhook replica': ['--set', 'sharding.enabled=true', '--set', 'webhook.certManager.enabled=true', '--set', 'sharding.webhook.replicaCount=1'],
   'all providers, cert-manager and a ServiceMonitor': [
     ...PROVIDERS.flatMap((p) => ['--set', `providers.${p}.enabled=true`]),
     '--set', 'webhook.certManager.enabled=true',
@@ -175,13 +181,13 @@ describe('the Helm chart renders', () => {
     type Container = { env: Array<{ name: string; value?: string; valueFrom?: unknown }> };
     type Rule = { apiGroups: string[]; resources: string[]; resourceNames?: string[]; verbs: string[] };
     const leaseRules = (manifests: Manifest[]): Array<{ names: string[]; verbs: string[] }> =>
-      (one(manifests, 'Role') as Manifest & { rules: Rule[] }).rules
+      (named(manifests, 'Role', 'k8or') as Manifest & { rules: Rule[] }).rules
         .filter((r) => r.apiGroups.includes('coordination.k8s.io'))
         .map((r) => ({ names: r.resourceNames ?? [], verbs: r.verbs }));
-    const container = (manifests: Manifest[]): Container => (one(manifests, 'Deployment') as Manifest & { spec: { replicas: number; template: { spec: { containers: Container[] } } } }).spec.template.spec.containers[0]!;
+    const container = (manifests: Manifest[]): Container => (named(manifests, 'Deployment', 'k8or') as Manifest & { spec: { replicas: number; template: { spec: { containers: Container[] } } } }).spec.template.spec.containers[0]!;
 
     const sharded = rendered.get('sharding on (3 replicas)')!;
-    assert.equal((one(sharded, 'Deployment') as Manifest & { spec: { replicas: number } }).spec.replicas, 3);
+    assert.equal((named(sharded, 'Deployment', 'k8or') as Manifest & { spec: { replicas: number } }).spec.replicas, 3);
     const env = container(sharded).env;
     assert.deepEqual(env.find((e) => e.name === 'K8OR_SHARD_NAME'), { name: 'K8OR_SHARD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
     assert.equal(env.find((e) => e.name === 'K8OR_LEADER_ELECT')?.value, 'true');
@@ -190,13 +196,94 @@ describe('the Helm chart renders', () => {
     // the assigner's and the shards' label patches are the engine's own grant on the kinds
     const clusterRole = byKind(sharded, 'ClusterRole').find((r) => r.metadata.name === 'k8or') as Manifest & { rules: Rule[] };
     assert.ok(clusterRole.rules.some((r) => r.resources.includes('buckets') && r.resources.includes('tables') && r.verbs.includes('patch') && r.verbs.includes('list')));
-    assert.deepEqual((one(sharded, 'PodDisruptionBudget') as Manifest & { spec: Record<string, unknown> }).spec['maxUnavailable'], 1);
-    assert.equal((one(sharded, 'PodDisruptionBudget') as Manifest & { spec: Record<string, unknown> }).spec['minAvailable'], undefined);
+    assert.deepEqual((named(sharded, 'PodDisruptionBudget', 'k8or') as Manifest & { spec: Record<string, unknown> }).spec['maxUnavailable'], 1);
+    assert.equal((named(sharded, 'PodDisruptionBudget', 'k8or') as Manifest & { spec: Record<string, unknown> }).spec['minAvailable'], undefined);
 
     // off (the default): no shard name, the leader election Lease granted by name only
     const plain = rendered.get('default values')!;
     assert.equal(container(plain).env.find((e) => e.name === 'K8OR_SHARD_NAME'), undefined);
     assert.deepEqual(leaseRules(plain), [{ names: [], verbs: ['create'] }, { names: ['k8or-operator'], verbs: ['get', 'update'] }]);
     assert.equal((one(plain, 'PodDisruptionBudget') as Manifest & { spec: Record<string, unknown> }).spec['minAvailable'], 1);
+  });
+
+  it('sharded: the webhook runs in a Deployment of its own, behind the webhook Service, under its own ServiceAccount, with its own budget', () => {
+    type Labels = Record<string, string>;
+    type Container = { args: string[]; env: Array<{ name: string; value?: string }>; envFrom?: unknown; ports: Array<{ name: string }>; resources: unknown; volumeMounts: Array<{ name: string }> };
+    type Deployment = Manifest & { spec: { replicas: number; selector: { matchLabels: Labels }; template: { metadata: { labels: Labels }; spec: { serviceAccountName: string; containers: Container[] } } } };
+    type Selecting = Manifest & { spec: { selector: Labels | { matchLabels: Labels }; minAvailable?: number; maxUnavailable?: number } };
+    const selects = (selector: Labels, pod: Labels): boolean => Object.entries(selector).every(([key, value]) => pod[key] === value);
+    const selectorOf = (m: Selecting): Labels => ('matchLabels' in m.spec.selector ? (m.spec.selector.matchLabels as Labels) : m.spec.selector);
+
+    const sharded = rendered.get('sharding on (3 replicas)')!;
+    assert.deepEqual(byKind(sharded, 'Deployment').map((d) => d.metadata.name), ['k8or', 'k8or-webhook']);
+    const operator = named(sharded, 'Deployment', 'k8or') as Deployment;
+    const webhook = named(sharded, 'Deployment', 'k8or-webhook') as Deployment;
+    const operatorPod = operator.spec.template.metadata.labels;
+    const webhookPod = webhook.spec.template.metadata.labels;
+
+    // the shards: controllers only, no webhook port, env or certificate
+    const shard = operator.spec.template.spec.containers[0]!;
+    assert.deepEqual(shard.args, ['operator']);
+    assert.deepEqual(shard.ports.map((p) => p.name), ['metrics', 'probes']);
+    assert.deepEqual(shard.env.filter((e) => e.name.startsWith('K8OR_WEBHOOK_')), []);
+    // the webhook: 2 replicas of `k8or webhook`, as the chart's webhook env has it, without cloud credentials
+    assert.equal(webhook.spec.replicas, 2);
+    const server = webhook.spec.template.spec.containers[0]!;
+    assert.deepEqual(server.args, ['webhook']);
+    assert.deepEqual(server.ports.map((p) => p.name), ['webhook', 'metrics', 'probes']);
+    const env = Object.fromEntries(server.env.map((e) => [e.name, e.value]));
+    assert.equal(env['K8OR_WEBHOOK_SERVICE_NAME'], 'k8or-webhook');
+    assert.equal(env['K8OR_WEBHOOK_SERVICE_NAMESPACE'], NS);
+    assert.equal(env['K8OR_WEBHOOK_CERT_SECRET'], 'k8or-webhook-cert');
+    assert.equal(env['K8OR_SECRETS_NAMESPACE'], NS);
+    assert.equal(env['K8OR_DEFAULT_DELETION_POLICY'], 'Delete');
+    assert.equal(server.envFrom, undefined);
+    assert.deepEqual(server.resources, shard.resources, 'resources default to the operator\'s');
+
+    // selectors: the webhook Service and its budget pick the webhook Pods only; the operator's
+    // Deployment (its selector as unsharded) and budget never pick them; the metrics Service both
+    const service = named(sharded, 'Service', 'k8or-webhook') as Selecting;
+    assert.ok(selects(selectorOf(service), webhookPod) && !selects(selectorOf(service), operatorPod), 'the webhook Service selects the webhook Pods only');
+    assert.deepEqual(operator.spec.selector.matchLabels, (one(rendered.get('default values')!, 'Deployment') as Deployment).spec.selector.matchLabels, 'the operator Deployment keeps its selector');
+    assert.ok(selects(operator.spec.selector.matchLabels, operatorPod) && !selects(operator.spec.selector.matchLabels, webhookPod));
+    assert.ok(selects(webhook.spec.selector.matchLabels, webhookPod) && !selects(webhook.spec.selector.matchLabels, operatorPod));
+    const metrics = named(sharded, 'Service', 'k8or-metrics') as Selecting;
+    assert.ok(selects(selectorOf(metrics), operatorPod) && selects(selectorOf(metrics), webhookPod), 'the metrics Service selects both');
+    const operatorBudget = named(sharded, 'PodDisruptionBudget', 'k8or') as Selecting;
+    const webhookBudget = named(sharded, 'PodDisruptionBudget', 'k8or-webhook') as Selecting;
+    assert.ok(!selects(selectorOf(operatorBudget), webhookPod), 'no Pod under two budgets (eviction refuses it)');
+    assert.ok(selects(selectorOf(webhookBudget), webhookPod) && !selects(selectorOf(webhookBudget), operatorPod));
+    assert.equal(webhookBudget.spec.minAvailable, 1);
+
+    // its own ServiceAccount: what admission reads and its certificate, nothing of the engine's
+    assert.equal(webhook.spec.template.spec.serviceAccountName, 'k8or-webhook');
+    type Rule = { resources: string[]; resourceNames?: string[]; verbs: string[] };
+    const rules = (kind: string, name: string): string[] => (named(sharded, kind, name) as Manifest & { rules: Rule[] }).rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${v} ${res}${r.resourceNames ? `/${r.resourceNames.join(',')}` : ''}`)));
+    assert.deepEqual(rules('ClusterRole', 'k8or-webhook'), [
+      'list buckets', 'watch buckets', 'list tables', 'watch tables',
+      'list providerconfigs', 'watch providerconfigs',
+      'get namespaces', 'list namespaces', 'watch namespaces',
+      'get validatingwebhookconfigurations/k8or-validating-webhook', 'update validatingwebhookconfigurations/k8or-validating-webhook',
+      'get mutatingwebhookconfigurations/k8or-mutating-webhook', 'update mutatingwebhookconfigurations/k8or-mutating-webhook',
+    ]);
+    assert.deepEqual(rules('Role', 'k8or-webhook'), ['create secrets', 'get secrets/k8or-webhook-cert', 'update secrets/k8or-webhook-cert']);
+    assert.ok(!rules('ClusterRole', 'k8or').some((r) => r.includes('webhookconfigurations')), 'the shards keep no grant of the webhook\'s');
+    assert.ok(!rules('Role', 'k8or').some((r) => r.includes('k8or-webhook-cert')));
+    for (const kind of ['ServiceAccount', 'ClusterRoleBinding', 'RoleBinding']) named(sharded, kind, 'k8or-webhook');
+
+    // one webhook replica: no budget (it would block every drain); cert-manager's certificate mounted by the webhook only
+    const single = rendered.get('sharding on, cert-manager, one webhook replica')!;
+    assert.deepEqual(byKind(single, 'PodDisruptionBudget').map((m) => m.metadata.name), ['k8or']);
+    assert.equal((named(single, 'Deployment', 'k8or-webhook') as Deployment).spec.replicas, 1);
+    assert.deepEqual((named(single, 'Deployment', 'k8or-webhook') as Deployment).spec.template.spec.containers[0]!.volumeMounts.map((v) => v.name), ['tmp', 'webhook-certs']);
+    assert.deepEqual((named(single, 'Deployment', 'k8or') as Deployment).spec.template.spec.containers[0]!.volumeMounts.map((v) => v.name), ['tmp']);
+    assert.equal(byKind(single, 'Role').find((r) => r.metadata.name === 'k8or-webhook'), undefined, 'with cert-manager the webhook needs no Secret');
+  });
+
+  it('unsharded, the values of the webhook\'s own Deployment change nothing of what renders', async () => {
+    const set = ['--set', 'sharding.webhook.replicaCount=5', '--set', 'sharding.webhook.resources.requests.cpu=1'];
+    const plain = await runOk(t.helm, ['template', 'k8or', CHART_DIR, '--namespace', NS]);
+    assert.equal(await runOk(t.helm, ['template', 'k8or', CHART_DIR, '--namespace', NS, ...set]), plain);
+    assert.deepEqual(byKind(parse(plain), 'Deployment').map((d) => (d as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }).spec.template.spec.containers[0]!.args), [['operator', '--webhook']]);
   });
 });
