@@ -6,9 +6,10 @@ import { parse, stringify } from 'yaml';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@k8or/apiserver';
 
 /**
- * How the chart's Deployment runs:
- * - `process`: its replicas run here as `k8or operator --webhook` processes, with the Deployment's env
- *   and a token of the chart's ServiceAccount (the embedded API server has no kubelet);
+ * How the chart's Deployments run:
+ * - `process`: their replicas run here as processes of their container's args (`k8or operator
+ *   --webhook`; sharded, `k8or operator` and `k8or webhook`), with the Deployment's env and a token of
+ *   its ServiceAccount (the embedded API server has no kubelet);
  * - `pods`: the cluster's kubelets run the image (`K8OR_E2E_IMAGE`) and the suite waits for the Pods to be Ready.
  */
 export type OperatorRunner = 'process' | 'pods';
