@@ -80,6 +80,27 @@ describe('helm install, upgrade, rollback and uninstall of the chart', () => {
     assert.match(history, /3\s+.*deployed\s+k8or-0\.1\.0.*Rollback to 1/);
   });
 
+  it('turns sharding on and off by upgrades: the operator Deployment keeps its selector, the webhook Deployment comes and goes', async () => {
+    const webhookObjects = [
+      'ClusterRole//k8or-webhook',
+      'ClusterRoleBinding//k8or-webhook',
+      `Deployment/${NS}/k8or-webhook`,
+      `PodDisruptionBudget/${NS}/k8or-webhook`,
+      `Role/${NS}/k8or-webhook`,
+      `RoleBinding/${NS}/k8or-webhook`,
+      `ServiceAccount/${NS}/k8or-webhook`,
+    ];
+    const unsharded = await releaseObjects();
+    // a Deployment's selector is immutable: the API server would refuse the upgrade had it changed
+    await runOk(t.helm, ['upgrade', 'k8or', CHART_DIR, '--namespace', NS, '--set', 'sharding.enabled=true', '--set', 'replicaCount=3']);
+    assert.deepEqual(await releaseObjects(), [...unsharded, ...webhookObjects].sort());
+    assert.equal(await runOk(t.kubectl, ['get', 'deployment', 'k8or', '-n', NS, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']), '["operator"]');
+    assert.equal(await runOk(t.kubectl, ['get', 'service', 'k8or-webhook', '-n', NS, '-o', 'jsonpath={.spec.selector.app\\.kubernetes\\.io/component}']), 'webhook');
+    await runOk(t.helm, ['upgrade', 'k8or', CHART_DIR, '--namespace', NS, '--set', 'sharding.enabled=false']);
+    assert.deepEqual(await releaseObjects(), unsharded);
+    assert.equal(await runOk(t.kubectl, ['get', 'deployment', 'k8or', '-n', NS, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']), '["operator","--webhook"]');
+  });
+
   it('uninstalls everything it installed (the CRDs stay, as Helm keeps them)', async () => {
     await runOk(t.helm, ['uninstall', 'k8or', '--namespace', NS]);
     assert.deepEqual(await releaseObjects(), []);
