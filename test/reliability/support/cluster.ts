@@ -14,7 +14,7 @@ import { waitFor } from '@k8or/core/testing';
 import { CLOUD_DIALECTS, findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startDynamoDbProxy, startGcsFake, startS3Fake, type Azurite, type BigtableEmulator, type CloudDialectName, type GcsServiceAccount } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
 import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
-import { runOk } from '../../support/run.ts';
+import { run, runOk } from '../../support/run.ts';
 import { CHART_DIR, tools, type Tools } from '../../support/tools.ts';
 import { classifierOf, startCloudProxy, startGrpcCloudProxy, type CloudProxy } from './cloud-proxy.ts';
 import { PROVIDER_CONFIG_OF } from './resources.ts';
@@ -176,14 +176,24 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
 
     const t = await tools(home, join(home, 'admin.kubeconfig'));
     await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--create-namespace', ...['aws', 'gcp', 'azure'].flatMap((p) => ['--set', `providers.${p}.enabled=true`]), ...Object.entries(options.chartValues ?? {}).flatMap(([key, value]) => ['--set', `${key}=${value}`])]);
-    const deployment = JSON.parse(await runOk(t.kubectl, ['get', 'deployment', RELEASE, '-n', NAMESPACE, '-o', 'json'])) as {
-      spec: { template: { spec: { serviceAccountName: string; containers: Array<{ env: Array<{ name: string; value?: string }> }> } } };
-    };
-    const pod = deployment.spec.template.spec;
-    const chartEnv = Object.fromEntries(pod.containers[0]!.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
-    const token = (await runOk(t.kubectl, ['create', 'token', pod.serviceAccountName, '-n', NAMESPACE, '--duration=2h'])).trim();
+    const operatorPod = await chartPod(t, RELEASE);
+    const chartEnv = operatorPod.env;
     const operatorKubeconfig = join(home, 'operator.kubeconfig');
-    await writeFile(operatorKubeconfig, sandbox.kubeconfig.replace(sandbox.token, token));
+    await writeFile(operatorKubeconfig, sandbox.kubeconfig.replace(sandbox.token, await serviceAccountToken(t, operatorPod.serviceAccountName)));
+    // Sharded, the chart serves the webhook from a Deployment of its own: one Pod of it serves the
+    // webhook Service for the whole run, and the replicas run the controllers only.
+    let webhookServer: OperatorProcess | undefined;
+    if ((await run(t.kubectl, ['get', 'deployment', `${RELEASE}-webhook`, '-n', NAMESPACE])).code === 0) {
+      const webhookPod = await chartPod(t, `${RELEASE}-webhook`);
+      const kubeconfigPath = join(home, 'webhook.kubeconfig');
+      await writeFile(kubeconfigPath, sandbox.kubeconfig.replace(sandbox.token, await serviceAccountToken(t, webhookPod.serviceAccountName)));
+      webhookPort = await freePort();
+      const server = await startOperatorProcess({ bin: binary.path, args: webhookPod.args, kubeconfigPath, env: webhookPod.env, webhookPort });
+      stops.push(() => server.stop());
+      webhookServer = server;
+    }
+    /** Whether the replicas serve the webhook Service themselves (the chart unsharded). */
+    const replicasServe = webhookServer === undefined;
 
     await runOk(t.kubectl, ['create', 'namespace', USER_NAMESPACE]);
 
@@ -210,6 +220,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
         const port = await freePort();
         const process = await startOperatorProcess({
           bin: binary.path,
+          args: operatorPod.args,
           kubeconfigPath: operatorKubeconfig,
           env: { ...chartEnv, K8OR_LOG_LEVEL: 'debug', ...replicaOptions.env },
           webhookPort: port,
@@ -236,11 +247,11 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
             await process.child.exited;
             replica.exited = true;
             // the Service's endpoints drop the dead Pod
-            if (webhookPort === port) webhookPort = replicas.find((r) => !r.exited)?.webhookPort ?? 0;
+            if (replicasServe && webhookPort === port) webhookPort = replicas.find((r) => !r.exited)?.webhookPort ?? 0;
           },
         };
         replicas.push(replica);
-        if (webhookPort === 0 || replicas.every((r) => r === replica || r.exited)) webhookPort = port;
+        if (replicasServe && (webhookPort === 0 || replicas.every((r) => r === replica || r.exited))) webhookPort = port;
         return replica;
       },
       stopReplicas: async () => {
@@ -249,9 +260,10 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
           await replica.process.stop();
           replica.exited = true;
         }
-        webhookPort = 0;
+        if (replicasServe) webhookPort = 0;
       },
       routeWebhookTo: (replica) => {
+        if (!replicasServe) throw new Error('the chart serves the webhook from its own Deployment (sharded): no replica serves it');
         webhookPort = replica.webhookPort;
       },
       waitReady: async (replica) => {
@@ -261,7 +273,8 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
           throw new Error(`${String(error)}\n${replica.process.output().slice(-5000)}`);
         }
       },
-      operatorOutput: (chars = 4000) => replicas.map((r) => `--- ${r.name}${r.exited ? ' (killed)' : ''}:\n${r.process.output().slice(-chars)}`).join('\n'),
+      operatorOutput: (chars = 4000) =>
+        [...replicas.map((r) => `--- ${r.name}${r.exited ? ' (killed)' : ''}:\n${r.process.output().slice(-chars)}`), ...(webhookServer ? [`--- the webhook Deployment's Pod:\n${webhookServer.output().slice(-chars)}`] : [])].join('\n'),
       stop: async () => {
         for (const replica of replicas) if (!replica.exited) await replica.process.stop();
         for (const stop of stops.reverse()) await stop().catch(() => undefined);
@@ -275,6 +288,18 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
     throw error;
   }
 }
+
+/** A Deployment's Pod as the chart renders it: the container's args, its env values, its ServiceAccount. */
+async function chartPod(t: Tools, deployment: string): Promise<{ args: string[]; env: Record<string, string>; serviceAccountName: string }> {
+  const object = JSON.parse(await runOk(t.kubectl, ['get', 'deployment', deployment, '-n', NAMESPACE, '-o', 'json'])) as {
+    spec: { template: { spec: { serviceAccountName: string; containers: Array<{ args: string[]; env: Array<{ name: string; value?: string }> }> } } };
+  };
+  const pod = object.spec.template.spec;
+  const container = pod.containers[0]!;
+  return { args: container.args, env: Object.fromEntries(container.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!])), serviceAccountName: pod.serviceAccountName };
+}
+
+const serviceAccountToken = async (t: Tools, account: string): Promise<string> => (await runOk(t.kubectl, ['create', 'token', account, '-n', NAMESPACE, '--duration=2h'])).trim();
 
 /** The credentials Secrets and a ProviderConfig per cloud: AWS's is the cluster's `default`. */
 function providerConfigManifests(proxies: Proxies, azureAccount: string, azureKey: string): Manifest[] {
