@@ -13,8 +13,9 @@ import { KubeRest } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
 import { CLOUD_DIALECTS, findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startDynamoDbProxy, startGcsFake, startS3Fake, type Azurite, type BigtableEmulator, type CloudDialectName, type GcsServiceAccount } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
+import { chartWorkloads, type Container } from '../../support/chart-deployment.ts';
 import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
-import { run, runOk } from '../../support/run.ts';
+import { runOk } from '../../support/run.ts';
 import { CHART_DIR, tools, type Tools } from '../../support/tools.ts';
 import { classifierOf, startCloudProxy, startGrpcCloudProxy, type CloudProxy } from './cloud-proxy.ts';
 import { PROVIDER_CONFIG_OF } from './resources.ts';
@@ -176,19 +177,20 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
 
     const t = await tools(home, join(home, 'admin.kubeconfig'));
     await runOk(t.helm, ['install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--create-namespace', ...['aws', 'gcp', 'azure'].flatMap((p) => ['--set', `providers.${p}.enabled=true`]), ...Object.entries(options.chartValues ?? {}).flatMap(([key, value]) => ['--set', `${key}=${value}`])]);
-    const operatorPod = await chartPod(t, RELEASE);
-    const chartEnv = operatorPod.env;
+    const workloads = await chartWorkloads(t, NAMESPACE, RELEASE, `${RELEASE}-webhook`);
+    const operatorPod = workloads.find((w) => w.name === RELEASE)!.pod;
+    const chartEnv = envValues(operatorPod.containers[0]!);
     const operatorKubeconfig = join(home, 'operator.kubeconfig');
     await writeFile(operatorKubeconfig, sandbox.kubeconfig.replace(sandbox.token, await serviceAccountToken(t, operatorPod.serviceAccountName)));
     // Sharded, the chart serves the webhook from a Deployment of its own: one Pod of it serves the
     // webhook Service for the whole run, and the replicas run the controllers only.
     let webhookServer: OperatorProcess | undefined;
-    if ((await run(t.kubectl, ['get', 'deployment', `${RELEASE}-webhook`, '-n', NAMESPACE])).code === 0) {
-      const webhookPod = await chartPod(t, `${RELEASE}-webhook`);
+    const webhookPod = workloads.find((w) => w.servesWebhook && w.name !== RELEASE)?.pod;
+    if (webhookPod) {
       const kubeconfigPath = join(home, 'webhook.kubeconfig');
       await writeFile(kubeconfigPath, sandbox.kubeconfig.replace(sandbox.token, await serviceAccountToken(t, webhookPod.serviceAccountName)));
       webhookPort = await freePort();
-      const server = await startOperatorProcess({ bin: binary.path, args: webhookPod.args, kubeconfigPath, env: webhookPod.env, webhookPort });
+      const server = await startOperatorProcess({ bin: binary.path, args: webhookPod.containers[0]!.args, kubeconfigPath, env: envValues(webhookPod.containers[0]!), webhookPort });
       stops.push(() => server.stop());
       webhookServer = server;
     }
@@ -220,7 +222,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
         const port = await freePort();
         const process = await startOperatorProcess({
           bin: binary.path,
-          args: operatorPod.args,
+          args: operatorPod.containers[0]!.args,
           kubeconfigPath: operatorKubeconfig,
           env: { ...chartEnv, K8OR_LOG_LEVEL: 'debug', ...replicaOptions.env },
           webhookPort: port,
@@ -289,15 +291,8 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
   }
 }
 
-/** A Deployment's Pod as the chart renders it: the container's args, its env values, its ServiceAccount. */
-async function chartPod(t: Tools, deployment: string): Promise<{ args: string[]; env: Record<string, string>; serviceAccountName: string }> {
-  const object = JSON.parse(await runOk(t.kubectl, ['get', 'deployment', deployment, '-n', NAMESPACE, '-o', 'json'])) as {
-    spec: { template: { spec: { serviceAccountName: string; containers: Array<{ args: string[]; env: Array<{ name: string; value?: string }> }> } } };
-  };
-  const pod = object.spec.template.spec;
-  const container = pod.containers[0]!;
-  return { args: container.args, env: Object.fromEntries(container.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!])), serviceAccountName: pod.serviceAccountName };
-}
+/** A container's env values, as the chart renders them (the runs give no Secret to a replica's env). */
+const envValues = (container: Container): Record<string, string> => Object.fromEntries((container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
 
 const serviceAccountToken = async (t: Tools, account: string): Promise<string> => (await runOk(t.kubectl, ['create', 'token', account, '-n', NAMESPACE, '--duration=2h'])).trim();
 
