@@ -4,7 +4,7 @@
 //
 //   npm run build && node bench/sharding.bench.ts [--objects 1000] [--replicas 3] [--scale-to 5]
 //     [--workers 10] [--s3-rate 50] [--s3-burst 100] [--dynamodb-rate 250] [--dynamodb-burst 250]
-//     [--steps restart,takeover,kill,scale] [--table-share 0.5] [--template N] [--hold]
+//     [--steps restart,takeover,kill,scale] [--table-share 0.5] [--template N] [--hold] [--quiet-seconds 600]
 //
 // The world is test/reliability/support/shard-fleet.ts (the same as the sharding suite's): each
 // ProviderConfig reaches the backends through recording proxies of its own, and each replica's
@@ -82,6 +82,8 @@ const { values } = parseArgs({
     template: { type: 'string' },
     // keep the fleet running after the steps, until SIGINT, to inspect its replicas (pids on stderr)
     hold: { type: 'boolean', default: false },
+    // how long to wait for every queue to be empty before measuring (drift checks at their slots may keep them busy at 100,000)
+    'quiet-seconds': { type: 'string', default: '600' },
   },
 });
 /** An option's number, or an exit naming the option and the rule it breaks. */
@@ -96,6 +98,7 @@ function numberOption(name: string, text: string, rule: string, valid: (value: n
 const OBJECTS = numberOption('objects', values.objects, 'a whole number of at least 4', (n) => Number.isInteger(n) && n >= 4);
 const TABLE_SHARE = numberOption('table-share', values['table-share'], 'a number from 0 to 1', (n) => n >= 0 && n <= 1);
 const TEMPLATE = values.template === undefined ? OBJECTS : Math.min(OBJECTS, numberOption('template', values.template, 'a whole number of at least 4 (two of each kind)', (n) => Number.isInteger(n) && n >= 4));
+const QUIET_SECONDS = numberOption('quiet-seconds', values['quiet-seconds'], 'a number of seconds, at least 0', (n) => n >= 0);
 const REPLICAS = Number(values.replicas);
 const SCALE_TO = Number(values['scale-to']);
 const LIMITS: Record<FleetService, RateLimit> = {
@@ -156,7 +159,7 @@ async function settle(live: readonly string[], what: string, count = OBJECTS): P
  * 100,000 objects the drift checks of the resync period (each object at its slot) may keep some
  * worker busy all along. Says whether the queues emptied.
  */
-async function quiet(live: readonly string[], timeoutMs = 600_000): Promise<boolean> {
+async function quiet(live: readonly string[], timeoutMs = QUIET_SECONDS * 1000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const stats = await Promise.all(live.map((name) => replicaStats(fleet.replicas.get(name)!))).catch(() => undefined);

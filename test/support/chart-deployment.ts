@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { waitFor } from '@k8or/core/testing';
 import { kubeconfigWithToken, type E2ECluster } from './cluster.ts';
-import { startOperatorProcess, type OperatorProcess } from './operator-process.ts';
+import { probeReady, startOperatorProcess, type OperatorProcess } from './operator-process.ts';
 import { run, runOk } from './run.ts';
 import type { Tools } from './tools.ts';
 
@@ -160,7 +160,7 @@ export async function runChartDeployment(options: RunDeploymentOptions): Promise
   };
   try {
     for (const r of running) if (r.status === 'rejected') throw r.reason;
-    for (const { pod, replica } of processes) await waitFor(`${pod.pod} ready`, async () => (await fetch(`${replica.probes}/readyz`).catch(() => undefined))?.ok === true, 60_000);
+    for (const { pod, replica } of processes) await waitFor(`${pod.pod} ready`, () => probeReady(replica.probes), 60_000);
   } catch (error) {
     await stop();
     throw new Error(`${String(error)}\n${output()}`);

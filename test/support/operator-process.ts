@@ -103,3 +103,14 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   await child.pid;
   return { child, output: () => output, probes: `http://127.0.0.1:${probePort}`, metrics: `http://127.0.0.1:${metricsPort}`, stop: () => child.stop() };
 }
+
+/** Whether a replica's /readyz answers 200. The body is read, so a connection reset while it comes is one failed probe rather than an error nobody awaits. */
+export async function probeReady(probes: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${probes}/readyz`);
+    await response.text();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}

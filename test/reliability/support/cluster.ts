@@ -14,7 +14,7 @@ import { waitFor } from '@k8or/core/testing';
 import { CLOUD_DIALECTS, findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startDynamoDbProxy, startGcsFake, startS3Fake, type Azurite, type BigtableEmulator, type CloudDialectName, type GcsServiceAccount } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
 import { chartWorkloads, type Container } from '../../support/chart-deployment.ts';
-import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
+import { freePort, k8orBinary, probeReady, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { runOk } from '../../support/run.ts';
 import { CHART_DIR, tools, type Tools } from '../../support/tools.ts';
 import { classifierOf, startCloudProxy, startGrpcCloudProxy, type CloudProxy } from './cloud-proxy.ts';
@@ -270,7 +270,7 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
       },
       waitReady: async (replica) => {
         try {
-          await waitFor(`${replica.name} ready`, async () => (await fetch(`${replica.process.probes}/readyz`).catch(() => undefined))?.ok === true, 90_000);
+          await waitFor(`${replica.name} ready`, () => probeReady(replica.process.probes), 90_000);
         } catch (error) {
           throw new Error(`${String(error)}\n${replica.process.output().slice(-5000)}`);
         }

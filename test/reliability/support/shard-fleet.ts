@@ -14,7 +14,7 @@ import { KubeRest, corePath, createInformer, installCrds, isConflict, k8orPath, 
 import { waitFor } from '@k8or/core/testing';
 import { startDynamoDbLocal, startDynamoDbProxy, startS3Fake } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
-import { k8orBinary, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
+import { k8orBinary, probeReady, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { classifierOf, startCloudProxy, type CloudCall, type CloudProxy } from './cloud-proxy.ts';
 
 export const OPERATOR_NAMESPACE = 'k8or-system';
@@ -201,7 +201,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
         const replica: FleetReplica = { name, process, pid: await process.child.pid, exited: false };
         replicas.set(name, replica);
         try {
-          await waitFor(`${name} ready`, async () => (await fetch(`${process.probes}/readyz`).catch(() => undefined))?.ok === true, 180_000, 250);
+          await waitFor(`${name} ready`, () => probeReady(process.probes), 180_000, 250);
         } catch (error) {
           throw new Error(`${String(error)}\n${process.output().slice(-5000)}`);
         }
