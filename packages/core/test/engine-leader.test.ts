@@ -172,11 +172,12 @@ describe('engine: leader election between two instances', () => {
       await world.patchBucket(ns, 'unwinding', { spec: { versioning: true } });
       await waitFor('the first run is inside a slow update', () => held);
       // Someone else holds the Lease, and its hold runs out at once: the engine loses it, then can win it back.
-      const current = (await world.user.get<{ spec: Record<string, unknown> }>(lease)) ?? { spec: {} };
-      const foreignRenew = Date.now();
-      await world.user.update(lease, {
-        ...current,
-        spec: { ...current.spec, holderIdentity: 'someone-else', renewTime: new Date(foreignRenew).toISOString().replace('Z', '000Z'), leaseTransitions: 1 },
+      // The engine renews every 200 ms: a write from a read it renewed since is refused (409); waitFor reads and writes again.
+      await waitFor('someone else holds the Lease', async () => {
+        const current = (await world.user.get<{ spec: Record<string, unknown> }>(lease)) ?? { spec: {} };
+        const renewTime = new Date().toISOString().replace('Z', '000Z');
+        await world.user.update(lease, { ...current, spec: { ...current.spec, holderIdentity: 'someone-else', renewTime, leaseTransitions: 1 } });
+        return true;
       });
       await waitFor('the lost Lease aborts the first run', () => held?.aborted);
       const abortedAt = Date.now();
