@@ -5,6 +5,7 @@
 //   npm run build && node bench/sharding.bench.ts [--objects 1000] [--replicas 3] [--scale-to 5]
 //     [--workers 10] [--s3-rate 50] [--s3-burst 100] [--dynamodb-rate 250] [--dynamodb-burst 250]
 //     [--steps restart,takeover,kill,scale] [--table-share 0.5] [--template N] [--hold] [--quiet-seconds 600]
+//     [--edit-share 0.01] [--log-level error]
 //
 // The world is test/reliability/support/shard-fleet.ts (the same as the sharding suite's): each
 // ProviderConfig reaches the backends through recording proxies of its own, and each replica's
@@ -25,7 +26,7 @@
 //     backends over the restart and 30 s after it (goal 0), API writes, time until every object is on
 //     a live shard and the queues are empty (a restart queues no object in sync: each is checked at
 //     its slot of the resync period);
-//  4. takeover: in a steady fleet where a user edits 1 % of the objects every 2 s, a replica (not the
+//  4. takeover: in a steady fleet where a user edits --edit-share (1 %) of the objects every 2 s, a replica (not the
 //     assigner) SIGKILLed: time until its objects are relabelled, and for each edit of one of its
 //     objects pending at the kill or made after it, the time from the later of the edit and the kill
 //     until the object is Ready at that generation (goal: the Lease duration, 15 s, plus 10 s);
@@ -84,6 +85,10 @@ const { values } = parseArgs({
     hold: { type: 'boolean', default: false },
     // how long to wait for every queue to be empty before measuring (drift checks at their slots may keep them busy at 100,000)
     'quiet-seconds': { type: 'string', default: '600' },
+    // the share of the objects the user of the takeover and scaling steps edits every 2 s
+    'edit-share': { type: 'string', default: '0.01' },
+    // K8OR_LOG_LEVEL of the replicas, whose output a failed wait prints
+    'log-level': { type: 'string', default: 'error' },
   },
 });
 /** An option's number, or an exit naming the option and the rule it breaks. */
@@ -99,6 +104,9 @@ const OBJECTS = numberOption('objects', values.objects, 'a whole number of at le
 const TABLE_SHARE = numberOption('table-share', values['table-share'], 'a number from 0 to 1', (n) => n >= 0 && n <= 1);
 const TEMPLATE = values.template === undefined ? OBJECTS : Math.min(OBJECTS, numberOption('template', values.template, 'a whole number of at least 4 (two of each kind)', (n) => Number.isInteger(n) && n >= 4));
 const QUIET_SECONDS = numberOption('quiet-seconds', values['quiet-seconds'], 'a number of seconds, at least 0', (n) => n >= 0);
+const EDIT_SHARE = numberOption('edit-share', values['edit-share'], 'a number from 0 to 1', (n) => n >= 0 && n <= 1);
+/** Objects the user of the takeover and scaling steps edits every 2 s. */
+const EDITS_PER_ROUND = Math.max(2, Math.round(OBJECTS * EDIT_SHARE));
 const REPLICAS = Number(values.replicas);
 const SCALE_TO = Number(values['scale-to']);
 const LIMITS: Record<FleetService, RateLimit> = {
@@ -170,7 +178,7 @@ async function quiet(live: readonly string[], timeoutMs = QUIET_SECONDS * 1000):
   return false;
 }
 
-const fleet = await startFleet({ workers: Number(values.workers), rateLimits: LIMITS, keepS3State: TEMPLATE < OBJECTS });
+const fleet = await startFleet({ workers: Number(values.workers), logLevel: values['log-level'], rateLimits: LIMITS, keepS3State: TEMPLATE < OBJECTS });
 const watch = new ObjectStatesWatch(fleet.sandbox.kubeconfig);
 await watch.start();
 /** Every object's state as the watch last delivered it (a list of 100,000 objects every second would load the API server). */
@@ -290,7 +298,7 @@ try {
     );
   }
 
-  // 4. a replica killed in a steady fleet, while a user edits 1 % of the objects every 2 s
+  // 4. a replica killed in a steady fleet, while a user edits --edit-share of the objects every 2 s
   if (STEPS.has('takeover')) {
     await settle(BASE, `every object on ${REPLICAS} shards`);
     const assigner = await until('the assigner elected', () => leaderShard(fleet.admin, BASE));
@@ -298,7 +306,7 @@ try {
     const victim = BASE.filter((s) => s !== assigner).sort((a, b) => beforeKill.filter((o) => o.shard === b).length - beforeKill.filter((o) => o.shard === a).length)[0]!;
     const keyOf = (o: { kind: string; name: string }) => `${o.kind}/${o.name}`;
     const victimKeys = new Set(beforeKill.filter((o) => o.shard === victim).map(keyOf));
-    const perRound = Math.max(2, Math.round(OBJECTS / 100));
+    const perRound = EDITS_PER_ROUND;
     const stepStart = Date.now();
     const edits: Array<{ key: string; at: number; generation: number; readyAt?: number }> = [];
     let editing = true;
@@ -419,7 +427,7 @@ try {
     let editing = true;
     const editor = (async () => {
       while (editing) {
-        const some = Array.from({ length: Math.max(2, Math.round(OBJECTS / 100)) }, () => objects[Math.floor(Math.random() * objects.length)]!);
+        const some = Array.from({ length: EDITS_PER_ROUND }, () => objects[Math.floor(Math.random() * objects.length)]!);
         await editObjects(fleet.admin, some, String(revision++)).catch(() => undefined);
         await sleep(2_000);
       }
@@ -446,7 +454,7 @@ try {
     await editor;
     const restored = back.filter((s) => beforeAssignment.get(`${s.kind}/${s.name}`) === s.shard).length;
     print(
-      `\nScaling ${REPLICAS} → ${SCALE_TO} → ${REPLICAS} replicas while a user edits ${Math.max(2, Math.round(OBJECTS / 100))} random objects every 2 s (load ${load()}). The ideal is the share the new (or leaving) shards hold: ${extra.length}/${SCALE_TO} of the objects. API writes are the operator's (assigner and shards) to Buckets and Tables in the step, apart from status:\n`,
+      `\nScaling ${REPLICAS} → ${SCALE_TO} → ${REPLICAS} replicas while a user edits ${EDITS_PER_ROUND} random objects every 2 s (load ${load()}). The ideal is the share the new (or leaving) shards hold: ${extra.length}/${SCALE_TO} of the objects. API writes are the operator's (assigner and shards) to Buckets and Tables in the step, apart from status:\n`,
       '| step | until settled | objects moved | ideal | moved / ideal | label and metadata writes | per object moved | status writes |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...scaleRows,
