@@ -18,6 +18,7 @@ import { KubeRest, nextCheckAt, parseGoDuration } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
 import type { FaultPlan, FaultProxy, ProxiedCall } from '@k8or/local-clouds';
 import { freePort, k8orBinary, startOperatorProcess, type OperatorProcess } from '../support/operator-process.ts';
+import { serviceAccountToken } from '../support/chart-deployment.ts';
 import { runOk } from '../support/run.ts';
 import { CHART_DIR, tools, type Tools } from '../support/tools.ts';
 import {
@@ -310,7 +311,7 @@ describe('cloud faults: throttling, 5xx and stalls on every cloud API', { skip: 
     };
     const pod = deployment.spec.template.spec;
     const env = Object.fromEntries(pod.containers[0]!.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
-    operatorToken = (await runOk(t.kubectl, ['create', 'token', pod.serviceAccountName, '-n', NS, '--duration=2h'])).trim();
+    operatorToken = await serviceAccountToken(t, NS, pod.serviceAccountName);
     await writeFile(join(home, 'operator.kubeconfig'), sandbox.kubeconfig.replace(sandbox.token, operatorToken));
     operator = await startOperatorProcess({
       bin: (binary as { path: string }).path,

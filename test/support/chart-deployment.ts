@@ -134,7 +134,7 @@ export async function runChartDeployment(options: RunDeploymentOptions): Promise
     if (mounted.length > 0) throw new Error(`the Deployment ${w.name} mounts ${mounted.join(', ')}: its replicas cannot run as processes (values such as webhook.certManager or a gcp credentials Secret need the cluster's Pods)`);
     const account = w.pod.serviceAccountName;
     if (!kubeconfigs.has(account)) {
-      const token = (await runOk(t.kubectl, ['create', 'token', account, '-n', namespace, '--duration=2h'])).trim();
+      const token = await serviceAccountToken(t, namespace, account);
       const path = join(options.home, `${account}.kubeconfig`);
       await writeFile(path, kubeconfigWithToken(cluster.kubeconfig, token), { mode: 0o600 });
       kubeconfigs.set(account, path);
@@ -205,4 +205,9 @@ export async function containerEnv(container: Container, secret: (name: string) 
     else env[variable.name] = '';
   }
   return env;
+}
+
+/** A token of the ServiceAccount `account` in `namespace` (`kubectl create token`), good for 2 h: what its Pods would be given. */
+export async function serviceAccountToken(t: Tools, namespace: string, account: string): Promise<string> {
+  return (await runOk(t.kubectl, ['create', 'token', account, '-n', namespace, '--duration=2h'])).trim();
 }

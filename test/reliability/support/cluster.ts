@@ -13,7 +13,7 @@ import { KubeRest } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
 import { CLOUD_DIALECTS, findCbtemulator, startAzurite, startBigtableEmulator, startDynamoDbLocal, startDynamoDbProxy, startGcsFake, startS3Fake, type Azurite, type BigtableEmulator, type CloudDialectName, type GcsServiceAccount } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
-import { chartWorkloads, type Container } from '../../support/chart-deployment.ts';
+import { chartWorkloads, serviceAccountToken, type Container } from '../../support/chart-deployment.ts';
 import { freePort, k8orBinary, probeReady, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { runOk } from '../../support/run.ts';
 import { CHART_DIR, tools, type Tools } from '../../support/tools.ts';
@@ -181,14 +181,14 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
     const operatorPod = workloads.find((w) => w.name === RELEASE)!.pod;
     const chartEnv = envValues(operatorPod.containers[0]!);
     const operatorKubeconfig = join(home, 'operator.kubeconfig');
-    await writeFile(operatorKubeconfig, sandbox.kubeconfig.replace(sandbox.token, await serviceAccountToken(t, operatorPod.serviceAccountName)));
+    await writeFile(operatorKubeconfig, sandbox.kubeconfig.replace(sandbox.token, await serviceAccountToken(t, NAMESPACE, operatorPod.serviceAccountName)));
     // Sharded, the chart serves the webhook from a Deployment of its own: one Pod of it serves the
     // webhook Service for the whole run, and the replicas run the controllers only.
     let webhookServer: OperatorProcess | undefined;
     const webhookPod = workloads.find((w) => w.servesWebhook && w.name !== RELEASE)?.pod;
     if (webhookPod) {
       const kubeconfigPath = join(home, 'webhook.kubeconfig');
-      await writeFile(kubeconfigPath, sandbox.kubeconfig.replace(sandbox.token, await serviceAccountToken(t, webhookPod.serviceAccountName)));
+      await writeFile(kubeconfigPath, sandbox.kubeconfig.replace(sandbox.token, await serviceAccountToken(t, NAMESPACE, webhookPod.serviceAccountName)));
       webhookPort = await freePort();
       const server = await startOperatorProcess({ bin: binary.path, args: webhookPod.containers[0]!.args, kubeconfigPath, env: envValues(webhookPod.containers[0]!), webhookPort });
       stops.push(() => server.stop());
@@ -294,7 +294,6 @@ export async function startReliabilityCluster(options: ClusterOptions = {}): Pro
 /** A container's env values, as the chart renders them (the runs give no Secret to a replica's env). */
 const envValues = (container: Container): Record<string, string> => Object.fromEntries((container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
 
-const serviceAccountToken = async (t: Tools, account: string): Promise<string> => (await runOk(t.kubectl, ['create', 'token', account, '-n', NAMESPACE, '--duration=2h'])).trim();
 
 /** The credentials Secrets and a ProviderConfig per cloud: AWS's is the cluster's `default`. */
 function providerConfigManifests(proxies: Proxies, azureAccount: string, azureKey: string): Manifest[] {
