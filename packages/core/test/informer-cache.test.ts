@@ -14,6 +14,14 @@ describe('objectKey', () => {
     assert.deepEqual(splitObjectKey('team-a/photos'), { namespace: 'team-a', name: 'photos' });
     assert.deepEqual(splitObjectKey('default'), { namespace: undefined, name: 'default' });
   });
+
+  it('is the key a compact record keeps, which a cache then stores it under', () => {
+    const record = { cacheKey: 'team-a/photos', metadata: { name: 'photos', namespace: 'team-a' } };
+    assert.equal(objectKey(record), 'team-a/photos');
+    const cache = new ObjectCache<typeof record>();
+    cache.set(record);
+    assert.equal(cache.get('team-a/photos'), record);
+  });
 });
 
 describe('ObjectCache without its namespace index', () => {

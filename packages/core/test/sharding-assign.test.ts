@@ -146,6 +146,16 @@ describe('the hash key of a Bucket or Table', () => {
     const draining = shardRecordOf('Bucket', labelled('4', { [shardLabel('Bucket')]: 'shard-0', [drainLabel('Bucket')]: 'true' }), pool);
     assert.equal(a.metadata.resourceVersion, '1');
     assert.equal(a.metadata.name, 'x');
+    assert.equal(a.cacheKey, 'team-a/x', 'the key a cache keeps it under (objectKey)');
+    // a resourceVersion is kept as a number only where that gives it back exactly
+    for (const version of ['0', '12', '9007199254740991', '9007199254740993', '012', '1e3', ' 7', 'opaque-1']) {
+      assert.equal(shardRecordOf('Bucket', labelled(version, {}), pool).metadata.resourceVersion, version);
+    }
+    const asked: string[] = [];
+    const update = shardRecordOf('Bucket', labelled('6', {}), pool, (key) => (asked.push(key), a.cacheKey));
+    assert.deepEqual(asked, ['team-a/x'], 'a record made for an update asks for the key the cache keeps');
+    assert.equal(update.cacheKey, a.cacheKey);
+    assert.equal(update.name, 'x');
     assert.ok(a.samePlanInputs(statusWrite) && a.samePlanInputs(userLabel), 'a status write or a user\'s label is no change to plan from');
     assert.ok(!a.samePlanInputs(draining));
     assert.equal(draining.shard, 'shard-0');

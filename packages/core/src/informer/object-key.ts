@@ -17,8 +17,18 @@ export function joinedKey(...parts: string[]): string {
   return parts.join('/');
 }
 
-/** The cache key of an object: `namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc). */
+/**
+ * A compact record that keeps its own cache key (made by `objectKey` of the object it records):
+ * `objectKey` returns that very string, so a cache's map and the record share one copy.
+ */
+export interface KeptKey {
+  readonly cacheKey: string;
+}
+
+/** The cache key of an object: `namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc); a record's own `cacheKey` when it keeps one. */
 export function objectKey(obj: ObjectWithMetadata): string {
+  const kept = (obj as Partial<KeptKey>).cacheKey;
+  if (kept !== undefined) return kept;
   const name = obj.metadata?.name ?? '';
   const namespace = obj.metadata?.namespace;
   return namespace ? joinedKey(namespace, name) : name;

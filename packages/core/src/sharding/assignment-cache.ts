@@ -34,7 +34,9 @@ export class AssignmentCache {
     const common = { kubeConfig: options.kubeConfig, ...(options.logger ? { logger: options.logger } : {}) };
     const pool = new StringPool();
     for (const kind of options.kinds) {
-      const informer = createInformer<ShardRecord>({ ...common, group: GROUP, version: VERSION, plural: KINDS[kind].plural, transform: (object) => shardRecordOf(kind, object, pool), namespaceIndex: false });
+      // A record made for an update keeps the key string of the record it replaces: the one the map holds.
+      const keptKey = (key: string): string | undefined => informer.cache.get(key)?.cacheKey;
+      const informer: Informer<ShardRecord> = createInformer<ShardRecord>({ ...common, group: GROUP, version: VERSION, plural: KINDS[kind].plural, transform: (object) => shardRecordOf(kind, object, pool, keptKey), namespaceIndex: false });
       this.#watch(informer, () => undefined, (a, b) => a.samePlanInputs(b));
       informer.on('delete', (record) => this.#outdated.delete(outdatedKey(kind, record)));
       this.#records.set(kind, informer);

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Annotations, type ManagedKindName, type ProviderConfig } from '@k8or/api';
 import { withoutUnreadMetadata } from '../informer/informer.js';
-import type { ObjectWithMetadata } from '../informer/object-key.js';
+import { objectKey, type KeptKey, type ObjectWithMetadata } from '../informer/object-key.js';
 import { annotation, stringField } from '../policy/read.js';
 import type { NamespaceInfo } from '../reconcile/ports.js';
 import { drainLabel, shardLabel } from './labels.js';
@@ -31,6 +31,21 @@ export class StringPool {
   }
 }
 
+/** What a `ShardRecord` is made from. */
+export interface ShardRecordFields {
+  kind: ManagedKindName;
+  name: string;
+  namespace: string;
+  resourceVersion: string | undefined;
+  shard: string | undefined;
+  draining: boolean;
+  givenName: string | undefined;
+  uid: string | undefined;
+  providerConfigName: string | undefined;
+  /** The `objectKey` of the object when a record of it kept one already: this record keeps that same string. */
+  cacheKey?: string;
+}
+
 /**
  * What the assigner keeps of one Bucket or Table, in one flat object: the leader keeps one of
  * these for every object of the cluster, not a share. Its identity, the resourceVersion its label
@@ -39,30 +54,42 @@ export class StringPool {
  * none is given, for a provider's default name; `spec.providerConfigRef`). The key itself depends
  * on the object's Namespace and ProviderConfig too, which change on their own: its ring position is
  * kept with the cache's context version it was computed at (`keyHashAt`).
+ *
+ * Kept small: the name is read from the cache key (`cacheKey`, the one string the cache's map
+ * holds too), and a resourceVersion in the API server's decimal form is kept as a number.
  */
-export class ShardRecord implements ShardedObject {
+export class ShardRecord implements ShardedObject, KeptKey {
   readonly kind: ManagedKindName;
-  readonly name: string;
+  readonly cacheKey: string;
   readonly namespace: string;
-  readonly resourceVersion: string | undefined;
   readonly shard: string | undefined;
   readonly draining: boolean;
   readonly givenName: string | undefined;
   readonly uid: string | undefined;
   readonly providerConfigName: string | undefined;
+  readonly #resourceVersion: number | string | undefined;
   #keyHash = 0;
   #keyContext = -1;
 
-  constructor(fields: Omit<ShardRecord, 'metadata' | 'keyHash' | 'keyHashAt' | 'keyObject' | 'samePlanInputs'>) {
+  constructor(fields: ShardRecordFields) {
     this.kind = fields.kind;
-    this.name = fields.name;
     this.namespace = fields.namespace;
-    this.resourceVersion = fields.resourceVersion;
+    this.cacheKey = fields.cacheKey ?? objectKey({ metadata: { name: fields.name, namespace: fields.namespace } });
+    this.#resourceVersion = compactVersion(fields.resourceVersion);
     this.shard = fields.shard;
     this.draining = fields.draining;
     this.givenName = fields.givenName;
     this.uid = fields.uid;
     this.providerConfigName = fields.providerConfigName;
+  }
+
+  get name(): string {
+    return this.namespace ? this.cacheKey.slice(this.namespace.length + 1) : this.cacheKey;
+  }
+
+  get resourceVersion(): string | undefined {
+    const version = this.#resourceVersion;
+    return typeof version === 'number' ? String(version) : version;
   }
 
   /** The informer and its cache read name, namespace and resourceVersion under `metadata`: the record is its own, so it stays one object. */
@@ -72,7 +99,7 @@ export class ShardRecord implements ShardedObject {
 
   /** The ring position of the shard key last computed by `keyHashAt`. */
   get keyHash(): number {
-    if (this.#keyContext < 0) throw new Error(`the shard key of ${this.kind} ${this.namespace}/${this.name} was not computed`);
+    if (this.#keyContext < 0) throw new Error(`the shard key of ${this.kind} ${this.cacheKey} was not computed`);
     return this.#keyHash;
   }
 
@@ -96,21 +123,36 @@ export class ShardRecord implements ShardedObject {
   /** Both records say the same of everything a plan reads (a status write changes only the resourceVersion). */
   samePlanInputs(other: ShardRecord): boolean {
     return (
-      this.kind === other.kind && this.name === other.name && this.namespace === other.namespace && this.shard === other.shard && this.draining === other.draining &&
+      this.kind === other.kind && this.cacheKey === other.cacheKey && this.shard === other.shard && this.draining === other.draining &&
       this.givenName === other.givenName && this.uid === other.uid && this.providerConfigName === other.providerConfigName
     );
   }
 }
 
-/** Makes the record of a Bucket or Table as listed or watched (an informer transform), its repeated strings shared through `pool`. */
-export function shardRecordOf(kind: ManagedKindName, object: unknown, pool: StringPool = new StringPool()): ShardRecord {
+/** A resourceVersion as a number when that gives it back exactly (the API server's are decimal numbers), else as it is. */
+function compactVersion(version: string | undefined): number | string | undefined {
+  if (version === undefined) return undefined;
+  const number = Number(version);
+  return Number.isSafeInteger(number) && String(number) === version ? number : version;
+}
+
+/**
+ * Makes the record of a Bucket or Table as listed or watched (an informer transform), its repeated
+ * strings shared through `pool`; `keptKey` gives the cache key the record of the object already in
+ * the cache keeps, so an update does not bring a second copy of it.
+ */
+export function shardRecordOf(kind: ManagedKindName, object: unknown, pool: StringPool = new StringPool(), keptKey?: (key: string) => string | undefined): ShardRecord {
   const specName = stringField(object, 'spec', 'name');
   // As `externalNameFor` reads it: `spec.name` when present (even empty), else the annotation.
   const givenName = specName !== undefined ? specName : annotation(object, Annotations.externalName);
+  const name = stringField(object, 'metadata', 'name') ?? '';
+  const namespace = pool.share(stringField(object, 'metadata', 'namespace') ?? '');
+  const key = objectKey({ metadata: { name, namespace } });
   return new ShardRecord({
     kind,
-    name: stringField(object, 'metadata', 'name') ?? '',
-    namespace: pool.share(stringField(object, 'metadata', 'namespace') ?? ''),
+    name,
+    namespace,
+    cacheKey: keptKey?.(key) ?? key,
     resourceVersion: stringField(object, 'metadata', 'resourceVersion'),
     shard: pool.share(stringField(object, 'metadata', 'labels', shardLabel(kind))),
     draining: stringField(object, 'metadata', 'labels', drainLabel(kind)) !== undefined,
