@@ -140,6 +140,99 @@ describe('WorkQueue', () => {
     queue.shutDown();
   });
 
+  it('hands out a background item only when no change waits, and moves it ahead for a change', async () => {
+    const queue = new WorkQueue<string>({ name: 'lanes' });
+    queue.add('drift-1', 'background');
+    queue.add('drift-2', 'background');
+    queue.add('drift-3', 'background');
+    queue.add('edit-a');
+    queue.add('drift-2');
+    queue.add('edit-b', 'background');
+    queue.add('edit-b');
+    assert.equal(queue.len(), 5, 'each item waits once, in one line');
+    const order: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const item = (await queue.get())!;
+      order.push(item);
+      queue.done(item);
+    }
+    assert.deepEqual(order, ['edit-a', 'drift-2', 'edit-b', 'drift-1', 'drift-3']);
+    queue.shutDown();
+  });
+
+  it('re-queues an item changed while in flight as a change, even when it was taken as a background one', async () => {
+    const queue = new WorkQueue<string>({ name: 'lanes-in-flight' });
+    queue.add('a', 'background');
+    assert.equal(await queue.get(), 'a');
+    queue.add('a', 'background');
+    queue.add('b', 'background');
+    queue.add('a');
+    queue.done('a');
+    assert.equal(await queue.get(), 'a', 'the change made while it ran goes before the waiting drift check');
+    queue.done('a');
+    assert.equal(await queue.get(), 'b');
+    queue.shutDown();
+  });
+
+  it('brings a delayed wake back in its line: a drift check behind changes, unless a change wake was set too', async () => {
+    const queue = new WorkQueue<string>({ name: 'lanes-delayed' });
+    queue.addAfter('drift', 5, 'background');
+    queue.addAfter('poll', 5, 'background');
+    queue.addAfter('poll', 60_000);
+    await waitFor(() => queue.len() === 2);
+    queue.add('edit');
+    const order: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const item = (await queue.get())!;
+      order.push(item);
+      queue.done(item);
+    }
+    assert.deepEqual(order, ['poll', 'edit', 'drift']);
+    queue.shutDown();
+  });
+
+  it('over random histories of adds in both lines: no item held twice, none lost, none taken from the background while a change waits', async () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      let state = seed;
+      const random = (n: number): number => ((state = (state * 1103515245 + 12345) % 2 ** 31), state % n);
+      const queue = new WorkQueue<number>({ name: `lanes-random-${seed}` });
+      const held = new Set<number>();
+      /** Items added since last taken: true when some add was a change. */
+      const pending = new Map<number, boolean>();
+      for (let step = 0; step < 2_000; step++) {
+        const action = random(3);
+        if (action < 2) {
+          const item = random(12);
+          const lane = random(2) === 0 ? 'change' : 'background';
+          queue.add(item, lane);
+          pending.set(item, (pending.get(item) ?? false) || lane === 'change');
+        } else if (queue.len() > 0) {
+          const changeWaiting = [...pending].some(([item, change]) => change && !held.has(item));
+          const item = (await queue.get())!;
+          assert.ok(!held.has(item), `seed ${seed}: ${item} handed out while held`);
+          assert.ok(pending.has(item), `seed ${seed}: ${item} handed out with no add`);
+          assert.ok(pending.get(item) || !changeWaiting, `seed ${seed}: background ${item} taken while a change waited`);
+          pending.delete(item);
+          held.add(item);
+        }
+        if (held.size > 0 && random(2) === 0) {
+          const item = [...held][random(held.size)]!;
+          held.delete(item);
+          queue.done(item);
+        }
+      }
+      for (const item of held) queue.done(item);
+      held.clear();
+      while (queue.len() > 0) {
+        const item = (await queue.get())!;
+        pending.delete(item);
+        queue.done(item);
+      }
+      assert.deepEqual([...pending.keys()], [], `seed ${seed}: every add was handed out`);
+      queue.shutDown();
+    }
+  });
+
   it('treats addAfter with no delay as add', async () => {
     const queue = new WorkQueue<string>({ name: 'no-delay' });
     queue.addAfter('now', 0);

@@ -102,6 +102,7 @@ describe('the reconcile algorithm, effect by effect', () => {
       `status Ready=True Synced=${Reasons.ReconcileSuccess}`,
     ]);
     assert.equal(outcome.requeueAfterMs, delayAfterCheck('uid-1', 3_600_000, NOW), "the next look is the object's slot in the resync period");
+    assert.equal(outcome.driftCheck, true, 'a drift check, which waits behind changes in the queue (a poll or a retry says nothing of the kind)');
     assert.equal(objects.object?.status?.observedGeneration, objects.object?.metadata.generation);
   });
 

@@ -214,7 +214,8 @@ export class Controller {
   #firstLook(obj: ManagedObject): void {
     const draining = this.#shard !== undefined && obj.metadata.labels?.[drainLabel(this.kind)] !== undefined;
     const delay = draining ? 0 : (this.#firstCheckDelayMs?.(obj) ?? 0);
-    if (delay > 0) this.queue.addAfter(objectKey(obj), delay);
+    // In sync: its first look is its drift check, which waits behind changes.
+    if (delay > 0) this.queue.addAfter(objectKey(obj), delay, 'background');
     else this.enqueue(obj);
   }
 
@@ -319,7 +320,7 @@ export class Controller {
       } else {
         this.queue.forget(key);
         if (result.requeueAfterMs !== undefined) {
-          this.queue.addAfter(key, result.requeueAfterMs);
+          this.queue.addAfter(key, result.requeueAfterMs, result.driftCheck ? 'background' : 'change');
           this.#metrics?.reconciled(this.name, 'requeue_after', seconds);
         } else {
           this.#metrics?.reconciled(this.name, 'success', seconds);

@@ -3,6 +3,14 @@ import { DelayHeap } from './delay-heap.js';
 import type { WorkQueueMetricsProvider } from './metrics.js';
 import type { RateLimiter } from './rate-limiter.js';
 
+/**
+ * Which line an add waits in. `change`: the work a change asked for (an edit, a delete, a retry, a
+ * poll of a cloud operation under way). `background`: a periodic look (a drift check at its slot),
+ * which waits while any change does, so a backlog of drift checks never delays a user's edit. An
+ * item added both ways waits as a change.
+ */
+export type QueueLane = 'change' | 'background';
+
 export interface WorkQueueOptions<T> {
   /** Names the queue in metrics (`workqueue_depth{name}`) and logs. */
   name: string;
@@ -24,6 +32,10 @@ export interface WorkQueueOptions<T> {
  * to two workers at once; and if it is added while being processed, it is
  * queued again when its worker calls `done`, so no change is lost.
  *
+ * Items wait in two lines (`QueueLane`), each first-in first-out: a worker takes from the
+ * background line only when no change waits (as controller-runtime's priority queue puts
+ * resyncs behind events). A change for an item waiting in the background line moves it over.
+ *
  * Items are compared with SameValueZero: use strings (object keys), not objects.
  *
  * Shutdown differs from client-go in one way, on purpose: once shut down the
@@ -39,6 +51,13 @@ export class WorkQueue<T> {
 
   private queue: T[] = [];
   private head = 0;
+  /** The background line; its items are also in `background`. */
+  private backgroundQueue: T[] = [];
+  private backgroundHead = 0;
+  /** Items needing processing whose every add since they were last taken was a background one. */
+  private readonly background = new Set<T>();
+  /** Delayed items whose every wake was set as a background one. */
+  private readonly delayedBackground = new Set<T>();
   private readonly dirty = new Set<T>();
   private readonly processing = new Set<T>();
 
@@ -78,11 +97,20 @@ export class WorkQueue<T> {
     return this.isShuttingDown;
   }
 
-  /** Marks `item` as needing processing. A no-op if it is already waiting, or after shutdown. */
-  add(item: T): void {
-    if (this.isShuttingDown || this.dirty.has(item)) return;
+  /**
+   * Marks `item` as needing processing, in `lane`. A no-op if it is already waiting (but for a
+   * change to an item waiting in the background line, which moves it to the change line), or
+   * after shutdown.
+   */
+  add(item: T, lane: QueueLane = 'change'): void {
+    if (this.isShuttingDown) return;
+    if (this.dirty.has(item)) {
+      if (lane === 'change' && this.background.delete(item) && !this.processing.has(item)) this.moveToChanges(item);
+      return;
+    }
     this.metrics?.incAdds();
     this.dirty.add(item);
+    if (lane === 'background') this.background.add(item);
     // A worker holds it: `done` re-queues it.
     if (this.processing.has(item)) return;
     this.enqueue(item);
@@ -90,16 +118,20 @@ export class WorkQueue<T> {
   }
 
   /**
-   * Adds `item` after `delayMs`. While it waits, a sooner `addAfter` moves it
-   * earlier and a later one is ignored; a plain `add` queues it now as well.
+   * Adds `item` after `delayMs`, in `lane` (see `add`). While it waits, a sooner `addAfter` moves it
+   * earlier and a later one is ignored (but for its lane: a change wins); a plain `add` queues it
+   * now as well.
    */
-  addAfter(item: T, delayMs: number): void {
+  addAfter(item: T, delayMs: number, lane: QueueLane = 'change'): void {
     if (this.isShuttingDown) return;
     if (!(delayMs > 0)) {
-      this.add(item);
+      this.add(item, lane);
       return;
     }
     const now = performance.now();
+    const waiting = this.delayed.readyAtOf(item) !== undefined;
+    if (lane === 'change') this.delayedBackground.delete(item);
+    else if (!waiting) this.delayedBackground.add(item);
     this.delayed.push(item, now + delayMs, now);
     this.armTimer();
   }
@@ -112,7 +144,10 @@ export class WorkQueue<T> {
    */
   dropWakeSetBeforeProcessing(item: T): void {
     const started = this.startedAt.get(item);
-    if (started !== undefined && this.delayed.removeIfSetBefore(item, started)) this.armTimer();
+    if (started !== undefined && this.delayed.removeIfSetBefore(item, started)) {
+      this.delayedBackground.delete(item);
+      this.armTimer();
+    }
   }
 
   /** When `item`'s delayed wake is due (on `performance.now()`'s clock), or undefined when it has none. */
@@ -162,9 +197,9 @@ export class WorkQueue<T> {
     }
   }
 
-  /** Items waiting for a worker (not counting delayed or in-flight ones). */
+  /** Items waiting for a worker (not counting delayed or in-flight ones), in both lines. */
   len(): number {
-    return this.queue.length - this.head;
+    return this.queue.length - this.head + this.backgroundQueue.length - this.backgroundHead;
   }
 
   /** Items a worker holds right now. */
@@ -178,6 +213,7 @@ export class WorkQueue<T> {
     this.isShuttingDown = true;
     this.clearTimer();
     this.delayed.clear();
+    this.delayedBackground.clear();
     for (const waiter of this.waiters.splice(0)) waiter(undefined);
     if (this.processing.size === 0) this.notifyDrained();
   }
@@ -203,21 +239,42 @@ export class WorkQueue<T> {
     });
   }
 
+  /** Puts a dirty item in its line: the background one when every add since it was taken was a background one. */
   private enqueue(item: T): void {
-    this.queue.push(item);
+    if (this.background.has(item)) this.backgroundQueue.push(item);
+    else this.queue.push(item);
     this.queuedAt.set(item, performance.now());
     this.metrics?.setDepth(this.len());
   }
 
+  /** A change for an item waiting in the background line: it leaves that line for the change line, keeping its queued time. */
+  private moveToChanges(item: T): void {
+    const at = this.backgroundQueue.indexOf(item, this.backgroundHead);
+    if (at >= 0) this.backgroundQueue.splice(at, 1);
+    this.queue.push(item);
+    this.dispatch();
+  }
+
   private take(): T {
-    const item = this.queue[this.head] as T;
-    this.head++;
-    // Compact now and then so the array does not grow forever.
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
+    let item: T;
+    // Compact now and then so the arrays do not grow forever.
+    if (this.queue.length > this.head) {
+      item = this.queue[this.head] as T;
+      this.head++;
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
+    } else {
+      item = this.backgroundQueue[this.backgroundHead] as T;
+      this.backgroundHead++;
+      if (this.backgroundHead > 1024 && this.backgroundHead * 2 > this.backgroundQueue.length) {
+        this.backgroundQueue = this.backgroundQueue.slice(this.backgroundHead);
+        this.backgroundHead = 0;
+      }
     }
     this.metrics?.setDepth(this.len());
+    this.background.delete(item);
     this.dirty.delete(item);
     this.processing.add(item);
     const now = performance.now();
@@ -257,7 +314,7 @@ export class WorkQueue<T> {
     this.timer = undefined;
     this.timerAt = Infinity;
     // Timers may fire a little early or late; take everything due within a millisecond.
-    for (const item of this.delayed.popReady(performance.now() + 1)) this.add(item);
+    for (const item of this.delayed.popReady(performance.now() + 1)) this.add(item, this.delayedBackground.delete(item) ? 'background' : 'change');
     this.armTimer();
   }
 

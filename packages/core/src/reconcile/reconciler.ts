@@ -88,6 +88,8 @@ export interface ReconcileRequest {
 export interface ReconcileOutcome {
   backoff?: boolean;
   requeueAfterMs?: number;
+  /** The look after `requeueAfterMs` is the resource's next drift check: it waits behind changes (`QueueLane`). */
+  driftCheck?: boolean;
 }
 
 export interface ReconcilerOptions {
@@ -953,7 +955,7 @@ export class ManagedReconciler {
 
   /** The next drift check at the resource's slot (policy/drift-schedule.ts). */
   #resync(resource: ManagedResource): ReconcileOutcome {
-    return { requeueAfterMs: delayAfterCheck(resource.metadata.uid ?? '', this.checkIntervalMs(resource), this.#now().getTime()) };
+    return { requeueAfterMs: delayAfterCheck(resource.metadata.uid ?? '', this.checkIntervalMs(resource), this.#now().getTime()), driftCheck: true };
   }
 
   /** The drift-check interval in force for the resource. */
