@@ -308,7 +308,7 @@ try {
     const victimKeys = new Set(beforeKill.filter((o) => o.shard === victim).map(keyOf));
     const perRound = EDITS_PER_ROUND;
     const stepStart = Date.now();
-    const edits: Array<{ key: string; at: number; generation: number; readyAt?: number }> = [];
+    const edits: Array<{ key: string; kind: FleetKind; name: string; at: number; generation: number; readyAt?: number }> = [];
     let editing = true;
     let watching = true;
     // when the kill was, and when no object was labelled for the killed replica any more
@@ -321,24 +321,23 @@ try {
         await Promise.all([...some].map(async (object) => {
           const at = Date.now();
           const generation = await editObject(fleet.admin, object, `takeover-${round}`).catch(() => undefined);
-          if (generation !== undefined) edits.push({ key: keyOf(object), at, generation });
+          if (generation !== undefined) edits.push({ key: keyOf(object), kind: object.kind, name: object.name, at, generation });
         }));
         await sleep(Math.max(0, 2_000 - (Date.now() - roundStart)));
       }
     })();
     // Each edit is done when its object is first seen Ready and Synced at its generation or a later one.
+    // Looked up one by one: at 100,000 objects a copy of every state each 250 ms would take the CPU
+    // of this process, which serves the API server too.
     const watcher = (async () => {
       while (watching) {
-        const states = await objectStates().catch(() => undefined);
         const seenAt = Date.now();
-        if (states) {
-          const byKey = new Map(states.map((s) => [keyOf(s), s]));
-          for (const edit of edits) {
-            const state = byKey.get(edit.key);
-            if (edit.readyAt === undefined && state?.readyAndSynced && state.observedGeneration >= edit.generation) edit.readyAt = seenAt;
-          }
-          if (timeline.killedAt !== undefined && timeline.relabelledAt === undefined && !states.some((s) => s.shard === victim)) timeline.relabelledAt = seenAt;
+        for (const edit of edits) {
+          if (edit.readyAt !== undefined) continue;
+          const state = watch.state(edit.kind, edit.name);
+          if (state?.readyAndSynced && state.observedGeneration >= edit.generation) edit.readyAt = seenAt;
         }
+        if (timeline.killedAt !== undefined && timeline.relabelledAt === undefined && !watch.anyOn(victim)) timeline.relabelledAt = seenAt;
         await sleep(250);
       }
     })();
@@ -397,7 +396,7 @@ try {
     await fleet.kill(victim);
     const victimKeys = new Set(victimObjects.map((o) => `${o.kind}/${o.name}`));
     const victimDone = victimObjects.length - (await objectStates()).filter((s) => victimKeys.has(`${s.kind}/${s.name}`) && !s.ready).length;
-    const relabelledAt = await until('the victim\'s objects relabelled', async () => ((await objectStates()).some((s) => s.shard === victim) ? undefined : Date.now()), 3_600_000, 250);
+    const relabelledAt = await until('the victim\'s objects relabelled', async () => (watch.anyOn(victim) ? undefined : Date.now()), 3_600_000, 250);
     const victimReadyAt = await until('the victim\'s objects Ready for the edit', async () => {
       const states = await objectStates();
       return states.filter((s) => victimKeys.has(`${s.kind}/${s.name}`)).every((s) => s.ready && s.shard !== undefined && survivors.includes(s.shard)) ? Date.now() : undefined;

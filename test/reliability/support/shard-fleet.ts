@@ -382,6 +382,17 @@ export class ObjectStatesWatch {
     return this.#informers.flatMap((informer) => informer.cache.list().map((watched) => watched.state));
   }
 
+  /** One object's state as last delivered: a look-up, where `states()` copies every object's. */
+  state(kind: FleetKind, name: string): ObjectState | undefined {
+    return this.#informers[kind === 'Bucket' ? 0 : 1]!.cache.get(`${OBJECT_NAMESPACE}/${name}`)?.state;
+  }
+
+  /** Whether any object is labelled for `shard`, without copying the states. */
+  anyOn(shard: string): boolean {
+    for (const informer of this.#informers) for (const watched of informer.cache.list()) if (watched.state.shard === shard) return true;
+    return false;
+  }
+
   stop(): void {
     for (const informer of this.#informers) informer.stop();
   }
