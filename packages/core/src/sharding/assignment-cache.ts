@@ -1,7 +1,7 @@
 import { GROUP, KINDS, VERSION, type ManagedKindName, type ProviderConfig } from '@k8or/api';
 import type { Logger } from 'pino';
 import { createInformer, type Informer } from '../informer/informer.js';
-import { joinedKey, objectKey, type ObjectWithMetadata } from '../informer/object-key.js';
+import type { ObjectWithMetadata } from '../informer/object-key.js';
 import type { KubeAccess } from '../kube/access.js';
 import type { NamespaceInfo } from '../reconcile/ports.js';
 import { StringPool, namespaceRecordOf, providerConfigRecordOf, sameButVersion, shardRecordOf, type ShardRecord } from './shard-record.js';
@@ -24,8 +24,8 @@ export class AssignmentCache {
   readonly #records = new Map<ManagedKindName, Informer<ShardRecord>>();
   readonly #namespaces: Informer<NamespaceRecord>;
   readonly #providerConfigs: Informer<ProviderConfig>;
-  /** Records known to be older than the object (the assigner wrote it since): kind/key → that record's resourceVersion. */
-  readonly #outdated = new Map<string, string | undefined>();
+  /** Records known to be older than the object (the assigner wrote it since), by kind: cache key → that record's resourceVersion. */
+  readonly #outdated = new Map<ManagedKindName, Map<string, string | undefined>>();
   #waiters: (() => void)[] = [];
   /** Bumped on every change of a Namespace or ProviderConfig: the shard keys computed before may be stale. */
   #contextVersion = 0;
@@ -38,7 +38,9 @@ export class AssignmentCache {
       const keptKey = (key: string): string | undefined => informer.cache.get(key)?.cacheKey;
       const informer: Informer<ShardRecord> = createInformer<ShardRecord>({ ...common, group: GROUP, version: VERSION, plural: KINDS[kind].plural, transform: (object) => shardRecordOf(kind, object, pool, keptKey), namespaceIndex: false });
       this.#watch(informer, () => undefined, (a, b) => a.samePlanInputs(b));
-      informer.on('delete', (record) => this.#outdated.delete(outdatedKey(kind, record)));
+      const outdated = new Map<string, string | undefined>();
+      informer.on('delete', (record) => outdated.delete(record.cacheKey));
+      this.#outdated.set(kind, outdated);
       this.#records.set(kind, informer);
     }
     this.#namespaces = createInformer<NamespaceRecord>({ ...common, group: '', version: 'v1', plural: 'namespaces', transform: namespaceRecordOf });
@@ -72,12 +74,13 @@ export class AssignmentCache {
   /** The records of one kind, but for those known to be outdated (see `outdated`). */
   *records(kind: ManagedKindName): Generator<ShardRecord> {
     const informer = this.#records.get(kind);
-    if (!informer) return;
+    const outdated = this.#outdated.get(kind);
+    if (!informer || !outdated) return;
     for (const record of informer.cache.list()) {
-      const key = outdatedKey(kind, record);
-      if (this.#outdated.has(key)) {
-        if (this.#outdated.get(key) === record.metadata.resourceVersion) continue;
-        this.#outdated.delete(key);
+      // Looked up by the key the record keeps: a pass makes no string per record.
+      if (outdated.size > 0 && outdated.has(record.cacheKey)) {
+        if (outdated.get(record.cacheKey) === record.metadata.resourceVersion) continue;
+        outdated.delete(record.cacheKey);
       }
       yield record;
     }
@@ -89,7 +92,7 @@ export class AssignmentCache {
    * copy known to be old.
    */
   outdated(kind: ManagedKindName, record: ShardRecord): void {
-    this.#outdated.set(outdatedKey(kind, record), record.metadata.resourceVersion);
+    this.#outdated.get(kind)?.set(record.cacheKey, record.metadata.resourceVersion);
   }
 
   namespace(name: string): NamespaceInfo | undefined {
@@ -140,8 +143,4 @@ export class AssignmentCache {
     this.#waiters = [];
     for (const wake of waiters) wake();
   }
-}
-
-function outdatedKey(kind: ManagedKindName, record: ShardRecord): string {
-  return joinedKey(kind, objectKey(record));
 }
