@@ -8,6 +8,17 @@ async function tryGet<T>(pending: Promise<T | undefined>): Promise<T | undefined
   return Promise.race([pending, sleep(20).then(() => 'pending' as const)]);
 }
 
+/** Takes `count` items one at a time, each done before the next is taken: the order the queue hands them out. */
+async function takeInOrder<T>(queue: WorkQueue<T>, count: number): Promise<T[]> {
+  const order: T[] = [];
+  for (let i = 0; i < count; i++) {
+    const item = (await queue.get())!;
+    order.push(item);
+    queue.done(item);
+  }
+  return order;
+}
+
 describe('WorkQueue', () => {
   it('queues a key once however many times it is added', async () => {
     const queue = new WorkQueue<string>({ name: 'dedupe' });
@@ -95,13 +106,7 @@ describe('WorkQueue', () => {
     queue.addAfter('a', 10);
     queue.addAfter('b', 50);
     assert.equal(queue.len(), 0, 'nothing is ready yet');
-    const order: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const item = (await queue.get())!;
-      order.push(item);
-      queue.done(item);
-    }
-    assert.deepEqual(order, ['a', 'b', 'c']);
+    assert.deepEqual(await takeInOrder(queue, 3), ['a', 'b', 'c']);
     queue.shutDown();
   });
 
@@ -150,13 +155,7 @@ describe('WorkQueue', () => {
     queue.add('edit-b', 'background');
     queue.add('edit-b');
     assert.equal(queue.len(), 5, 'each item waits once, in one line');
-    const order: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const item = (await queue.get())!;
-      order.push(item);
-      queue.done(item);
-    }
-    assert.deepEqual(order, ['edit-a', 'drift-2', 'edit-b', 'drift-1', 'drift-3']);
+    assert.deepEqual(await takeInOrder(queue, 5), ['edit-a', 'drift-2', 'edit-b', 'drift-1', 'drift-3']);
     queue.shutDown();
   });
 
@@ -181,13 +180,7 @@ describe('WorkQueue', () => {
     queue.addAfter('poll', 60_000);
     await waitFor(() => queue.len() === 2);
     queue.add('edit');
-    const order: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const item = (await queue.get())!;
-      order.push(item);
-      queue.done(item);
-    }
-    assert.deepEqual(order, ['poll', 'edit', 'drift']);
+    assert.deepEqual(await takeInOrder(queue, 3), ['poll', 'edit', 'drift']);
     queue.shutDown();
   });
 

@@ -11,6 +11,36 @@ import type { RateLimiter } from './rate-limiter.js';
  */
 export type QueueLane = 'change' | 'background';
 
+/** One first-in first-out line of items, read from a moving head and compacted now and then so its array does not grow forever. */
+class Line<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  /** The first item; call only when `length > 0`. */
+  shift(): T {
+    const item = this.items[this.head] as T;
+    this.head++;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  remove(item: T): void {
+    const at = this.items.indexOf(item, this.head);
+    if (at >= 0) this.items.splice(at, 1);
+  }
+}
+
 export interface WorkQueueOptions<T> {
   /** Names the queue in metrics (`workqueue_depth{name}`) and logs. */
   name: string;
@@ -23,8 +53,8 @@ export interface WorkQueueOptions<T> {
  * A rate-limiting, delaying work queue with client-go's semantics
  * (`util/workqueue`), built from three sets:
  *
- * - `queue`: items waiting for a worker, in order;
- * - `dirty`: items that need processing (everything in `queue`, plus items
+ * - `changes` and `backgroundLine`: items waiting for a worker, in order;
+ * - `dirty`: items that need processing (everything in those lines, plus items
  *   added again while a worker holds them);
  * - `processing`: items a worker holds, between `get` and `done`.
  *
@@ -49,11 +79,9 @@ export class WorkQueue<T> {
   readonly rateLimiter: RateLimiter<T>;
   private readonly metrics: WorkQueueMetricsProvider | undefined;
 
-  private queue: T[] = [];
-  private head = 0;
-  /** The background line; its items are also in `background`. */
-  private backgroundQueue: T[] = [];
-  private backgroundHead = 0;
+  private readonly changes = new Line<T>();
+  /** Its items are also in `background`. */
+  private readonly backgroundLine = new Line<T>();
   /** Items needing processing whose every add since they were last taken was a background one. */
   private readonly background = new Set<T>();
   /** Delayed items whose every wake was set as a background one. */
@@ -199,7 +227,7 @@ export class WorkQueue<T> {
 
   /** Items waiting for a worker (not counting delayed or in-flight ones), in both lines. */
   len(): number {
-    return this.queue.length - this.head + this.backgroundQueue.length - this.backgroundHead;
+    return this.changes.length + this.backgroundLine.length;
   }
 
   /** Items a worker holds right now. */
@@ -241,38 +269,20 @@ export class WorkQueue<T> {
 
   /** Puts a dirty item in its line: the background one when every add since it was taken was a background one. */
   private enqueue(item: T): void {
-    if (this.background.has(item)) this.backgroundQueue.push(item);
-    else this.queue.push(item);
+    (this.background.has(item) ? this.backgroundLine : this.changes).push(item);
     this.queuedAt.set(item, performance.now());
     this.metrics?.setDepth(this.len());
   }
 
   /** A change for an item waiting in the background line: it leaves that line for the change line, keeping its queued time. */
   private moveToChanges(item: T): void {
-    const at = this.backgroundQueue.indexOf(item, this.backgroundHead);
-    if (at >= 0) this.backgroundQueue.splice(at, 1);
-    this.queue.push(item);
+    this.backgroundLine.remove(item);
+    this.changes.push(item);
     this.dispatch();
   }
 
   private take(): T {
-    let item: T;
-    // Compact now and then so the arrays do not grow forever.
-    if (this.queue.length > this.head) {
-      item = this.queue[this.head] as T;
-      this.head++;
-      if (this.head > 1024 && this.head * 2 > this.queue.length) {
-        this.queue = this.queue.slice(this.head);
-        this.head = 0;
-      }
-    } else {
-      item = this.backgroundQueue[this.backgroundHead] as T;
-      this.backgroundHead++;
-      if (this.backgroundHead > 1024 && this.backgroundHead * 2 > this.backgroundQueue.length) {
-        this.backgroundQueue = this.backgroundQueue.slice(this.backgroundHead);
-        this.backgroundHead = 0;
-      }
-    }
+    const item = (this.changes.length > 0 ? this.changes : this.backgroundLine).shift();
     this.metrics?.setDepth(this.len());
     this.background.delete(item);
     this.dirty.delete(item);
