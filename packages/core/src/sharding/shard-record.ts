@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Annotations, type ManagedKindName, type ProviderConfig } from '@k8or/api';
 import { withoutUnreadMetadata } from '../informer/informer.js';
-import { objectKey, type KeptKey, type ObjectWithMetadata } from '../informer/object-key.js';
+import { objectKey, splitObjectKey, type KeptKey, type ObjectWithMetadata } from '../informer/object-key.js';
 import { annotation, stringField } from '../policy/read.js';
 import type { NamespaceInfo } from '../reconcile/ports.js';
 import { drainLabel, shardLabel } from './labels.js';
@@ -84,7 +84,7 @@ export class ShardRecord implements ShardedObject, KeptKey {
   }
 
   get name(): string {
-    return this.namespace ? this.cacheKey.slice(this.namespace.length + 1) : this.cacheKey;
+    return splitObjectKey(this.cacheKey).name;
   }
 
   get resourceVersion(): string | undefined {
