@@ -78,7 +78,7 @@ describe('the shard assigner against the sandbox', () => {
     assert.deepEqual(again.applied, [], 'a pass with nothing to do writes nothing');
   });
 
-  it('plans from its watches: no pass lists the Buckets, Tables, Namespaces or ProviderConfigs again', async () => {
+  it('between full passes plans from its watches: with the shards unchanged, no pass lists the Buckets, Tables, Namespaces or ProviderConfigs again', async () => {
     sandbox.clearRequestLog();
     for (let i = 0; i < 5; i++) assert.deepEqual((await assigner.sync()).applied, []);
     const lists = sandbox.requestLog.filter((r) => r.verb === 'list' && r.resource !== 'leases');
@@ -189,5 +189,29 @@ describe('the shard assigner against the sandbox', () => {
     await createBucket('team-b', 'after-leading', 'after-leading-data');
     await new Promise((resolve) => setTimeout(resolve, 1000));
     assert.equal((await user.get<ManagedResource>(k8orPath('Bucket', 'team-b', 'after-leading')))?.metadata.labels?.[SHARD], undefined, 'no pass after the signal aborted');
+  });
+
+  it('sees an edit of an assigned object\'s shard key at its next full pass, and only then', async () => {
+    await syncWith(['shard-a', 'shard-d']);
+    const group = (await user.get<ManagedResource>(k8orPath('Bucket', 'team-a', 'shared')))!.metadata.labels?.[SHARD];
+    // An object named by its external-name annotation, on a shard other than the one of shared-data.
+    let moving: ManagedResource | undefined;
+    for (let i = 0; moving === undefined; i++) {
+      await user.create(k8orPath('Bucket', 'team-a'), { apiVersion: API_VERSION, kind: 'Bucket', metadata: { name: `renamed-${i}`, namespace: 'team-a', annotations: { [Annotations.externalName]: `renamed-data-${i}` } }, spec: {} });
+      const shard = await waitFor(`renamed-${i} assigned`, async () => {
+        await assigner.sync();
+        return (await user.get<ManagedResource>(k8orPath('Bucket', 'team-a', `renamed-${i}`)))?.metadata.labels?.[SHARD];
+      }, 60_000, 100);
+      if (shard !== group) moving = (await user.get<ManagedResource>(k8orPath('Bucket', 'team-a', `renamed-${i}`)))!;
+    }
+    await user.patch(k8orPath('Bucket', 'team-a', moving.metadata.name), { metadata: { annotations: { [Annotations.externalName]: 'shared-data' } } });
+    assert.deepEqual((await assigner.sync()).applied, [], 'between full passes, an assigned object is not read again');
+    const sweeping = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', fullPassEveryMs: 0 });
+    try {
+      const applied = (await sweeping.sync()).applied;
+      assert.deepEqual(applied.map((c) => (c.action === 'drain' ? [c.object.name, c.from, c.to] : c.action)), [[moving.metadata.name, moving.metadata.labels?.[SHARD], group]]);
+    } finally {
+      sweeping.close();
+    }
   });
 });

@@ -12,7 +12,8 @@ import { shardKeyHash } from './keys.js';
 import { drainLabel, shardLabel } from './labels.js';
 import { planShardLabels, type ShardLabelChange } from './plan.js';
 import { shardKeySourceOf, type ShardKeyContext } from './resource-key.js';
-import type { ShardRecord } from './shard-record.js';
+import { shardRecordPages } from './record-pages.js';
+import { StringPool, type ShardRecord } from './shard-record.js';
 import { ShardLeaseReader, type ShardMembership } from './shard-leases.js';
 
 export interface ShardAssignerOptions {
@@ -29,6 +30,8 @@ export interface ShardAssignerOptions {
   timeoutMs?: number;
   /** Label patches in flight at once; default 16. */
   concurrency?: number;
+  /** The longest between two full passes, which alone see an edit of an assigned object's shard key; default 5 minutes. */
+  fullPassEveryMs?: number;
   logger?: Logger;
 }
 
@@ -45,6 +48,20 @@ export interface ShardSyncResult {
 const SETTLE_MS = 100;
 /** Between passes, how often `run()` reads the shard Leases for a shard that died or joined. */
 const LEASE_POLL_MS = 500;
+/** A full pass lists the objects this many at a time. */
+const PAGE_SIZE = 500;
+const FULL_PASS_EVERY_MS = 5 * 60_000;
+
+/** What one pass plans with, across the pages of a full pass. */
+interface Planning {
+  membership: ShardMembership;
+  contextVersion: number;
+  context: ShardKeyContext;
+  cache: AssignmentCache;
+  /** Each dead shard whose Lease this pass tried to take: whether it holds it now. */
+  fenced: Map<string, boolean>;
+  result: ShardSyncResult;
+}
 
 function sameMembership(a: ShardMembership, b: ShardMembership): boolean {
   return isDeepStrictEqual([a.live, a.expiring], [b.live, b.expiring]);
@@ -52,11 +69,13 @@ function sameMembership(a: ShardMembership, b: ShardMembership): boolean {
 
 /**
  * The leader's assigner: one `sync()` reads the live shards and writes the label changes
- * `planShardLabels` asks for, planned from watched caches of the Buckets and Tables (compact
- * records: `ShardRecord`) and of the Namespaces and ProviderConfigs their keys depend on. Each
- * write is a merge patch that carries the resourceVersion the cache holds, so it lands only on
- * the object as planned: a shard letting go, or a user's edit, in between turns it into a 409,
- * and a later pass plans from the newer record the watch brings.
+ * `planShardLabels` asks for. It keeps no record of the objects the shards hold: it watches only
+ * the Buckets and Tables without a shard (compact records: `ShardRecord`), and the Namespaces and
+ * ProviderConfigs their keys depend on, and it lists every object, a page at a time, only in a
+ * full pass (`#fullPassDue`): when the shards, a Namespace or a ProviderConfig changed. Each write
+ * is a merge patch that carries the resourceVersion it planned from, so it lands only on the
+ * object as planned: a shard letting go, or a user's edit, in between turns it into a 409, and a
+ * later pass plans from the newer object.
  */
 export class ShardAssigner {
   readonly #options: ShardAssignerOptions;
@@ -64,6 +83,9 @@ export class ShardAssigner {
   readonly #reader: ShardLeaseReader;
   /** The cache of `sync()` called on its own (outside `run()`), kept until `close()`. */
   #standing: AssignmentCache | undefined;
+  readonly #pool = new StringPool();
+  /** What the last full pass planned with, and whether it wrote every change it planned. */
+  #lastFullPass: { membership: ShardMembership; contextVersion: number; startedAt: number; clean: boolean } | undefined;
 
   constructor(options: ShardAssignerOptions) {
     this.#options = options;
@@ -162,10 +184,38 @@ export class ShardAssigner {
       providers: this.#options.providers,
       clusterId: this.#options.clusterId,
     };
-    const changes = planShardLabels(this.#keyed(cache, context), membership);
+    const contextVersion = cache.contextVersion;
+    const planning: Planning = { membership, contextVersion, context, cache, fenced: new Map(), result };
+    const kinds = this.#options.kinds ?? MANAGED_KINDS;
+    if (!this.#fullPassDue(membership, contextVersion)) {
+      for (const kind of kinds) await this.#planAndApply(cache.records(kind), planning, signal);
+      return result;
+    }
+    const startedAt = Date.now();
+    for (const kind of kinds) {
+      for await (const page of shardRecordPages(this.#rest, kind, this.#pool, PAGE_SIZE, signal)) await this.#planAndApply(page, planning, signal);
+    }
+    this.#lastFullPass = { membership, contextVersion, startedAt, clean: result.skipped.length === 0 };
+    return result;
+  }
+
+  /**
+   * A pass reads every object (a full pass) when what decides the shard of an assigned object
+   * may have changed since the last full pass: the live or expiring shards, a Namespace or
+   * ProviderConfig (the shard keys), a change that pass could not write, or, at least every
+   * `fullPassEveryMs`, an edit of an object's own shard key. Otherwise it plans only the objects without
+   * a shard, which the cache watches.
+   */
+  #fullPassDue(membership: ShardMembership, contextVersion: number): boolean {
+    const last = this.#lastFullPass;
+    return last === undefined || !last.clean || last.contextVersion !== contextVersion || !sameMembership(last.membership, membership) || Date.now() - last.startedAt >= (this.#options.fullPassEveryMs ?? FULL_PASS_EVERY_MS);
+  }
+
+  async #planAndApply(records: Iterable<ShardRecord>, planning: Planning, signal: AbortSignal | undefined): Promise<void> {
+    const { fenced, cache, result } = planning;
+    const changes = planShardLabels(keyed(records, planning.contextVersion, planning.context), planning.membership);
     // The fence: hold each dead shard's Lease before its objects move, so no replica of that name
     // can hold it, and work them, meanwhile. A shard that renewed after all keeps its objects.
-    const fenced = new Map<string, boolean>();
     for (const change of changes) {
       if (change.action !== 'assign' || change.from === undefined || fenced.has(change.from)) continue;
       signal?.throwIfAborted();
@@ -181,18 +231,6 @@ export class ShardAssigner {
       });
     }, signal);
     changes.forEach((change, i) => (written[i] ? result.applied : result.skipped).push(change));
-    return result;
-  }
-
-  /** Every record, its shard key's ring position computed where the record is new or the Namespaces or ProviderConfigs changed since. */
-  *#keyed(cache: AssignmentCache, context: ShardKeyContext): Generator<ShardRecord> {
-    const contextVersion = cache.contextVersion;
-    for (const kind of this.#options.kinds ?? MANAGED_KINDS) {
-      for (const record of cache.records(kind)) {
-        record.keyHashAt(contextVersion, () => shardKeyHash(shardKeySourceOf(kind, record.keyObject(), context)));
-        yield record;
-      }
-    }
   }
 
   /** One compare-and-swap label patch; false when the object changed or went since it was read. */
@@ -212,5 +250,13 @@ export class ShardAssigner {
       if (error instanceof KubeApiError && (error.status === 409 || error.status === 404)) return false;
       throw error;
     }
+  }
+}
+
+/** Each record, its shard key's ring position computed where the record is new or the Namespaces or ProviderConfigs changed since. */
+function* keyed(records: Iterable<ShardRecord>, contextVersion: number, context: ShardKeyContext): Generator<ShardRecord> {
+  for (const record of records) {
+    record.keyHashAt(contextVersion, () => shardKeyHash(shardKeySourceOf(record.kind, record.keyObject(), context)));
+    yield record;
   }
 }

@@ -4,6 +4,7 @@ import { createInformer, type Informer } from '../informer/informer.js';
 import type { ObjectWithMetadata } from '../informer/object-key.js';
 import type { KubeAccess } from '../kube/access.js';
 import type { NamespaceInfo } from '../reconcile/ports.js';
+import { shardLabel } from './labels.js';
 import { StringPool, namespaceRecordOf, providerConfigRecordOf, sameButVersion, shardRecordOf, type ShardRecord } from './shard-record.js';
 
 type NamespaceRecord = NamespaceInfo & ObjectWithMetadata;
@@ -15,10 +16,12 @@ export interface AssignmentCacheOptions {
 }
 
 /**
- * What the assigner plans from, kept by watches rather than listed on every pass: a flat
- * record of every Bucket and Table (`ShardRecord`), and the Namespaces and ProviderConfigs their
- * shard keys depend on. `changed()` tells when something a plan depends on changed; a write that
- * touches nothing of it (a status update, a user's label) does not count.
+ * What the assigner watches between its full passes: a flat record (`ShardRecord`) of every
+ * Bucket and Table that has no shard (new, or let go by a drained shard), and the Namespaces and
+ * ProviderConfigs the shard keys depend on. An object leaves the watch when it gets its shard,
+ * so what this holds falls to nothing once everything is assigned: the leader keeps no record
+ * of the objects the shards hold. `changed()` tells when something a plan depends on changed; a
+ * write that touches nothing of it (a status update, a user's label) does not count.
  */
 export class AssignmentCache {
   readonly #records = new Map<ManagedKindName, Informer<ShardRecord>>();
@@ -36,7 +39,15 @@ export class AssignmentCache {
     for (const kind of options.kinds) {
       // A record made for an update keeps the key string of the record it replaces: the one the map holds.
       const keptKey = (key: string): string | undefined => informer.cache.get(key)?.cacheKey;
-      const informer: Informer<ShardRecord> = createInformer<ShardRecord>({ ...common, group: GROUP, version: VERSION, plural: KINDS[kind].plural, transform: (object) => shardRecordOf(kind, object, pool, keptKey), namespaceIndex: false });
+      const informer: Informer<ShardRecord> = createInformer<ShardRecord>({
+        ...common,
+        group: GROUP,
+        version: VERSION,
+        plural: KINDS[kind].plural,
+        labelSelector: `!${shardLabel(kind)}`,
+        transform: (object) => shardRecordOf(kind, object, pool, keptKey),
+        namespaceIndex: false,
+      });
       this.#watch(informer, () => undefined, (a, b) => a.samePlanInputs(b));
       const outdated = new Map<string, string | undefined>();
       informer.on('delete', (record) => outdated.delete(record.cacheKey));
@@ -71,7 +82,7 @@ export class AssignmentCache {
     this.#notify();
   }
 
-  /** The records of one kind, but for those known to be outdated (see `outdated`). */
+  /** The records of one kind's objects without a shard, but for those known to be outdated (see `outdated`). */
   *records(kind: ManagedKindName): Generator<ShardRecord> {
     const informer = this.#records.get(kind);
     const outdated = this.#outdated.get(kind);
@@ -88,10 +99,12 @@ export class AssignmentCache {
 
   /**
    * The object of `record` changed since (the assigner wrote it, or a write of its was refused):
-   * leave it out of plans until the watch brings a newer record, so no write is made from a
-   * copy known to be old.
+   * leave this cache's record of it out of plans until the watch brings a newer one, so no write
+   * is made from a copy known to be old. `record` may come from a full pass's list.
    */
   outdated(kind: ManagedKindName, record: ShardRecord): void {
+    // Only a record this cache holds: the watch's delete of it is what forgets the mark again.
+    if (this.#records.get(kind)?.cache.get(record.cacheKey) === undefined) return;
     this.#outdated.get(kind)?.set(record.cacheKey, record.metadata.resourceVersion);
   }
 

@@ -1,0 +1,25 @@
+import type { ManagedKindName } from '@k8or/api';
+import { k8orPath } from '../kube/paths.js';
+import type { KubeRest } from '../kube/rest.js';
+import { shardRecordOf, type ShardRecord, type StringPool } from './shard-record.js';
+
+interface ListPage {
+  items?: unknown[];
+  metadata?: { continue?: string };
+}
+
+/**
+ * Every Bucket or Table of one kind as `ShardRecord`s, listed a page of `limit` at a time: the
+ * assigner's full pass reads the whole cluster this way and keeps none of it afterwards. A
+ * continue token that expired between pages (410) fails the listing; the pass is then retried.
+ */
+export async function* shardRecordPages(rest: KubeRest, kind: ManagedKindName, pool: StringPool, limit: number, signal?: AbortSignal): AsyncGenerator<ShardRecord[]> {
+  let token: string | undefined;
+  do {
+    const query = new URLSearchParams({ limit: String(limit), ...(token !== undefined ? { continue: token } : {}) });
+    const page = await rest.get<ListPage>(`${k8orPath(kind, undefined)}?${query.toString()}`, signal);
+    if (page === undefined) throw new Error(`the API server does not serve ${kind} objects`);
+    yield (page.items ?? []).map((item) => shardRecordOf(kind, item, pool));
+    token = page.metadata?.continue || undefined;
+  } while (token !== undefined);
+}
