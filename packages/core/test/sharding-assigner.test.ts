@@ -206,10 +206,13 @@ describe('the shard assigner against the sandbox', () => {
     }
     await user.patch(k8orPath('Bucket', 'team-a', moving.metadata.name), { metadata: { annotations: { [Annotations.externalName]: 'shared-data' } } });
     assert.deepEqual((await assigner.sync()).applied, [], 'between full passes, an assigned object is not read again');
-    const sweeping = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', fullPassEveryMs: 0 });
+    const sweeping = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', fullPassEveryMs: 0, listPageSize: 5 });
     try {
+      sandbox.clearRequestLog();
       const applied = (await sweeping.sync()).applied;
       assert.deepEqual(applied.map((c) => (c.action === 'drain' ? [c.object.name, c.from, c.to] : c.action)), [[moving.metadata.name, moving.metadata.labels?.[SHARD], group]]);
+      const pages = sandbox.requestLog.filter((r) => r.verb === 'list' && r.resource === 'buckets' && r.userAgent?.startsWith('k8or-shard-assigner'));
+      assert.equal(pages.length, Math.ceil((await buckets()).length / 5), 'the full pass read every Bucket, 5 at a time');
     } finally {
       sweeping.close();
     }

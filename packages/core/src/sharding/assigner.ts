@@ -30,6 +30,8 @@ export interface ShardAssignerOptions {
   timeoutMs?: number;
   /** Label patches in flight at once; default 16. */
   concurrency?: number;
+  /** Objects per list request of a full pass; default 500. */
+  listPageSize?: number;
   /** The longest between two full passes, which alone see an edit of an assigned object's shard key; default 5 minutes. */
   fullPassEveryMs?: number;
   logger?: Logger;
@@ -48,8 +50,6 @@ export interface ShardSyncResult {
 const SETTLE_MS = 100;
 /** Between passes, how often `run()` reads the shard Leases for a shard that died or joined. */
 const LEASE_POLL_MS = 500;
-/** A full pass lists the objects this many at a time. */
-const PAGE_SIZE = 500;
 const FULL_PASS_EVERY_MS = 5 * 60_000;
 
 /** What one pass plans with, across the pages of a full pass. */
@@ -193,7 +193,20 @@ export class ShardAssigner {
     }
     const startedAt = Date.now();
     for (const kind of kinds) {
-      for await (const page of shardRecordPages(this.#rest, kind, this.#pool, PAGE_SIZE, signal)) await this.#planAndApply(page, planning, signal);
+      const pages = shardRecordPages(this.#rest, kind, this.#pool, this.#options.listPageSize ?? 500, signal);
+      try {
+        let next = pages.next();
+        for (;;) {
+          const page = await next;
+          if (page.done === true) break;
+          // The next page is read while this one's changes are written.
+          next = pages.next();
+          next.catch(() => undefined);
+          await this.#planAndApply(page.value, planning, signal);
+        }
+      } finally {
+        await pages.return(undefined);
+      }
     }
     this.#lastFullPass = { membership, contextVersion, startedAt, clean: result.skipped.length === 0 };
     return result;
