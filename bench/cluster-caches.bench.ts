@@ -2,9 +2,10 @@
 //
 //   npm run build && node --expose-gc bench/cluster-caches.bench.ts [--objects 20000] [--passes 5]
 //
-// Two caches hold every Bucket and Table of the cluster whatever a replica's share: the assigner's
-// records (`ShardAssigner` of @k8or/core, on the leader only) and the admission webhook's cache
-// (`ClusterContext` of @k8or/webhook, in every replica the chart runs, as `operator --webhook`).
+// The assigner (`ShardAssigner` of @k8or/core, on the leader only) keeps a record of the objects
+// without a shard and reads every object only in a full pass, a page at a time; the admission
+// webhook's cache (`ClusterContext` of @k8or/webhook, in the webhook's Pods) holds every Bucket and
+// Table of the cluster whatever a replica's share.
 // This measures each in this process: the embedded API server runs in a child process
 // (bench/support/sandbox-process.ts) with `--objects` fleet objects
 // (test/reliability/support/shard-fleet.ts: Buckets and Tables, half each, on two ProviderConfigs of
@@ -12,7 +13,8 @@
 //  1. the assigner (with the aws provider plugin, as the operator loads it) starts its watches and
 //     labels every object for a shard (one label patch each), passes until a pass finds nothing to
 //     write (its watch has caught up with its own patches), then runs `--passes` more passes with
-//     nothing to do: wall time and CPU of each;
+//     nothing to do: wall time and CPU of each; then as many full passes (a new assigner that
+//     makes every pass a full one): wall time, CPU, and this process's peak RSS over them;
 //  2. the webhook's ClusterContext starts its caches.
 // What each keeps per object is the V8 heap used after a forced GC that it frees when it is closed,
 // divided by the objects (and, as a check, what the heap grew while it filled: that also counts the
@@ -120,6 +122,26 @@ try {
   assigner.close();
   assigner = undefined;
   const closed = await heapOnceFreed();
+
+  // Full passes: what a change of the shards, a Namespace or a ProviderConfig costs (every object listed, nothing to write).
+  const sweeping = new ShardAssigner({ kubeConfig, namespace: LEASE_NAMESPACE, ring: RING, providers: new Map([['aws', awsProvider]]), clusterId: 'bench-cluster', fullPassEveryMs: 0 });
+  assigner = sweeping;
+  await sweeping.sync();
+  const fullTimings: Array<{ wallMs: number; cpuMs: number }> = [];
+  let fullPeakRss = 0;
+  const sampling = setInterval(() => (fullPeakRss = Math.max(fullPeakRss, process.memoryUsage.rss())), 20);
+  for (let i = 0; i < PASSES; i++) {
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    const result = await sweeping.sync();
+    const used = process.cpuUsage(cpu);
+    fullTimings.push({ wallMs: performance.now() - start, cpuMs: (used.user + used.system) / 1000 });
+    if (result.applied.length + result.skipped.length > 0) throw new Error(`a full pass with nothing to do wrote ${result.applied.length} and skipped ${result.skipped.length}`);
+  }
+  clearInterval(sampling);
+  sweeping.close();
+  assigner = undefined;
+  await heapOnceFreed();
   const perObject = (after.heapUsed - closed.heapUsed) / OBJECTS;
 
   // Started once every label is written: nothing changes while it fills.
@@ -146,6 +168,7 @@ try {
       `| heap the assigner keeps per object: freed when closed (grown while it filled) | **${perObject.toFixed(0)} B** (${grownPerObject.toFixed(0)} B) |`,
       `| RSS before / after | ${mib(before.rss)} / ${mib(after.rss)} MiB |`,
       `| a pass with nothing to write, median of ${PASSES}: wall / CPU | ${median(timings.map((t) => t.wallMs)).toFixed(1)} / ${median(timings.map((t) => t.cpuMs)).toFixed(1)} ms |`,
+      `| a full pass (lists every object, 500 a page) with nothing to write, median of ${PASSES}: wall / CPU; peak RSS over them | ${median(fullTimings.map((t) => t.wallMs)).toFixed(0)} / ${median(fullTimings.map((t) => t.cpuMs)).toFixed(0)} ms; ${mib(fullPeakRss)} MiB |`,
       `| the admission webhook's caches (ClusterContext), started after: start to synced | ${webhookSynced.toFixed(1)} s |`,
       `| V8 heap used after GC: before the webhook's caches / with them / once stopped | ${mib(beforeWebhook.heapUsed)} / ${mib(withWebhook.heapUsed)} / ${mib(webhookClosed.heapUsed)} MiB |`,
       `| heap the webhook's caches keep per object: freed when stopped (grown while they filled) | **${webhookPerObject.toFixed(0)} B** (${webhookGrownPerObject.toFixed(0)} B) |`,
