@@ -189,6 +189,17 @@ describe('HTTP surface', () => {
       assert.equal(bad.status, 400);
     });
 
+    it('pages a selected list too, with no remainingItemCount (as the API server, which cannot count a selection ahead)', async () => {
+      const first = await request(t.sandbox, 'GET', `${WIDGETS}?limit=2&fieldSelector=metadata.name!%3Db`);
+      assert.deepEqual(names(first.json), ['a', 'c']);
+      const meta = metadataOf(first.json);
+      assert.equal(meta['remainingItemCount'], undefined);
+      assert.ok(meta['continue']);
+      const second = await request(t.sandbox, 'GET', `${WIDGETS}?limit=2&fieldSelector=metadata.name!%3Db&continue=${encodeURIComponent(String(meta['continue']))}`);
+      assert.deepEqual(names(second.json), ['d']);
+      assert.equal(metadataOf(second.json)['continue'], undefined);
+    });
+
     it('serves later pages from the state the first page saw, and 410 once that state is gone', async () => {
       const first = await request(t.sandbox, 'GET', `${WIDGETS}?limit=2`);
       assert.deepEqual(names(first.json), ['a', 'b']);

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, Annotations, type ManagedResource } from '@k8or/api';
-import { HashRing, KubeRest, ShardAssigner, assignShard, corePath, drainLabel, installCrds, k8orPath, shardLabel, shardLease, type LeaderElector, type ShardLabelChange } from '@k8or/core';
+import { HashRing, KubeRest, ShardAssigner, ShardLeaseReader, assignShard, corePath, drainLabel, installCrds, k8orPath, shardLabel, shardLease, type LeaderElector, type ShardLabelChange } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin, waitFor } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
@@ -216,5 +216,31 @@ describe('the shard assigner against the sandbox', () => {
     } finally {
       sweeping.close();
     }
+  });
+
+  it('plans a change refused in a full pass again from a fresh read, in the same pass', async () => {
+    startShard('shard-e');
+    const reader = new ShardLeaseReader({ kubeConfig, namespace, ring });
+    await waitFor('shard-e live', async () => ((await reader.read()).live.includes('shard-e') ? true : undefined), 60_000, 100);
+    const drainingBefore = (await buckets()).filter((b) => b.metadata.labels?.[DRAIN] !== undefined).length;
+    sandbox.clearRequestLog();
+    // Every other write of this user refused with a 409, as if someone else had written first.
+    sandbox.faults.configure({ rate: 0.5, kinds: ['conflict'], users: ['k8or-sandbox-admin'], seed: 7 });
+    sandbox.faults.enable();
+    let result: Awaited<ReturnType<ShardAssigner['sync']>>;
+    try {
+      result = await assigner.sync();
+    } finally {
+      sandbox.faults.disable();
+    }
+    assert.ok(result.membership.live.includes('shard-e'));
+    const drains = result.applied.filter((c) => c.action === 'drain' && c.to === 'shard-e');
+    assert.ok(drains.length > 0, 'some objects now belong on shard-e');
+    const patches = new Map<string, number>();
+    for (const r of sandbox.requestLog.filter((r) => r.verb === 'patch' && r.resource === 'buckets')) patches.set(`${r.namespace}/${r.name}`, (patches.get(`${r.namespace}/${r.name}`) ?? 0) + 1);
+    assert.ok(sandbox.faults.injected.conflict > 0);
+    assert.ok([...patches.values()].some((n) => n > 1), 'a refused change was written again in the same pass');
+    const draining = (await buckets()).filter((b) => b.metadata.labels?.[DRAIN] !== undefined).length;
+    assert.equal(draining - drainingBefore, drains.length, 'every drain the pass reports applied is on its object');
   });
 });

@@ -54,6 +54,23 @@ export function selectorFor(scope: Scope): (obj: KubeObject) => boolean {
   return (obj) => labels(labelsOf(obj)) && fields(conversion ? conversion.fromStorage(obj) : obj);
 }
 
+function keyOf(obj: KubeObject): string {
+  const meta = metadataOf(obj);
+  return objectKey(String(meta['namespace'] ?? ''), String(meta['name'] ?? ''));
+}
+
+/** The index of the first object after `key` in a list sorted by key (as the store lists): a later page starts there without reading the ones before. */
+function firstAfter(sorted: readonly KubeObject[], key: string): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (keyOf(sorted[middle] as KubeObject) <= key) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
 export function handleList(scope: Scope): void {
   const { ctx, info, type, query } = scope;
   const matches = selectorFor(scope);
@@ -74,26 +91,26 @@ export function handleList(scope: Scope): void {
     listRv = ctx.store.resourceVersion;
   }
 
+  // As the API server's storage: a selector filters, so the remaining count is only known without one.
+  const selective = Boolean(query.get('labelSelector') || query.get('fieldSelector'));
   const selected: KubeObject[] = [];
-  let remaining = 0;
+  let remaining: number | undefined;
   let nextStart: string | undefined;
-  for (const obj of all) {
-    const meta = metadataOf(obj);
-    const key = objectKey(String(meta['namespace'] ?? ''), String(meta['name'] ?? ''));
-    if (token && key <= token.start) continue;
+  for (let i = token ? firstAfter(all, token.start) : 0; i < all.length; i++) {
+    const obj = all[i] as KubeObject;
     if (!matches(obj)) continue;
     if (limit > 0 && selected.length >= limit) {
-      remaining++;
-      continue;
+      remaining = selective ? undefined : all.length - i;
+      nextStart = keyOf(selected[selected.length - 1] as KubeObject);
+      break;
     }
     selected.push(obj);
-    if (limit > 0 && selected.length === limit) nextStart = key;
   }
   const listMeta: Record<string, unknown> = { resourceVersion: String(listRv) };
-  if (remaining > 0 && nextStart !== undefined) {
+  if (nextStart !== undefined) {
     const snapshot = token?.snapshot ?? ctx.listSnapshots.keep(all, listRv);
     listMeta['continue'] = Buffer.from(JSON.stringify({ rv: listRv, start: nextStart, snapshot } satisfies ContinueToken)).toString('base64url');
-    listMeta['remainingItemCount'] = remaining;
+    if (remaining !== undefined) listMeta['remainingItemCount'] = remaining;
   }
   const items = selected.map((obj) => present(scope, obj));
   if (scope.table) {

@@ -13,7 +13,7 @@ import { drainLabel, shardLabel } from './labels.js';
 import { planShardLabels, type ShardLabelChange } from './plan.js';
 import { shardKeySourceOf, type ShardKeyContext } from './resource-key.js';
 import { shardRecordPages } from './record-pages.js';
-import { StringPool, type ShardRecord } from './shard-record.js';
+import { StringPool, shardRecordOf, type ShardRecord } from './shard-record.js';
 import { ShardLeaseReader, type ShardMembership } from './shard-leases.js';
 
 export interface ShardAssignerOptions {
@@ -51,6 +51,8 @@ const SETTLE_MS = 100;
 /** Between passes, how often `run()` reads the shard Leases for a shard that died or joined. */
 const LEASE_POLL_MS = 500;
 const FULL_PASS_EVERY_MS = 5 * 60_000;
+/** How often a full pass reads and plans again the objects whose changes were refused, before leaving them to the next full pass. */
+const REFUSED_ROUNDS = 3;
 
 /** What one pass plans with, across the pages of a full pass. */
 interface Planning {
@@ -208,8 +210,21 @@ export class ShardAssigner {
         await pages.return(undefined);
       }
     }
+    // A change refused because its object changed meanwhile (a user's edit during a long pass) is
+    // planned again from a fresh read, rather than waiting for the next full pass.
+    for (let round = 0; round < REFUSED_ROUNDS && result.skipped.length > 0; round++) {
+      const refused = result.skipped.splice(0);
+      const fresh = await mapBounded(refused, this.#options.concurrency ?? 16, (change) => this.#read(change.object, signal), signal);
+      await this.#planAndApply(fresh.filter((record) => record !== undefined), planning, signal);
+    }
     this.#lastFullPass = { membership, contextVersion, startedAt, clean: result.skipped.length === 0 };
     return result;
+  }
+
+  /** The object of `record` as it is now; undefined when it is gone. */
+  async #read(record: ShardRecord, signal: AbortSignal | undefined): Promise<ShardRecord | undefined> {
+    const object = await this.#rest.get<unknown>(k8orPath(record.kind, record.namespace, record.name), signal);
+    return object === undefined ? undefined : shardRecordOf(record.kind, object, this.#pool);
   }
 
   /**
