@@ -75,6 +75,8 @@ export interface RequestLogEntry {
   name?: string;
   status: number;
   dryRun: boolean;
+  /** The `labelSelector` of a list or watch, when it has one. */
+  labelSelector?: string;
   userAgent?: string;
 }
 

@@ -92,6 +92,9 @@ describe('the shard assigner against the sandbox', () => {
     const result = await syncWith(['shard-a', 'shard-b']);
     const patches = sandbox.requestLog.filter((r) => r.verb === 'patch' && r.resource === 'buckets');
     assert.equal(patches.length, result.applied.length, 'one label patch per object moved, none refused');
+    // A shard only left: the pass reads the objects labelled for it and those being drained, not every object.
+    const lists = sandbox.requestLog.filter((r) => r.verb === 'list' && r.resource === 'buckets' && r.userAgent?.startsWith('k8or-shard-assigner'));
+    assert.deepEqual(lists.map((r) => r.labelSelector), [`${SHARD} in (shard-c)`, `${DRAIN},${SHARD} notin (shard-c)`]);
     const afterMove = await buckets();
     const onC = before.filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').length;
     const lease = await user.get<{ spec?: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/shard-c`);
@@ -242,5 +245,26 @@ describe('the shard assigner against the sandbox', () => {
     assert.ok([...patches.values()].some((n) => n > 1), 'a refused change was written again in the same pass');
     const draining = (await buckets()).filter((b) => b.metadata.labels?.[DRAIN] !== undefined).length;
     assert.equal(draining - drainingBefore, drains.length, 'every drain the pass reports applied is on its object');
+  });
+
+  it('when the shard objects were draining to leaves, lets them stay where they are (undrain), reading only the departed shard\'s and the draining objects', async () => {
+    const live = (await assigner.sync()).membership.live;
+    assert.ok(live.includes('shard-e'));
+    const draining = (await buckets()).filter((b) => b.metadata.labels?.[DRAIN] !== undefined);
+    assert.ok(draining.length > 0, 'objects are being drained (to shard-e, by the test before)');
+    await shards.get('shard-e')!.stop();
+    sandbox.clearRequestLog();
+    const result = await syncWith(live.filter((shard) => shard !== 'shard-e'));
+    const undrained = result.applied.filter((c) => c.action === 'undrain');
+    assert.ok(undrained.length > 0);
+    const lists = sandbox.requestLog.filter((r) => r.verb === 'list' && r.resource === 'buckets' && r.userAgent?.startsWith('k8or-shard-assigner'));
+    assert.ok(lists.every((r) => r.labelSelector?.includes('shard-e')), `lists: ${lists.map((r) => r.labelSelector).join('; ')}`);
+    const after = await buckets();
+    for (const change of undrained) {
+      const now = after.find((b) => b.metadata.namespace === change.object.namespace && b.metadata.name === change.object.name)!;
+      assert.equal(now.metadata.labels?.[DRAIN], undefined);
+      assert.equal(now.metadata.labels?.[SHARD], change.object.shard, 'it stays on its shard');
+    }
+    assert.equal(after.filter((b) => b.metadata.labels?.[DRAIN] !== undefined).length, draining.length - undrained.length);
   });
 });

@@ -69,6 +69,7 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
       resource: info.resource,
       status: 0,
       dryRun: url.searchParams.getAll('dryRun').includes('All'),
+      ...(url.searchParams.has('labelSelector') ? { labelSelector: url.searchParams.get('labelSelector') ?? '' } : {}),
     };
     if (info.subresource) entry.subresource = info.subresource;
     if (info.namespace) entry.namespace = info.namespace;

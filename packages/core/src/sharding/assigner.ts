@@ -74,7 +74,7 @@ function sameMembership(a: ShardMembership, b: ShardMembership): boolean {
  * `planShardLabels` asks for. It keeps no record of the objects the shards hold: it watches only
  * the Buckets and Tables without a shard (compact records: `ShardRecord`), and the Namespaces and
  * ProviderConfigs their keys depend on, and it lists every object, a page at a time, only in a
- * full pass (`#fullPassDue`): when the shards, a Namespace or a ProviderConfig changed. Each write
+ * full pass (`#reach`): when the shards, a Namespace or a ProviderConfig changed. Each write
  * is a merge patch that carries the resourceVersion it planned from, so it lands only on the
  * object as planned: a shard letting go, or a user's edit, in between turns it into a 409, and a
  * later pass plans from the newer object.
@@ -189,26 +189,15 @@ export class ShardAssigner {
     const contextVersion = cache.contextVersion;
     const planning: Planning = { membership, contextVersion, context, cache, fenced: new Map(), result };
     const kinds = this.#options.kinds ?? MANAGED_KINDS;
-    if (!this.#fullPassDue(membership, contextVersion)) {
+    const reach = this.#reach(membership, contextVersion);
+    if (reach === 'unassigned') {
       for (const kind of kinds) await this.#planAndApply(cache.records(kind), planning, signal);
       return result;
     }
     const startedAt = Date.now();
     for (const kind of kinds) {
-      const pages = shardRecordPages(this.#rest, kind, this.#pool, this.#options.listPageSize ?? 500, signal);
-      try {
-        let next = pages.next();
-        for (;;) {
-          const page = await next;
-          if (page.done === true) break;
-          // The next page is read while this one's changes are written.
-          next = pages.next();
-          next.catch(() => undefined);
-          await this.#planAndApply(page.value, planning, signal);
-        }
-      } finally {
-        await pages.return(undefined);
-      }
+      const selectors = reach === 'all' ? [undefined] : departedSelectors(kind, reach.departed);
+      for (const selector of selectors) await this.#planPages(kind, selector, planning, signal);
     }
     // A change refused because its object changed meanwhile (a user's edit during a long pass) is
     // planned again from a fresh read, rather than waiting for the next full pass.
@@ -217,8 +206,26 @@ export class ShardAssigner {
       const fresh = await mapBounded(refused, this.#options.concurrency ?? 16, (change) => this.#read(change.object, signal), signal);
       await this.#planAndApply(fresh.filter((record) => record !== undefined), planning, signal);
     }
-    this.#lastFullPass = { membership, contextVersion, startedAt, clean: result.skipped.length === 0 };
+    // A pass over the departed shards' objects counts as a full one at this membership, but not for the sweep.
+    this.#lastFullPass = { membership, contextVersion, startedAt: reach === 'all' ? startedAt : this.#lastFullPass!.startedAt, clean: result.skipped.length === 0 };
     return result;
+  }
+
+  /** Plans and writes the objects of `kind` that `labelSelector` selects, listed a page at a time; the next page is read while this one's changes are written. */
+  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, planning: Planning, signal: AbortSignal | undefined): Promise<void> {
+    const pages = shardRecordPages(this.#rest, kind, this.#pool, { limit: this.#options.listPageSize ?? 500, ...(labelSelector !== undefined ? { labelSelector } : {}) }, signal);
+    try {
+      let next = pages.next();
+      for (;;) {
+        const page = await next;
+        if (page.done === true) break;
+        next = pages.next();
+        next.catch(() => undefined);
+        await this.#planAndApply(page.value, planning, signal);
+      }
+    } finally {
+      await pages.return(undefined);
+    }
   }
 
   /** The object of `record` as it is now; undefined when it is gone. */
@@ -228,15 +235,24 @@ export class ShardAssigner {
   }
 
   /**
-   * A pass reads every object (a full pass) when what decides the shard of an assigned object
-   * may have changed since the last full pass: the live or expiring shards, a Namespace or
-   * ProviderConfig (the shard keys), a change that pass could not write, or, at least every
-   * `fullPassEveryMs`, an edit of an object's own shard key. Otherwise it plans only the objects without
-   * a shard, which the cache watches.
+   * Which objects a pass must read to plan everything that may have changed since the last full
+   * pass:
+   * - every object (a full pass) when a shard joined (some objects on live shards now hash to
+   *   it), a Namespace or ProviderConfig changed (the shard keys), that pass could not write every
+   *   change, or `fullPassEveryMs` passed (an edit of an assigned object's own shard key);
+   * - when shards only left (died, or began expiring), the objects labelled for them and those
+   *   being drained: consistent hashing moves no other object when a shard leaves the ring;
+   * - otherwise only the objects without a shard, which the cache watches.
    */
-  #fullPassDue(membership: ShardMembership, contextVersion: number): boolean {
+  #reach(membership: ShardMembership, contextVersion: number): 'all' | 'unassigned' | { departed: string[] } {
     const last = this.#lastFullPass;
-    return last === undefined || !last.clean || last.contextVersion !== contextVersion || !sameMembership(last.membership, membership) || Date.now() - last.startedAt >= (this.#options.fullPassEveryMs ?? FULL_PASS_EVERY_MS);
+    if (last === undefined || !last.clean || last.contextVersion !== contextVersion) return 'all';
+    if (Date.now() - last.startedAt >= (this.#options.fullPassEveryMs ?? FULL_PASS_EVERY_MS)) return 'all';
+    if (sameMembership(last.membership, membership)) return 'unassigned';
+    const known = new Set([...last.membership.live, ...last.membership.expiring]);
+    const joined = membership.live.some((shard) => !last.membership.live.includes(shard)) || membership.expiring.some((shard) => !known.has(shard));
+    if (joined) return 'all';
+    return { departed: [...known].filter((shard) => !membership.live.includes(shard)).sort() };
   }
 
   async #planAndApply(records: Iterable<ShardRecord>, planning: Planning, signal: AbortSignal | undefined): Promise<void> {
@@ -287,4 +303,11 @@ function* keyed(records: Iterable<ShardRecord>, contextVersion: number, context:
     record.keyHashAt(contextVersion, () => shardKeyHash(shardKeySourceOf(record.kind, record.keyObject(), context)));
     yield record;
   }
+}
+
+/** The selectors of the objects a pass over departed shards reads: those labelled for them, and those being drained elsewhere. */
+function departedSelectors(kind: ManagedKindName, departed: readonly string[]): string[] {
+  const onDeparted = `${shardLabel(kind)} in (${departed.join(',')})`;
+  const drainedElsewhere = `${drainLabel(kind)},${shardLabel(kind)} notin (${departed.join(',')})`;
+  return departed.length > 0 ? [onDeparted, drainedElsewhere] : [drainLabel(kind)];
 }

@@ -9,14 +9,18 @@ interface ListPage {
 }
 
 /**
- * Every Bucket or Table of one kind as `ShardRecord`s, listed a page of `limit` at a time: the
+ * Every Bucket or Table of one kind (that `labelSelector` selects) as `ShardRecord`s, listed a page of `limit` at a time: the
  * assigner's full pass reads the whole cluster this way and keeps none of it afterwards. A
  * continue token that expired between pages (410) fails the listing; the pass is then retried.
  */
-export async function* shardRecordPages(rest: KubeRest, kind: ManagedKindName, pool: StringPool, limit: number, signal?: AbortSignal): AsyncGenerator<ShardRecord[]> {
+export async function* shardRecordPages(rest: KubeRest, kind: ManagedKindName, pool: StringPool, options: { limit: number; labelSelector?: string }, signal?: AbortSignal): AsyncGenerator<ShardRecord[]> {
   let token: string | undefined;
   do {
-    const query = new URLSearchParams({ limit: String(limit), ...(token !== undefined ? { continue: token } : {}) });
+    const query = new URLSearchParams({
+      limit: String(options.limit),
+      ...(options.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}),
+      ...(token !== undefined ? { continue: token } : {}),
+    });
     const page = await rest.get<ListPage>(`${k8orPath(kind, undefined)}?${query.toString()}`, signal);
     if (page === undefined) throw new Error(`the API server does not serve ${kind} objects`);
     yield (page.items ?? []).map((item) => shardRecordOf(kind, item, pool));
