@@ -62,6 +62,20 @@ async function heapOnceFreed(): Promise<NodeJS.MemoryUsage> {
   return last;
 }
 
+/** `PASSES` passes of `assigner`, each with nothing to write: wall time and CPU of each. */
+async function timedPasses(assigner: ShardAssigner, what: string): Promise<Array<{ wallMs: number; cpuMs: number }>> {
+  const timings: Array<{ wallMs: number; cpuMs: number }> = [];
+  for (let i = 0; i < PASSES; i++) {
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    const result = await assigner.sync();
+    const used = process.cpuUsage(cpu);
+    timings.push({ wallMs: performance.now() - start, cpuMs: (used.user + used.system) / 1000 });
+    if (result.applied.length + result.skipped.length > 0) throw new Error(`${what} with nothing to do wrote ${result.applied.length} and skipped ${result.skipped.length}`);
+  }
+  return timings;
+}
+
 // V8 drops the bytecode of functions unused over a few GCs, and every measure here forces some:
 // that would free megabytes unrelated to the caches between two measures.
 setFlagsFromString('--no-flush-bytecode');
@@ -108,15 +122,7 @@ try {
   const labelSeconds = (Date.now() - labelStart) / 1000;
   log(`labelled ${labelled} in ${labelSeconds.toFixed(1)} s over ${passes} passes`);
 
-  const timings: Array<{ wallMs: number; cpuMs: number }> = [];
-  for (let i = 0; i < PASSES; i++) {
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    const result = await assigner.sync();
-    const used = process.cpuUsage(cpu);
-    timings.push({ wallMs: performance.now() - start, cpuMs: (used.user + used.system) / 1000 });
-    if (result.applied.length + result.skipped.length > 0) throw new Error(`a pass with nothing to do wrote ${result.applied.length} and skipped ${result.skipped.length}`);
-  }
+  const timings = await timedPasses(assigner, 'a pass');
   const after = settledHeap();
   const grownPerObject = (after.heapUsed - before.heapUsed) / OBJECTS;
   assigner.close();
@@ -127,17 +133,9 @@ try {
   const sweeping = new ShardAssigner({ kubeConfig, namespace: LEASE_NAMESPACE, ring: RING, providers: new Map([['aws', awsProvider]]), clusterId: 'bench-cluster', fullPassEveryMs: 0 });
   assigner = sweeping;
   await sweeping.sync();
-  const fullTimings: Array<{ wallMs: number; cpuMs: number }> = [];
   let fullPeakRss = 0;
   const sampling = setInterval(() => (fullPeakRss = Math.max(fullPeakRss, process.memoryUsage.rss())), 20);
-  for (let i = 0; i < PASSES; i++) {
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    const result = await sweeping.sync();
-    const used = process.cpuUsage(cpu);
-    fullTimings.push({ wallMs: performance.now() - start, cpuMs: (used.user + used.system) / 1000 });
-    if (result.applied.length + result.skipped.length > 0) throw new Error(`a full pass with nothing to do wrote ${result.applied.length} and skipped ${result.skipped.length}`);
-  }
+  const fullTimings = await timedPasses(sweeping, 'a full pass');
   clearInterval(sampling);
   sweeping.close();
   assigner = undefined;
