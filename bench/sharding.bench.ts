@@ -51,7 +51,7 @@ import {
   fleetObjects,
   isCloudWrite,
   leaderShard,
-  mostInWindow,
+  busiestWindow,
   ObjectStatesWatch,
   operatorObjectWrites,
   overlappingCalls,
@@ -474,14 +474,24 @@ try {
     '| ProviderConfig | service | calls | limit (rate/s, burst) | most in 1 s / limit | most in 10 s / limit | most in 60 s / limit | within |',
     '|---|---|---:|---:|---:|---:|---:|---|',
   );
+  const overLimit: string[] = [];
   for (const providerConfig of PROVIDER_CONFIGS) {
     for (const service of FLEET_SERVICES) {
-      const arrivals = calls.filter((c) => c.providerConfig === providerConfig && c.service === service).map((c) => c.sentAt);
+      const ofService = calls.filter((c) => c.providerConfig === providerConfig && c.service === service);
+      const arrivals = ofService.map((c) => c.sentAt);
       const limit = LIMITS[service];
-      const windows = [1, 10, 60].map((s) => ({ most: mostInWindow(arrivals, s * 1000), allowed: limit.burst + limit.requestsPerSecond * s }));
+      const windows = [1, 10, 60].map((s) => ({ seconds: s, ...busiestWindow(arrivals, s * 1000), allowed: limit.burst + limit.requestsPerSecond * s }));
       print(`| ${providerConfig} | ${service} | ${arrivals.length} | ${limit.requestsPerSecond}, ${limit.burst} | ${windows.map((w) => `${w.most} / ${w.allowed}`).join(' | ')} | ${windows.every((w) => w.most <= w.allowed) ? 'yes' : '**no**'} |`);
+      for (const w of windows.filter((window) => window.most > window.allowed && window.from !== undefined)) {
+        // Who called in the window over the limit, and when it was: to tell a share that was wrong from arrivals bunched on the way.
+        const inWindow = ofService.filter((c) => c.sentAt >= w.from! && c.sentAt < w.from! + w.seconds * 1000);
+        const byCaller = new Map<string, number>();
+        for (const c of inWindow) byCaller.set(c.caller ?? '?', (byCaller.get(c.caller ?? '?') ?? 0) + 1);
+        overLimit.push(`${providerConfig} ${service}: ${w.most} calls in ${w.seconds} s from +${((w.from! - runStart) / 1000).toFixed(1)} s of the run: ${[...byCaller].sort().map(([caller, n]) => `${caller} ${n}`).join(', ')}`);
+      }
     }
   }
+  if (overLimit.length > 0) print('', 'Over the limit:', ...overLimit.map((line) => `- ${line}`));
   print(`\nPeak RSS over the run (sampled every 2 s), MiB: ${[...peakRss].map(([name, rss]) => `${name} ${mib(rss)}`).join(', ')}.`);
   if (values.hold) {
     log(`holding the fleet until SIGINT: ${[...fleet.replicas.values()].filter((r) => !r.exited).map((r) => `${r.name} pid ${r.pid}`).join(', ')}`);

@@ -475,16 +475,20 @@ export function overlappingCalls(calls: readonly FleetCall[]): string[] {
   return found;
 }
 
-/** The most calls that arrived within any `windowMs` (sliding window over arrival times). */
-export function mostInWindow(arrivals: readonly number[], windowMs: number): number {
+/** The window of `windowMs` in which the most calls arrived (sliding over arrival times): how many, and the first arrival in it. */
+export function busiestWindow(arrivals: readonly number[], windowMs: number): { most: number; from: number | undefined } {
   const sorted = [...arrivals].sort((a, b) => a - b);
   let most = 0;
+  let from: number | undefined;
   let start = 0;
   for (let i = 0; i < sorted.length; i++) {
     while (sorted[i]! - sorted[start]! >= windowMs) start++;
-    most = Math.max(most, i - start + 1);
+    if (i - start + 1 > most) {
+      most = i - start + 1;
+      from = sorted[start];
+    }
   }
-  return most;
+  return { most, from };
 }
 
 const API_WRITES = new Set(['create', 'update', 'patch', 'delete']);
