@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from '@k8or/core/testing';
 import { missingOperator } from './support/cluster.ts';
-import { createObjects, editObjects, fleetObjects, leaderShard, objectStates, overlappingCalls, startFleet, type Fleet, type ObjectState } from './support/shard-fleet.ts';
+import { busiestWindow, createObjects, editObjects, fleetObjects, leaderShard, objectStates, overlappingCalls, startFleet, type Fleet, type ObjectState } from './support/shard-fleet.ts';
 
 const OBJECTS = 24;
 const SHARDS = ['shard-0', 'shard-1', 'shard-2'];
@@ -97,5 +97,13 @@ describe('the overlap checker', () => {
     assert.equal(overlappingCalls([call('shard-0', 100, 200), call('shard-1', 150, 250)]).length, 1);
     assert.equal(overlappingCalls([call('shard-0', 100, 200), call('shard-1', 300, 400), call('shard-0', 120, 0)]).length, 1, 'an unanswered call lasts until now');
     assert.deepEqual(overlappingCalls([call('shard-0', 100, 200), call('shard-0', 150, 250), call('shard-1', 250, 300)]), []);
+  });
+});
+
+describe('the busiest window of calls', () => {
+  it('counts the most arrivals within any window, and says where that window starts', () => {
+    assert.deepEqual(busiestWindow([], 1000), { most: 0, from: undefined });
+    assert.deepEqual(busiestWindow([5000, 100, 900, 1099, 1100, 2050], 1000), { most: 3, from: 100 });
+    assert.deepEqual(busiestWindow([0, 1000, 2000], 1000), { most: 1, from: 0 }, 'a window holds what arrived before its end, not at it');
   });
 });
