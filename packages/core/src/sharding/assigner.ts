@@ -201,8 +201,11 @@ export class ShardAssigner {
     }
     // A change refused because its object changed meanwhile (a user's edit during a long pass) is
     // planned again from a fresh read, rather than waiting for the next full pass.
-    for (let round = 0; round < REFUSED_ROUNDS && result.skipped.length > 0; round++) {
-      const refused = result.skipped.splice(0);
+    // Not one held back by a fence that failed: that shard keeps them until a later pass.
+    const fencedOff = (change: ShardLabelChange<ShardRecord>): boolean => change.action === 'assign' && change.from !== undefined && planning.fenced.get(change.from) === false;
+    for (let round = 0; round < REFUSED_ROUNDS && result.skipped.some((change) => !fencedOff(change)); round++) {
+      const refused = result.skipped.filter((change) => !fencedOff(change));
+      result.skipped = result.skipped.filter(fencedOff);
       const fresh = await mapBounded(refused, this.#options.concurrency ?? 16, (change) => this.#read(change.object, signal), signal);
       await this.#planAndApply(fresh.filter((record) => record !== undefined), planning, signal);
     }
