@@ -73,8 +73,8 @@ function sameMembership(a: ShardMembership, b: ShardMembership): boolean {
  * The leader's assigner: one `sync()` reads the live shards and writes the label changes
  * `planShardLabels` asks for. It keeps no record of the objects the shards hold: it watches only
  * the Buckets and Tables without a shard (compact records: `ShardRecord`), and the Namespaces and
- * ProviderConfigs their keys depend on, and it lists every object, a page at a time, only in a
- * full pass (`#reach`): when the shards, a Namespace or a ProviderConfig changed. Each write
+ * ProviderConfigs their keys depend on, and lists the objects it holds no record of, a page at a
+ * time, only when a pass needs them (`#reach`). Each write
  * is a merge patch that carries the resourceVersion it planned from, so it lands only on the
  * object as planned: a shard letting go, or a user's edit, in between turns it into a 409, and a
  * later pass plans from the newer object.
@@ -202,7 +202,7 @@ export class ShardAssigner {
     // A change refused because its object changed meanwhile (a user's edit during a long pass) is
     // planned again from a fresh read, rather than waiting for the next full pass.
     // Not one held back by a fence that failed: that shard keeps them until a later pass.
-    const fencedOff = (change: ShardLabelChange<ShardRecord>): boolean => change.action === 'assign' && change.from !== undefined && planning.fenced.get(change.from) === false;
+    const fencedOff = (change: ShardLabelChange<ShardRecord>): boolean => heldByFailedFence(change, planning.fenced);
     for (let round = 0; round < REFUSED_ROUNDS && result.skipped.some((change) => !fencedOff(change)); round++) {
       const refused = result.skipped.filter((change) => !fencedOff(change));
       result.skipped = result.skipped.filter(fencedOff);
@@ -269,8 +269,7 @@ export class ShardAssigner {
       fenced.set(change.from, await this.#reader.takeOver(change.from, this.#options.identity ?? 'k8or-shard-assigner'));
     }
     const written = await mapBounded(changes, this.#options.concurrency ?? 16, (change) => {
-      const fencedOff = change.action === 'assign' && change.from !== undefined && !fenced.get(change.from);
-      if (fencedOff) return Promise.resolve(false);
+      if (heldByFailedFence(change, fenced)) return Promise.resolve(false);
       return this.#apply(change, signal).then((applied) => {
         // Written or refused: the cached record is older than the object now.
         cache.outdated(change.object.kind, change.object);
@@ -313,4 +312,9 @@ function departedSelectors(kind: ManagedKindName, departed: readonly string[]): 
   const onDeparted = `${shardLabel(kind)} in (${departed.join(',')})`;
   const drainedElsewhere = `${drainLabel(kind)},${shardLabel(kind)} notin (${departed.join(',')})`;
   return departed.length > 0 ? [onDeparted, drainedElsewhere] : [drainLabel(kind)];
+}
+
+/** A move off a dead shard whose Lease this pass could not take: that shard keeps the object for now. */
+function heldByFailedFence(change: ShardLabelChange<ShardRecord>, fenced: ReadonlyMap<string, boolean>): boolean {
+  return change.action === 'assign' && change.from !== undefined && !fenced.get(change.from);
 }
