@@ -165,6 +165,34 @@ describe('shard Leases in the sandbox', () => {
     assert.ok(waited >= 2000, `held its Lease again ${waited.toFixed(0)} ms after the takeover, before that record expired`);
   });
 
+  it('holds a dead shard\'s Lease for as long as it is called again (a move longer than the Lease), and lets it expire after', async () => {
+    const { ring, reader } = newRing();
+    const crashed = startShard(ring, `${ring}-a`);
+    await readUntil(reader, 'the shard live', (m) => m.live.includes(crashed.name));
+    await crashed.lease.stop({ release: false });
+    await readUntil(reader, 'the shard dead', (m) => m.live.length === 0 && m.expiring.length === 0);
+    assert.equal(await reader.takeOver(crashed.name, 'k8or-shard-assigner'), true);
+    const back = startShard(ring, crashed.name);
+    // Three Lease durations (2 s each) of moves, one every 100 ms.
+    const holdUntil = performance.now() + 6_000;
+    let writes = 0;
+    let version = (await coordination.readNamespacedLease({ namespace, name: crashed.name })).metadata?.resourceVersion;
+    while (performance.now() < holdUntil) {
+      assert.equal(await reader.takeOver(crashed.name, 'k8or-shard-assigner'), true);
+      assert.equal(back.signal, undefined, 'the replica of the dead shard\'s name holds its Lease while its objects still move');
+      const lease = await coordination.readNamespacedLease({ namespace, name: crashed.name });
+      assert.equal(lease.spec?.holderIdentity, 'k8or-shard-assigner');
+      if (lease.metadata?.resourceVersion !== version) writes++;
+      version = lease.metadata?.resourceVersion;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.ok(writes >= 3 && writes <= 30, `renewed ${writes} times in 6 s: every third of the Lease duration, not on every call`);
+    const releasedAt = performance.now();
+    await waitFor('the replica to hold its Lease once the moves stop', async () => back.signal !== undefined, 30_000, 50);
+    const waited = performance.now() - releasedAt;
+    assert.ok(waited >= 1000, `held its Lease ${waited.toFixed(0)} ms after the last move, before the takeover's record expired`);
+  });
+
   it('does not take the Lease of a shard that renewed since it was read', async () => {
     const { ring, reader } = newRing();
     const a = startShard(ring, `${ring}-a`);

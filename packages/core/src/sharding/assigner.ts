@@ -261,20 +261,22 @@ export class ShardAssigner {
   async #planAndApply(records: Iterable<ShardRecord>, planning: Planning, signal: AbortSignal | undefined): Promise<void> {
     const { fenced, cache, result } = planning;
     const changes = planShardLabels(keyed(records, planning.contextVersion, planning.context), planning.membership);
-    // The fence: hold each dead shard's Lease before its objects move, so no replica of that name
-    // can hold it, and work them, meanwhile. A shard that renewed after all keeps its objects.
-    for (const change of changes) {
-      if (change.action !== 'assign' || change.from === undefined || fenced.has(change.from)) continue;
-      signal?.throwIfAborted();
-      fenced.set(change.from, await this.#reader.takeOver(change.from, this.#options.identity ?? 'k8or-shard-assigner'));
-    }
-    const written = await mapBounded(changes, this.#options.concurrency ?? 16, (change) => {
-      if (heldByFailedFence(change, fenced)) return Promise.resolve(false);
-      return this.#apply(change, signal).then((applied) => {
-        // Written or refused: the cached record is older than the object now.
-        cache.outdated(change.object.kind, change.object);
-        return applied;
-      });
+    const written = await mapBounded(changes, this.#options.concurrency ?? 16, async (change) => {
+      // The fence: hold a dead shard's Lease before each of its objects moves, so no replica of
+      // that name can hold it, and work them, while they do, however long that takes. A shard that
+      // renewed after all keeps the objects not yet moved, until a later pass.
+      if (change.action === 'assign' && change.from !== undefined && fenced.get(change.from) !== false) {
+        signal?.throwIfAborted();
+        const held = await this.#reader.takeOver(change.from, this.#options.identity ?? 'k8or-shard-assigner');
+        // Once lost in a pass, lost for the rest of it.
+        if (!held) fenced.set(change.from, false);
+        else if (!fenced.has(change.from)) fenced.set(change.from, true);
+      }
+      if (heldByFailedFence(change, fenced)) return false;
+      const applied = await this.#apply(change, signal);
+      // Written or refused: the cached record is older than the object now.
+      cache.outdated(change.object.kind, change.object);
+      return applied;
     }, signal);
     changes.forEach((change, i) => (written[i] ? result.applied : result.skipped).push(change));
   }

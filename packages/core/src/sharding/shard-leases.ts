@@ -63,6 +63,8 @@ interface Seen {
 export class ShardLeaseReader {
   readonly #options: ShardLeaseReaderOptions;
   readonly #seen = new Map<string, Seen>();
+  /** The dead shards' Leases this reader holds: when it last wrote each (sent), and a write in flight. */
+  readonly #held = new Map<string, { holder: string; at: number; durationMs: number; writing?: Promise<boolean> }>();
 
   constructor(options: ShardLeaseReaderOptions) {
     this.#options = options;
@@ -111,28 +113,65 @@ export class ShardLeaseReader {
   }
 
   /**
-   * Takes a dead shard's Lease before its objects move: writes `holder` over the Lease as last
-   * read, carrying its resourceVersion, so it fails (false) if the shard renewed meanwhile. A
-   * replica of that name must then wait for this record to expire before it holds its Lease
-   * again, which keeps it from working objects that are being moved. True when there is no
-   * Lease to take (nothing can come back through it but a new Lease, which starts live).
+   * Takes a dead shard's Lease before its objects move, and holds it while they do: writes
+   * `holder` over the Lease as last read, carrying its resourceVersion, so it fails (false) if the
+   * shard renewed meanwhile. A replica of that name must then wait for this record to expire before
+   * it holds its Lease again, which keeps it from working objects that are being moved. Called
+   * again before each move, it writes again once a third of the Lease duration has passed since its
+   * last write (by this reader's clock), so the record never expires while moves go on: a move that
+   * takes longer than one Lease duration is still fenced. Concurrent calls for one shard share one
+   * write. True when there is no Lease to take (nothing can come back through it but a new Lease,
+   * which starts live).
    */
   async takeOver(shard: string, holder: string): Promise<boolean> {
+    const held = this.#held.get(shard);
+    if (held?.holder === holder) {
+      if (held.writing) return await held.writing;
+      if (performance.now() - held.at < held.durationMs / 3) return true;
+    }
+    const writing = this.#writeHolder(shard, holder);
+    this.#held.set(shard, { holder, at: held?.at ?? 0, durationMs: held?.durationMs ?? this.#defaultDurationMs, writing });
+    try {
+      return await writing;
+    } finally {
+      const after = this.#held.get(shard);
+      if (after?.writing === writing) delete after.writing;
+    }
+  }
+
+  get #defaultDurationMs(): number {
+    return this.#options.defaultLeaseDurationMs ?? 15_000;
+  }
+
+  async #writeHolder(shard: string, holder: string): Promise<boolean> {
     const seen = this.#seen.get(shard);
     if (!seen) return true;
-    if (seen.raw.spec?.holderIdentity === holder) return true;
     const { kubeConfig, namespace } = this.#options;
+    const sentAt = performance.now();
     const now = microTime(new Date());
     const path = `${resourcePath('coordination.k8s.io', 'v1', 'leases', namespace)}/${encodeURIComponent(shard)}`;
-    const durationSeconds = seen.raw.spec?.leaseDurationSeconds && seen.raw.spec.leaseDurationSeconds > 1 ? seen.raw.spec.leaseDurationSeconds : Math.ceil((this.#options.defaultLeaseDurationMs ?? 15_000) / 1000);
+    const durationSeconds = seen.raw.spec?.leaseDurationSeconds && seen.raw.spec.leaseDurationSeconds > 1 ? seen.raw.spec.leaseDurationSeconds : Math.ceil(this.#defaultDurationMs / 1000);
+    const taking = seen.raw.spec?.holderIdentity !== holder;
     try {
       seen.raw = (await requestJson(kubeConfig, 'PUT', path, {
-        body: { ...seen.raw, spec: { ...seen.raw.spec, holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: (seen.raw.spec?.leaseTransitions ?? 0) + 1 } },
+        body: {
+          ...seen.raw,
+          spec: {
+            ...seen.raw.spec,
+            holderIdentity: holder,
+            leaseDurationSeconds: durationSeconds,
+            renewTime: now,
+            ...(taking ? { acquireTime: now, leaseTransitions: (seen.raw.spec?.leaseTransitions ?? 0) + 1 } : {}),
+          },
+        },
         timeoutMs: this.#options.timeoutMs ?? 10_000,
         userAgent: 'k8or-shard-leases',
       })) as Lease;
+      // Counted from when the write was sent: the shard may have seen it from then on.
+      this.#held.set(shard, { holder, at: sentAt, durationMs: durationSeconds * 1000 });
       return true;
     } catch (error) {
+      this.#held.delete(shard);
       if (error instanceof KubeApiError && error.status === 409) return false;
       if (error instanceof KubeApiError && error.status === 404) return true;
       throw error;
