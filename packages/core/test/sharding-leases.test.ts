@@ -239,4 +239,26 @@ describe('shard Leases in the sandbox', () => {
     assert.deepEqual(blind, []);
     assert.equal(cut.shards, undefined);
   });
+
+  it('a joining shard makes no cloud call before every other shard has lowered its share for it, however late that shard reads the Leases', async () => {
+    const { ring } = newRing();
+    const slowShares: number[] = [];
+    startShard(ring, `${ring}-a`);
+    // A reads the Leases every 4 s; the joiner would otherwise be done waiting after two of its own 200 ms periods.
+    const slow = new FleetShare({ kubeConfig, namespace, ring, shard: `${ring}-a`, target: { setShare: (share) => void slowShares.push(share) }, periodMs: 4_000, leaseDurationMs: 1500 });
+    await waitFor('A counting itself alone', async () => (await slow.refresh()) === 1, 30_000, 100);
+    slow.start();
+    startShard(ring, `${ring}-b`);
+    const joiner = new FleetShare({ kubeConfig, namespace, ring, shard: `${ring}-b`, target: { setShare: () => undefined }, periodMs: 200, leaseDurationMs: 1500 });
+    try {
+      await joiner.settle();
+      assert.equal(slowShares.at(-1), 1 / 2, 'A had lowered its share to a half before the joiner was free to call');
+      assert.equal(joiner.share, 1 / 2);
+      const annotations = (await coordination.readNamespacedLease({ namespace, name: `${ring}-a` })).metadata?.annotations;
+      assert.equal(annotations?.['k8or.io/shards-counted'], `${ring}-a,${ring}-b`);
+    } finally {
+      slow.stop();
+      joiner.stop();
+    }
+  });
 });

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/access.js';
-import { ShardLeaseReader } from './shard-leases.js';
+import { KubeApiError, requestJson, resourcePath } from '../informer/request.js';
+import { SHARDS_COUNTED_ANNOTATION } from './labels.js';
+import { ShardLeaseReader, type ShardMembership } from './shard-leases.js';
 
 /** What a shard's share is set on: the engine's CloudRateLimits. */
 export interface ShareTarget {
@@ -27,9 +29,12 @@ export interface FleetShareOptions {
  * those expiring (their Lease was taken, or deleted, but they may still be working), this one
  * always among them. A dead shard no longer counts: by Lease expiry it has stopped calling.
  *
- * Every shard re-reads the Leases every `periodMs`, so a joining shard must not call before the
- * others have counted it: `settle()` waits two periods after this shard holds its Lease, then
- * reads. A failed read keeps the share it had (a lower share is never raised on no answer).
+ * Each read that sets the share then writes the shards it counted on this shard's own Lease
+ * (`SHARDS_COUNTED_ANNOTATION`), so the others can see it has lowered its share for them. A joining
+ * shard must not call before every other shard has: `settle()` waits until each shard that may be
+ * calling names this one on its Lease (a shard whose Lease names none, an older version, is given
+ * two periods, the time it takes to read the Leases again). A failed read keeps the share it had
+ * (a lower share is never raised on no answer).
  */
 export class FleetShare {
   readonly #options: FleetShareOptions;
@@ -38,6 +43,8 @@ export class FleetShare {
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #shards: number | undefined;
+  /** What this shard's Lease last said it counts, as written. */
+  #published: string | undefined;
 
   constructor(options: FleetShareOptions) {
     this.#options = options;
@@ -63,14 +70,48 @@ export class FleetShare {
     return 1 / (this.#shards ?? 1);
   }
 
-  /** Reads the shard Leases and sets the share; throws when the read fails (the share stays). */
+  /**
+   * Reads the shard Leases, sets the share, and then writes on this shard's Lease whom it counts;
+   * throws when the read fails (the share stays). A failed write is logged and tried again at the
+   * next read: it only keeps a joining shard waiting.
+   */
   async refresh(): Promise<number> {
+    return (await this.#refresh()).counted.length;
+  }
+
+  async #refresh(): Promise<{ membership: ShardMembership; counted: string[] }> {
     const membership = await this.#reader.read();
-    const shards = new Set([...membership.live, ...membership.expiring, this.#options.shard]).size;
+    const counted = [...new Set([...membership.live, ...membership.expiring, this.#options.shard])].sort();
+    const shards = counted.length;
     if (shards !== this.#shards) this.#options.logger?.info({ shards, share: 1 / shards }, 'cloud rate limits and drift budgets divided among the shards');
     this.#shards = shards;
     this.#options.target.setShare(this.share);
-    return shards;
+    await this.#publish(counted.join(',')).catch((error: unknown) => {
+      this.#options.logger?.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not write the shards counted on this shard\'s Lease; a joining shard waits');
+    });
+    return { membership, counted };
+  }
+
+  /** Writes `counted` on this shard's own Lease (a compare-and-swap update: the Lease's holder renews it too); nothing while it does not exist yet. */
+  async #publish(counted: string): Promise<void> {
+    if (counted === this.#published) return;
+    const { kubeConfig, namespace, shard } = this.#options;
+    const path = `${resourcePath('coordination.k8s.io', 'v1', 'leases', namespace)}/${encodeURIComponent(shard)}`;
+    let lease: { metadata?: { annotations?: Record<string, string> } };
+    try {
+      lease = (await requestJson(kubeConfig, 'GET', path, { timeoutMs: 10_000, userAgent: 'k8or-fleet-share' })) as typeof lease;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) return;
+      throw error;
+    }
+    if (lease.metadata?.annotations?.[SHARDS_COUNTED_ANNOTATION] !== counted) {
+      await requestJson(kubeConfig, 'PUT', path, {
+        body: { ...lease, metadata: { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [SHARDS_COUNTED_ANNOTATION]: counted } } },
+        timeoutMs: 10_000,
+        userAgent: 'k8or-fleet-share',
+      });
+    }
+    this.#published = counted;
   }
 
   /** Re-reads every period until stopped. */
@@ -87,20 +128,35 @@ export class FleetShare {
   }
 
   /**
-   * Resolves once every other shard has had two periods to count this one and a read has set
-   * this shard's share; retries a failed read each period. Resolves at once when stopped.
+   * Resolves once every other shard that may be calling the cloud names this one on its Lease (so
+   * has lowered its share for it), and a read has set this shard's share; a shard whose Lease names
+   * no shards is given two periods from the first read instead. Reads every period until then,
+   * retrying a failed read. Resolves at once when stopped.
    */
   async settle(): Promise<void> {
-    await this.#sleep(2 * this.#periodMs);
+    const graceUntil = performance.now() + 2 * this.#periodMs;
+    let waitingFor = '';
     while (!this.#stopped) {
       try {
-        await this.refresh();
-        return;
+        const { membership } = await this.#refresh();
+        const late = [...membership.live, ...membership.expiring].filter((other) => other !== this.#options.shard && !this.#counts(other, graceUntil));
+        if (late.length === 0) return;
+        if (late.join(',') !== waitingFor) {
+          waitingFor = late.join(',');
+          this.#options.logger?.info({ waitingFor: late }, 'no cloud call before the other shards count this one');
+        }
       } catch (error) {
         this.#options.logger?.warn({ err: error instanceof Error ? error.message : String(error) }, 'reading the shard Leases failed; no cloud call before this shard knows its share');
-        await this.#sleep(this.#periodMs);
       }
+      await this.#sleep(this.#periodMs);
     }
+  }
+
+  /** Whether `other` has lowered its share for this shard, as far as its Lease says (or, when it says nothing, once the grace is over). */
+  #counts(other: string, graceUntil: number): boolean {
+    const counted = this.#reader.countedBy(other);
+    if (counted === undefined) return performance.now() >= graceUntil;
+    return counted.includes(this.#options.shard);
   }
 
   stop(): void {

@@ -1,7 +1,7 @@
 import type { KubeAccess } from '../kube/access.js';
 import { KubeApiError, requestJson, resourcePath } from '../informer/request.js';
 import { LeaseObservation, microTime, type LeaseRecord } from '../leader/lease-observation.js';
-import { SHARD_LEASE_LABEL } from './labels.js';
+import { SHARDS_COUNTED_ANNOTATION, SHARD_LEASE_LABEL } from './labels.js';
 
 /** Who may hold objects, as one reader saw the ring's Leases. */
 export interface ShardMembership {
@@ -33,7 +33,7 @@ export interface ShardLeaseReaderOptions {
 interface Lease {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: LeaseRecord;
 }
 
@@ -110,6 +110,15 @@ export class ShardLeaseReader {
       else this.#seen.delete(name);
     }
     return { live: live.sort(), expiring: expiring.sort() };
+  }
+
+  /**
+   * The shards `shard` said at the last read it divides the cloud limits among (its Lease's
+   * `SHARDS_COUNTED_ANNOTATION`); undefined when its Lease was not listed or says nothing.
+   */
+  countedBy(shard: string): readonly string[] | undefined {
+    const value = this.#seen.get(shard)?.raw.metadata?.annotations?.[SHARDS_COUNTED_ANNOTATION];
+    return value === undefined ? undefined : value.split(',').filter(Boolean);
   }
 
   /**
