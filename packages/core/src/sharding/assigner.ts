@@ -90,6 +90,10 @@ export class ShardAssigner {
   #lastFullPass: { membership: ShardMembership; contextVersion: number; startedAt: number; clean: boolean } | undefined;
 
   constructor(options: ShardAssignerOptions) {
+    positiveInteger('concurrency', options.concurrency);
+    positiveInteger('listPageSize', options.listPageSize);
+    positiveInteger('fullPassEveryMs', options.fullPassEveryMs);
+    positiveInteger('timeoutMs', options.timeoutMs);
     this.#options = options;
     this.#rest = new KubeRest(options.kubeConfig, { userAgent: 'k8or-shard-assigner', timeoutMs: options.timeoutMs ?? 30_000 });
     this.#reader = new ShardLeaseReader({ kubeConfig: options.kubeConfig, namespace: options.namespace, ring: options.ring });
@@ -319,4 +323,9 @@ function departedSelectors(kind: ManagedKindName, departed: readonly string[]): 
 /** A move off a dead shard whose Lease this pass could not take: that shard keeps the object for now. */
 function heldByFailedFence(change: ShardLabelChange<ShardRecord>, fenced: ReadonlyMap<string, boolean>): boolean {
   return change.action === 'assign' && change.from !== undefined && !fenced.get(change.from);
+}
+
+/** A count or a time the options give: when given, a positive integer, else a RangeError naming the option. */
+function positiveInteger(option: keyof ShardAssignerOptions, value: number | undefined): void {
+  if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new RangeError(`ShardAssigner ${option} must be a positive integer, got ${String(value)}`);
 }
