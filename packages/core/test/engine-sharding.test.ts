@@ -109,4 +109,35 @@ describe('engine: shards work only their own objects, and hand them over', () =>
     await start();
     await waitFor('every drained object let go', async () => (await Promise.all(names.map((n) => shardOf(ns, n)))).every((l) => l === undefined), 30_000, 200);
   });
+
+  it('lets go of a drained object while every worker waits on the cloud', async () => {
+    const shard = await startShard('shard-busy', { workers: { Bucket: 1 } });
+    const ns = await world.newNamespace();
+    for (const name of ['held', 'drained']) {
+      await world.createBucket(ns, name);
+      await world.patchBucket(ns, name, { metadata: { labels: { [SHARD]: 'shard-busy' } } });
+    }
+    for (const name of ['held', 'drained']) await world.waitForBucket(ns, name, 'Ready', isReadyAndSynced);
+    // The one worker waits in a cloud call of `held` (as every worker may wait on a rate limit).
+    let release: () => void = () => {};
+    const holding = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    const removeHook = world.cloud.onCall(async (call) => {
+      if (call.name.includes('held')) {
+        held = true;
+        await holding;
+      }
+    });
+    try {
+      await world.patchBucket(ns, 'held', { spec: { versioning: true } });
+      await waitFor('the worker waiting in the cloud', () => held, 30_000, 50);
+      await world.patchBucket(ns, 'drained', { metadata: { labels: { [DRAIN]: 'true' } } });
+      await waitFor('the drained object let go', async () => (await shardOf(ns, 'drained')) === undefined, 30_000, 100);
+      assert.equal(shard.controllers.get('Bucket')?.queue.inFlight(), 1, 'the worker still waits in the cloud');
+    } finally {
+      release();
+      removeHook();
+    }
+    await world.waitForBucket(ns, 'held', 'synced at its edit', (b) => isReadyAndSynced(b) && b.status?.observedGeneration === b.metadata.generation);
+  });
 });

@@ -100,6 +100,29 @@ describe('WorkQueue', () => {
     assert.equal(processed.size, 17);
   });
 
+  it('lets a caller claim a key as a worker would: out of its line, never one a worker holds, and queued again when added meanwhile', async () => {
+    const queue = new WorkQueue<string>({ name: 'claim' });
+    queue.add('default/a');
+    queue.add('default/b', 'background');
+    queue.add('default/c');
+    assert.deepEqual(queue.claim('default/a'), { waited: true });
+    assert.deepEqual(queue.claim('default/b'), { waited: true });
+    assert.equal(queue.len(), 1, 'both claimed keys left their lines');
+    assert.equal(queue.claim('default/a'), undefined, 'held by its claimer: not claimed twice');
+    assert.equal(await queue.get(), 'default/c');
+    assert.equal(queue.claim('default/c'), undefined, 'held by a worker');
+    assert.deepEqual(queue.claim('default/d'), { waited: false }, 'a key not waiting can be claimed too');
+    queue.add('default/a');
+    const next = queue.get();
+    assert.equal(await tryGet(next), 'pending', 'not handed to a worker while claimed');
+    queue.done('default/a');
+    queue.done('default/b');
+    assert.equal(await next, 'default/a', 'added while claimed: queued again at done');
+    assert.equal(queue.len(), 0);
+    queue.shutDown();
+    assert.equal(queue.claim('default/e'), undefined, 'nothing is claimed once shut down');
+  });
+
   it('hands out delayed items in the order they become ready', async () => {
     const queue = new WorkQueue<string>({ name: 'delayed' });
     queue.addAfter('c', 90);

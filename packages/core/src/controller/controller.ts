@@ -18,6 +18,8 @@ export type ManagedObject = ManagedResource & KubernetesObject;
 
 /** How long a stop waits for aborted reconciles to unwind. */
 const ABORT_UNWIND_MS = 5_000;
+/** Drained objects let go of at once, beside the workers. */
+const LET_GO_CONCURRENCY = 4;
 
 /** Anything that reconciles one key; ManagedReconciler is the one the engine uses. */
 export interface Reconciler {
@@ -139,6 +141,9 @@ export class Controller {
   #unscheduled: Set<string> | undefined = new Set();
   #running: Promise<void>[] = [];
   #started = false;
+  /** Keys of drained objects waiting to be let go of beside the workers, and how many are being. */
+  readonly #toLetGo: string[] = [];
+  #lettingGo = 0;
   /** Aborted to stop every reconcile in flight (stop past its deadline, lost leadership, kill). */
   readonly #inFlight = new AbortController();
 
@@ -174,7 +179,8 @@ export class Controller {
       else this.#firstLook(obj);
     });
     this.informer.on('update', (obj, old) => {
-      if (desiredStateChanged(old, obj)) this.enqueue(obj);
+      if (this.#drained(obj) && this.#unscheduled === undefined) this.#letGoSoon(objectKey(obj));
+      else if (desiredStateChanged(old, obj)) this.enqueue(obj);
     });
     this.informer.on('delete', (obj) => this.enqueue(obj));
     this.informer.on('error', (err) => this.#logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'informer error'));
@@ -212,8 +218,11 @@ export class Controller {
    * go at once: its new shard waits for that, not for a drift-check slot.
    */
   #firstLook(obj: ManagedObject): void {
-    const draining = this.#shard !== undefined && obj.metadata.labels?.[drainLabel(this.kind)] !== undefined;
-    const delay = draining ? 0 : (this.#firstCheckDelayMs?.(obj) ?? 0);
+    if (this.#drained(obj)) {
+      this.#letGoSoon(objectKey(obj));
+      return;
+    }
+    const delay = this.#firstCheckDelayMs?.(obj) ?? 0;
     // In sync: its first look is its drift check, which waits behind changes.
     if (delay > 0) this.queue.addAfter(objectKey(obj), delay, 'background');
     else this.enqueue(obj);
@@ -251,6 +260,52 @@ export class Controller {
     this.queue.shutDown();
     this.#inFlight.abort(new Error(`controller ${this.name} killed`));
     this.#running = [];
+  }
+
+  /** Sharded, and the leader asks this shard to let go of `obj`. */
+  #drained(obj: ManagedObject): boolean {
+    return this.#shard !== undefined && obj.metadata.labels?.[drainLabel(this.kind)] !== undefined;
+  }
+
+  /**
+   * Lets go of a drained object beside the workers, so its new shard need not wait while every
+   * worker waits on the cloud (a drift check at the rate limit): it takes the key from the queue
+   * as a worker would, so no reconcile of it is in flight, and lets go. A key a worker holds is
+   * queued instead: its worker's `done` hands it out again, and the next worker lets go.
+   */
+  #letGoSoon(key: string): void {
+    this.#toLetGo.push(key);
+    this.#pumpLetGo();
+  }
+
+  #pumpLetGo(): void {
+    while (this.#lettingGo < LET_GO_CONCURRENCY && this.#toLetGo.length > 0) {
+      const next = this.#toLetGo.shift()!;
+      const claimed = this.queue.claim(next);
+      if (!claimed) {
+        this.queue.add(next);
+        continue;
+      }
+      this.#lettingGo++;
+      void this.#letGo(next, claimed.waited).finally(() => {
+        this.#lettingGo--;
+        this.#pumpLetGo();
+      });
+    }
+  }
+
+  async #letGo(key: string, waited: boolean): Promise<void> {
+    let reconcile = false;
+    try {
+      reconcile = await this.#shardWorks(key, this.#shard!.rest);
+    } catch (error) {
+      this.#logger?.warn({ resource: key, err: error instanceof Error ? error.message : String(error) }, 'could not let go of a drained object; retrying');
+      this.queue.addRateLimited(key);
+    } finally {
+      this.queue.done(key);
+    }
+    // No longer drained (the leader undrained it): what it waited for is still to do.
+    if (reconcile && waited) this.queue.add(key);
   }
 
   async #work(): Promise<void> {
@@ -294,7 +349,7 @@ export class Controller {
     try {
       await rest.patch(k8orPath(this.kind, object.metadata.namespace, object.metadata.name), {
         metadata: { resourceVersion: object.metadata.resourceVersion, labels: { [shardLabel(this.kind)]: null, [drainLabel(this.kind)]: null } },
-      });
+      }, 'merge', this.#inFlight.signal);
     } catch (error) {
       if (!(error instanceof KubeApiError && error.status === 404)) throw error;
     }

@@ -209,6 +209,27 @@ export class WorkQueue<T> {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /**
+   * Takes `item` for the caller as a worker's `get` would, if no worker holds it: out of the line
+   * it waits in, if it waits; the caller must call `done(item)`. Undefined when a worker holds it
+   * or the queue is shut down. `waited` says whether it was waiting, so a caller that does not do
+   * what the item waited for can `add` it back. Its delayed wake, if any, stays.
+   */
+  claim(item: T): { waited: boolean } | undefined {
+    if (this.isShuttingDown || this.processing.has(item)) return undefined;
+    const waited = this.dirty.has(item);
+    if (waited) {
+      (this.background.has(item) ? this.backgroundLine : this.changes).remove(item);
+      this.background.delete(item);
+      this.dirty.delete(item);
+      this.queuedAt.delete(item);
+      this.metrics?.setDepth(this.len());
+    }
+    this.processing.add(item);
+    this.startedAt.set(item, performance.now());
+    return { waited };
+  }
+
   /** Ends processing of `item`; if it was added meanwhile, it is queued again. */
   done(item: T): void {
     if (!this.processing.delete(item)) return;
