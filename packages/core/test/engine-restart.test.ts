@@ -30,7 +30,7 @@ describe('engine restart: resources in sync cost no cloud calls', () => {
     await world.patchBucket(ns, 'requested', { metadata: { annotations: { [Annotations.reconcileRequestedAt]: '2026-11-27T18:00:00Z' } } });
 
     const since = Date.now();
-    await world.startEngine({ resyncPeriodMs: 3_600_000 });
+    const second = await world.startEngine({ resyncPeriodMs: 3_600_000 });
     await world.waitForBucket(ns, 'edited', 'the new generation applied', isReadyAndSynced);
     await world.waitForBucket(ns, 'requested', 'the request handled', (b) => b.status?.lastHandledReconcileAt === '2026-11-27T18:00:00Z');
     const queue = bucketController(world).queue;
@@ -42,6 +42,10 @@ describe('engine restart: resources in sync cost no cloud calls', () => {
     assert.deepEqual(world.cloud.calls.filter((c) => c.at >= since && c.name === externalNames.get('requested')).map((c) => c.operation), ['observe']);
     assert.deepEqual(world.cloud.buckets.get(externalNames.get('edited') ?? '')?.labels, { team: 'b' });
     for (const name of names) assert.ok(isReadyAndSynced(await world.bucket(ns, name)), `${name} still Ready and Synced`);
+    // Left running, it would work the next test's objects beside that test's engine, and its calls
+    // (a retry after two engines' writes collided) would count as that engine's.
+    await second.stop();
+    world.engines.splice(world.engines.indexOf(second), 1);
   });
 
   it('checks an object in sync first at its slot after a restart, as if the operator had never stopped', async () => {
