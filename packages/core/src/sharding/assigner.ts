@@ -32,7 +32,7 @@ export interface ShardAssignerOptions {
   concurrency?: number;
   /** Objects per list request of a full pass; default 500. */
   listPageSize?: number;
-  /** The longest between two full passes, which alone see an edit of an assigned object's shard key; default 5 minutes. */
+  /** The longest between two full passes, which alone see an edit of an assigned object's shard key; default 5 minutes; 0: every pass is a full one. */
   fullPassEveryMs?: number;
   logger?: Logger;
 }
@@ -90,10 +90,10 @@ export class ShardAssigner {
   #lastFullPass: { membership: ShardMembership; contextVersion: number; startedAt: number; clean: boolean } | undefined;
 
   constructor(options: ShardAssignerOptions) {
-    positiveInteger('concurrency', options.concurrency);
-    positiveInteger('listPageSize', options.listPageSize);
-    positiveInteger('fullPassEveryMs', options.fullPassEveryMs);
-    positiveInteger('timeoutMs', options.timeoutMs);
+    countOrTime('concurrency', options.concurrency);
+    countOrTime('listPageSize', options.listPageSize);
+    countOrTime('fullPassEveryMs', options.fullPassEveryMs, 0);
+    countOrTime('timeoutMs', options.timeoutMs);
     this.#options = options;
     this.#rest = new KubeRest(options.kubeConfig, { userAgent: 'k8or-shard-assigner', timeoutMs: options.timeoutMs ?? 30_000 });
     this.#reader = new ShardLeaseReader({ kubeConfig: options.kubeConfig, namespace: options.namespace, ring: options.ring });
@@ -325,7 +325,7 @@ function heldByFailedFence(change: ShardLabelChange<ShardRecord>, fenced: Readon
   return change.action === 'assign' && change.from !== undefined && !fenced.get(change.from);
 }
 
-/** A count or a time the options give: when given, a positive integer, else a RangeError naming the option. */
-function positiveInteger(option: keyof ShardAssignerOptions, value: number | undefined): void {
-  if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new RangeError(`ShardAssigner ${option} must be a positive integer, got ${String(value)}`);
+/** A count or a time the options give: when given, an integer of at least `least` (default 1), else a RangeError naming the option. */
+function countOrTime(option: keyof ShardAssignerOptions, value: number | undefined, least = 1): void {
+  if (value !== undefined && !(Number.isInteger(value) && value >= least)) throw new RangeError(`ShardAssigner ${option} must be an integer of at least ${least}, got ${String(value)}`);
 }
