@@ -15,11 +15,16 @@
 //     write (its watch has caught up with its own patches), then runs `--passes` more passes with
 //     nothing to do: wall time and CPU of each; then as many full passes (a new assigner that
 //     makes every pass a full one): wall time, CPU, and this process's peak RSS over them;
-//  2. the webhook's ClusterContext starts its caches.
+//  2. the webhook's ClusterContext starts its caches;
+//  3. the webhook as the chart runs it with sharding on: a `k8or webhook` process (the image's Node
+//     flags and malloc settings), until it is ready (its caches synced), then its RSS (VmRSS) each
+//     second for 20 s.
 // What each keeps per object is the V8 heap used after a forced GC that it frees when it is closed,
 // divided by the objects (and, as a check, what the heap grew while it filled: that also counts the
 // code the first pass compiles and loads). Prints Markdown for docs/benchmarks.md.
-import { loadavg } from 'node:os';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -29,7 +34,8 @@ import { waitFor } from '@k8or/core/testing';
 import { awsProvider } from '@k8or/provider-aws';
 import { ClusterContext } from '@k8or/webhook';
 import { pino } from 'pino';
-import { OBJECT_NAMESPACE, PROVIDER_CONFIGS, createObjects, fleetObjects } from '../test/reliability/support/shard-fleet.ts';
+import { IMAGE_ENV, IMAGE_NODE_FLAGS, OBJECT_NAMESPACE, PROVIDER_CONFIGS, createObjects, fleetObjects } from '../test/reliability/support/shard-fleet.ts';
+import { freePort, k8orBinary, probeReady, startOperatorProcess, type OperatorProcess } from '../test/support/operator-process.ts';
 import { startSandboxProcess } from './support/sandbox-process.ts';
 
 const { values } = parseArgs({ options: { objects: { type: 'string', default: '20000' }, passes: { type: 'string', default: '5' } } });
@@ -86,6 +92,8 @@ const admin = new KubeRest(kubeConfig);
 const leases: LeaderElector[] = [];
 let assigner: ShardAssigner | undefined;
 let context: ClusterContext | undefined;
+let webhookProcess: OperatorProcess | undefined;
+const home = await mkdtemp(join(tmpdir(), 'k8or-caches-'));
 try {
   await installCrds(kubeConfig);
   await waitFor('the CRDs served', async () => (await admin.get(k8orPath('ProviderConfig', undefined)).catch(() => undefined)) !== undefined, 60_000, 100);
@@ -155,6 +163,33 @@ try {
   const webhookClosed = await heapOnceFreed();
   const webhookPerObject = (withWebhook.heapUsed - webhookClosed.heapUsed) / OBJECTS;
 
+  // The webhook's own Pod: what the chart runs beside the shards.
+  const binary = k8orBinary();
+  if ('missing' in binary) throw new Error(binary.missing);
+  const kubeconfigPath = join(home, 'kubeconfig');
+  await writeFile(kubeconfigPath, sandbox.kubeconfig, { mode: 0o600 });
+  const processStart = Date.now();
+  webhookProcess = await startOperatorProcess({
+    bin: binary.path,
+    kubeconfigPath,
+    args: ['webhook'],
+    webhookPort: await freePort(),
+    nodeFlags: IMAGE_NODE_FLAGS,
+    env: { ...IMAGE_ENV, K8OR_PROVIDERS: 'aws', K8OR_CLUSTER_ID: 'bench-cluster', K8OR_LOG_LEVEL: 'error' },
+  });
+  const running = webhookProcess;
+  await waitFor('the webhook process ready', () => probeReady(running.probes), 600_000, 250);
+  const processReady = (Date.now() - processStart) / 1000;
+  const pid = await running.child.pid;
+  const processRss: number[] = [];
+  for (let second = 0; second < 20; second++) {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    processRss.push(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  await running.stop();
+  webhookProcess = undefined;
+
   const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
   console.log(
     [
@@ -170,9 +205,13 @@ try {
       `| the admission webhook's caches (ClusterContext), started after: start to synced | ${webhookSynced.toFixed(1)} s |`,
       `| V8 heap used after GC: before the webhook's caches / with them / once stopped | ${mib(beforeWebhook.heapUsed)} / ${mib(withWebhook.heapUsed)} / ${mib(webhookClosed.heapUsed)} MiB |`,
       `| heap the webhook's caches keep per object: freed when stopped (grown while they filled) | **${webhookPerObject.toFixed(0)} B** (${webhookGrownPerObject.toFixed(0)} B) |`,
+      `| a \`k8or webhook\` process (the chart's webhook Pod): start to ready | ${processReady.toFixed(1)} s |`,
+      `| its RSS once ready, each second for 20 s: first / median / most | **${mib(processRss[0]!)} / ${mib(median(processRss))} / ${mib(Math.max(...processRss))} MiB** |`,
     ].join('\n'),
   );
 } finally {
+  await webhookProcess?.stop().catch(() => undefined);
+  await rm(home, { recursive: true, force: true });
   context?.stop();
   assigner?.close();
   await Promise.all(leases.map((lease) => lease.stop({ release: false })));
