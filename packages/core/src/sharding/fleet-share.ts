@@ -43,8 +43,6 @@ export class FleetShare {
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #shards: number | undefined;
-  /** What this shard's Lease last said it counts, as written. */
-  #published: string | undefined;
 
   constructor(options: FleetShareOptions) {
     this.#options = options;
@@ -92,10 +90,14 @@ export class FleetShare {
     return { membership, counted };
   }
 
-  /** Writes `counted` on this shard's own Lease (a compare-and-swap update: the Lease's holder renews it too); nothing while it does not exist yet. */
+  /**
+   * Writes `counted` on this shard's own Lease unless the read just made found it there (so a
+   * Lease made anew is written again): a compare-and-swap update, as the Lease's holder renews it
+   * too. Nothing while the Lease does not exist yet.
+   */
   async #publish(counted: string): Promise<void> {
-    if (counted === this.#published) return;
     const { kubeConfig, namespace, shard } = this.#options;
+    if (this.#reader.countedBy(shard)?.join(',') === counted) return;
     const path = `${resourcePath('coordination.k8s.io', 'v1', 'leases', namespace)}/${encodeURIComponent(shard)}`;
     let lease: { metadata?: { annotations?: Record<string, string> } };
     try {
@@ -111,7 +113,6 @@ export class FleetShare {
         userAgent: 'k8or-fleet-share',
       });
     }
-    this.#published = counted;
   }
 
   /** Re-reads every period until stopped. */
