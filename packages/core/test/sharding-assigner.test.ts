@@ -231,6 +231,25 @@ describe('the shard assigner against the sandbox', () => {
     }
   });
 
+  it('in a long full pass, assigns an object without a shard that appears meanwhile, before the pass ends', async () => {
+    const sweeping = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', fullPassEveryMs: 0, listPageSize: 1 });
+    try {
+      await sweeping.sync();
+      sandbox.clearRequestLog();
+      const pagesRead = (): number => sandbox.requestLog.filter((r) => r.verb === 'list' && r.resource === 'buckets' && r.userAgent?.startsWith('k8or-shard-assigner')).length;
+      const passing = sweeping.sync();
+      // After the pass's list began (its pages are of the objects as they were then), a new object.
+      await waitFor('the full pass reading its pages', () => pagesRead() >= 2, 30_000, 1);
+      await createBucket('team-b', 'mid-pass', 'mid-pass-data');
+      const result = await passing;
+      assert.ok(pagesRead() > 10, `a pass of many pages (${pagesRead()})`);
+      assert.deepEqual(result.applied.filter((c) => c.object.name === 'mid-pass').map((c) => c.action), ['assign'], 'assigned within the pass that was reading when it appeared');
+      assert.ok((await user.get<ManagedResource>(k8orPath('Bucket', 'team-b', 'mid-pass')))?.metadata.labels?.[SHARD]);
+    } finally {
+      sweeping.close();
+    }
+  });
+
   it('plans a change refused in a full pass again from a fresh read, in the same pass', async () => {
     startShard('shard-e');
     const reader = new ShardLeaseReader({ kubeConfig, namespace, ring });

@@ -218,7 +218,12 @@ export class ShardAssigner {
     return result;
   }
 
-  /** Plans and writes the objects of `kind` that `labelSelector` selects, listed a page at a time; the next page is read while this one's changes are written. */
+  /**
+   * Plans and writes the objects of `kind` that `labelSelector` selects, listed a page at a time;
+   * the next page is read while this one's changes are written. After each page it also assigns
+   * the objects its watch holds without a shard (let go by a drained shard during the pass, or new):
+   * a long pass must not leave them unworked until it ends.
+   */
   async #planPages(kind: ManagedKindName, labelSelector: string | undefined, planning: Planning, signal: AbortSignal | undefined): Promise<void> {
     const pages = shardRecordPages(this.#rest, kind, this.#pool, { limit: this.#options.listPageSize ?? 500, ...(labelSelector !== undefined ? { labelSelector } : {}) }, signal);
     try {
@@ -229,6 +234,7 @@ export class ShardAssigner {
         next = pages.next();
         next.catch(() => undefined);
         await this.#planAndApply(page.value, planning, signal);
+        await this.#planAndApply(planning.cache.records(kind), planning, signal);
       }
     } finally {
       await pages.return(undefined);
