@@ -22,7 +22,7 @@
 // What each keeps per object is the V8 heap used after a forced GC that it frees when it is closed,
 // divided by the objects (and, as a check, what the heap grew while it filled: that also counts the
 // code the first pass compiles and loads). Prints Markdown for docs/benchmarks.md.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,6 +35,7 @@ import { awsProvider } from '@k8or/provider-aws';
 import { ClusterContext } from '@k8or/webhook';
 import { pino } from 'pino';
 import { IMAGE_ENV, IMAGE_NODE_FLAGS, OBJECT_NAMESPACE, PROVIDER_CONFIGS, createObjects, fleetObjects } from '../test/reliability/support/shard-fleet.ts';
+import { kernelFigures } from '../test/reliability/support/memory-probe.ts';
 import { freePort, k8orBinary, probeReady, startOperatorProcess, type OperatorProcess } from '../test/support/operator-process.ts';
 import { startSandboxProcess } from './support/sandbox-process.ts';
 
@@ -183,8 +184,7 @@ try {
   const pid = await running.child.pid;
   const processRss: number[] = [];
   for (let second = 0; second < 20; second++) {
-    const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    processRss.push(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024);
+    processRss.push((await kernelFigures(pid)).rss);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
   await running.stop();

@@ -15,7 +15,8 @@ export interface MemoryBreakdown {
 
 const INSPECTOR = 'http://127.0.0.1:9229';
 
-async function kernelFigures(pid: number): Promise<{ rss: number; rssAnon: number; rssFile: number }> {
+/** The kernel's figures of process `pid`'s resident memory (/proc/<pid>/status), bytes. */
+export async function kernelFigures(pid: number): Promise<{ rss: number; rssAnon: number; rssFile: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
   return { rss: kib('VmRSS'), rssAnon: kib('RssAnon'), rssFile: kib('RssFile') };

@@ -5,7 +5,7 @@
 // name. Each replica's AWS SDK names it in its User-Agent (`AWS_SDK_UA_APP_ID`), so every cloud call
 // the proxies record carries the replica and, by its bucket or table, the object: the trace that
 // shows whether two replicas ever worked one object at once.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -16,6 +16,7 @@ import { startDynamoDbLocal, startDynamoDbProxy, startS3Fake } from '@k8or/local
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
 import { k8orBinary, probeReady, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { classifierOf, startCloudProxy, type CloudCall, type CloudProxy } from './cloud-proxy.ts';
+import { kernelFigures } from './memory-probe.ts';
 
 export const OPERATOR_NAMESPACE = 'k8or-system';
 /** The namespace of the fleet's Buckets and Tables. */
@@ -424,8 +425,7 @@ export interface ReplicaStats {
 }
 
 export async function replicaStats(replica: FleetReplica): Promise<ReplicaStats> {
-  const status = await readFile(`/proc/${replica.pid}/status`, 'utf8');
-  const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+  const { rss } = await kernelFigures(replica.pid);
   const text = await (await fetch(`${replica.process.metrics}/metrics`)).text();
   const sum = (name: string) => {
     let total = 0;
