@@ -295,15 +295,8 @@ export class Controller {
   }
 
   async #letGo(key: string, waited: boolean): Promise<void> {
-    let reconcile = false;
-    try {
-      reconcile = await this.#shardWorks(key, this.#shard!.rest);
-    } catch (error) {
-      this.#logger?.warn({ resource: key, err: error instanceof Error ? error.message : String(error) }, 'could not let go of a drained object; retrying');
-      this.queue.addRateLimited(key);
-    } finally {
-      this.queue.done(key);
-    }
+    const reconcile = await this.#shardWorksOrRetry(key, this.#shard!.rest);
+    this.queue.done(key);
     // No longer drained (the leader undrained it): what it waited for is still to do.
     if (reconcile && waited) this.queue.add(key);
   }
@@ -319,18 +312,23 @@ export class Controller {
   async #process(key: string): Promise<void> {
     if (this.#shard) {
       // A key is never processed twice at once, so whatever reconcile of it was in flight has finished.
-      let reconcile = false;
-      try {
-        reconcile = await this.#shardWorks(key, this.#shard.rest);
-      } catch (error) {
-        this.#logger?.warn({ resource: key, err: error instanceof Error ? error.message : String(error) }, 'could not let go of a drained object; retrying');
-        this.queue.addRateLimited(key);
-      } finally {
-        if (!reconcile) this.queue.done(key);
+      if (!(await this.#shardWorksOrRetry(key, this.#shard.rest))) {
+        this.queue.done(key);
+        return;
       }
-      if (!reconcile) return;
     }
     await this.#reconcile(key);
+  }
+
+  /** `#shardWorks`, but a failed let-go is logged and the key retried with backoff (false: nothing to reconcile now). */
+  async #shardWorksOrRetry(key: string, rest: KubeRest): Promise<boolean> {
+    try {
+      return await this.#shardWorks(key, rest);
+    } catch (error) {
+      this.#logger?.warn({ resource: key, err: error instanceof Error ? error.message : String(error) }, 'could not let go of a drained object; retrying');
+      this.queue.addRateLimited(key);
+      return false;
+    }
   }
 
   /**
