@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/access.js';
-import { KubeApiError, requestJson, resourcePath } from '../informer/request.js';
 import { SHARDS_COUNTED_ANNOTATION } from './labels.js';
 import { ShardLeaseReader, type ShardMembership } from './shard-leases.js';
 
@@ -91,28 +90,14 @@ export class FleetShare {
   }
 
   /**
-   * Writes `counted` on this shard's own Lease unless the read just made found it there (so a
-   * Lease made anew is written again): a compare-and-swap update, as the Lease's holder renews it
-   * too. Nothing while the Lease does not exist yet.
+   * Writes `counted` on this shard's own Lease, as the read just made listed it, unless it says so
+   * already (so a Lease made anew is written again): a compare-and-swap update, as the Lease's
+   * holder renews it too. Nothing while the Lease is not listed yet.
    */
   async #publish(counted: string): Promise<void> {
-    const { kubeConfig, namespace, shard } = this.#options;
+    const { shard } = this.#options;
     if (this.#reader.countedBy(shard)?.join(',') === counted) return;
-    const path = `${resourcePath('coordination.k8s.io', 'v1', 'leases', namespace)}/${encodeURIComponent(shard)}`;
-    let lease: { metadata?: { annotations?: Record<string, string> } };
-    try {
-      lease = (await requestJson(kubeConfig, 'GET', path, { timeoutMs: 10_000, userAgent: 'k8or-fleet-share' })) as typeof lease;
-    } catch (error) {
-      if (error instanceof KubeApiError && error.status === 404) return;
-      throw error;
-    }
-    if (lease.metadata?.annotations?.[SHARDS_COUNTED_ANNOTATION] !== counted) {
-      await requestJson(kubeConfig, 'PUT', path, {
-        body: { ...lease, metadata: { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [SHARDS_COUNTED_ANNOTATION]: counted } } },
-        timeoutMs: 10_000,
-        userAgent: 'k8or-fleet-share',
-      });
-    }
+    await this.#reader.annotate(shard, SHARDS_COUNTED_ANNOTATION, counted);
   }
 
   /** Re-reads every period until stopped. */

@@ -122,6 +122,23 @@ export class ShardLeaseReader {
   }
 
   /**
+   * Sets annotation `key` to `value` on `shard`'s Lease as last listed: a compare-and-swap update
+   * (it throws a 409 when the Lease changed since). False when the Lease was not listed.
+   */
+  async annotate(shard: string, key: string, value: string): Promise<boolean> {
+    const seen = this.#seen.get(shard);
+    if (!seen) return false;
+    const { kubeConfig, namespace } = this.#options;
+    const metadata = { ...seen.raw.metadata, annotations: { ...seen.raw.metadata?.annotations, [key]: value } };
+    seen.raw = (await requestJson(kubeConfig, 'PUT', `${resourcePath('coordination.k8s.io', 'v1', 'leases', namespace)}/${encodeURIComponent(shard)}`, {
+      body: { ...seen.raw, metadata },
+      timeoutMs: this.#options.timeoutMs ?? 10_000,
+      userAgent: 'k8or-shard-leases',
+    })) as Lease;
+    return true;
+  }
+
+  /**
    * Takes a dead shard's Lease before its objects move, and holds it while they do: writes
    * `holder` over the Lease as last read, carrying its resourceVersion, so it fails (false) if the
    * shard renewed meanwhile. A replica of that name must then wait for this record to expire before
