@@ -20,6 +20,8 @@ class HandFedInformer<T extends KubernetesObject & { metadata: NonNullable<Kuber
   lastResourceVersion(): string | undefined {
     return undefined;
   }
+  /** The planner never changes what an informer watches. */
+  reselect(): void {}
   on(event: 'add' | 'update' | 'delete' | 'resync' | 'error', handler: Handler<T> | ((err: unknown) => void)): void {
     this.#handlers.set(event, [...(this.#handlers.get(event) ?? []), handler as Handler<T>]);
   }

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
-import { drainLabel, shardLabel, type Engine, type EngineOptions, type ShardAssigner, type ShardSyncResult } from '@k8or/core';
+import { HashRing, ShardLeaseReader, adoptionHash, drainLabel, shardLabel, type Engine, type EngineOptions, type ShardAssigner, type ShardSyncResult } from '@k8or/core';
 import { SHARD_RING, World, shardAssigner, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 const SHARD = shardLabel('Bucket');
@@ -82,9 +82,15 @@ describe('engine: shards work only their own objects, and hand them over', () =>
     for (const name of movedToC) assert.ok(before.get(name) === 'shard-a' || before.get(name) === 'shard-b', `${name} came from a live shard`);
     for (const [name, { shard, writers }] of afterJoin) assert.deepEqual([...writers], [shard], `${name} on ${shard} was written by ${[...writers].join(', ')}`);
 
-    // The new shard dies without a word: once its Lease expired, its objects move at once.
+    // The new shard dies without a word: once its Lease expired, the others adopt its objects, and
+    // they move (at once, or let go of by their adopter).
     third.kill();
     await syncUntil(['shard-a', 'shard-b'], (r) => r.applied.length > 0);
+    await waitFor('every object of the dead shard on a live one', async () => {
+      const result = await assigner.sync();
+      const labels = await Promise.all(names.map((n) => shardOf(ns, n)));
+      return result.applied.length === 0 && labels.every((l) => l === 'shard-a' || l === 'shard-b');
+    }, 60_000, 200);
     const afterDeath = await editAll(ns, names, true);
     for (const [name, { shard, writers }] of afterDeath) {
       assert.ok(shard === 'shard-a' || shard === 'shard-b', `${name} is on ${shard}`);
@@ -141,5 +147,51 @@ describe('engine: shards work only their own objects, and hand them over', () =>
       removeHook();
     }
     await world.waitForBucket(ns, 'held', 'synced at its edit', (b) => isReadyAndSynced(b) && b.status?.observedGeneration === b.metadata.generation);
+  });
+
+  it('a dead shard\'s objects are worked by the shards that adopt it, each by one, before any is relabelled; and not once the adoption lapsed', async () => {
+    const dying = await startShard('shard-x');
+    await startShard('shard-y');
+    await startShard('shard-z');
+    const ns = await world.newNamespace();
+    const names = Array.from({ length: 8 }, (_, i) => `adopted-${i}`);
+    for (const name of names) {
+      await world.createBucket(ns, name);
+      await world.patchBucket(ns, name, { metadata: { labels: { [SHARD]: 'shard-x' } } });
+    }
+    for (const name of names) await world.waitForBucket(ns, name, 'Ready', isReadyAndSynced);
+    dying.kill();
+    // The test is the leader: it takes the dead shard's Lease, naming the adopters, and holds it.
+    const reader = new ShardLeaseReader({ kubeConfig: world.kubeConfig, namespace: sharding.namespace, ring: sharding.ring });
+    await waitFor('the shard dead', async () => !(await reader.read()).live.includes('shard-x') && !(await reader.read()).expiring.includes('shard-x'), 30_000, 100);
+    const adopters = ['shard-y', 'shard-z'];
+    let holding = true;
+    const hold = (async () => {
+      while (holding) {
+        await reader.takeOver('shard-x', 'k8or-shard-assigner', adopters);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await reader.read();
+      }
+    })();
+    try {
+      const edited = await editAll(ns, names, true);
+      const ring = new HashRing(adopters);
+      for (const [name, { shard, writers }] of edited) {
+        assert.equal(shard, 'shard-x', `${name} was relabelled`);
+        const adopter = ring.shardAt(adoptionHash({ kind: 'Bucket', namespace: ns, name }));
+        assert.deepEqual([...writers], [adopter], `${name}, adopted by ${adopter}, was written by ${[...writers].join(', ')}`);
+      }
+      assert.ok(new Set([...edited.values()].map((e) => [...e.writers][0])).size === 2, 'both adopters work some');
+    } finally {
+      holding = false;
+      await hold;
+    }
+    // The leader no longer writes the Lease: once its record could expire, no adopter works the objects.
+    await waitFor('the adoption over', async () => ((await reader.read()).adoptions ?? []).length === 0, 30_000, 100);
+    const from = world.sandbox.requestLog.length;
+    await world.patchBucket(ns, names[0]!, { spec: { versioning: false } });
+    // A bounded look for a write that must not come: two Lease durations.
+    await new Promise((resolve) => setTimeout(resolve, 2 * sharding.leaseDurationMs));
+    assert.deepEqual([...writersOf(names[0]!, from)], [], 'an adopter worked an object after its adoption lapsed');
   });
 });

@@ -225,6 +225,34 @@ describe('informer against the sandbox API server', () => {
     assert.ok(informer.cache.get(`${namespace}/poison`), 'the object is cached all the same');
   });
 
+  it('reselects: lists again by the new label selector, emitting only the difference, and watches by it', async () => {
+    const namespace = await freshNamespace();
+    await createConfigMap(namespace, 'own', { v: '1' }, { shard: 'a' });
+    await createConfigMap(namespace, 'adopted', { v: '1' }, { shard: 'x' });
+    await createConfigMap(namespace, 'other', { v: '1' }, { shard: 'b' });
+    const { informer, events, lists } = configMapInformer({ namespace, labelSelector: 'shard=a' });
+    await informer.start();
+    assert.deepEqual(informer.cache.keys(), [`${namespace}/own`]);
+
+    events.length = 0;
+    informer.reselect('shard in (a,x)');
+    await waitFor('the adopted object listed', () => informer.cache.get(`${namespace}/adopted`) !== undefined);
+    assert.deepEqual(events.map((e) => `${e.type} ${e.key}`), [`add ${namespace}/adopted`], 'the object both select kept its place without an event');
+    assert.equal(lists(), 2);
+    // Watched by the new selector.
+    await updateConfigMap(namespace, 'adopted', { v: '2' }, { shard: 'x' });
+    await waitFor('the adopted object updated', () => informer.cache.get(`${namespace}/adopted`)?.data?.v === '2');
+
+    events.length = 0;
+    informer.reselect('shard=a');
+    await waitFor('the adopted object gone', () => informer.cache.get(`${namespace}/adopted`) === undefined);
+    assert.deepEqual(events.map((e) => `${e.type} ${e.key}`), [`delete ${namespace}/adopted`]);
+    await updateConfigMap(namespace, 'adopted', { v: '3' }, { shard: 'x' });
+    await updateConfigMap(namespace, 'own', { v: '2' }, { shard: 'a' });
+    await waitFor('its own object updated', () => informer.cache.get(`${namespace}/own`)?.data?.v === '2');
+    assert.deepEqual(informer.cache.keys(), [`${namespace}/own`], 'no longer watches the adopted label');
+  });
+
   it('resumes after the server drops every watch and loses no change', async () => {
     const namespace = await freshNamespace();
     await createConfigMap(namespace, 'kept', { v: '1' });

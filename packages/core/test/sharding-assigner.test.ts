@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, Annotations, type ManagedResource } from '@k8or/api';
-import { HashRing, KubeRest, ShardAssigner, ShardLeaseReader, assignShard, corePath, drainLabel, installCrds, k8orPath, shardLabel, shardLease, type LeaderElector, type ShardLabelChange } from '@k8or/core';
+import { ADOPTED_BY_ANNOTATION, HashRing, KubeRest, ShardAssigner, ShardLeaseReader, adoptionHash, assignShard, corePath, drainLabel, installCrds, k8orPath, shardLabel, shardLease, type LeaderElector, type ShardLabelChange } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin, waitFor } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
@@ -66,6 +66,15 @@ describe('the shard assigner against the sandbox', () => {
 
   const labelsOf = (list: ManagedResource[]): (string | undefined)[] => list.map((b) => b.metadata.labels?.[SHARD]);
 
+  /** As the shards' engines do: let go of every drained object (both labels off, a compare-and-swap write). */
+  async function letGoOfDrained(): Promise<ManagedResource[]> {
+    const drained = (await buckets()).filter((b) => b.metadata.labels?.[DRAIN] !== undefined);
+    for (const b of drained) {
+      await user.patch(k8orPath('Bucket', b.metadata.namespace, b.metadata.name), { metadata: { resourceVersion: b.metadata.resourceVersion, labels: { [SHARD]: null, [DRAIN]: null } } });
+    }
+    return drained;
+  }
+
   /** Syncs until the assigner sees exactly `live` as the live shards. */
   async function syncWith(live: string[]): Promise<Awaited<ReturnType<ShardAssigner['sync']>>> {
     return await waitFor(`live shards ${live.join(', ')}`, async () => {
@@ -95,26 +104,43 @@ describe('the shard assigner against the sandbox', () => {
     assert.deepEqual(lists.map((r) => r.path), []);
   });
 
-  it('moves a dead shard\'s objects at once and leaves the others where they are', async () => {
+  it('hands a dead shard\'s objects on from the live shards its Lease names as adopters: at once where the adopter is their shard, else through the drain handshake; leaves the others where they are', async () => {
     const before = await buckets();
     await shards.get('shard-c')!.stop();
     sandbox.clearRequestLog();
     const result = await syncWith(['shard-a', 'shard-b']);
     const patches = sandbox.requestLog.filter((r) => r.verb === 'patch' && r.resource === 'buckets');
-    assert.equal(patches.length, result.applied.length, 'one label patch per object moved, none refused');
+    assert.equal(patches.length, result.applied.length, 'one label patch per object of the dead shard, none refused');
     // A shard only left: the pass reads the objects labelled for it and those being drained, not every object.
     const lists = sandbox.requestLog.filter((r) => r.verb === 'list' && r.resource === 'buckets' && r.userAgent?.startsWith('k8or-shard-assigner'));
     assert.deepEqual(lists.map((r) => r.labelSelector), [`${SHARD} in (shard-c)`, `${DRAIN},${SHARD} notin (shard-c)`]);
     const afterMove = await buckets();
     const onC = before.filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').length;
-    const lease = await user.get<{ spec?: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/shard-c`);
+    const lease = await user.get<{ metadata?: { annotations?: Record<string, string> }; spec?: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/shard-c`);
     assert.equal(lease?.spec?.holderIdentity, 'k8or-shard-assigner', 'the assigner holds the dead shard\'s Lease while its objects move');
-    assert.equal(result.applied.length, onC, 'one write per object moved');
+    assert.equal(lease?.metadata?.annotations?.[ADOPTED_BY_ANNOTATION], 'shard-a,shard-b', 'the live shards adopt its objects');
+    assert.equal(result.applied.length, onC, 'one write per object of the dead shard');
+    // Each object goes on from the adopter that works it: relabelled where that adopter is its shard, else drained from it.
+    const adopters = new HashRing(['shard-a', 'shard-b']);
+    for (const change of result.applied) {
+      const adopter = adopters.shardAt(adoptionHash(change.object));
+      if (change.action === 'assign') assert.equal(change.shard, adopter, `${change.object.name} relabelled away from its adopter`);
+      else assert.deepEqual(change.action === 'drain' ? change.from : change.action, adopter);
+    }
+    assert.ok(result.applied.some((c) => c.action === 'drain') && result.applied.some((c) => c.action === 'assign'), 'both kinds of hand-on among 33 objects');
     before.forEach((b, i) => {
-      const now = afterMove[i]!.metadata.labels?.[SHARD];
-      if (b.metadata.labels?.[SHARD] === 'shard-c') assert.ok(now === 'shard-a' || now === 'shard-b', `${b.metadata.name} is on ${now}`);
-      else assert.equal(now, b.metadata.labels?.[SHARD], `${b.metadata.name} stayed`);
+      const now = afterMove[i]!.metadata.labels;
+      if (b.metadata.labels?.[SHARD] !== 'shard-c') assert.equal(now?.[SHARD], b.metadata.labels?.[SHARD], `${b.metadata.name} stayed`);
+      else if (now?.[DRAIN] === undefined) assert.ok(now?.[SHARD] === 'shard-a' || now?.[SHARD] === 'shard-b', `${b.metadata.name} is on ${now?.[SHARD]}`);
+      else assert.equal(now[SHARD], 'shard-c', `${b.metadata.name}, drained, stays labelled for the dead shard until its adopter lets go`);
     });
+    // The adopters let go; the assigner then labels each for its shard.
+    const letGo = await letGoOfDrained();
+    await waitFor('every object let go assigned', async () => {
+      await assigner.sync();
+      const list = await buckets();
+      return letGo.every((b) => ['shard-a', 'shard-b'].includes(list.find((o) => o.metadata.uid === b.metadata.uid)?.metadata.labels?.[SHARD] ?? '')) ? true : undefined;
+    }, 60_000, 100);
   });
 
   it('hands objects to a new shard only after their live shard let go (the drain handshake)', async () => {
@@ -185,7 +211,10 @@ describe('the shard assigner against the sandbox', () => {
       const onB = (await buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-b');
       assert.ok(onB.length > 0);
       await shards.get('shard-b')!.stop();
-      await waitFor('shard-b\'s objects moved', async () => ((await buckets()).some((b) => b.metadata.labels?.[SHARD] === 'shard-b') ? undefined : true), 60_000, 200);
+      // Each relabelled, or drained from its adopter, which lets go (the test does it for them).
+      await waitFor('shard-b\'s objects handed on', async () => ((await buckets()).some((b) => b.metadata.labels?.[SHARD] === 'shard-b' && b.metadata.labels[DRAIN] === undefined) ? undefined : true), 60_000, 200);
+      await letGoOfDrained();
+      await waitFor('shard-b\'s objects moved', async () => ((await buckets()).some((b) => b.metadata.labels?.[SHARD] === 'shard-b' || b.metadata.labels?.[SHARD] === undefined) ? undefined : true), 60_000, 200);
     } finally {
       leading.abort();
       await running;
@@ -295,5 +324,38 @@ describe('the shard assigner against the sandbox', () => {
       assert.equal(now.metadata.labels?.[SHARD], change.object.shard, 'it stays on its shard');
     }
     assert.equal(after.filter((b) => b.metadata.labels?.[DRAIN] !== undefined).length, draining.length - undrained.length);
+  });
+
+  it('holds a dead shard\'s Lease, and so its adoption, for as long as its adopters have drained objects to let go of, and not after', async () => {
+    const reader = new ShardLeaseReader({ kubeConfig, namespace, ring });
+    const before = (await assigner.sync()).membership.live;
+    startShard('shard-g');
+    await syncWith([...before, 'shard-g'].sort());
+    await letGoOfDrained();
+    await waitFor('objects on shard-g', async () => {
+      await assigner.sync();
+      return (await buckets()).some((b) => b.metadata.labels?.[SHARD] === 'shard-g') && !(await buckets()).some((b) => !b.metadata.labels?.[SHARD] || b.metadata.labels[DRAIN]) ? true : undefined;
+    }, 60_000, 100);
+    await shards.get('shard-g')!.stop();
+    const handedOn = await syncWith(before);
+    assert.ok(handedOn.applied.some((c) => c.action === 'drain'), 'some of its objects drained from their adopters');
+    // The adopters take their time: passes go on for longer than the Lease the assigner writes (15 s:
+    // the released Lease stated 1 s), and the adoption with them.
+    const until = performance.now() + 20_000;
+    while (performance.now() < until) {
+      await assigner.sync();
+      assert.ok(((await reader.read()).adoptions ?? []).some((a) => a.shard === 'shard-g'), 'the adoption lapsed while drained objects wait for their adopters');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    await letGoOfDrained();
+    await waitFor('every object of shard-g on a live shard', async () => {
+      await assigner.sync();
+      return (await buckets()).every((b) => before.includes(b.metadata.labels?.[SHARD] ?? '')) ? true : undefined;
+    }, 60_000, 100);
+    // Nothing left to let go of: the Lease is no longer written, and the adoption ends.
+    await waitFor('the adoption over', async () => {
+      await assigner.sync();
+      return ((await reader.read()).adoptions ?? []).some((a) => a.shard === 'shard-g') ? undefined : true;
+    }, 60_000, 200);
   });
 });

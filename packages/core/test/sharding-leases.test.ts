@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, V1MicroTime } from '@kubernetes/client-node';
-import { FleetShare, SHARD_LEASE_LABEL, ShardLeaseReader, isDeadShard, shardLease, type LeaderElector, type ShardMembership } from '@k8or/core';
+import { ADOPTED_BY_ANNOTATION, FleetShare, SHARD_LEASE_LABEL, ShardLeaseReader, isDeadShard, shardLease, type LeaderElector, type ShardMembership } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
@@ -48,6 +48,9 @@ describe('shard Leases in the sandbox', () => {
     return { ring, reader: new ShardLeaseReader({ kubeConfig, namespace, ring }) };
   }
 
+  /** Who is live and who expiring, without the rest a read says. */
+  const who = (membership: ShardMembership): Pick<ShardMembership, 'live' | 'expiring'> => ({ live: membership.live, expiring: membership.expiring });
+
   /** Reads until `holds` is true of the membership (a generous deadline: the machine is shared). */
   async function readUntil(reader: ShardLeaseReader, what: string, holds: (m: ShardMembership) => boolean): Promise<ShardMembership> {
     let last: ShardMembership = { live: [], expiring: [] };
@@ -61,7 +64,7 @@ describe('shard Leases in the sandbox', () => {
     startShard(ring, `${ring}-b`);
     startShard('another-ring', `${ring}-other`);
     const membership = await readUntil(reader, 'two live shards', (m) => m.live.length === 2);
-    assert.deepEqual(membership, { live: [`${ring}-a`, `${ring}-b`], expiring: [] });
+    assert.deepEqual(who(membership), { live: [`${ring}-a`, `${ring}-b`], expiring: [] });
     const lease = await coordination.readNamespacedLease({ namespace, name: `${ring}-a` });
     assert.equal(lease.spec?.holderIdentity, `${ring}-a`);
     assert.equal(lease.metadata?.labels?.[SHARD_LEASE_LABEL], ring);
@@ -78,7 +81,7 @@ describe('shard Leases in the sandbox', () => {
     await a.lease.stop();
     assert.equal(a.signal?.aborted, true, 'the shard stopped its work before it let go');
     const membership = await reader.read();
-    assert.deepEqual(membership, { live: [`${ring}-b`], expiring: [] });
+    assert.deepEqual(who(membership), { live: [`${ring}-b`], expiring: [] });
     assert.ok(isDeadShard(membership, a.name));
   });
 
@@ -94,7 +97,7 @@ describe('shard Leases in the sandbox', () => {
     const membership = await readUntil(reader, 'the crashed shard to drop out', (m) => !m.live.includes(a.name));
     const waited = performance.now() - seenAt;
     assert.ok(waited >= 2000, `called dead ${waited.toFixed(0)} ms after its last record was seen, before its 2 s Lease expired`);
-    assert.deepEqual(membership, { live: [`${ring}-b`], expiring: [] });
+    assert.deepEqual(who(membership), { live: [`${ring}-b`], expiring: [] });
     assert.ok(isDeadShard(membership, a.name));
   });
 
@@ -106,13 +109,13 @@ describe('shard Leases in the sandbox', () => {
       namespace,
       body: { metadata: { name, labels: { [SHARD_LEASE_LABEL]: ring } }, spec: { holderIdentity: name, leaseDurationSeconds: 2, renewTime: new V1MicroTime(), acquireTime: new V1MicroTime() } },
     });
-    assert.deepEqual(await reader.read(), { live: [name], expiring: [] });
+    assert.deepEqual(who(await reader.read()), { live: [name], expiring: [] });
     const current = await coordination.readNamespacedLease({ namespace, name });
     current.spec = { ...current.spec, holderIdentity: 'someone-else', renewTime: new V1MicroTime() };
     await coordination.replaceNamespacedLease({ namespace, name, body: current });
-    assert.deepEqual(await reader.read(), { live: [], expiring: [name] }, 'not live, but maybe still working');
+    assert.deepEqual(who(await reader.read()), { live: [], expiring: [name] }, 'not live, but maybe still working');
     await coordination.deleteNamespacedLease({ namespace, name });
-    assert.deepEqual(await reader.read(), { live: [], expiring: [name] }, 'deleting the Lease does not end the fence');
+    assert.deepEqual(who(await reader.read()), { live: [], expiring: [name] }, 'deleting the Lease does not end the fence');
     const membership = await readUntil(reader, 'the fence to pass', (m) => m.expiring.length === 0);
     assert.ok(isDeadShard(membership, name));
   });
@@ -156,7 +159,7 @@ describe('shard Leases in the sandbox', () => {
     assert.equal(await reader.takeOver(released.name, 'k8or-shard-assigner'), true);
     const takenAt = performance.now();
     assert.equal((await coordination.readNamespacedLease({ namespace, name: crashed.name })).spec?.holderIdentity, 'k8or-shard-assigner');
-    assert.deepEqual(await reader.read(), { live: [], expiring: [] }, 'still dead once taken, the released one too');
+    assert.deepEqual(who(await reader.read()), { live: [], expiring: [] }, 'still dead once taken, the released one too');
 
     const back = startShard(ring, crashed.name);
     assert.ok(!(await reader.read()).live.includes(back.name), 'not live at once');
@@ -189,6 +192,52 @@ describe('shard Leases in the sandbox', () => {
     assert.ok(writes >= 3 && writes <= 30, `renewed ${writes} times in 6 s: every third of the Lease duration, not on every call`);
     // Once the moves stop, the takeover's last record expires and the replica holds its Lease again.
     await waitFor('the replica to hold its Lease once the moves stop', async () => back.signal !== undefined, 30_000, 50);
+  });
+
+  it('names the adopters when it takes a dead shard\'s Lease, keeps them while an adopter may work by them, and names others only once that record expired', async () => {
+    const { ring, reader } = newRing();
+    const crashed = startShard(ring, `${ring}-a`);
+    const b = startShard(ring, `${ring}-b`);
+    const c = startShard(ring, `${ring}-c`);
+    await readUntil(reader, 'three live shards', (m) => m.live.length === 3);
+    await crashed.lease.stop({ release: false });
+    await readUntil(reader, 'the shard dead', (m) => isDeadShard(m, crashed.name) && m.live.length === 2);
+    const adoptedBy = async (): Promise<string | undefined> => (await coordination.readNamespacedLease({ namespace, name: crashed.name })).metadata?.annotations?.[ADOPTED_BY_ANNOTATION];
+
+    assert.equal(await reader.takeOver(crashed.name, 'k8or-shard-assigner', [c.name, b.name]), true);
+    const takenAt = performance.now();
+    assert.equal(await adoptedBy(), `${b.name},${c.name}`);
+    const membership = await reader.read();
+    const [adoption] = membership.adoptions ?? [];
+    assert.deepEqual({ shard: adoption?.shard, adopters: adoption?.adopters }, { shard: crashed.name, adopters: [b.name, c.name] });
+    // Two thirds of the 2 s Lease from when the reader saw the record change, never longer.
+    const window = adoption!.workableUntil - takenAt;
+    assert.ok(window > 0 && window <= 1334 + (performance.now() - takenAt), `an adopter may work for ${window.toFixed(0)} ms from the takeover`);
+
+    // Renewed while the adoption may be in effect: the adopters never change, whoever else is live now.
+    for (let i = 0; i < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      assert.equal(await reader.takeOver(crashed.name, 'k8or-shard-assigner', [b.name]), true);
+      assert.equal(await adoptedBy(), `${b.name},${c.name}`, 'the adopters changed while an adopter may still work by them');
+    }
+    // Left alone, the record expires: no adoption is read any more, and the next takeover names the shards live then.
+    await readUntil(reader, 'the adoption over', (m) => (m.adoptions ?? []).length === 0);
+    assert.equal(await reader.takeOver(crashed.name, 'k8or-shard-assigner', [b.name]), true);
+    assert.equal(await adoptedBy(), b.name);
+  });
+
+  it('reads no adoption of a shard that holds its own Lease again', async () => {
+    const { ring, reader } = newRing();
+    const crashed = startShard(ring, `${ring}-a`);
+    await readUntil(reader, 'the shard live', (m) => m.live.includes(crashed.name));
+    await crashed.lease.stop({ release: false });
+    await readUntil(reader, 'the shard dead', (m) => isDeadShard(m, crashed.name));
+    assert.equal(await reader.takeOver(crashed.name, 'k8or-shard-assigner', ['someone']), true);
+    assert.equal((await reader.read()).adoptions?.length, 1);
+    startShard(ring, crashed.name);
+    // Its Lease keeps the annotation (the shard's renewals keep what they read), but it holds it.
+    const membership = await readUntil(reader, 'the shard live again', (m) => m.live.includes(crashed.name));
+    assert.deepEqual(membership.adoptions ?? [], []);
   });
 
   it('does not take the Lease of a shard that renewed since it was read', async () => {

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { HashRing, assignShard, drainLabel, planShardLabels, shardKeyHash, shardLabel, type ShardedObject, type ShardKeySource, type ShardMembership } from '@k8or/core';
+import { HashRing, adoptionHash, assignShard, drainLabel, isDeadShard, planShardLabels, shardKeyHash, shardLabel, type ShardedObject, type ShardKeySource, type ShardMembership } from '@k8or/core';
 
 const SHARD = shardLabel('Bucket');
 const DRAIN = drainLabel('Bucket');
@@ -61,13 +61,64 @@ describe('planning shard labels', () => {
     assert.deepEqual(planShardLabels([released], members(live)), [{ action: 'assign', object: released, shard: 'b' }]);
   });
 
-  it('moves objects off a dead shard at once, with no handshake', () => {
+  it('moves objects off a dead shard without a Lease at once, with no handshake', () => {
     const live = ['a', 'b'];
     const orphan = bucketOn(live, 'b', () => ({ [SHARD]: 'gone' }));
     assert.deepEqual(planShardLabels([orphan], members(live)), [{ action: 'assign', object: orphan, shard: 'b', from: 'gone' }]);
     // A drain asked of a shard that then died does not wait for it.
     const drainingOrphan = withLabels(orphan, { [SHARD]: 'gone', [DRAIN]: 'true' });
     assert.deepEqual(planShardLabels([drainingOrphan], members(live)), [{ action: 'assign', object: drainingOrphan, shard: 'b', from: 'gone' }]);
+  });
+
+  it('hands a dead shard\'s objects on from the adopter that works them: at once only where that adopter is their shard, or died, or no adoption is in effect for a drained one', () => {
+    const live = ['a', 'b', 'c'];
+    const objects = Array.from({ length: 60 }, (_, i) => bucket(`o-${i}`, { [SHARD]: 'x', ...(i % 3 === 0 ? { [DRAIN]: 'true' } : {}) }));
+    const ring = new HashRing(live);
+    const adopterOn = (adopters: string[], object: TestObject) => new HashRing(adopters).shardAt(adoptionHash(object))!;
+    // No adoption in effect yet: the fence's first write names the live shards, so they adopt.
+    for (const change of planShardLabels(objects, { ...members(live), leased: ['x'] })) {
+      const adopter = adopterOn(live, change.object);
+      const desired = ring.shardAt(change.object.keyHash)!;
+      if (adopter === desired || change.object.draining) assert.deepEqual(change, { action: 'assign', object: change.object, shard: desired, from: 'x' });
+      else assert.deepEqual(change, { action: 'drain', object: change.object, from: adopter, to: desired });
+    }
+    // In effect, by a ring of a, b and d, d dead since and c new: a drained one waits for its adopter to let go.
+    const inEffect: ShardMembership = { ...members(live), leased: ['x', 'd'], adoptions: [{ shard: 'x', adopters: ['a', 'b', 'd'], workableUntil: Infinity }] };
+    const changes = planShardLabels(objects, inEffect);
+    for (const object of objects) {
+      const change = changes.find((c) => c.object === object);
+      const adopter = adopterOn(['a', 'b', 'd'], object);
+      const desired = ring.shardAt(object.keyHash)!;
+      if (adopter === desired) assert.deepEqual(change, { action: 'assign', object, shard: desired, from: 'x' });
+      else if (adopter === 'd') assert.deepEqual(change, { action: 'assign', object, shard: desired, from: 'd' });
+      else if (object.draining) assert.equal(change, undefined, `${object.name} moved while ${adopter} may still work it`);
+      else assert.deepEqual(change, { action: 'drain', object, from: adopter, to: desired });
+    }
+    // An adopter that is expiring keeps what it works.
+    const expiringAdopter = planShardLabels(objects, { ...members(live, ['d']), leased: ['x', 'd'], adoptions: inEffect.adoptions! });
+    for (const object of objects.filter((o) => adopterOn(['a', 'b', 'd'], o) === 'd')) assert.equal(expiringAdopter.find((c) => c.object === object), undefined);
+  });
+
+  it('never moves an adopted object away from the adopter that may be working it, over random memberships', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const names = ['a', 'b', 'c', 'd', 'e'];
+    const pick = (from: string[]) => from.filter(() => random() < 0.5);
+    for (let round = 0; round < 300; round++) {
+      const live = pick(names);
+      const expiring = pick(names.filter((n) => !live.includes(n)));
+      const dead = names.filter((n) => !live.includes(n) && !expiring.includes(n));
+      if (live.length === 0 || dead.length === 0) continue;
+      const adopters = pick(names);
+      const membership: ShardMembership = { live, expiring, leased: pick(dead), ...(adopters.length > 0 ? { adoptions: [{ shard: dead[0]!, adopters, workableUntil: Infinity }] } : {}) };
+      const objects = Array.from({ length: 20 }, (_, i) => bucket(`r${round}-${i}`, { [SHARD]: dead[0]!, ...(random() < 0.3 ? { [DRAIN]: 'true' } : {}) }));
+      for (const change of planShardLabels(objects, membership)) {
+        if (adopters.length === 0 || change.action !== 'assign') continue;
+        const adopter = new HashRing(adopters).shardAt(adoptionHash(change.object))!;
+        // An adopter works an object while it is live or expiring; only a dead one has stopped.
+        assert.ok(change.shard === adopter || isDeadShard(membership, adopter), `round ${round}: ${change.object.name} moved to ${change.shard} while ${adopter} may work it`);
+      }
+    }
   });
 
   it('takes nothing from an expiring shard: it may still be working', () => {

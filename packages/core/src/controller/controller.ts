@@ -12,6 +12,8 @@ import { WorkQueue } from '../queue/work-queue.js';
 import type { ReconcileRequest, ReconcileOutcome } from '../reconcile/reconciler.js';
 import { k8orPath } from '../kube/paths.js';
 import { KubeApiError, type KubeRest } from '../kube/rest.js';
+import { ShardAdoptions } from '../sharding/adoptions.js';
+import type { ShardAdoption } from '../sharding/shard-leases.js';
 import { drainLabel, shardLabel } from '../sharding/labels.js';
 
 export type ManagedObject = ManagedResource & KubernetesObject;
@@ -49,8 +51,9 @@ export interface ControllerOptions {
   metrics?: ControllerMetrics;
   logger?: Logger;
   /**
-   * Work only the objects labelled for this shard (`shard.k8or.io/<kind>=<name>`), and let go
-   * of one the leader drains (see docs/sharding.md). Every object when omitted.
+   * Work only the objects labelled for this shard (`shard.k8or.io/<kind>=<name>`), and those of
+   * the dead shards it adopts (`adopt`) that fall to it, and let go of one the leader drains (see
+   * docs/sharding.md). Every object when omitted.
    */
   shard?: { name: string; rest: KubeRest };
   /**
@@ -135,6 +138,7 @@ export class Controller {
   readonly #metrics: ControllerMetrics | undefined;
   readonly #logger: Logger | undefined;
   readonly #shard: { name: string; rest: KubeRest } | undefined;
+  readonly #adoptions: ShardAdoptions | undefined;
   readonly #firstCheckDelayMs: ((obj: ManagedObject) => number) | undefined;
   readonly #beforeFirstSchedule: (() => Promise<void>) | undefined;
   /** Keys added before the first schedule (see beforeFirstSchedule); undefined once it ran. */
@@ -155,6 +159,7 @@ export class Controller {
     this.#metrics = options.metrics;
     this.#logger = options.logger?.child({ controller: this.name });
     this.#shard = options.shard;
+    this.#adoptions = options.shard ? new ShardAdoptions(options.kind, options.shard.name, (selector) => this.informer.reselect(selector)) : undefined;
     this.#firstCheckDelayMs = options.firstCheckDelayMs;
     this.#beforeFirstSchedule = options.beforeFirstSchedule;
     this.queue = new WorkQueue<string>({
@@ -168,22 +173,33 @@ export class Controller {
       version: VERSION,
       plural: KINDS[options.kind].plural,
       ...(options.namespace ? { namespace: options.namespace } : {}),
-      ...(options.shard ? { labelSelector: `${shardLabel(options.kind)}=${options.shard.name}` } : {}),
+      ...(this.#adoptions ? { labelSelector: this.#adoptions.selector } : {}),
       ...(this.#logger ? { logger: this.#logger } : {}),
       ...(options.informerMetrics ? { metrics: options.informerMetrics } : {}),
       // Thousands of objects, each read whole only when it is reconciled.
       compact: true,
     });
     this.informer.on('add', (obj) => {
+      if (!this.#works(obj)) return;
       if (this.#unscheduled) this.#unscheduled.add(objectKey(obj));
       else this.#firstLook(obj);
     });
     this.informer.on('update', (obj, old) => {
+      if (!this.#works(obj)) return;
       if (this.#drained(obj) && this.#unscheduled === undefined) this.#letGoSoon(objectKey(obj));
       else if (desiredStateChanged(old, obj)) this.enqueue(obj);
     });
     this.informer.on('delete', (obj) => this.enqueue(obj));
     this.informer.on('error', (err) => this.#logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'informer error'));
+  }
+
+  /**
+   * Sharded: the dead shards this shard adopts now, as the last read of the shard Leases granted
+   * them; every adoption not granted lapses (its reconciles in flight abort, its objects leave the
+   * watch).
+   */
+  adopt(grants: readonly ShardAdoption[]): void {
+    this.#adoptions?.set(grants);
   }
 
   enqueue(obj: KubernetesObject): void {
@@ -207,7 +223,7 @@ export class Controller {
     this.#unscheduled = undefined;
     for (const key of found) {
       const obj = this.informer.cache.get(key);
-      if (obj) this.#firstLook(obj);
+      if (obj && this.#works(obj)) this.#firstLook(obj);
     }
     for (let i = 0; i < this.workers; i++) this.#running.push(this.#work());
   }
@@ -241,6 +257,7 @@ export class Controller {
    */
   async stop(deadlineMs = 10_000): Promise<boolean> {
     this.informer.stop();
+    this.#adoptions?.stop();
     if (deadlineMs <= 0) this.#inFlight.abort(new Error(`controller ${this.name} stopped`));
     const drained = await this.queue.shutDownWithDrain(deadlineMs);
     if (!drained) {
@@ -257,9 +274,15 @@ export class Controller {
   /** Stops at once, as a dead process would: nothing in flight makes another call. */
   kill(): void {
     this.informer.stop();
+    this.#adoptions?.stop();
     this.queue.shutDown();
     this.#inFlight.abort(new Error(`controller ${this.name} killed`));
     this.#running = [];
+  }
+
+  /** Not sharded, or `obj` is this shard's to work (its own, or adopted and falling to it). */
+  #works(obj: ManagedObject): boolean {
+    return this.#adoptions?.works(obj) ?? true;
   }
 
   /** Sharded, and the leader asks this shard to let go of `obj`. */
@@ -339,7 +362,7 @@ export class Controller {
    */
   async #shardWorks(key: string, rest: KubeRest): Promise<boolean> {
     const object = this.informer.cache.get(key);
-    if (!object) {
+    if (!object || !this.#works(object)) {
       this.queue.forget(key);
       return false;
     }
@@ -360,11 +383,15 @@ export class Controller {
     const { namespace, name } = splitObjectKey(key);
     const started = performance.now();
     this.#metrics?.activeWorkers(this.name, 1);
+    // An adopted object's calls stop when the adoption lapses, as its own objects' do when the shard loses its Lease.
+    const cached = this.#adoptions ? this.informer.cache.get(key) : undefined;
+    const lapse = cached ? this.#adoptions?.lapseSignal(cached) : undefined;
+    const signal = lapse ? AbortSignal.any([this.#inFlight.signal, lapse]) : this.#inFlight.signal;
     try {
       // Whatever this pass ends in sets the next wake; one left from an earlier pass (a backoff the
       // pass just made good) would only repeat it.
       const result = await this.#reconciler
-        .reconcile({ namespace: namespace ?? '', name, signal: this.#inFlight.signal })
+        .reconcile({ namespace: namespace ?? '', name, signal })
         .finally(() => this.queue.dropWakeSetBeforeProcessing(key));
       const seconds = (performance.now() - started) / 1000;
       if (result.backoff) {

@@ -28,6 +28,7 @@ import { CachedManagedResources } from './cached-resources.js';
 import { Controller, type ControllerMetrics, type ManagedObject } from './controller.js';
 import { LeaderElector } from '../leader/index.js';
 import { FleetShare } from '../sharding/fleet-share.js';
+import type { ShardAdoption } from '../sharding/shard-leases.js';
 import { shardLease, type ShardLeaseOptions } from '../sharding/shard-lease.js';
 
 export interface LeaderElectionSettings {
@@ -145,6 +146,8 @@ export class Engine {
   #draining: Promise<void> | undefined;
   /** Sharded: this shard's part of the ProviderConfigs' rate limits and drift budgets, kept up to date. */
   #fleetShare: FleetShare | undefined;
+  /** Sharded: the dead shards' adoptions the last read of the shard Leases found (each controller keeps those naming this shard). */
+  #adoptions: readonly ShardAdoption[] = [];
   #elector: LeaderElector | undefined;
   #stopped = false;
 
@@ -197,6 +200,10 @@ export class Engine {
         target: this.cloudRateLimits,
         ...(sharding.retryPeriodMs !== undefined ? { periodMs: sharding.retryPeriodMs } : {}),
         ...(sharding.leaseDurationMs !== undefined ? { leaseDurationMs: sharding.leaseDurationMs } : {}),
+        onRead: (membership) => {
+          this.#adoptions = membership.adoptions ?? [];
+          for (const controller of this.#run?.controllers.values() ?? []) controller.adopt(this.#adoptions);
+        },
         ...(this.#logger ? { logger: this.#logger } : {}),
       });
       this.#fleetShare.start();
@@ -399,7 +406,11 @@ export class Engine {
         }),
       );
     }
-    for (const [kind, controller] of controllers) managedResources.track(kind, controller.informer);
+    for (const [kind, controller] of controllers) {
+      // Before its informer lists: the adopted shards' objects come with its first list.
+      controller.adopt(this.#adoptions);
+      managedResources.track(kind, controller.informer);
+    }
     const planner = new DriftCheckPlanner({
       managed: new Map([...controllers].map(([kind, controller]) => [kind, controller.informer])),
       providerConfigs,

@@ -126,6 +126,12 @@ export interface Informer<T extends ObjectWithMetadata> {
   readonly cache: Indexer<T>;
   /** The resourceVersion the next watch resumes from. */
   lastResourceVersion(): string | undefined;
+  /**
+   * Lists and watches by `labelSelector` from now on: ends the watch, lists again, and emits the
+   * difference (an object the new selector leaves out is deleted from the cache, one it adds is
+   * added); objects both select keep their place without an event.
+   */
+  reselect(labelSelector: string | undefined): void;
 }
 
 /** Creates an informer (not started) for one resource. */
@@ -169,11 +175,15 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   /** Aborted by stop(), which cancels a list in flight and ends a backoff wait. */
   private readonly lifetime = new AbortController();
   private resourceVersion: string | undefined;
+  private labelSelector: string | undefined;
+  /** The selector changed: list again before the next watch. */
+  private relistRequested = false;
   private abortWatch: (() => void) | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(options: InformerOptions<T>) {
     this.options = options;
+    this.labelSelector = options.labelSelector;
     this.transform = options.transform ?? withoutUnreadMetadata;
     this.store = new ObjectCache<T>(options.compact ? compactJsonCodec<T>() : undefined, { namespaceIndex: options.namespaceIndex ?? true });
     this.path = resourcePath(options.group, options.version, options.plural, options.namespace);
@@ -212,6 +222,13 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
     return this.started;
   }
 
+  reselect(labelSelector: string | undefined): void {
+    if (labelSelector === this.labelSelector) return;
+    this.labelSelector = labelSelector;
+    this.relistRequested = true;
+    this.abortWatch?.();
+  }
+
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
@@ -226,6 +243,10 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
     let needList = true;
     let freshFromList = false;
     while (!this.stopped) {
+      if (this.relistRequested) {
+        this.relistRequested = false;
+        needList = true;
+      }
       if (needList) {
         try {
           await this.listAndReplace();
@@ -238,8 +259,11 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
           continue;
         }
       }
+      // Reselected while listing: that list used the old selector.
+      if (this.relistRequested) continue;
       const end = await this.watchOnce();
       if (this.stopped) break;
+      if (this.relistRequested) continue;
       this.options.metrics?.watchEnded(end.reason);
       if (end.reason === 'gone') {
         this.options.logger?.info({ resource: this.path, resourceVersion: this.resourceVersion }, 'watch history expired (410 Gone); relisting');
@@ -273,11 +297,12 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
     const items: T[] = [];
     let resourceVersion: string | undefined;
     let continueToken: string | undefined;
+    const labelSelector = this.labelSelector;
     do {
       const query = {
         limit: limit === undefined ? undefined : String(limit),
         continue: continueToken,
-        labelSelector: this.options.labelSelector,
+        labelSelector,
         fieldSelector: this.options.fieldSelector,
       };
       const body = await requestJson(this.options.kubeConfig, 'GET', this.path, { query, userAgent: USER_AGENT, signal: this.lifetime.signal });
@@ -344,7 +369,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
           resourceVersion: this.resourceVersion,
           allowWatchBookmarks: 'true',
           timeoutSeconds: String(timeoutSeconds),
-          labelSelector: this.options.labelSelector,
+          labelSelector: this.labelSelector,
           fieldSelector: this.options.fieldSelector,
         },
         inactivityMs: this.options.watchInactivityMs ?? 150_000,

@@ -14,7 +14,7 @@ import { planShardLabels, type ShardLabelChange } from './plan.js';
 import { shardKeySourceOf, type ShardKeyContext } from './resource-key.js';
 import { shardRecordPages } from './record-pages.js';
 import { StringPool, shardRecordOf, type ShardRecord } from './shard-record.js';
-import { ShardLeaseReader, type ShardMembership } from './shard-leases.js';
+import { ShardLeaseReader, isDeadShard, type ShardMembership } from './shard-leases.js';
 
 export interface ShardAssignerOptions {
   kubeConfig: KubeAccess;
@@ -86,6 +86,12 @@ export class ShardAssigner {
   /** The cache of `sync()` called on its own (outside `run()`), kept until `close()`. */
   #standing: AssignmentCache | undefined;
   readonly #pool = new StringPool();
+  /**
+   * Per dead shard: its adopted objects drained and not yet let go of by their adopters
+   * (`<kind>/<key>`). Its Lease, and so the adoption, is held while any remain, so the adopters stay
+   * to let go of them. Rebuilt by each full pass.
+   */
+  readonly #awaitingLetGo = new Map<string, Set<string>>();
   /** What the last full pass planned with, and whether it wrote every change it planned. */
   #lastFullPass: { membership: ShardMembership; contextVersion: number; startedAt: number; clean: boolean } | undefined;
 
@@ -194,13 +200,16 @@ export class ShardAssigner {
     const planning: Planning = { membership, contextVersion, context, cache, fenced: new Map(), result };
     const kinds = this.#options.kinds ?? MANAGED_KINDS;
     const reach = this.#reach(membership, contextVersion);
+    await this.#holdAdoptions(membership, signal);
+    if (reach === 'all') this.#awaitingLetGo.clear();
     if (reach === 'unassigned') {
       for (const kind of kinds) await this.#planAndApply(cache.records(kind), planning, signal);
       return result;
     }
     const startedAt = Date.now();
     for (const kind of kinds) {
-      const selectors = reach === 'all' ? [undefined] : departedSelectors(kind, reach.departed);
+      // An adopted shard's objects too: one whose adopter left is handed on from that adopter.
+      const selectors = reach === 'all' ? [undefined] : departedSelectors(kind, [...new Set([...reach.departed, ...(membership.adoptions ?? []).map((adoption) => adoption.shard)])].sort());
       for (const selector of selectors) await this.#planPages(kind, selector, planning, signal);
     }
     // A change refused because its object changed meanwhile (a user's edit during a long pass) is
@@ -268,19 +277,37 @@ export class ShardAssigner {
     return { departed: [...known].filter((shard) => !membership.live.includes(shard)).sort() };
   }
 
+  /**
+   * Writes again the Lease of each dead shard whose adopters still have objects to let go of, so the
+   * adoption lasts until they have; forgets a shard that is back, or whose Lease it could not hold.
+   */
+  async #holdAdoptions(membership: ShardMembership, signal: AbortSignal | undefined): Promise<void> {
+    for (const [dead, keys] of [...this.#awaitingLetGo]) {
+      signal?.throwIfAborted();
+      if (keys.size === 0 || !isDeadShard(membership, dead) || !(await this.#reader.takeOver(dead, this.#options.identity ?? 'k8or-shard-assigner', membership.live))) this.#awaitingLetGo.delete(dead);
+    }
+  }
+
   async #planAndApply(records: Iterable<ShardRecord>, planning: Planning, signal: AbortSignal | undefined): Promise<void> {
     const { fenced, cache, result } = planning;
-    const changes = planShardLabels(keyed(records, planning.contextVersion, planning.context), planning.membership);
+    const adopted = new Set((planning.membership.adoptions ?? []).map((adoption) => adoption.shard));
+    const noted = noting(keyed(records, planning.contextVersion, planning.context), (record) => {
+      // Drained earlier, still labelled for an adopted dead shard: its adopter has yet to let go.
+      if (record.draining && record.shard && adopted.has(record.shard)) this.#awaitLetGo(record.shard, record);
+    });
+    const changes = planShardLabels(noted, planning.membership);
     const written = await mapBounded(changes, this.#options.concurrency ?? 16, async (change) => {
       // The fence: hold a dead shard's Lease before each of its objects moves, so no replica of
-      // that name can hold it, and work them, while they do, however long that takes. A shard that
-      // renewed after all keeps the objects not yet moved, until a later pass.
-      if (change.action === 'assign' && change.from !== undefined && fenced.get(change.from) !== false) {
+      // that name can hold it, and work them, while they do, however long that takes; the first
+      // write names the live shards as its adopters, who work its objects until they are moved.
+      // A shard that renewed after all keeps the objects not yet moved, until a later pass.
+      for (const dead of fencesOf(change)) {
+        if (fenced.get(dead) === false) continue;
         signal?.throwIfAborted();
-        const held = await this.#reader.takeOver(change.from, this.#options.identity ?? 'k8or-shard-assigner');
+        const held = await this.#reader.takeOver(dead, this.#options.identity ?? 'k8or-shard-assigner', planning.membership.live);
         // Once lost in a pass, lost for the rest of it.
-        if (!held) fenced.set(change.from, false);
-        else if (!fenced.has(change.from)) fenced.set(change.from, true);
+        if (!held) fenced.set(dead, false);
+        else if (!fenced.has(dead)) fenced.set(dead, true);
       }
       if (heldByFailedFence(change, fenced)) return false;
       const applied = await this.#apply(change, signal);
@@ -288,7 +315,24 @@ export class ShardAssigner {
       cache.outdated(change.object.kind, change.object);
       return applied;
     }, signal);
-    changes.forEach((change, i) => (written[i] ? result.applied : result.skipped).push(change));
+    changes.forEach((change, i) => {
+      (written[i] ? result.applied : result.skipped).push(change);
+      if (!written[i]) return;
+      const labelled = change.object.shard || undefined;
+      if (change.action === 'drain' && labelled !== undefined && labelled !== change.from) this.#awaitLetGo(labelled, change.object);
+      else if (change.action === 'assign') this.#letGone(change.object);
+    });
+  }
+
+  #awaitLetGo(dead: string, record: ShardRecord): void {
+    const keys = this.#awaitingLetGo.get(dead) ?? new Set<string>();
+    this.#awaitingLetGo.set(dead, keys);
+    keys.add(`${record.kind}/${record.cacheKey}`);
+  }
+
+  /** `record` is on a live shard now (let go of and assigned, or moved at once). */
+  #letGone(record: ShardRecord): void {
+    for (const keys of this.#awaitingLetGo.values()) keys.delete(`${record.kind}/${record.cacheKey}`);
   }
 
   /** One compare-and-swap label patch; false when the object changed or went since it was read. */
@@ -311,6 +355,14 @@ export class ShardAssigner {
   }
 }
 
+/** Each record, after `note` saw it. */
+function* noting<T>(records: Iterable<T>, note: (record: T) => void): Generator<T> {
+  for (const record of records) {
+    note(record);
+    yield record;
+  }
+}
+
 /** Each record, its shard key's ring position computed where the record is new or the Namespaces or ProviderConfigs changed since. */
 function* keyed(records: Iterable<ShardRecord>, contextVersion: number, context: ShardKeyContext): Generator<ShardRecord> {
   for (const record of records) {
@@ -326,9 +378,22 @@ function departedSelectors(kind: ManagedKindName, departed: readonly string[]): 
   return departed.length > 0 ? [onDeparted, drainedElsewhere] : [drainLabel(kind)];
 }
 
-/** A move off a dead shard whose Lease this pass could not take: that shard keeps the object for now. */
+/**
+ * The dead shards whose Leases a change must hold: for a move off a dead shard, the shard it is
+ * labelled for and, when that shard's adopter that worked it died too, that adopter; for a drain of
+ * an adopted object (labelled for a dead shard, worked by an adopter), the dead shard, whose
+ * adoption must last until the adopter has let go.
+ */
+function fencesOf(change: ShardLabelChange<ShardRecord>): string[] {
+  const labelled = change.object.shard || undefined;
+  if (change.action === 'assign') return change.from === undefined ? [] : [...new Set([change.from, ...(labelled ? [labelled] : [])])];
+  if (change.action === 'drain' && labelled !== undefined && labelled !== change.from) return [labelled];
+  return [];
+}
+
+/** A change whose dead shards' Leases this pass could not all take: those shards keep the object for now. */
 function heldByFailedFence(change: ShardLabelChange<ShardRecord>, fenced: ReadonlyMap<string, boolean>): boolean {
-  return change.action === 'assign' && change.from !== undefined && !fenced.get(change.from);
+  return fencesOf(change).some((dead) => !fenced.get(dead));
 }
 
 /** A count or a time the options give: when given, an integer of at least `least` (default 1), else a RangeError naming the option. */

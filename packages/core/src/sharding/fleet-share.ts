@@ -19,6 +19,8 @@ export interface FleetShareOptions {
   periodMs?: number;
   /** Expiry of a Lease record that states no duration. Default 15 s. */
   leaseDurationMs?: number;
+  /** After each successful read: what it found (the engine takes its adoptions from it). */
+  onRead?: (membership: ShardMembership) => void;
   logger?: Logger;
 }
 
@@ -78,6 +80,7 @@ export class FleetShare {
 
   async #refresh(): Promise<{ membership: ShardMembership; counted: string[] }> {
     const membership = await this.#reader.read();
+    this.#options.onRead?.(membership);
     const counted = [...new Set([...membership.live, ...membership.expiring, this.#options.shard])].sort();
     const shards = counted.length;
     if (shards !== this.#shards) this.#options.logger?.info({ shards, share: 1 / shards }, 'cloud rate limits and drift budgets divided among the shards');

@@ -29,6 +29,17 @@ export function shardKeyHash(source: ShardKeySource): number {
   return ringHash(shardKeyOf(source));
 }
 
+/**
+ * Where an object of a dead shard falls on its adopters' ring (`ADOPTED_BY_ANNOTATION`): by the
+ * object alone (`<kind>/<namespace>/<name>`, which never changes), not by the cloud resource it
+ * names, so an edit of its ProviderConfig or external name during the adoption never hands it to a
+ * second adopter. Every adopter caches all the dead shard's objects, so the claimants of one cloud
+ * resource stay in view of each.
+ */
+export function adoptionHash(object: { kind: ManagedKindName; namespace: string; name: string }): number {
+  return shardKeyHash({ kind: object.kind, namespace: object.namespace, name: object.name });
+}
+
 /** The live shard an object belongs on, or undefined when no shard is live. */
 export function assignShard(ring: HashRing, source: ShardKeySource): string | undefined {
   return ring.shardAt(shardKeyHash(source));

@@ -1,7 +1,7 @@
 import type { KubeAccess } from '../kube/access.js';
 import { KubeApiError, requestJson, resourcePath } from '../informer/request.js';
 import { LeaseObservation, microTime, type LeaseRecord } from '../leader/lease-observation.js';
-import { SHARDS_COUNTED_ANNOTATION, SHARD_LEASE_LABEL } from './labels.js';
+import { ADOPTED_BY_ANNOTATION, SHARDS_COUNTED_ANNOTATION, SHARD_LEASE_LABEL } from './labels.js';
 
 /** Who may hold objects, as one reader saw the ring's Leases. */
 export interface ShardMembership {
@@ -13,7 +13,32 @@ export interface ShardMembership {
    * until it joins `live` or drops out. Sorted.
    */
   expiring: string[];
+  /**
+   * Dead shards whose Lease the leader holds with `ADOPTED_BY_ANNOTATION`, while that record has not
+   * expired: their objects may be worked by their adopters. Absent: none.
+   */
+  adoptions?: ShardAdoption[];
+  /** Every shard whose Lease was listed, sorted: a dead one among them is adopted when its Lease is taken. Absent: not known. */
+  leased?: string[];
 }
+
+/** A dead shard whose objects live shards work without relabelling them (`ADOPTED_BY_ANNOTATION`). */
+export interface ShardAdoption {
+  /** The dead shard: the label its objects carry. */
+  shard: string;
+  /** The shards that adopt them, sorted: each object goes to the one its key falls to on their ring. */
+  adopters: string[];
+  /**
+   * Until when (`performance.now()`) an adopter may work them, by this reader's clock: two thirds of
+   * the Lease duration after the record last changed (the renew deadline's share), so an adopter
+   * has stopped before anyone may call the record expired and the dead shard may hold its Lease
+   * again.
+   */
+  workableUntil: number;
+}
+
+/** The share of the Lease duration, from the leader's last write seen, for which an adopter may work. */
+const ADOPTER_WINDOW = 2 / 3;
 
 /** A shard is dead, so its objects may move at once, when it is neither live nor expiring. */
 export function isDeadShard(membership: ShardMembership, shard: string): boolean {
@@ -82,6 +107,7 @@ export class ShardLeaseReader {
     const listed = new Set<string>();
     const live: string[] = [];
     const expiring: string[] = [];
+    const adoptions: ShardAdoption[] = [];
 
     for (const item of list.items ?? []) {
       const name = item.metadata?.name;
@@ -102,6 +128,10 @@ export class ShardLeaseReader {
       } else if (!seen.released && seen.own.unexpired(durationMs, now)) {
         expiring.push(name);
       }
+      const adopters = item.metadata?.annotations?.[ADOPTED_BY_ANNOTATION];
+      if (record.holderIdentity !== name && adopters !== undefined && seen.lease.unexpired(durationMs, now)) {
+        adoptions.push({ shard: name, adopters: adopters.split(',').filter(Boolean).sort(), workableUntil: now + seen.lease.remainingMs(durationMs, now, ADOPTER_WINDOW) });
+      }
     }
     // A Lease deleted under a shard that may still be working: expiring until its last record expires.
     for (const [name, seen] of this.#seen) {
@@ -109,7 +139,7 @@ export class ShardLeaseReader {
       if (!seen.released && seen.own.unexpired(durationMs, now)) expiring.push(name);
       else this.#seen.delete(name);
     }
-    return { live: live.sort(), expiring: expiring.sort() };
+    return { live: live.sort(), expiring: expiring.sort(), leased: [...listed].sort(), ...(adoptions.length > 0 ? { adoptions: adoptions.sort((a, b) => (a.shard < b.shard ? -1 : 1)) } : {}) };
   }
 
   /**
@@ -148,14 +178,19 @@ export class ShardLeaseReader {
    * takes longer than one Lease duration is still fenced. Concurrent calls for one shard share one
    * write. True when there is no Lease to take (nothing can come back through it but a new Lease,
    * which starts live).
+   *
+   * With `adopters`, the record names them (`ADOPTED_BY_ANNOTATION`) unless it names adopters
+   * already and may still be in effect (held by `holder`, and written within one Lease duration as
+   * far as this reader knows): an adoption's ring never changes while an adopter may be working by
+   * it.
    */
-  async takeOver(shard: string, holder: string): Promise<boolean> {
+  async takeOver(shard: string, holder: string, adopters?: readonly string[]): Promise<boolean> {
     const held = this.#held.get(shard);
     if (held?.holder === holder) {
       if (held.writing) return await held.writing;
       if (performance.now() - held.at < held.durationMs / 3) return true;
     }
-    const writing = this.#writeHolder(shard, holder);
+    const writing = this.#writeHolder(shard, holder, adopters, held?.holder === holder ? held.at : undefined);
     this.#held.set(shard, { holder, at: held?.at ?? 0, durationMs: held?.durationMs ?? this.#defaultDurationMs, writing });
     try {
       return await writing;
@@ -169,7 +204,7 @@ export class ShardLeaseReader {
     return this.#options.defaultLeaseDurationMs ?? 15_000;
   }
 
-  async #writeHolder(shard: string, holder: string): Promise<boolean> {
+  async #writeHolder(shard: string, holder: string, adopters: readonly string[] | undefined, lastWrittenAt: number | undefined): Promise<boolean> {
     const seen = this.#seen.get(shard);
     if (!seen) return true;
     const { kubeConfig, namespace } = this.#options;
@@ -178,10 +213,16 @@ export class ShardLeaseReader {
     const path = `${resourcePath('coordination.k8s.io', 'v1', 'leases', namespace)}/${encodeURIComponent(shard)}`;
     const durationSeconds = seen.raw.spec?.leaseDurationSeconds && seen.raw.spec.leaseDurationSeconds > 1 ? seen.raw.spec.leaseDurationSeconds : Math.ceil(this.#defaultDurationMs / 1000);
     const taking = seen.raw.spec?.holderIdentity !== holder;
+    const annotations = seen.raw.metadata?.annotations;
+    const adoptionInEffect =
+      !taking && annotations?.[ADOPTED_BY_ANNOTATION] !== undefined &&
+      (seen.lease.unexpired(this.#defaultDurationMs, sentAt) || (lastWrittenAt !== undefined && sentAt - lastWrittenAt < durationSeconds * 1000));
+    const metadata = adopters === undefined || adoptionInEffect ? seen.raw.metadata : { ...seen.raw.metadata, annotations: { ...annotations, [ADOPTED_BY_ANNOTATION]: [...adopters].sort().join(',') } };
     try {
       seen.raw = (await requestJson(kubeConfig, 'PUT', path, {
         body: {
           ...seen.raw,
+          ...(metadata ? { metadata } : {}),
           spec: {
             ...seen.raw.spec,
             holderIdentity: holder,
