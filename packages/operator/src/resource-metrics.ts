@@ -20,11 +20,13 @@ interface WithReady {
 export function registerResourceMetrics(metrics: CoreMetrics, engines: readonly Engine[], now: () => number = Date.now): void {
   // Each cache keeps the conditions' summary of its objects in step with them (a compact cache
   // would otherwise decode every object at every scrape); made at a cache's first scrape.
-  const summaries = new WeakMap<object, ReadonlyMap<string, ConditionsSummary>>();
-  const summaryOf = (controller: Controller): ReadonlyMap<string, ConditionsSummary> => {
+  // A shard's cache also holds the objects of a dead shard it adopts that fall to another adopter:
+  // not its own to count (undefined).
+  const summaries = new WeakMap<object, ReadonlyMap<string, ConditionsSummary | undefined>>();
+  const summaryOf = (controller: Controller): ConditionsSummary[] => {
     let summary = summaries.get(controller.informer.cache);
-    if (!summary) summaries.set(controller.informer.cache, (summary = controller.informer.cache.addSummary((object) => conditionsOf(object as WithReady))));
-    return summary;
+    if (!summary) summaries.set(controller.informer.cache, (summary = controller.informer.cache.addSummary((object) => (controller.works(object) ? conditionsOf(object as WithReady) : undefined))));
+    return [...summary.values()].filter((s) => s !== undefined);
   };
   const byStatus = (): Map<string, Array<{ ready: ReadyStatus; since: number }>> => {
     const found = new Map<string, Array<{ ready: ReadyStatus; since: number }>>();
@@ -35,7 +37,7 @@ export function registerResourceMetrics(metrics: CoreMetrics, engines: readonly 
         // it is empty until the first error, and an alert on it misses the first ones.
         metrics.reconcileErrorsTotal.inc({ controller: controller.name }, 0);
         const list = found.get(controller.name) ?? [];
-        for (const summary of summaryOf(controller).values()) list.push({ ready: summary.ready, since: summary.readySince ?? at });
+        for (const summary of summaryOf(controller)) list.push({ ready: summary.ready, since: summary.readySince ?? at });
         found.set(controller.name, list);
       }
     }
@@ -64,7 +66,7 @@ export function registerResourceMetrics(metrics: CoreMetrics, engines: readonly 
       for (const engine of engines) {
         for (const controller of engine.controllers.values()) {
           const held: number[] = [];
-          for (const summary of summaryOf(controller).values()) if (summary.driftHeld) held.push(summary.driftHeldSince ?? at);
+          for (const summary of summaryOf(controller)) if (summary.driftHeld) held.push(summary.driftHeldSince ?? at);
           this.set({ controller: controller.name }, held.length > 0 ? Math.max(0, (at - Math.min(...held)) / 1000) : 0);
         }
       }

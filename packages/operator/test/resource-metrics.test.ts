@@ -19,9 +19,13 @@ function bucket(name: string, conditions: Array<{ type: string; status: string; 
   } as unknown as ManagedObject;
 }
 
-/** An engine with one controller over `cache`: the gauges read nothing else of it. */
+/**
+ * An engine with one controller over `cache`: the gauges read nothing else of it. Its shard works
+ * every object but those named `elsewhere-*` (a dead shard's objects adopted by another shard).
+ */
 function engineOver(cache: ObjectCache<ManagedObject>): Engine {
-  return { controllers: new Map([['Bucket', { name: 'bucket', informer: { cache } }]]) } as unknown as Engine;
+  const works = (obj: ManagedObject) => !obj.metadata.name?.startsWith('elsewhere-');
+  return { controllers: new Map([['Bucket', { name: 'bucket', informer: { cache }, works }]]) } as unknown as Engine;
 }
 
 async function gauges(metrics: CoreMetrics): Promise<Map<string, number>> {
@@ -45,6 +49,9 @@ for (const mode of ['kept as they are', 'compact'] as const) {
       cache.set(bucket('failing', [{ type: 'Ready', status: 'False', reason: 'ReconcileError', minutesAgo: 10 }]));
       cache.set(bucket('new', []));
       cache.set(bucket('holding', [{ type: 'Ready', status: 'True', reason: 'Available', minutesAgo: 90 }, { type: 'Synced', status: 'False', reason: 'DriftHeld', minutesAgo: 30 }]));
+      // In the cache, but another shard's to work: not counted, and not timed.
+      cache.set(bucket('elsewhere-1', [{ type: 'Ready', status: 'False', reason: 'ReconcileError', minutesAgo: 100 }]));
+      cache.set(bucket('elsewhere-2', [{ type: 'Ready', status: 'True', reason: 'Available', minutesAgo: 90 }]));
 
       let found = await gauges(metrics);
       assert.equal(found.get('k8or_managed_resources{controller=bucket,ready=True}'), 2);

@@ -180,12 +180,12 @@ export class Controller {
       compact: true,
     });
     this.informer.on('add', (obj) => {
-      if (!this.#works(obj)) return;
+      if (!this.works(obj)) return;
       if (this.#unscheduled) this.#unscheduled.add(objectKey(obj));
       else this.#firstLook(obj);
     });
     this.informer.on('update', (obj, old) => {
-      if (!this.#works(obj)) return;
+      if (!this.works(obj)) return;
       if (this.#drained(obj) && this.#unscheduled === undefined) this.#letGoSoon(objectKey(obj));
       else if (desiredStateChanged(old, obj)) this.enqueue(obj);
     });
@@ -223,7 +223,7 @@ export class Controller {
     this.#unscheduled = undefined;
     for (const key of found) {
       const obj = this.informer.cache.get(key);
-      if (obj && this.#works(obj)) this.#firstLook(obj);
+      if (obj && this.works(obj)) this.#firstLook(obj);
     }
     for (let i = 0; i < this.workers; i++) this.#running.push(this.#work());
   }
@@ -281,7 +281,7 @@ export class Controller {
   }
 
   /** Not sharded, or `obj` is this shard's to work (its own, or adopted and falling to it). */
-  #works(obj: ManagedObject): boolean {
+  works(obj: ManagedObject): boolean {
     return this.#adoptions?.works(obj) ?? true;
   }
 
@@ -362,7 +362,7 @@ export class Controller {
    */
   async #shardWorks(key: string, rest: KubeRest): Promise<boolean> {
     const object = this.informer.cache.get(key);
-    if (!object || !this.#works(object)) {
+    if (!object || !this.works(object)) {
       this.queue.forget(key);
       return false;
     }
