@@ -13,7 +13,7 @@
 // object by object (each object's in order, `--concurrency` objects at a time), as the engine does.
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startSandboxProcess } from './support/sandbox-process.ts';
+import { startSandboxProcess } from '../test/support/sandbox-process.ts';
 
 const PHASES = ['create', 'finalizer patch', 'marker patch', 'status update', 'Event create'] as const;
 type Phase = (typeof PHASES)[number];
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const concurrency = Number(values.concurrency);
   const rounds = Number(values.rounds);
   const execArgv = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : [];
-  const server = await startSandboxProcess(execArgv);
+  const server = await startSandboxProcess({ execArgv });
   const { kubeconfig } = server;
 
   const { KubeConfig } = await import('@kubernetes/client-node');
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   informer?.stop();
   user.close();
   engine.close();
-  server.stop();
+  await server.stop();
 
   console.log(`\nAPI server CPU per write: ${objects} objects a phase, ${concurrency} in flight, ${values.watch ? 'a watch on the namespace open' : 'no watcher'}, rounds 1 to ${rounds} (round 0 warms up), Node ${process.version}, ${new Date().toISOString()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
   console.log(`| write | server CPU per request (µs), rounds 1 to ${rounds} | vs create (median) |`);

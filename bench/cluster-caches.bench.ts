@@ -37,7 +37,7 @@ import { pino } from 'pino';
 import { IMAGE_ENV, IMAGE_NODE_FLAGS, OBJECT_NAMESPACE, PROVIDER_CONFIGS, createObjects, fleetObjects } from '../test/reliability/support/shard-fleet.ts';
 import { kernelFigures } from '../test/reliability/support/memory-probe.ts';
 import { freePort, k8orBinary, probeReady, startOperatorProcess, type OperatorProcess } from '../test/support/operator-process.ts';
-import { startSandboxProcess } from './support/sandbox-process.ts';
+import { startSandboxProcess } from '../test/support/sandbox-process.ts';
 
 const { values } = parseArgs({ options: { objects: { type: 'string', default: '20000' }, passes: { type: 'string', default: '5' } } });
 const OBJECTS = Number(values.objects);
@@ -216,5 +216,5 @@ try {
   assigner?.close();
   await Promise.all(leases.map((lease) => lease.stop({ release: false })));
   admin.close();
-  sandbox.stop();
+  await sandbox.stop();
 }

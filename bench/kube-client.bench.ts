@@ -10,7 +10,7 @@
 // the other tree's bench/ and run it there), which a shared, loaded machine's wall-clock rates are not.
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startSandboxProcess } from './support/sandbox-process.ts';
+import { startSandboxProcess } from '../test/support/sandbox-process.ts';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     await phase(`get, round ${round}`, (i) => rest.get(k8orPath('Bucket', 'default', name(i))));
   }
   rest.close();
-  server.stop();
+  await server.stop();
 
   console.log(`${objects} Buckets, ${concurrency} requests in flight, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
   console.log('| phase | requests/s | client CPU per request (µs) | API server CPU per request (µs) |');

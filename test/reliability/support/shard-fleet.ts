@@ -9,11 +9,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { startSandbox, type RequestLogEntry, type Sandbox } from '@k8or/apiserver';
+import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { KubeRest, corePath, createInformer, installCrds, isConflict, k8orPath, type Informer } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
 import { startDynamoDbLocal, startDynamoDbProxy, startS3Fake } from '@k8or/local-clouds';
 import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
+import { operatorObjectWrites, startSandboxProcess, type OperatorObjectWrites, type SandboxProcess } from '../../support/sandbox-process.ts';
 import { k8orBinary, probeReady, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { classifierOf, startCloudProxy, type CloudCall, type CloudProxy } from './cloud-proxy.ts';
 import { kernelFigures } from './memory-probe.ts';
@@ -53,6 +54,21 @@ export interface FleetOptions {
   imageSettings?: boolean;
   /** Keep the S3 fake's state in a folder (`Fleet.s3DataDir`), so a benchmark can seed buckets there (`Fleet.restartS3`). */
   keepS3State?: boolean;
+  /** Run the API server in a process of its own, as a real one is, rather than on this process's thread beside the fakes and proxies. */
+  apiServerProcess?: boolean;
+}
+
+/** The API server the fleet runs against, in this process or a child one. */
+type FleetApiServer = Pick<SandboxProcess, 'kubeconfig' | 'requestCount' | 'operatorWritesSince' | 'stop'>;
+
+/** The embedded API server on this process's thread, as a FleetApiServer. */
+function inline(sandbox: Sandbox): FleetApiServer {
+  return {
+    kubeconfig: sandbox.kubeconfig,
+    requestCount: () => Promise.resolve(sandbox.requestLog.length),
+    operatorWritesSince: (from) => Promise.resolve(operatorObjectWrites(sandbox.requestLog.slice(from))),
+    stop: () => sandbox.stop(),
+  };
 }
 
 /** The Dockerfile's `node` flags and malloc settings (docs/benchmarks.md, "Operator process at scale"). */
@@ -90,7 +106,14 @@ export interface ObjectState {
 
 export interface Fleet {
   home: string;
-  sandbox: Sandbox;
+  /** The API server's admin kubeconfig. */
+  kubeconfig: string;
+  /** What the API server logged of the requests it served. */
+  requests: {
+    count(): Promise<number>;
+    /** The operator's writes to Buckets and Tables from request `from` on. */
+    operatorWritesSince(from: number): Promise<OperatorObjectWrites>;
+  };
   admin: KubeRest;
   proxies: Record<FleetProviderConfig, Record<FleetService, CloudProxy>>;
   replicas: Map<string, FleetReplica>;
@@ -121,7 +144,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
   const replicas = new Map<string, FleetReplica>();
   try {
     const kubeconfigPath = join(home, 'kubeconfig');
-    const sandbox = await startSandbox({ kubeconfigPath, logLevel: 'error', recordRequests: true });
+    const sandbox = options.apiServerProcess ? await startSandboxProcess({ kubeconfigPath, recordRequests: true }) : inline(await startSandbox({ kubeconfigPath, logLevel: 'error', recordRequests: true }));
     stops.push(() => sandbox.stop());
     const s3DataDir = options.keepS3State ? join(home, 's3') : undefined;
     const [firstS3, dynamodbLocal] = await Promise.all([startS3Fake(s3DataDir ? { dataDir: s3DataDir } : {}), startDynamoDbLocal()]);
@@ -165,7 +188,8 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
 
     const fleet: Fleet = {
       home,
-      sandbox,
+      kubeconfig: sandbox.kubeconfig,
+      requests: { count: () => sandbox.requestCount(), operatorWritesSince: (from) => sandbox.operatorWritesSince(from) },
       admin,
       proxies,
       replicas,
@@ -491,16 +515,3 @@ export function busiestWindow(arrivals: readonly number[], windowMs: number): { 
   return { most, from };
 }
 
-const API_WRITES = new Set(['create', 'update', 'patch', 'delete']);
-
-/** The operator's writes to Buckets and Tables in `entries` (the API server's request log): labels and metadata apart from status. */
-export function operatorObjectWrites(entries: readonly RequestLogEntry[]): { metadata: number; status: number } {
-  let metadata = 0;
-  let status = 0;
-  for (const entry of entries) {
-    if ((entry.resource !== 'buckets' && entry.resource !== 'tables') || !API_WRITES.has(entry.verb) || !(entry.userAgent ?? '').startsWith('k8or-')) continue;
-    if (entry.subresource === 'status') status++;
-    else metadata++;
-  }
-  return { metadata, status };
-}
