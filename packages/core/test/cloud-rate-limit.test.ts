@@ -236,6 +236,24 @@ describe('CloudRateLimits', () => {
     assert.throws(() => limits.setShare(1.5), RangeError);
   });
 
+  it('a fleet\'s member starts each bucket with no tokens: the burst may be spent by the others already', async () => {
+    const time = fakeTime();
+    const limits = new CloudRateLimits(time.options);
+    limits.shareFleetWide();
+    limits.setShare(0.5);
+    limits.configure(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: 10, burst: 4 } }));
+    const calls = Array.from({ length: 3 }, () => limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal()));
+    const released = releaseTimes(time, calls);
+    await time.advance(1000);
+    assert.deepEqual(released, [200, 400, 600], 'no burst: one every 200 ms at 5/s from the start');
+    // A quiet spell earns the burst (its share of it) as before.
+    await time.advance(10_000);
+    const start = time.clock.now;
+    const later = releaseTimes(time, Array.from({ length: 3 }, () => limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal())));
+    await time.advance(1000);
+    assert.deepEqual(later.map((at) => at - start), [0, 0, 200]);
+  });
+
   it('keeps one bucket per ProviderConfig: one that is out of tokens never slows another', async () => {
     const time = fakeTime();
     const limits = new CloudRateLimits(time.options);

@@ -89,6 +89,8 @@ export class CloudRateLimits {
   readonly #now: () => number;
   readonly #setTimer: SetTimer;
   #share = 1;
+  /** A new bucket starts with no tokens (`shareFleetWide`), not a full burst. */
+  #startEmpty = false;
 
   constructor(options: CloudRateLimitsOptions = {}) {
     this.#metrics = options.metrics;
@@ -140,7 +142,7 @@ export class CloudRateLimits {
       if (!bucket) {
         const labels = { provider: plugin.provider, providerConfig: configName, service };
         const pace = sharePace(limit, this.#share);
-        const tokens = new TokenBucket(pace.requestsPerSecond, pace.burst, this.#now);
+        const tokens = new TokenBucket(pace.requestsPerSecond, pace.burst, this.#now, this.#startEmpty ? 0 : pace.burst);
         const state = { ...labels, ...limit, calls: 0, delayed: 0, waitedSeconds: 0, aborted: 0, share: this.#share };
         this.#buckets.set(key, { labels, limit, tokens, state, waiters: [], cancelTimer: undefined });
         this.#metrics?.configured(labels, limit);
@@ -151,6 +153,16 @@ export class CloudRateLimits {
         this.#repace(bucket);
       }
     }
+  }
+
+  /**
+   * This process is one of a fleet that spends one limit: from now on a bucket starts with no
+   * tokens, earning them at its rate, rather than with its burst. The other shards may have spent
+   * the whole burst a moment ago; a shard that joined (or came back) with a fresh burst of its own
+   * would let the fleet's calls in a window exceed `burst + rate × T`.
+   */
+  shareFleetWide(): void {
+    this.#startEmpty = true;
   }
 
   /**

@@ -192,6 +192,7 @@ export class Engine {
     const { leaderElection: election, sharding } = this.#options;
     if (election && sharding) throw new Error('leaderElection and sharding exclude each other: a shard holds its own Lease');
     if (sharding) {
+      this.cloudRateLimits.shareFleetWide();
       this.#fleetShare = new FleetShare({
         kubeConfig: this.#options.kubeConfig,
         namespace: sharding.namespace,

@@ -16,13 +16,13 @@ export class TokenBucket {
   #tokens: number;
   #last: number;
 
-  /** `now` returns milliseconds on a monotonic clock; injectable for tests. */
-  constructor(ratePerSecond: number, burst: number, now: () => number = () => performance.now()) {
+  /** `now` returns milliseconds on a monotonic clock; injectable for tests. `tokens`: what it starts with (at most `burst`, the default). */
+  constructor(ratePerSecond: number, burst: number, now: () => number = () => performance.now(), tokens = burst) {
     TokenBucket.#check(ratePerSecond, burst);
     this.#ratePerSecond = ratePerSecond;
     this.#burst = burst;
     this.#now = now;
-    this.#tokens = burst;
+    this.#tokens = Math.min(burst, tokens);
     this.#last = now();
   }
 
