@@ -280,21 +280,29 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
     }
   }
 
-  /** Lists every object (in pages) and replaces the cache, emitting the difference. */
+  /**
+   * Lists every object (in pages) and replaces the cache, emitting the difference. Each page goes
+   * into the cache as it comes, so a list of many objects never holds them all uncompacted at once;
+   * what the list did not name is deleted once it is complete.
+   */
   private async listAndReplace(): Promise<void> {
     const pageSize = this.options.pageSize ?? 500;
-    const page = await this.listPages(pageSize).catch((error: unknown) => {
+    const listed = new Set<string>();
+    const resourceVersion = await this.listPages(pageSize, listed).catch((error: unknown) => {
       // A continue token can expire between pages (410): list again in one go.
-      if (error instanceof KubeApiError && error.status === 410) return this.listPages(undefined);
+      if (error instanceof KubeApiError && error.status === 410) {
+        listed.clear();
+        return this.listPages(undefined, listed);
+      }
       throw error;
     });
     if (this.stopped) return;
-    this.replace(page.items, page.resourceVersion);
+    this.replaceRest(listed, resourceVersion);
     this.options.metrics?.listed();
   }
 
-  private async listPages(limit: number | undefined): Promise<{ items: T[]; resourceVersion: string | undefined }> {
-    const items: T[] = [];
+  /** Lists in pages of `limit` (all at once when undefined), putting each page into the cache and its keys into `listed`; the list's resourceVersion. */
+  private async listPages(limit: number | undefined, listed: Set<string>): Promise<string | undefined> {
     let resourceVersion: string | undefined;
     let continueToken: string | undefined;
     const labelSelector = this.labelSelector;
@@ -306,6 +314,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
         fieldSelector: this.options.fieldSelector,
       };
       const body = await requestJson(this.options.kubeConfig, 'GET', this.path, { query, userAgent: USER_AGENT, signal: this.lifetime.signal });
+      if (this.stopped) return undefined;
       const list = asRecord(body);
       const metadata = asRecord(list.metadata);
       const itemKind = typeof list.kind === 'string' && list.kind.endsWith('List') ? list.kind.slice(0, -4) : undefined;
@@ -315,23 +324,20 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
         // Lists of built-in kinds omit each item's apiVersion and kind; watch events carry them.
         if (!item.apiVersion && apiVersion) item.apiVersion = apiVersion;
         if (!item.kind && itemKind) item.kind = itemKind;
-        items.push(this.transform(item));
+        const obj = this.transform(item);
+        listed.add(objectKey(obj));
+        const old = this.store.set(obj);
+        if (!old) this.emit('add', obj);
+        else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emit('update', obj, old);
       }
       resourceVersion = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
       continueToken = typeof metadata.continue === 'string' && metadata.continue !== '' ? metadata.continue : undefined;
     } while (continueToken && !this.stopped);
-    return { items, resourceVersion };
+    return resourceVersion;
   }
 
-  /** Makes the cache equal to `items`; emits add, update (resourceVersion changed) and delete for the difference. */
-  private replace(items: T[], resourceVersion: string | undefined): void {
-    const listed = new Set<string>();
-    for (const obj of items) {
-      listed.add(objectKey(obj));
-      const old = this.store.set(obj);
-      if (!old) this.emit('add', obj);
-      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emit('update', obj, old);
-    }
+  /** After a complete list: deletes (and emits) what it did not name, and resumes from its resourceVersion. */
+  private replaceRest(listed: ReadonlySet<string>, resourceVersion: string | undefined): void {
     for (const key of this.store.keys()) {
       if (listed.has(key)) continue;
       const old = this.store.delete(key);
