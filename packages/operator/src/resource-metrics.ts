@@ -45,7 +45,7 @@ export function registerResourceMetrics(metrics: CoreMetrics, engines: readonly 
   };
   new Gauge({
     name: 'k8or_managed_resources',
-    help: 'Buckets and Tables in the reconciling instance\'s cache, by controller and the status of their Ready condition (True, False, Unknown: none yet)',
+    help: 'Buckets and Tables the reconciling instance works (a shard: its own, and the adopted objects of a dead shard that fall to it), by controller and the status of their Ready condition (True, False, Unknown: none yet)',
     labelNames: ['controller', 'ready'],
     registers: [metrics.registry],
     collect() {
