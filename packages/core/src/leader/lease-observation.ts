@@ -43,17 +43,9 @@ export class LeaseObservation {
 
   /** The record seen has not expired yet by this observer's clock; `defaultDurationMs` when the record states none. */
   unexpired(defaultDurationMs: number, now = performance.now()): boolean {
-    return this.remainingMs(defaultDurationMs, now) > 0;
-  }
-
-  /**
-   * How long until `fraction` of the record's duration has passed since it last changed, by this
-   * observer's clock (0 or less: passed; -Infinity before the first observation).
-   */
-  remainingMs(defaultDurationMs: number, now = performance.now(), fraction = 1): number {
-    if (!this.#record) return -Infinity;
+    if (!this.#record) return false;
     const durationMs = this.#record.leaseDurationSeconds !== undefined ? this.#record.leaseDurationSeconds * 1000 : defaultDurationMs;
-    return this.#changedAt + durationMs * fraction - now;
+    return this.#changedAt + durationMs > now;
   }
 }
 

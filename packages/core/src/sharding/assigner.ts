@@ -371,11 +371,9 @@ function* keyed(records: Iterable<ShardRecord>, contextVersion: number, context:
   }
 }
 
-/** The selectors of the objects a pass over departed shards reads: those labelled for them, and those being drained elsewhere. */
+/** The selectors of the objects a pass over departed shards (never none: `#reach`) reads: those labelled for them, and those being drained elsewhere. */
 function departedSelectors(kind: ManagedKindName, departed: readonly string[]): string[] {
-  const onDeparted = `${shardLabel(kind)} in (${departed.join(',')})`;
-  const drainedElsewhere = `${drainLabel(kind)},${shardLabel(kind)} notin (${departed.join(',')})`;
-  return departed.length > 0 ? [onDeparted, drainedElsewhere] : [drainLabel(kind)];
+  return [`${shardLabel(kind)} in (${departed.join(',')})`, `${drainLabel(kind)},${shardLabel(kind)} notin (${departed.join(',')})`];
 }
 
 /**

@@ -30,9 +30,11 @@ export interface ShardAdoption {
   adopters: string[];
   /**
    * Until when (`performance.now()`) an adopter may work them, by this reader's clock: two thirds of
-   * the Lease duration after the record last changed (the renew deadline's share), so an adopter
-   * has stopped before anyone may call the record expired and the dead shard may hold its Lease
-   * again.
+   * the Lease duration after the earliest moment the record can have been written (when the read
+   * before the one that saw it change was sent), so an adopter has stopped before anyone may call
+   * the record expired and the dead shard may hold its Lease again, however slow the reads. A
+   * record this reader has not seen change (a reader just started) is not workable yet: it may be
+   * almost expired.
    */
   workableUntil: number;
 }
@@ -76,6 +78,8 @@ interface Seen {
   released: boolean;
   /** The Lease as listed, for a compare-and-swap takeover. */
   raw: Lease;
+  /** Its record last changed after this moment (the send of the read before the one that saw the change); undefined: not seen to change. */
+  changedAfter: number | undefined;
 }
 
 /**
@@ -90,6 +94,8 @@ export class ShardLeaseReader {
   readonly #seen = new Map<string, Seen>();
   /** The dead shards' Leases this reader holds: when it last wrote each (sent), and a write in flight. */
   readonly #held = new Map<string, { holder: string; at: number; durationMs: number; writing?: Promise<boolean> }>();
+  /** When the last read that answered was sent. */
+  #lastReadSentAt: number | undefined;
 
   constructor(options: ShardLeaseReaderOptions) {
     this.#options = options;
@@ -97,6 +103,7 @@ export class ShardLeaseReader {
 
   async read(): Promise<ShardMembership> {
     const { kubeConfig, namespace, ring } = this.#options;
+    const sentAt = performance.now();
     const list = (await requestJson(kubeConfig, 'GET', resourcePath('coordination.k8s.io', 'v1', 'leases', namespace), {
       query: { labelSelector: `${SHARD_LEASE_LABEL}=${ring}` },
       timeoutMs: this.#options.timeoutMs ?? 10_000,
@@ -114,10 +121,11 @@ export class ShardLeaseReader {
       if (!name) continue;
       listed.add(name);
       const record = item.spec ?? {};
-      const seen = this.#seen.get(name) ?? { lease: new LeaseObservation(), own: new LeaseObservation(), released: false, raw: item };
+      const known = this.#seen.get(name);
+      const seen = known ?? { lease: new LeaseObservation(), own: new LeaseObservation(), released: false, raw: item, changedAfter: undefined };
       this.#seen.set(name, seen);
       seen.raw = item;
-      seen.lease.observe(record, now);
+      if (seen.lease.observe(record, now)) seen.changedAfter = known ? this.#lastReadSentAt : undefined;
       if (record.holderIdentity === name) seen.released = false;
       else if (!record.holderIdentity) seen.released = true;
       // A Lease first seen under another holder: its shard may have written it a moment ago.
@@ -130,7 +138,9 @@ export class ShardLeaseReader {
       }
       const adopters = item.metadata?.annotations?.[ADOPTED_BY_ANNOTATION];
       if (record.holderIdentity !== name && adopters !== undefined && seen.lease.unexpired(durationMs, now)) {
-        adoptions.push({ shard: name, adopters: adopters.split(',').filter(Boolean).sort(), workableUntil: now + seen.lease.remainingMs(durationMs, now, ADOPTER_WINDOW) });
+        const recordMs = record.leaseDurationSeconds !== undefined ? record.leaseDurationSeconds * 1000 : durationMs;
+        const workableUntil = seen.changedAfter === undefined ? -Infinity : seen.changedAfter + recordMs * ADOPTER_WINDOW;
+        adoptions.push({ shard: name, adopters: adopters.split(',').filter(Boolean).sort(), workableUntil });
       }
     }
     // A Lease deleted under a shard that may still be working: expiring until its last record expires.
@@ -139,6 +149,7 @@ export class ShardLeaseReader {
       if (!seen.released && seen.own.unexpired(durationMs, now)) expiring.push(name);
       else this.#seen.delete(name);
     }
+    this.#lastReadSentAt = sentAt;
     return { live: live.sort(), expiring: expiring.sort(), leased: [...listed].sort(), ...(adoptions.length > 0 ? { adoptions: adoptions.sort((a, b) => (a.shard < b.shard ? -1 : 1)) } : {}) };
   }
 
@@ -173,7 +184,7 @@ export class ShardLeaseReader {
    * `holder` over the Lease as last read, carrying its resourceVersion, so it fails (false) if the
    * shard renewed meanwhile. A replica of that name must then wait for this record to expire before
    * it holds its Lease again, which keeps it from working objects that are being moved. Called
-   * again before each move, it writes again once a third of the Lease duration has passed since its
+   * again before each move, it writes again once a fifth of the Lease duration has passed since its
    * last write (by this reader's clock), so the record never expires while moves go on: a move that
    * takes longer than one Lease duration is still fenced. Concurrent calls for one shard share one
    * write. True when there is no Lease to take (nothing can come back through it but a new Lease,
@@ -188,7 +199,9 @@ export class ShardLeaseReader {
     const held = this.#held.get(shard);
     if (held?.holder === holder) {
       if (held.writing) return await held.writing;
-      if (performance.now() - held.at < held.durationMs / 3) return true;
+      // A fifth: an adopter, which may work only two thirds of the duration from the write before
+      // last it saw, sees the next one in time even when its reads take a second or more.
+      if (performance.now() - held.at < held.durationMs / 5) return true;
     }
     const writing = this.#writeHolder(shard, holder, adopters, held?.holder === holder ? held.at : undefined);
     this.#held.set(shard, { holder, at: held?.at ?? 0, durationMs: held?.durationMs ?? this.#defaultDurationMs, writing });
