@@ -159,7 +159,9 @@ export class Controller {
     this.#metrics = options.metrics;
     this.#logger = options.logger?.child({ controller: this.name });
     this.#shard = options.shard;
-    this.#adoptions = options.shard ? new ShardAdoptions(options.kind, options.shard.name, (selector) => this.informer.reselect(selector)) : undefined;
+    this.#adoptions = options.shard
+      ? new ShardAdoptions({ kind: options.kind, self: options.shard.name, onSelectorChange: (selector) => this.informer.reselect(selector), onResume: (shard) => this.#resume(shard) })
+      : undefined;
     this.#firstCheckDelayMs = options.firstCheckDelayMs;
     this.#beforeFirstSchedule = options.beforeFirstSchedule;
     this.queue = new WorkQueue<string>({
@@ -278,6 +280,16 @@ export class Controller {
     this.queue.shutDown();
     this.#inFlight.abort(new Error(`controller ${this.name} killed`));
     this.#running = [];
+  }
+
+  /** An adoption may be worked again: its objects already cached get their first look (ignored while it was paused). */
+  #resume(shard: string): void {
+    const label = shardLabel(this.kind);
+    for (const obj of this.informer.cache.list()) {
+      if (obj.metadata.labels?.[label] !== shard || !this.works(obj)) continue;
+      if (this.#unscheduled) this.#unscheduled.add(objectKey(obj));
+      else this.#firstLook(obj);
+    }
   }
 
   /** Not sharded, or `obj` is this shard's to work (its own, or adopted and falling to it). */

@@ -7,9 +7,8 @@ import type { ShardAdoption } from './shard-leases.js';
 interface Adoption {
   adopters: string;
   ring: HashRing;
-  /** Aborted when the adoption lapses: the calls for its objects stop. */
-  lapsed: AbortController;
-  timer: NodeJS.Timeout;
+  /** While this shard may work the objects: a signal that aborts when that ends, and the timer that ends it. */
+  active: { lapsed: AbortController; timer: NodeJS.Timeout } | undefined;
 }
 
 /** What an object's shard is read from. */
@@ -17,83 +16,101 @@ interface Labelled {
   metadata: { namespace?: string | undefined; name?: string | undefined; labels?: Record<string, string> | undefined };
 }
 
+export interface ShardAdoptionsOptions {
+  kind: ManagedKindName;
+  /** This shard's name. */
+  self: string;
+  /** The watch must select this from now on. */
+  onSelectorChange: (selector: string) => void;
+  /** The objects of `shard` may be worked again (or for the first time): those already cached need a first look. */
+  onResume: (shard: string) => void;
+}
+
 /**
  * One shard's adoptions of dead shards, for one kind: which objects it works (its own, and those of
  * each dead shard it adopts that fall to it on the adopters' ring), the label selector that watches
- * them all, and a signal per adoption that aborts when it lapses. An adoption lapses when a read of
- * the Leases stops granting it, or at its `workableUntil` when no read renewed it (the Leases cannot be
- * read): the leader's record of the dead shard may then expire, and that shard hold its Lease again.
+ * them all, and a signal per adoption that aborts when it pauses.
+ *
+ * An adoption is watched while reads of the Leases grant it, and worked only until its
+ * `workableUntil`: past that, without a read that saw the leader write again, it pauses (its calls
+ * abort, its objects stay cached but are not worked) and resumes when a read shows a newer write.
+ * The leader's record may expire once it pauses, and the dead shard hold its Lease again. An
+ * adoption no read grants any more (its Lease held by another, or its record expired) leaves the
+ * watch.
  */
 export class ShardAdoptions {
-  readonly #kind: ManagedKindName;
-  readonly #self: string;
-  readonly #onSelectorChange: (selector: string) => void;
+  readonly #options: ShardAdoptionsOptions;
   readonly #adoptions = new Map<string, Adoption>();
 
-  constructor(kind: ManagedKindName, self: string, onSelectorChange: (selector: string) => void) {
-    this.#kind = kind;
-    this.#self = self;
-    this.#onSelectorChange = onSelectorChange;
+  constructor(options: ShardAdoptionsOptions) {
+    this.#options = options;
   }
 
   /** This shard's own objects, and every object of the dead shards it adopts. */
   get selector(): string {
-    const label = shardLabel(this.#kind);
-    if (this.#adoptions.size === 0) return `${label}=${this.#self}`;
-    return `${label} in (${[this.#self, ...this.#adoptions.keys()].sort().join(',')})`;
+    const label = shardLabel(this.#options.kind);
+    if (this.#adoptions.size === 0) return `${label}=${this.#options.self}`;
+    return `${label} in (${[this.#options.self, ...this.#adoptions.keys()].sort().join(',')})`;
   }
 
-  /** The adoptions a read of the Leases found: those naming this shard and not yet past `workableUntil` are kept or begun, every other lapses. */
+  /** The adoptions a read of the Leases found: those naming this shard are watched (and worked until their `workableUntil`), every other is dropped. */
   set(grants: readonly ShardAdoption[], now = performance.now()): void {
     const before = this.selector;
-    const granted = new Map(grants.filter((grant) => grant.adopters.includes(this.#self) && grant.workableUntil > now).map((grant) => [grant.shard, grant]));
+    const granted = new Map(grants.filter((grant) => grant.adopters.includes(this.#options.self)).map((grant) => [grant.shard, grant]));
     for (const [shard, adoption] of this.#adoptions) {
       const grant = granted.get(shard);
-      if (!grant || [...grant.adopters].sort().join(',') !== adoption.adopters) this.#lapse(shard);
+      if (grant && sorted(grant.adopters) === adoption.adopters) continue;
+      this.#pause(adoption, shard);
+      this.#adoptions.delete(shard);
     }
+    const resumed: string[] = [];
     for (const [shard, grant] of granted) {
-      const adopters = [...grant.adopters].sort().join(',');
-      const kept = this.#adoptions.get(shard);
-      if (kept) clearTimeout(kept.timer);
-      const timer = setTimeout(() => this.#lapseAndReselect(shard), grant.workableUntil - now);
+      const adoption = this.#adoptions.get(shard) ?? { adopters: sorted(grant.adopters), ring: new HashRing(grant.adopters), active: undefined };
+      this.#adoptions.set(shard, adoption);
+      if (grant.workableUntil <= now) {
+        this.#pause(adoption, shard);
+        continue;
+      }
+      if (adoption.active) clearTimeout(adoption.active.timer);
+      else resumed.push(shard);
+      const timer = setTimeout(() => this.#pause(adoption, shard), grant.workableUntil - now);
       timer.unref();
-      this.#adoptions.set(shard, kept ? { ...kept, timer } : { adopters, ring: new HashRing(grant.adopters), lapsed: new AbortController(), timer });
+      adoption.active = { lapsed: adoption.active?.lapsed ?? new AbortController(), timer };
     }
-    if (this.selector !== before) this.#onSelectorChange(this.selector);
+    if (this.selector !== before) this.#options.onSelectorChange(this.selector);
+    for (const shard of resumed) this.#options.onResume(shard);
   }
 
-  /** Whether this shard works `obj`: labelled for it, or for a dead shard it adopts and falling to it there. */
+  /** Whether this shard works `obj`: labelled for it, or for a dead shard it adopts now and falling to it there. */
   works(obj: Labelled): boolean {
-    const shard = obj.metadata.labels?.[shardLabel(this.#kind)];
-    if (shard === this.#self) return true;
+    const shard = obj.metadata.labels?.[shardLabel(this.#options.kind)];
+    if (shard === this.#options.self) return true;
     const adoption = shard === undefined ? undefined : this.#adoptions.get(shard);
-    if (!adoption) return false;
-    const hash = adoptionHash({ kind: this.#kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' });
-    return adoption.ring.shardAt(hash) === this.#self;
+    if (!adoption?.active) return false;
+    const hash = adoptionHash({ kind: this.#options.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' });
+    return adoption.ring.shardAt(hash) === this.#options.self;
   }
 
-  /** For an object of an adopted shard: a signal that aborts when that adoption lapses; undefined for this shard's own. */
+  /** For an object of an adopted shard: a signal that aborts when that adoption pauses; undefined for this shard's own. */
   lapseSignal(obj: Labelled): AbortSignal | undefined {
-    const shard = obj.metadata.labels?.[shardLabel(this.#kind)];
-    return shard === undefined || shard === this.#self ? undefined : this.#adoptions.get(shard)?.lapsed.signal;
+    const shard = obj.metadata.labels?.[shardLabel(this.#options.kind)];
+    return shard === undefined || shard === this.#options.self ? undefined : this.#adoptions.get(shard)?.active?.lapsed.signal;
   }
 
-  /** Every adoption lapses: the shard stops. */
+  /** Every adoption ends: the shard stops. */
   stop(): void {
-    for (const shard of [...this.#adoptions.keys()]) this.#lapse(shard);
+    for (const [shard, adoption] of this.#adoptions) this.#pause(adoption, shard);
+    this.#adoptions.clear();
   }
 
-  #lapseAndReselect(shard: string): void {
-    if (!this.#adoptions.has(shard)) return;
-    this.#lapse(shard);
-    this.#onSelectorChange(this.selector);
+  #pause(adoption: Adoption, shard: string): void {
+    if (!adoption.active) return;
+    clearTimeout(adoption.active.timer);
+    adoption.active.lapsed.abort(new Error(`the adoption of shard ${shard}'s objects lapsed`));
+    adoption.active = undefined;
   }
+}
 
-  #lapse(shard: string): void {
-    const adoption = this.#adoptions.get(shard);
-    if (!adoption) return;
-    clearTimeout(adoption.timer);
-    this.#adoptions.delete(shard);
-    adoption.lapsed.abort(new Error(`the adoption of shard ${shard}'s objects lapsed`));
-  }
+function sorted(names: readonly string[]): string {
+  return [...names].sort().join(',');
 }

@@ -130,9 +130,21 @@ export class ShardAssigner {
    */
   async run(signal: AbortSignal, intervalMs = 2_000): Promise<void> {
     const cache = this.#newCache();
+    let membership: ShardMembership | undefined;
+    // The adoptions' Leases are written on a clock of their own: a long pass (thousands of let-go
+    // objects to assign) must not leave an adoption without a write until its adopters pause.
+    const holding = (async () => {
+      while (!signal.aborted) {
+        await sleepUnlessAborted(LEASE_POLL_MS, signal);
+        if (membership && !signal.aborted) {
+          await this.#holdAdoptions(membership, signal).catch((error: unknown) => {
+            if (!signal.aborted) this.#options.logger?.warn({ err: error instanceof Error ? error.message : String(error) }, 'writing an adopted shard\'s Lease failed; retrying');
+          });
+        }
+      }
+    })();
     try {
       await cache.start(signal);
-      let membership: ShardMembership | undefined;
       while (!signal.aborted) {
         const changed = cache.changed(signal);
         try {
@@ -158,6 +170,7 @@ export class ShardAssigner {
       }
     } finally {
       cache.stop();
+      await holding;
     }
   }
 

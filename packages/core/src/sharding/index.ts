@@ -1,3 +1,4 @@
+export * from './adoptions.js';
 export * from './assigner.js';
 export * from './keys.js';
 export * from './labels.js';
