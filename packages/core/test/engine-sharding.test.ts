@@ -190,8 +190,72 @@ describe('engine: shards work only their own objects, and hand them over', () =>
     await waitFor('the adoption over', async () => ((await reader.read()).adoptions ?? []).length === 0, 30_000, 100);
     const from = world.sandbox.requestLog.length;
     await world.patchBucket(ns, names[0]!, { spec: { versioning: false } });
-    // A bounded look for a write that must not come: two Lease durations.
-    await new Promise((resolve) => setTimeout(resolve, 2 * sharding.leaseDurationMs));
+    // A bounded look for a write that must not come: two Lease durations, reading the object as a
+    // user would meanwhile (an idle connection longer than the server keeps it would be reset).
+    const until = Date.now() + 2 * sharding.leaseDurationMs;
+    while (Date.now() < until) {
+      assert.deepEqual([...writersOf(names[0]!, from)], [], 'an adopter worked an object after its adoption lapsed');
+      await world.bucket(ns, names[0]!);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
     assert.deepEqual([...writersOf(names[0]!, from)], [], 'an adopter worked an object after its adoption lapsed');
+  });
+
+  it('an adoption without a newer write pauses: edits made meanwhile wait, and are worked by their adopter once the leader writes again', async () => {
+    const dying = await startShard('shard-p');
+    const adopters = ['shard-q', 'shard-r'];
+    const engines = [await startShard('shard-q'), await startShard('shard-r')];
+    const ns = await world.newNamespace();
+    const names = Array.from({ length: 6 }, (_, i) => `waiting-${i}`);
+    for (const name of names) {
+      await world.createBucket(ns, name);
+      await world.patchBucket(ns, name, { metadata: { labels: { [SHARD]: 'shard-p' } } });
+    }
+    for (const name of names) await world.waitForBucket(ns, name, 'Ready', isReadyAndSynced);
+    dying.kill();
+    const reader = new ShardLeaseReader({ kubeConfig: world.kubeConfig, namespace: sharding.namespace, ring: sharding.ring });
+    await waitFor('the shard dead', async () => {
+      const membership = await reader.read();
+      return !membership.live.includes('shard-p') && !membership.expiring.includes('shard-p');
+    }, 30_000, 100);
+    assert.equal(await reader.takeOver('shard-p', 'k8or-shard-assigner', adopters), true);
+    // As the leader would for a Lease of 30 s: the adopters may work for 20 s after this write,
+    // and the record expires 10 s after that at the earliest, time for the test to act in between.
+    const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${sharding.namespace}/leases/shard-p`;
+    const lease = (await world.user.get<{ spec: Record<string, unknown> }>(leasePath))!;
+    await world.user.update(leasePath, { ...lease, spec: { ...lease.spec, leaseDurationSeconds: 30, renewTime: new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') } });
+    const adopterOf = (name: string) => new HashRing(adopters).shardAt(adoptionHash({ kind: 'Bucket', namespace: ns, name }))!;
+    const controllerOf = (name: string) => engines[adopters.indexOf(adopterOf(name))]!.controllers.get('Bucket')!;
+    const cached = (name: string) => controllerOf(name).informer.cache.get(`${ns}/${name}`);
+    await waitFor('each adopter working its part', () => names.every((name) => cached(name) !== undefined && controllerOf(name).works(cached(name)!)), 30_000, 50);
+
+    // No write follows: once the window has passed, each adopter pauses.
+    await waitFor('the adoption paused', () => names.every((name) => !controllerOf(name).works(cached(name)!)), 60_000, 100);
+    const from = world.sandbox.requestLog.length;
+    const edited = new Map<string, number>();
+    for (const name of names) edited.set(name, (await world.patchBucket(ns, name, { spec: { versioning: true } })).metadata.generation!);
+    await waitFor('the edits in the adopters\' caches', () => names.every((name) => cached(name)?.metadata.generation === edited.get(name)), 30_000, 50);
+    for (const name of names) assert.deepEqual([...writersOf(name, from)], [], `${name} worked while its adoption was paused`);
+
+    // The leader writes again: what was queued meanwhile is worked, each object by its adopter.
+    await reader.read();
+    assert.equal(await reader.takeOver('shard-p', 'k8or-shard-assigner', adopters), true);
+    let holding = true;
+    const hold = (async () => {
+      while (holding) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        await reader.read();
+        await reader.takeOver('shard-p', 'k8or-shard-assigner', adopters);
+      }
+    })();
+    try {
+      for (const name of names) {
+        await world.waitForBucket(ns, name, 'synced at its edit', (b) => isReadyAndSynced(b) && b.status?.observedGeneration === edited.get(name));
+        assert.deepEqual([...writersOf(name, from)], [adopterOf(name)]);
+      }
+    } finally {
+      holding = false;
+      await hold;
+    }
   });
 });

@@ -20,16 +20,15 @@ function onEach(dead: string, adopters: string[]): Map<string, ReturnType<typeof
   return found;
 }
 
-function adoptionsOf(self: string): { adoptions: ShardAdoptions; selectors: string[]; resumed: string[] } {
+function adoptionsOf(self: string): { adoptions: ShardAdoptions; selectors: string[] } {
   const selectors: string[] = [];
-  const resumed: string[] = [];
-  const adoptions = new ShardAdoptions({ kind: 'Bucket', self, onSelectorChange: (selector) => selectors.push(selector), onResume: (shard) => resumed.push(shard) });
-  return { adoptions, selectors, resumed };
+  const adoptions = new ShardAdoptions({ kind: 'Bucket', self, onSelectorChange: (selector) => selectors.push(selector) });
+  return { adoptions, selectors };
 }
 
 describe('a shard\'s adoptions of dead shards', () => {
   it('works its own objects, and a dead shard\'s that fall to it, only while the adoption is workable', () => {
-    const { adoptions, selectors, resumed } = adoptionsOf('b');
+    const { adoptions, selectors } = adoptionsOf('b');
     const mine = onEach('x', ['b', 'c']);
     assert.equal(adoptions.selector, `${SHARD}=b`);
     assert.ok(adoptions.works(bucket('own', 'b')));
@@ -38,8 +37,8 @@ describe('a shard\'s adoptions of dead shards', () => {
     const now = performance.now();
     adoptions.set([{ shard: 'x', adopters: ['c', 'b'], workableUntil: now + 60_000 }], now);
     assert.deepEqual(selectors, [`${SHARD} in (b,x)`]);
-    assert.deepEqual(resumed, ['x']);
     assert.ok(adoptions.works(mine.get('b')!));
+    assert.ok(!adoptions.awaits(mine.get('b')!));
     assert.ok(!adoptions.works(mine.get('c')!), 'the other adopter\'s');
     assert.ok(!adoptions.works(bucket('elsewhere', 'y')), 'a shard it does not adopt');
     assert.ok(adoptions.lapseSignal(mine.get('b')!) && !adoptions.lapseSignal(mine.get('b')!)!.aborted);
@@ -53,23 +52,24 @@ describe('a shard\'s adoptions of dead shards', () => {
   });
 
   it('pauses at its deadline without a newer write (its calls abort, its objects stay watched), resumes on one, and leaves the watch once no read grants it', async () => {
-    const { adoptions, selectors, resumed } = adoptionsOf('b');
+    const { adoptions, selectors } = adoptionsOf('b');
     const object = onEach('x', ['b', 'c']).get('b')!;
+    const theirs = onEach('x', ['b', 'c']).get('c')!;
     adoptions.set([{ shard: 'x', adopters: ['b', 'c'], workableUntil: performance.now() + 50 }]);
     const signal = adoptions.lapseSignal(object)!;
     await waitFor('the adoption paused at its deadline', () => signal.aborted, 30_000, 10);
     assert.ok(!adoptions.works(object), 'worked past its deadline');
+    assert.ok(adoptions.awaits(object), 'its objects wait for the adoption to resume');
+    assert.ok(!adoptions.awaits(theirs), 'not the other adopter\'s');
     assert.equal(adoptions.selector, `${SHARD} in (b,x)`, 'still watched: a read may show a newer write');
 
     // A read that has not seen a newer write keeps it paused.
     adoptions.set([{ shard: 'x', adopters: ['b', 'c'], workableUntil: -Infinity }]);
     assert.ok(!adoptions.works(object));
-    assert.deepEqual(resumed, ['x']);
-    // One that has: worked again, with a signal of its own, and its cached objects looked at.
+    // One that has: worked again, with a signal of its own.
     adoptions.set([{ shard: 'x', adopters: ['b', 'c'], workableUntil: performance.now() + 60_000 }]);
-    assert.ok(adoptions.works(object));
+    assert.ok(adoptions.works(object) && !adoptions.awaits(object));
     assert.ok(!adoptions.lapseSignal(object)!.aborted);
-    assert.deepEqual(resumed, ['x', 'x']);
 
     // Adopters that changed are another adoption: the old one ends at once.
     const before = adoptions.lapseSignal(object)!;
@@ -81,6 +81,6 @@ describe('a shard\'s adoptions of dead shards', () => {
     assert.ok(last === undefined || last.aborted);
     assert.equal(adoptions.selector, `${SHARD}=b`);
     assert.deepEqual(selectors, [`${SHARD} in (b,x)`, `${SHARD}=b`]);
-    assert.ok(!adoptions.works(object));
+    assert.ok(!adoptions.works(object) && !adoptions.awaits(object));
   });
 });

@@ -22,6 +22,8 @@ export type ManagedObject = ManagedResource & KubernetesObject;
 const ABORT_UNWIND_MS = 5_000;
 /** Drained objects let go of at once, beside the workers. */
 const LET_GO_CONCURRENCY = 4;
+/** How soon a key of an object whose adoption is paused is tried again. */
+const ADOPTION_PAUSED_RETRY_MS = 1_000;
 
 /** Anything that reconciles one key; ManagedReconciler is the one the engine uses. */
 export interface Reconciler {
@@ -160,7 +162,7 @@ export class Controller {
     this.#logger = options.logger?.child({ controller: this.name });
     this.#shard = options.shard;
     this.#adoptions = options.shard
-      ? new ShardAdoptions({ kind: options.kind, self: options.shard.name, onSelectorChange: (selector) => this.informer.reselect(selector), onResume: (shard) => this.#resume(shard) })
+      ? new ShardAdoptions({ kind: options.kind, self: options.shard.name, onSelectorChange: (selector) => this.informer.reselect(selector) })
       : undefined;
     this.#firstCheckDelayMs = options.firstCheckDelayMs;
     this.#beforeFirstSchedule = options.beforeFirstSchedule;
@@ -182,12 +184,12 @@ export class Controller {
       compact: true,
     });
     this.informer.on('add', (obj) => {
-      if (!this.works(obj)) return;
+      if (!this.#mayWork(obj)) return;
       if (this.#unscheduled) this.#unscheduled.add(objectKey(obj));
       else this.#firstLook(obj);
     });
     this.informer.on('update', (obj, old) => {
-      if (!this.works(obj)) return;
+      if (!this.#mayWork(obj)) return;
       if (this.#drained(obj) && this.#unscheduled === undefined) this.#letGoSoon(objectKey(obj));
       else if (desiredStateChanged(old, obj)) this.enqueue(obj);
     });
@@ -225,7 +227,7 @@ export class Controller {
     this.#unscheduled = undefined;
     for (const key of found) {
       const obj = this.informer.cache.get(key);
-      if (obj && this.works(obj)) this.#firstLook(obj);
+      if (obj && this.#mayWork(obj)) this.#firstLook(obj);
     }
     for (let i = 0; i < this.workers; i++) this.#running.push(this.#work());
   }
@@ -282,19 +284,14 @@ export class Controller {
     this.#running = [];
   }
 
-  /** An adoption may be worked again: its objects already cached get their first look (ignored while it was paused). */
-  #resume(shard: string): void {
-    const label = shardLabel(this.kind);
-    for (const obj of this.informer.cache.list()) {
-      if (obj.metadata.labels?.[label] !== shard || !this.works(obj)) continue;
-      if (this.#unscheduled) this.#unscheduled.add(objectKey(obj));
-      else this.#firstLook(obj);
-    }
-  }
-
   /** Not sharded, or `obj` is this shard's to work (its own, or adopted and falling to it). */
   works(obj: ManagedObject): boolean {
     return this.#adoptions?.works(obj) ?? true;
+  }
+
+  /** This shard works `obj`, or will once its paused adoption resumes: its key is queued, and waits (`#shardWorks`). */
+  #mayWork(obj: ManagedObject): boolean {
+    return this.works(obj) || (this.#adoptions?.awaits(obj) ?? false);
   }
 
   /** Sharded, and the leader asks this shard to let go of `obj`. */
@@ -374,6 +371,11 @@ export class Controller {
    */
   async #shardWorks(key: string, rest: KubeRest): Promise<boolean> {
     const object = this.informer.cache.get(key);
+    if (object && !this.works(object) && this.#adoptions?.awaits(object)) {
+      // Its adoption is paused: try again soon, rather than lose what it was queued for.
+      this.queue.addAfter(key, ADOPTION_PAUSED_RETRY_MS);
+      return false;
+    }
     if (!object || !this.works(object)) {
       this.queue.forget(key);
       return false;

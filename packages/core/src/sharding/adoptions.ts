@@ -22,8 +22,6 @@ export interface ShardAdoptionsOptions {
   self: string;
   /** The watch must select this from now on. */
   onSelectorChange: (selector: string) => void;
-  /** The objects of `shard` may be worked again (or for the first time): those already cached need a first look. */
-  onResume: (shard: string) => void;
 }
 
 /**
@@ -33,7 +31,8 @@ export interface ShardAdoptionsOptions {
  *
  * An adoption is watched while reads of the Leases grant it, and worked only until its
  * `workableUntil`: past that, without a read that saw the leader write again, it pauses (its calls
- * abort, its objects stay cached but are not worked) and resumes when a read shows a newer write.
+ * abort; its objects stay cached, and those that fall to this shard wait: `awaits`) and resumes
+ * when a read shows a newer write.
  * The leader's record may expire once it pauses, and the dead shard hold its Lease again. An
  * adoption no read grants any more (its Lease held by another, or its record expired) leaves the
  * watch.
@@ -63,7 +62,6 @@ export class ShardAdoptions {
       this.#pause(adoption, shard);
       this.#adoptions.delete(shard);
     }
-    const resumed: string[] = [];
     for (const [shard, grant] of granted) {
       const adoption = this.#adoptions.get(shard) ?? { adopters: sorted(grant.adopters), ring: new HashRing(grant.adopters), active: undefined };
       this.#adoptions.set(shard, adoption);
@@ -72,23 +70,33 @@ export class ShardAdoptions {
         continue;
       }
       if (adoption.active) clearTimeout(adoption.active.timer);
-      else resumed.push(shard);
       const timer = setTimeout(() => this.#pause(adoption, shard), grant.workableUntil - now);
       timer.unref();
       adoption.active = { lapsed: adoption.active?.lapsed ?? new AbortController(), timer };
     }
     if (this.selector !== before) this.#options.onSelectorChange(this.selector);
-    for (const shard of resumed) this.#options.onResume(shard);
   }
 
   /** Whether this shard works `obj`: labelled for it, or for a dead shard it adopts now and falling to it there. */
   works(obj: Labelled): boolean {
     const shard = obj.metadata.labels?.[shardLabel(this.#options.kind)];
     if (shard === this.#options.self) return true;
-    const adoption = shard === undefined ? undefined : this.#adoptions.get(shard);
-    if (!adoption?.active) return false;
+    const adoption = this.#fallingHere(shard, obj);
+    return adoption?.active !== undefined;
+  }
+
+  /** Whether `obj` falls to this shard under an adoption that is paused: it waits until the adoption resumes or ends. */
+  awaits(obj: Labelled): boolean {
+    const adoption = this.#fallingHere(obj.metadata.labels?.[shardLabel(this.#options.kind)], obj);
+    return adoption !== undefined && adoption.active === undefined;
+  }
+
+  /** The adoption of `shard`, when `obj` falls to this shard under it. */
+  #fallingHere(shard: string | undefined, obj: Labelled): Adoption | undefined {
+    const adoption = shard === undefined || shard === this.#options.self ? undefined : this.#adoptions.get(shard);
+    if (!adoption) return undefined;
     const hash = adoptionHash({ kind: this.#options.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' });
-    return adoption.ring.shardAt(hash) === this.#options.self;
+    return adoption.ring.shardAt(hash) === this.#options.self ? adoption : undefined;
   }
 
   /** For an object of an adopted shard: a signal that aborts when that adoption pauses; undefined for this shard's own. */
