@@ -40,7 +40,7 @@ describe('the shard assigner against the sandbox', () => {
     for (let i = 0; i < 30; i++) await createBucket('team-a', `bucket-${i}`, `data-${i}`);
     // Three objects naming one cloud resource, from three namespaces.
     for (const ns of ['team-a', 'team-b', 'team-c']) await createBucket(ns, 'shared', 'shared-data');
-    assigner = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster' });
+    assigner = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', adoptDeadShards: true });
   });
 
   after(async () => {

@@ -34,6 +34,12 @@ export interface ShardAssignerOptions {
   listPageSize?: number;
   /** The longest between two full passes, which alone see an edit of an assigned object's shard key; default 5 minutes; 0: every pass is a full one. */
   fullPassEveryMs?: number;
+  /**
+   * Let the live shards adopt a dead shard's objects (`ADOPTED_BY_ANNOTATION`) rather than relabel
+   * them before work resumes; default false. An adoption already in effect (written by a leader
+   * that adopted) is respected either way.
+   */
+  adoptDeadShards?: boolean;
   logger?: Logger;
 }
 
@@ -200,7 +206,9 @@ export class ShardAssigner {
 
   async #pass(cache: AssignmentCache, signal: AbortSignal | undefined): Promise<ShardSyncResult> {
     signal?.throwIfAborted();
-    const membership = await this.#reader.read();
+    const read = await this.#reader.read();
+    // Without adoption, no dead shard is taken to be adopted by the live ones (`leased`), so its objects move at once.
+    const membership: ShardMembership = this.#options.adoptDeadShards ? read : { ...read, leased: [] };
     const result: ShardSyncResult = { membership, applied: [], skipped: [] };
     if (membership.live.length === 0) return result;
     const context: ShardKeyContext = {
@@ -317,7 +325,7 @@ export class ShardAssigner {
       for (const dead of fencesOf(change)) {
         if (fenced.get(dead) === false) continue;
         signal?.throwIfAborted();
-        const held = await this.#reader.takeOver(dead, this.#options.identity ?? 'k8or-shard-assigner', planning.membership.live);
+        const held = await this.#reader.takeOver(dead, this.#options.identity ?? 'k8or-shard-assigner', this.#options.adoptDeadShards ? planning.membership.live : undefined);
         // Once lost in a pass, lost for the rest of it.
         if (!held) fenced.set(dead, false);
         else if (!fenced.has(dead)) fenced.set(dead, true);
