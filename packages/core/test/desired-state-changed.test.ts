@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations } from '@k8or/api';
-import { desiredStateChanged, type ManagedObject } from '@k8or/core';
+import { desiredStateChanged, drainLabel, shardLabel, type ManagedObject } from '@k8or/core';
 
 function bucket(metadata: Partial<ManagedObject['metadata']> = {}, status?: object): ManagedObject {
   return {
@@ -27,6 +27,15 @@ describe('desiredStateChanged: which updates are worth a reconcile', () => {
     assert.equal(desiredStateChanged(bucket(), bucket({ annotations: {}, labels: {} })), false);
     assert.equal(desiredStateChanged(bucket(), bucket({ annotations: { [Annotations.createPending]: 't1' } })), false);
     assert.equal(desiredStateChanged(bucket(), bucket({ annotations: { [Annotations.createFailed]: 't1' } })), false, 'a refused create recorded is the engine\'s own write');
+  });
+
+  it('ignores the shard and drain labels (which replica works it), and no other label', () => {
+    const adopted = bucket({ labels: { team: 'a', [shardLabel('Bucket')]: 'shard-dead' } });
+    assert.equal(desiredStateChanged(adopted, bucket({ labels: { team: 'a', [shardLabel('Bucket')]: 'shard-0' } })), false, 'relabelled for its adopter');
+    assert.equal(desiredStateChanged(adopted, bucket({ labels: { team: 'a', [shardLabel('Bucket')]: 'shard-dead', [drainLabel('Bucket')]: 'true' } })), false, 'drained');
+    assert.equal(desiredStateChanged(adopted, bucket({ labels: { team: 'a' } })), false, 'let go of');
+    assert.equal(desiredStateChanged(bucket({ labels: { [shardLabel('Table')]: 'x' } }), bucket()), false);
+    assert.equal(desiredStateChanged(adopted, bucket({ labels: { team: 'b', [shardLabel('Bucket')]: 'shard-dead' } })), true, 'a label of the user');
   });
 
   it("ignores the name the engine gave a tagless kind's object before its first create, and nothing more", () => {

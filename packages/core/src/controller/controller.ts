@@ -1,4 +1,4 @@
-import { Annotations, GROUP, KINDS, VERSION, type ManagedKindName, type ManagedResource } from '@k8or/api';
+import { Annotations, GROUP, KINDS, MANAGED_KINDS, VERSION, type ManagedKindName, type ManagedResource } from '@k8or/api';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeAccess } from '../kube/access.js';
@@ -87,9 +87,16 @@ export function desiredStateChanged(old: ManagedObject | undefined, obj: Managed
     (a.generation !== b.generation && !namedByTheEngine(old, obj)) ||
     a.deletionTimestamp !== b.deletionTimestamp ||
     !sameStrings(a.annotations, b.annotations, ENGINE_MARKERS) ||
-    !sameStrings(a.labels, b.labels)
+    !sameStrings(a.labels, b.labels, SHARDING_LABELS)
   );
 }
+
+/**
+ * k8or's own shard and drain labels: they say which replica works an object, never what it should
+ * be. A shard that adopted a dead shard's objects sees their relabelling as an update, which must
+ * not reconcile (and call the cloud for) every one of them.
+ */
+const SHARDING_LABELS: ReadonlySet<string> = new Set(MANAGED_KINDS.flatMap((kind) => [shardLabel(kind), drainLabel(kind)]));
 
 /**
  * Whether the only spec change is the name the engine gave the object (a kind whose default name
