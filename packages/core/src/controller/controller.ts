@@ -199,6 +199,8 @@ export class Controller {
       if (!this.#mayWork(obj)) return;
       if (this.#drained(obj) && this.#unscheduled === undefined) this.#letGoSoon(objectKey(obj));
       else if (desiredStateChanged(old, obj)) this.enqueue(obj);
+      // Relabelled for this shard while it was cached as another adopter's: new to this shard.
+      else if (old && !this.#mayWork(old) && this.#unscheduled === undefined) this.#firstLook(obj);
     });
     this.informer.on('delete', (obj) => this.enqueue(obj));
     this.informer.on('error', (err) => this.#logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'informer error'));
