@@ -407,7 +407,8 @@ export class Controller {
     const started = performance.now();
     this.#metrics?.activeWorkers(this.name, 1);
     // An adopted object's calls stop when the adoption lapses, as its own objects' do when the shard loses its Lease.
-    const cached = this.#adoptions ? this.informer.cache.get(key) : undefined;
+    // Read (decoded) only while adopting: not on every reconcile of a shard.
+    const cached = this.#adoptions?.adopting ? this.informer.cache.get(key) : undefined;
     const lapse = cached ? this.#adoptions?.lapseSignal(cached) : undefined;
     const signal = lapse ? AbortSignal.any([this.#inFlight.signal, lapse]) : this.#inFlight.signal;
     try {

@@ -45,6 +45,11 @@ export class ShardAdoptions {
     this.#options = options;
   }
 
+  /** Whether any dead shard is adopted now (watched, paused or not). */
+  get adopting(): boolean {
+    return this.#adoptions.size > 0;
+  }
+
   /** This shard's own objects, and every object of the dead shards it adopts. */
   get selector(): string {
     const label = shardLabel(this.#options.kind);
