@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
-import { HashRing, ShardLeaseReader, adoptionHash, drainLabel, shardLabel, type Engine, type EngineOptions, type ShardAssigner, type ShardSyncResult } from '@k8or/core';
-import { SHARD_RING, World, shardAssigner, isReadyAndSynced, waitFor } from './engine-harness.ts';
+import { HashRing, Reasons, ShardLeaseReader, adoptionHash, drainLabel, shardLabel, type Engine, type EngineOptions, type ShardAssigner, type ShardSyncResult } from '@k8or/core';
+import { SHARD_RING, World, condition, shardAssigner, isReadyAndSynced, waitFor } from './engine-harness.ts';
 
 const SHARD = shardLabel('Bucket');
 const DRAIN = drainLabel('Bucket');
@@ -53,6 +53,47 @@ describe('engine: shards work only their own objects, and hand them over', () =>
       seen.set(name, { shard: await shardOf(ns, name), writers: writersOf(name, from) });
     }
     return seen;
+  }
+
+  /**
+   * A shard `dead` holding `count` Ready Buckets, and `adopters` live beside it; then `dead` is
+   * killed, and this resolves once its Lease expired (the test then acts as the leader).
+   */
+  async function killedWithObjects(dead: string, adopters: string[], prefix: string, count: number, options: Partial<EngineOptions> = {}) {
+    const dying = await startShard(dead, options);
+    const engines: Engine[] = [];
+    for (const adopter of adopters) engines.push(await startShard(adopter, options));
+    const ns = await world.newNamespace();
+    const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+    for (const name of names) {
+      await world.createBucket(ns, name, { name: `${ns}-${name}`, versioning: false });
+      await world.patchBucket(ns, name, { metadata: { labels: { [SHARD]: dead } } });
+    }
+    for (const name of names) await world.waitForBucket(ns, name, 'Ready', isReadyAndSynced);
+    dying.kill();
+    const reader = new ShardLeaseReader({ kubeConfig: world.kubeConfig, namespace: sharding.namespace, ring: sharding.ring });
+    await waitFor(`${dead} dead`, async () => {
+      const membership = await reader.read();
+      return !membership.live.includes(dead) && !membership.expiring.includes(dead);
+    }, 30_000, 100);
+    const adopterOf = (name: string): string => new HashRing(adopters).shardAt(adoptionHash({ kind: 'Bucket', namespace: ns, name }))!;
+    return { ns, names, engines, reader, adopterOf };
+  }
+
+  /** Takes `dead`'s Lease naming `adopters`, and writes it again every 200 ms until the returned stop is called. */
+  function holdAdoption(reader: ShardLeaseReader, dead: string, adopters: string[]): () => Promise<void> {
+    let holding = true;
+    const hold = (async () => {
+      while (holding) {
+        await reader.takeOver(dead, 'k8or-shard-assigner', adopters);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await reader.read();
+      }
+    })();
+    return async () => {
+      holding = false;
+      await hold;
+    };
   }
 
   it('each object is reconciled by its shard alone, across a shard joining and a shard dying', async () => {
@@ -150,41 +191,18 @@ describe('engine: shards work only their own objects, and hand them over', () =>
   });
 
   it('a dead shard\'s objects are worked by the shards that adopt it, each by one, before any is relabelled; and not once the adoption lapsed', async () => {
-    const dying = await startShard('shard-x');
-    await startShard('shard-y');
-    await startShard('shard-z');
-    const ns = await world.newNamespace();
-    const names = Array.from({ length: 8 }, (_, i) => `adopted-${i}`);
-    for (const name of names) {
-      await world.createBucket(ns, name);
-      await world.patchBucket(ns, name, { metadata: { labels: { [SHARD]: 'shard-x' } } });
-    }
-    for (const name of names) await world.waitForBucket(ns, name, 'Ready', isReadyAndSynced);
-    dying.kill();
-    // The test is the leader: it takes the dead shard's Lease, naming the adopters, and holds it.
-    const reader = new ShardLeaseReader({ kubeConfig: world.kubeConfig, namespace: sharding.namespace, ring: sharding.ring });
-    await waitFor('the shard dead', async () => !(await reader.read()).live.includes('shard-x') && !(await reader.read()).expiring.includes('shard-x'), 30_000, 100);
     const adopters = ['shard-y', 'shard-z'];
-    let holding = true;
-    const hold = (async () => {
-      while (holding) {
-        await reader.takeOver('shard-x', 'k8or-shard-assigner', adopters);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        await reader.read();
-      }
-    })();
+    const { ns, names, reader, adopterOf } = await killedWithObjects('shard-x', adopters, 'adopted', 8);
+    const release = holdAdoption(reader, 'shard-x', adopters);
     try {
       const edited = await editAll(ns, names, true);
-      const ring = new HashRing(adopters);
       for (const [name, { shard, writers }] of edited) {
         assert.equal(shard, 'shard-x', `${name} was relabelled`);
-        const adopter = ring.shardAt(adoptionHash({ kind: 'Bucket', namespace: ns, name }));
-        assert.deepEqual([...writers], [adopter], `${name}, adopted by ${adopter}, was written by ${[...writers].join(', ')}`);
+        assert.deepEqual([...writers], [adopterOf(name)], `${name}, adopted by ${adopterOf(name)}, was written by ${[...writers].join(', ')}`);
       }
       assert.ok(new Set([...edited.values()].map((e) => [...e.writers][0])).size === 2, 'both adopters work some');
     } finally {
-      holding = false;
-      await hold;
+      await release();
     }
     // The leader no longer writes the Lease: once its record could expire, no adopter works the objects.
     await waitFor('the adoption over', async () => ((await reader.read()).adoptions ?? []).length === 0, 30_000, 100);
@@ -201,30 +219,45 @@ describe('engine: shards work only their own objects, and hand them over', () =>
     assert.deepEqual([...writersOf(names[0]!, from)], [], 'an adopter worked an object after its adoption lapsed');
   });
 
-  it('an adoption without a newer write pauses: edits made meanwhile wait, and are worked by their adopter once the leader writes again', async () => {
-    const dying = await startShard('shard-p');
-    const adopters = ['shard-q', 'shard-r'];
-    const engines = [await startShard('shard-q'), await startShard('shard-r')];
-    const ns = await world.newNamespace();
-    const names = Array.from({ length: 6 }, (_, i) => `waiting-${i}`);
-    for (const name of names) {
-      await world.createBucket(ns, name);
-      await world.patchBucket(ns, name, { metadata: { labels: { [SHARD]: 'shard-p' } } });
+  it('an adopter that dies too: its part, relabelled for another adopter, gets its drift checks there', async () => {
+    const adopters = ['shard-e', 'shard-f'];
+    // Drift checks every 2 s: an object's first look on a shard schedules them.
+    const { ns, names, engines, reader, adopterOf } = await killedWithObjects('shard-d', adopters, 'handed-on', 8, { resyncPeriodMs: 2_000 });
+    const release = holdAdoption(reader, 'shard-d', adopters);
+    try {
+      const controllerOf = (name: string) => engines[adopters.indexOf(adopterOf(name))]!.controllers.get('Bucket')!;
+      await waitFor('each adopter working its part', () => names.every((name) => {
+        const cached = controllerOf(name).informer.cache.get(`${ns}/${name}`);
+        return cached !== undefined && controllerOf(name).works(cached);
+      }), 30_000, 50);
+      // The first adopter dies too; the leader relabels its part for the other at once (its Lease fences the move).
+      const [dies, lives] = adopters as [string, string];
+      const part = names.filter((name) => adopterOf(name) === dies);
+      assert.ok(part.length > 0 && part.length < names.length, 'each adopter has a part');
+      engines[0]!.kill();
+      for (const name of part) await world.patchBucket(ns, name, { metadata: { labels: { [SHARD]: lives } } });
+      // Someone turns versioning on in the cloud: only a drift check of the new shard finds it
+      // (and holds it: a protection is never lowered on k8or's own).
+      const from = world.sandbox.requestLog.length;
+      for (const name of part) world.cloud.buckets.get(`${ns}-${name}`)!.versioning = true;
+      for (const name of part) {
+        await world.waitForBucket(ns, name, `its drift found by ${lives}`, (b) => condition(b, 'Synced')?.reason === Reasons.ProtectionHeld);
+        assert.deepEqual([...writersOf(name, from)], [lives], `${name} was written by ${[...writersOf(name, from)].join(', ')}`);
+      }
+    } finally {
+      await release();
     }
-    for (const name of names) await world.waitForBucket(ns, name, 'Ready', isReadyAndSynced);
-    dying.kill();
-    const reader = new ShardLeaseReader({ kubeConfig: world.kubeConfig, namespace: sharding.namespace, ring: sharding.ring });
-    await waitFor('the shard dead', async () => {
-      const membership = await reader.read();
-      return !membership.live.includes('shard-p') && !membership.expiring.includes('shard-p');
-    }, 30_000, 100);
+  });
+
+  it('an adoption without a newer write pauses: edits made meanwhile wait, and are worked by their adopter once the leader writes again', async () => {
+    const adopters = ['shard-q', 'shard-r'];
+    const { ns, names, engines, reader, adopterOf } = await killedWithObjects('shard-p', adopters, 'waiting', 6);
     assert.equal(await reader.takeOver('shard-p', 'k8or-shard-assigner', adopters), true);
     // As the leader would for a Lease of 30 s: the adopters may work for 20 s after this write,
     // and the record expires 10 s after that at the earliest, time for the test to act in between.
     const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${sharding.namespace}/leases/shard-p`;
     const lease = (await world.user.get<{ spec: Record<string, unknown> }>(leasePath))!;
     await world.user.update(leasePath, { ...lease, spec: { ...lease.spec, leaseDurationSeconds: 30, renewTime: new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') } });
-    const adopterOf = (name: string) => new HashRing(adopters).shardAt(adoptionHash({ kind: 'Bucket', namespace: ns, name }))!;
     const controllerOf = (name: string) => engines[adopters.indexOf(adopterOf(name))]!.controllers.get('Bucket')!;
     const cached = (name: string) => controllerOf(name).informer.cache.get(`${ns}/${name}`);
     await waitFor('each adopter working its part', () => names.every((name) => cached(name) !== undefined && controllerOf(name).works(cached(name)!)), 30_000, 50);
@@ -239,23 +272,14 @@ describe('engine: shards work only their own objects, and hand them over', () =>
 
     // The leader writes again: what was queued meanwhile is worked, each object by its adopter.
     await reader.read();
-    assert.equal(await reader.takeOver('shard-p', 'k8or-shard-assigner', adopters), true);
-    let holding = true;
-    const hold = (async () => {
-      while (holding) {
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        await reader.read();
-        await reader.takeOver('shard-p', 'k8or-shard-assigner', adopters);
-      }
-    })();
+    const release = holdAdoption(reader, 'shard-p', adopters);
     try {
       for (const name of names) {
         await world.waitForBucket(ns, name, 'synced at its edit', (b) => isReadyAndSynced(b) && b.status?.observedGeneration === edited.get(name));
         assert.deepEqual([...writersOf(name, from)], [adopterOf(name)]);
       }
     } finally {
-      holding = false;
-      await hold;
+      await release();
     }
   });
 });
