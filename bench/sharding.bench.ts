@@ -5,7 +5,7 @@
 //   npm run build && node bench/sharding.bench.ts [--objects 1000] [--replicas 3] [--scale-to 5]
 //     [--workers 10] [--s3-rate 50] [--s3-burst 100] [--dynamodb-rate 250] [--dynamodb-burst 250]
 //     [--steps restart,takeover,kill,scale] [--table-share 0.5] [--template N] [--hold] [--quiet-seconds 600]
-//     [--edit-share 0.01] [--log-level error]
+//     [--edit-share 0.01] [--takeover relabel|adopt] [--log-level error]
 //
 // The world is test/reliability/support/shard-fleet.ts (the same as the sharding suite's, but with the
 // API server in a process of its own, as a real one is, not on this process's thread): each
@@ -30,8 +30,8 @@
 //  4. takeover: in a steady fleet where a user edits --edit-share (1 %) of the objects every 2 s, a replica (not the
 //     assigner) SIGKILLed: for each edit of one of its objects pending at the kill or made after it,
 //     the time from the later of the edit and the kill until the object is Ready at that generation
-//     (goal: the Lease duration, 15 s, plus 10 s; the survivors adopt its objects and work them before
-//     they are relabelled), and the time until its objects are relabelled, if that was done by then;
+//     (goal: the Lease duration, 15 s, plus 10 s; with `--takeover adopt` the survivors work its objects
+//     before they are relabelled), and the time until its objects are relabelled, if that was done by then;
 //  5. kill: a replica (not the assigner) SIGKILLed while it reconciles a user's edit of every object: time
 //     until its objects are relabelled, and until every object is Ready for its edit on the
 //     survivors (goal: within the Lease duration, 15 s, plus 10 s); then it comes back;
@@ -90,6 +90,8 @@ const { values } = parseArgs({
     'quiet-seconds': { type: 'string', default: '600' },
     // the share of the objects the user of the takeover and scaling steps edits every 2 s
     'edit-share': { type: 'string', default: '0.01' },
+    // K8OR_SHARD_TAKEOVER of the replicas: how a dead shard's objects reach the live ones
+    takeover: { type: 'string', default: 'relabel' },
     // K8OR_LOG_LEVEL of the replicas, whose output a failed wait prints
     'log-level': { type: 'string', default: 'error' },
   },
@@ -113,6 +115,11 @@ const EDIT_PENDING_MS = 30_000;
 /** Objects the user of the takeover and scaling steps edits every 2 s. */
 const EDITS_PER_ROUND = Math.max(2, Math.round(OBJECTS * EDIT_SHARE));
 const REPLICAS = Number(values.replicas);
+if (values.takeover !== 'relabel' && values.takeover !== 'adopt') {
+  process.stderr.write(`--takeover ${JSON.stringify(values.takeover)}: must be relabel or adopt\n`);
+  process.exit(2);
+}
+const TAKEOVER: 'relabel' | 'adopt' = values.takeover;
 const SCALE_TO = Number(values['scale-to']);
 const LIMITS: Record<FleetService, RateLimit> = {
   s3: { requestsPerSecond: Number(values['s3-rate']), burst: Number(values['s3-burst']) },
@@ -187,7 +194,7 @@ async function quiet(live: readonly string[], timeoutMs = QUIET_SECONDS * 1000):
   return false;
 }
 
-const fleet = await startFleet({ workers: Number(values.workers), logLevel: values['log-level'], rateLimits: LIMITS, keepS3State: TEMPLATE < OBJECTS, apiServerProcess: true });
+const fleet = await startFleet({ workers: Number(values.workers), logLevel: values['log-level'], rateLimits: LIMITS, keepS3State: TEMPLATE < OBJECTS, apiServerProcess: true, shardTakeover: TAKEOVER });
 const watch = new ObjectStatesWatch(fleet.kubeconfig);
 await watch.start();
 /** Every object's state as the watch last delivered it (a list of 100,000 objects every second would load the API server). */
@@ -360,7 +367,7 @@ try {
     await editor;
     // The victim's edits pending at the kill or made after it.
     const victimEdits = () => edits.filter((e) => victimKeys.has(e.key) && (e.at >= killed || e.readyAt === undefined || e.readyAt > killed));
-    // Adopted, its objects are worked before they are relabelled: the edits decide, the relabelling goes on behind them.
+    // The edits decide; adopted, its objects are worked before they are relabelled, which goes on behind them.
     await until('every edit of the killed replica\'s objects Ready', async () => (victimEdits().every((e) => e.readyAt !== undefined) ? true : undefined), 1_800_000, 500);
     const editsDoneAt = Date.now();
     const stillOnVictim = watch.states().filter((s) => s.shard === victim).length;
@@ -375,10 +382,10 @@ try {
     const stepOverlaps = overlappingCalls(fleet.calls().filter((c) => c.sentAt >= stepStart));
     const goal = LEASE_SECONDS + 10;
     print(
-      `\nA replica SIGKILLed in a steady fleet: a user edits ${perRound} random objects every 2 s from ${TAKEOVER_WARMUP_SECONDS} s before the kill to ${TAKEOVER_EDIT_SECONDS} s after it; ${victim} (not the assigner) held ${victimKeys.size} objects; Lease duration ${LEASE_SECONDS} s (load ${load()}):\n`,
+      `\nA replica SIGKILLed in a steady fleet: a user edits ${perRound} random objects every 2 s from ${TAKEOVER_WARMUP_SECONDS} s before the kill to ${TAKEOVER_EDIT_SECONDS} s after it; ${victim} (not the assigner) held ${victimKeys.size} objects; Lease duration ${LEASE_SECONDS} s; takeover ${TAKEOVER === 'adopt' ? 'by adoption (--takeover adopt)' : 'by relabelling (--takeover relabel)'} (load ${load()}):\n`,
       '| measure | result |',
       '|---|---:|',
-      `| kill to every one of its objects relabelled for a survivor (the adopters work them meanwhile) | ${timeline.relabelledAt !== undefined ? `${seconds(killed, timeline.relabelledAt)} s` : `not yet when the edits were done, ${seconds(killed, editsDoneAt)} s after the kill: ${stillOnVictim} still labelled for it`} |`,
+      `| kill to every one of its objects relabelled for a survivor${TAKEOVER === 'adopt' ? ' (the adopters work them meanwhile)' : ''} | ${timeline.relabelledAt !== undefined ? `${seconds(killed, timeline.relabelledAt)} s` : `not yet when the edits were done, ${seconds(killed, editsDoneAt)} s after the kill: ${stillOnVictim} still labelled for it`} |`,
       `| edits of its objects pending at the kill / made after it | ${pendingAtKill} / ${victimEdits().length - pendingAtKill} |`,
       `| each of those edits: from the later of the edit and the kill to Ready at its generation, p95 / max (count); goal ≤ ${goal} s | **${summary(mine)}** |`,
       `| within the goal | **${mine.every((v) => v <= goal) ? 'yes' : `no (${mine.filter((v) => v > goal).length} over)`}** |`,

@@ -191,6 +191,7 @@ describe('the Helm chart renders', () => {
     const env = container(sharded).env;
     assert.deepEqual(env.find((e) => e.name === 'K8OR_SHARD_NAME'), { name: 'K8OR_SHARD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
     assert.equal(env.find((e) => e.name === 'K8OR_LEADER_ELECT')?.value, 'true');
+    assert.equal(env.find((e) => e.name === 'K8OR_SHARD_TAKEOVER')?.value, 'relabel');
     // shard Leases are named after the Pods: granted in the release namespace, not by name
     assert.deepEqual(leaseRules(sharded), [{ names: [], verbs: ['get', 'list', 'create', 'update'] }]);
     // the assigner's and the shards' label patches are the engine's own grant on the kinds
@@ -202,6 +203,7 @@ describe('the Helm chart renders', () => {
     // off (the default): no shard name, the leader election Lease granted by name only
     const plain = rendered.get('default values')!;
     assert.equal(container(plain).env.find((e) => e.name === 'K8OR_SHARD_NAME'), undefined);
+    assert.equal(container(plain).env.find((e) => e.name === 'K8OR_SHARD_TAKEOVER'), undefined);
     assert.deepEqual(leaseRules(plain), [{ names: [], verbs: ['create'] }, { names: ['k8or-operator'], verbs: ['get', 'update'] }]);
     assert.equal((one(plain, 'PodDisruptionBudget') as Manifest & { spec: Record<string, unknown> }).spec['minAvailable'], 1);
   });

@@ -1,4 +1,4 @@
-export { SETTINGS, settingsFor, resolveConfig, ConfigError, type OperatorConfig, type Setting, type Component, type HostPort } from './config/settings.js';
+export { SETTINGS, settingsFor, resolveConfig, ConfigError, type OperatorConfig, type Setting, type Component, type HostPort, type ShardTakeover, SHARD_TAKEOVERS } from './config/settings.js';
 export { ProviderLoader, ProviderLoadError, type ProviderLoaderOptions, type LoadedProviderPackage } from './providers/loader.js';
 export { packageCandidates, installedProviderPackages } from './providers/package-resolution.js';
 export { resolveClusterId } from './cluster-id.js';

@@ -106,7 +106,15 @@ export async function startManager(config: OperatorConfig, options: StartManager
 
     if (config.components.includes('controllers') && config.shardName !== undefined) {
       // Sharded: the replica that holds the leader election Lease assigns objects to shards.
-      const assigner = new ShardAssigner({ kubeConfig, namespace: config.leaderElectionNamespace, ring: config.leaderElectionId, providers, clusterId, logger: logger.child({ component: 'shard-assigner' }) });
+      const assigner = new ShardAssigner({
+        kubeConfig,
+        namespace: config.leaderElectionNamespace,
+        ring: config.leaderElectionId,
+        providers,
+        clusterId,
+        adoptDeadShards: config.shardTakeover === 'adopt',
+        logger: logger.child({ component: 'shard-assigner' }),
+      });
       const stopping = new AbortController();
       let elector: LeaderElector | undefined;
       // Competes again after losing the Lease, as the engine does: some replica must always assign.

@@ -39,6 +39,12 @@ describe('the manager with --shard-name: replicas as shards', () => {
     assert.equal(resolveConfig({}, {}, ['controllers']).shardName, undefined, 'off by default');
   });
 
+  it('takes a dead shard\'s objects over by relabelling unless told to adopt, and names a wrong choice', () => {
+    assert.equal(resolveConfig({}, {}, ['controllers']).shardTakeover, 'relabel');
+    assert.equal(resolveConfig({}, { K8OR_SHARD_TAKEOVER: 'adopt' }, ['controllers']).shardTakeover, 'adopt');
+    assert.throws(() => resolveConfig({ 'shard-takeover': 'move' }, {}, ['controllers']), /--shard-takeover \(K8OR_SHARD_TAKEOVER\) must be one of relabel, adopt, got "move"/);
+  });
+
   it('each replica reconciles only the objects the leader labelled for it', async () => {
     const names = Array.from({ length: 16 }, (_, i) => `bucket-${i}`);
     // No ProviderConfig: each reconcile writes a condition saying so, which shows who reconciled it.
@@ -55,6 +61,7 @@ describe('the manager with --shard-name: replicas as shards', () => {
       'leader-elect': true,
       'leader-election-namespace': 'k8or-system',
       'shard-name': shard,
+      'shard-takeover': 'adopt',
     });
     managers.push(await startManager(resolveConfig(flags('shard-a'), {}, ['controllers'])));
     managers.push(await startManager(resolveConfig(flags('shard-b'), {}, ['controllers'])));
@@ -82,5 +89,15 @@ describe('the manager with --shard-name: replicas as shards', () => {
       );
       assert.deepEqual([...writers], [bucket.metadata.labels?.[SHARD]], `${bucket.metadata.name} was written by ${[...writers].join(', ')}`);
     }
+
+    // shard-b stops (releasing its Lease): with --shard-takeover adopt, the leader names shard-a its
+    // adopter on that Lease, and every object ends on shard-a.
+    await managers[1]!.stop();
+    const leasePath = '/apis/coordination.k8s.io/v1/namespaces/k8or-system/leases/shard-b';
+    await waitFor('shard-b\'s Lease naming its adopter', async () => (await rest.get<{ metadata: { annotations?: Record<string, string> } }>(leasePath))?.metadata.annotations?.['k8or.io/adopted-by'] === 'shard-a', 120_000, 200);
+    await waitFor('every Bucket on shard-a', async () => {
+      const list = (await rest.get<{ items: Bucket[] }>(k8orPath('Bucket', 'team-a')))?.items ?? [];
+      return list.length === names.length && list.every((b) => b.metadata.labels?.[SHARD] === 'shard-a' && b.metadata.labels['drain.k8or.io/bucket'] === undefined);
+    }, 120_000, 200);
   });
 });

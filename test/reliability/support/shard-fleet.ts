@@ -56,6 +56,8 @@ export interface FleetOptions {
   keepS3State?: boolean;
   /** Run the API server in a process of its own, as a real one is, rather than on this process's thread beside the fakes and proxies. */
   apiServerProcess?: boolean;
+  /** K8OR_SHARD_TAKEOVER of every replica (the operator's default where unset). */
+  shardTakeover?: 'relabel' | 'adopt';
 }
 
 /** The API server the fleet runs against, in this process or a child one. */
@@ -219,6 +221,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
             K8OR_SHARD_NAME: name,
             K8OR_LOG_LEVEL: options.logLevel ?? 'error',
             ...(options.workers !== undefined ? { K8OR_WORKERS: String(options.workers) } : {}),
+            ...(options.shardTakeover !== undefined ? { K8OR_SHARD_TAKEOVER: options.shardTakeover } : {}),
             // the replica's name in every AWS SDK call's User-Agent (`app/<name>`): the trace's caller
             AWS_SDK_UA_APP_ID: name,
           },

@@ -13,6 +13,10 @@ export class ConfigError extends Error {
   }
 }
 
+/** How the leader hands on a dead shard's objects (`shardTakeover`). */
+export const SHARD_TAKEOVERS = ['relabel', 'adopt'] as const;
+export type ShardTakeover = (typeof SHARD_TAKEOVERS)[number];
+
 /** Which parts run in this process: the controllers, the admission webhook, or both. */
 export type Component = 'controllers' | 'webhook';
 
@@ -37,6 +41,12 @@ export interface OperatorConfig {
   leaderElectionId: string;
   /** Sharding: this replica's shard name (its Pod name); unset: sharding off. */
   shardName: string | undefined;
+  /**
+   * Sharding: how the leader hands on a dead shard's objects. `relabel`: each is relabelled for a
+   * live shard, which works it from then on. `adopt`: the live shards work them at once, each the
+   * part that falls to it, while the leader hands them on.
+   */
+  shardTakeover: ShardTakeover;
   /** Namespace of the credentials Secrets the operator reads. */
   secretsNamespace: string;
   clusterId: string | undefined;
@@ -280,6 +290,17 @@ export const SETTINGS: readonly Setting[] = [
     description:
       'run as one shard of the replicas, named NAME (the Pod name): reconcile only the objects labelled for it, while holding a Lease of that name; the replica holding the leader election Lease assigns objects to shards. Off when unset; needs --leader-elect',
     parse: dnsLabel,
+  },
+  {
+    key: 'shardTakeover',
+    flag: 'shard-takeover',
+    env: 'K8OR_SHARD_TAKEOVER',
+    default: 'relabel',
+    valueName: 'HOW',
+    scope: 'controllers',
+    description:
+      "with --shard-name, how a dead shard's objects reach the live shards: relabel (each works an object once it is relabelled for it) or adopt (the live shards work them at once, each its part, while the leader relabels them)",
+    parse: oneOf<ShardTakeover>(SHARD_TAKEOVERS),
   },
   {
     key: 'secretsNamespace',
