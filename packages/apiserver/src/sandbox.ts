@@ -104,7 +104,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (snapshot) store.load(snapshot);
   const registry = new ResourceRegistry();
   const schemas = new SchemaCache();
-  const history = new WatchHistory(options.watchHistorySize ?? 1000, store.resourceVersion);
+  const history = new WatchHistory(store.resourceVersion, options.watchHistorySize !== undefined ? { capacity: options.watchHistorySize } : {});
   const hub = new WatchHub();
   store.onEvent((event) => {
     history.append(event);

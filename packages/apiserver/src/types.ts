@@ -12,7 +12,10 @@ export interface SandboxOptions {
   kubeconfigPath?: string;
   /** Maps a webhook `clientConfig.service` to a base URL; default `https://{name}.{namespace}.svc:{port}`. */
   serviceResolver?: (namespace: string, name: string, port: number) => string;
-  /** Number of watch events kept for resume; older resourceVersions get 410 Gone. Default 1000. */
+  /**
+   * Watch events kept per resource type for resume; older resourceVersions get 410 Gone. Default:
+   * sized as kube-apiserver's watch cache is (at least 75 s of events, from 100 up to 102,400).
+   */
   watchHistorySize?: number;
   /** pino level; default 'warn'. */
   logLevel?: string;

@@ -110,9 +110,9 @@ export function handleWatch(scope: Scope): void {
 
   let replay: StoreEvent[] = [];
   if (!fromCurrentState) {
-    const events = ctx.history.since(startRv);
+    const events = ctx.history.since(type.key, startRv);
     if (!events) {
-      const status = gone(`too old resource version: ${startRv} (${ctx.history.oldestResumable})`).status;
+      const status = gone(`too old resource version: ${startRv} (${ctx.history.oldestResumable(type.key)})`).status;
       write('ERROR', status);
       open = false;
       flush();
