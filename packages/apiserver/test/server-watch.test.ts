@@ -77,6 +77,13 @@ describe('watch', () => {
     await eventually(() => watch.events.length >= 3);
     watch.stop();
     assert.deepEqual(watch.events.map((e) => [e.type, nameOf(e)]), [['ADDED', 'w-label'], ['DELETED', 'w-label'], ['ADDED', 'w-label']]);
+    // As kube-apiserver: the DELETED of an object leaving the selection carries its content from
+    // before the change (the labels the watcher selected), at the change's resourceVersion.
+    const left = metadataOf(watch.events[1]!.object);
+    assert.deepEqual(left['labels'], { tier: 'gold' });
+    const rejoined = metadataOf(watch.events[2]!.object);
+    assert.ok(Number(left['resourceVersion']) > Number(metadataOf(watch.events[0]!.object)['resourceVersion']));
+    assert.ok(Number(left['resourceVersion']) < Number(rejoined['resourceVersion']));
   });
 
   it('watches one object through the legacy /watch/ path and a metadata.name field selector', async () => {

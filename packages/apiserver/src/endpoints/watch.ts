@@ -102,7 +102,8 @@ export function handleWatch(scope: Scope): void {
         const before = event.oldObject ? inScope(event.oldObject) : false;
         if (now && before) return ['MODIFIED', event.object];
         if (now) return ['ADDED', event.object];
-        if (before) return ['DELETED', event.object];
+        // As kube-apiserver's cacher: the previous content (what the watcher selected), at this change's resourceVersion.
+        if (before) return ['DELETED', atVersion(event.oldObject!, event.rv)];
         return undefined;
       }
     }
@@ -174,4 +175,9 @@ export function handleWatch(scope: Scope): void {
  */
 function encodedEvent(scope: Scope, eventType: EventType, object: KubeObject): string {
   return `{"type":"${eventType}","object":${presentJson(scope, object)}}\n`;
+}
+
+/** `object` as it was, stamped with a later change's resourceVersion (stored objects are never changed in place). */
+function atVersion(object: KubeObject, rv: number): KubeObject {
+  return { ...object, metadata: { ...(object.metadata as Record<string, unknown>), resourceVersion: String(rv) } };
 }
