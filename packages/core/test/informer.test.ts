@@ -253,6 +253,47 @@ describe('informer against the sandbox API server', () => {
     assert.deepEqual(informer.cache.keys(), [`${namespace}/own`], 'no longer watches the adopted label');
   });
 
+  it('watches a second selection beside its own without ending its own watch, keeps an object that moved into its own, and drops only that selection\'s objects when told', async () => {
+    const namespace = await freshNamespace();
+    await createConfigMap(namespace, 'own', { v: '1' }, { shard: 'a' });
+    await createConfigMap(namespace, 'moving', { v: '1' }, { shard: 'x' });
+    await createConfigMap(namespace, 'adopted', { v: '1' }, { shard: 'x' });
+    await createConfigMap(namespace, 'other', { v: '1' }, { shard: 'b' });
+    const { informer, events, watchEnds, lists } = configMapInformer({ namespace, labelSelector: 'shard=a' });
+    await informer.start();
+    const shardX = { labelSelector: 'shard=x', owns: (cm: V1ConfigMap) => cm.metadata?.labels?.['shard'] === 'x' };
+
+    events.length = 0;
+    informer.watchAlso([shardX]);
+    await waitFor('the second selection listed', () => informer.cache.get(`${namespace}/moving`) !== undefined && informer.cache.get(`${namespace}/adopted`) !== undefined);
+    assert.deepEqual(events.map((e) => `${e.type} ${e.key}`).sort(), [`add ${namespace}/adopted`, `add ${namespace}/moving`]);
+    assert.equal(lists(), 2, 'one list of the second selection; its own not listed again');
+    assert.deepEqual(watchEnds, [], 'its own watch went on');
+
+    // Out of the second selection into its own (as a dead shard's object relabelled for this one):
+    // whichever watch tells first, it ends cached as its own.
+    await updateConfigMap(namespace, 'moving', { v: '2' }, { shard: 'a' });
+    await updateConfigMap(namespace, 'adopted', { v: '2' }, { shard: 'x' });
+    await updateConfigMap(namespace, 'own', { v: '2' }, { shard: 'a' });
+    await waitFor('both watches past the changes', () => informer.cache.get(`${namespace}/adopted`)?.data?.v === '2' && informer.cache.get(`${namespace}/own`)?.data?.v === '2');
+    await waitFor('the moved object cached as its own', () => informer.cache.get(`${namespace}/moving`)?.metadata?.labels?.['shard'] === 'a');
+    assert.deepEqual(watchEnds, []);
+
+    // Its own selection listed again (as after a 410 Gone): what the second selection holds stays.
+    informer.reselect('shard in (a)');
+    await waitFor('its own selection relisted', () => lists() === 3);
+    assert.deepEqual(informer.cache.keys().sort(), [`${namespace}/adopted`, `${namespace}/moving`, `${namespace}/own`]);
+
+    events.length = 0;
+    informer.watchAlso([]);
+    assert.deepEqual(events.map((e) => `${e.type} ${e.key}`), [`delete ${namespace}/adopted`], 'only what the second selection holds leaves');
+    assert.deepEqual(informer.cache.keys().sort(), [`${namespace}/moving`, `${namespace}/own`]);
+    await updateConfigMap(namespace, 'adopted', { v: '3' }, { shard: 'x' });
+    await updateConfigMap(namespace, 'own', { v: '3' }, { shard: 'a' });
+    await waitFor('its own object updated', () => informer.cache.get(`${namespace}/own`)?.data?.v === '3');
+    assert.equal(informer.cache.get(`${namespace}/adopted`), undefined, 'no longer watched');
+  });
+
   it('resumes after the server drops every watch and loses no change', async () => {
     const namespace = await freshNamespace();
     await createConfigMap(namespace, 'kept', { v: '1' });

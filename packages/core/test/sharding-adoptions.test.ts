@@ -20,9 +20,10 @@ function onEach(dead: string, adopters: string[]): Map<string, ReturnType<typeof
   return found;
 }
 
-function adoptionsOf(self: string): { adoptions: ShardAdoptions; selectors: string[] } {
-  const selectors: string[] = [];
-  const adoptions = new ShardAdoptions({ kind: 'Bucket', self, onSelectorChange: (selector) => selectors.push(selector) });
+/** Each change of the sources watched beside the shard's own objects, as their label selectors. */
+function adoptionsOf(self: string): { adoptions: ShardAdoptions; selectors: string[][] } {
+  const selectors: string[][] = [];
+  const adoptions = new ShardAdoptions({ kind: 'Bucket', self, onSourcesChange: (sources) => selectors.push(sources.map((source) => source.labelSelector)) });
   return { adoptions, selectors };
 }
 
@@ -36,7 +37,10 @@ describe('a shard\'s adoptions of dead shards', () => {
 
     const now = performance.now();
     adoptions.set([{ shard: 'x', adopters: ['c', 'b'], workableUntil: now + 60_000 }], now);
-    assert.deepEqual(selectors, [`${SHARD} in (b,x)`]);
+    assert.deepEqual(selectors, [[`${SHARD}=x`]], 'the dead shard\'s objects watched beside its own');
+    assert.equal(adoptions.selector, `${SHARD}=b`, 'its own watch unchanged');
+    assert.ok(adoptions.sources[0]!.owns(mine.get('c')!), 'the source holds every object of the dead shard');
+    assert.ok(!adoptions.sources[0]!.owns(bucket('own', 'b')));
     assert.ok(adoptions.works(mine.get('b')!));
     assert.ok(!adoptions.awaits(mine.get('b')!));
     assert.ok(!adoptions.works(mine.get('c')!), 'the other adopter\'s');
@@ -61,7 +65,7 @@ describe('a shard\'s adoptions of dead shards', () => {
     assert.ok(!adoptions.works(object), 'worked past its deadline');
     assert.ok(adoptions.awaits(object), 'its objects wait for the adoption to resume');
     assert.ok(!adoptions.awaits(theirs), 'not the other adopter\'s');
-    assert.equal(adoptions.selector, `${SHARD} in (b,x)`, 'still watched: a read may show a newer write');
+    assert.deepEqual(adoptions.sources.map((source) => source.labelSelector), [`${SHARD}=x`], 'still watched: a read may show a newer write');
 
     // A read that has not seen a newer write keeps it paused.
     adoptions.set([{ shard: 'x', adopters: ['b', 'c'], workableUntil: -Infinity }]);
@@ -79,8 +83,8 @@ describe('a shard\'s adoptions of dead shards', () => {
     const last = adoptions.lapseSignal(object);
     adoptions.set([]);
     assert.ok(last === undefined || last.aborted);
-    assert.equal(adoptions.selector, `${SHARD}=b`);
-    assert.deepEqual(selectors, [`${SHARD} in (b,x)`, `${SHARD}=b`]);
+    assert.deepEqual(adoptions.sources, []);
+    assert.deepEqual(selectors, [[`${SHARD}=x`], []]);
     assert.ok(!adoptions.works(object) && !adoptions.awaits(object));
   });
 });

@@ -169,7 +169,7 @@ export class Controller {
     this.#logger = options.logger?.child({ controller: this.name });
     this.#shard = options.shard;
     this.#adoptions = options.shard
-      ? new ShardAdoptions({ kind: options.kind, self: options.shard.name, onSelectorChange: (selector) => this.informer.reselect(selector) })
+      ? new ShardAdoptions({ kind: options.kind, self: options.shard.name, onSourcesChange: (sources) => this.informer.watchAlso(sources) })
       : undefined;
     this.#firstCheckDelayMs = options.firstCheckDelayMs;
     this.#beforeFirstSchedule = options.beforeFirstSchedule;

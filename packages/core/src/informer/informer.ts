@@ -132,6 +132,23 @@ export interface Informer<T extends ObjectWithMetadata> {
    * added); objects both select keep their place without an event.
    */
   reselect(labelSelector: string | undefined): void;
+  /**
+   * Also lists and watches each of `sources` into the same cache, beside the informer's own
+   * selection, whose watch goes on undisturbed (a source's list of thousands of objects holds up
+   * none of its events). Replaces the sources given before: one no longer given stops, and the
+   * objects it `owns` leave the cache (each emitted as deleted). Sources must select apart from the
+   * informer's own selection, and an object may move from a source's selection into the own one,
+   * never back: a source's event or list item for an object whose cached copy it does not `own`
+   * (the own watch brought it since) is left out, as is what its relist finds missing.
+   */
+  watchAlso(sources: readonly WatchSource<T>[]): void;
+}
+
+/** A selection an informer also lists and watches (`Informer.watchAlso`). */
+export interface WatchSource<T> {
+  labelSelector: string;
+  /** Whether `obj` is in this selection (its labels match `labelSelector`). */
+  owns(obj: T): boolean;
 }
 
 /** Creates an informer (not started) for one resource. */
@@ -180,12 +197,17 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   private relistRequested = false;
   private abortWatch: (() => void) | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
+  /** Set on a source's informer (`watchAlso`): the informer whose cache and handlers it feeds, and what it owns there. */
+  private readonly feeds: { informer: ResourceInformer<T>; source: WatchSource<T> } | undefined;
+  /** The sources this informer also watches, by label selector. */
+  private readonly sources = new Map<string, ResourceInformer<T>>();
 
-  constructor(options: InformerOptions<T>) {
+  constructor(options: InformerOptions<T>, feeds?: { informer: ResourceInformer<T>; source: WatchSource<T> }) {
     this.options = options;
+    this.feeds = feeds;
     this.labelSelector = options.labelSelector;
     this.transform = options.transform ?? withoutUnreadMetadata;
-    this.store = new ObjectCache<T>(options.compact ? compactJsonCodec<T>() : undefined, { namespaceIndex: options.namespaceIndex ?? true });
+    this.store = feeds ? feeds.informer.store : new ObjectCache<T>(options.compact ? compactJsonCodec<T>() : undefined, { namespaceIndex: options.namespaceIndex ?? true });
     this.path = resourcePath(options.group, options.version, options.plural, options.namespace);
     this.backoff = new Backoff(options.backoffInitialMs ?? 200, options.backoffMaxMs ?? 30_000);
   }
@@ -229,9 +251,47 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
     this.abortWatch?.();
   }
 
+  watchAlso(sources: readonly WatchSource<T>[]): void {
+    const wanted = new Map(sources.map((source) => [source.labelSelector, source]));
+    for (const [labelSelector, informer] of [...this.sources]) {
+      if (wanted.has(labelSelector)) continue;
+      informer.stop();
+      this.sources.delete(labelSelector);
+      for (const key of this.store.keys()) {
+        const cached = this.store.get(key);
+        if (!cached || !informer.feeds!.source.owns(cached)) continue;
+        this.store.delete(key);
+        this.emit('delete', cached);
+      }
+    }
+    for (const [labelSelector, source] of wanted) {
+      if (this.sources.has(labelSelector) || this.stopped) continue;
+      const { resyncPeriodMs: _own, ...options } = this.options;
+      const informer = new ResourceInformer<T>({ ...options, labelSelector }, { informer: this, source });
+      this.sources.set(labelSelector, informer);
+      void informer.start();
+    }
+  }
+
+  /** A source's informer: whether to leave out its event or list item `obj`, as the object's cached copy is not its own (the own watch brought it since). */
+  private yields(obj: T): boolean {
+    if (!this.feeds) return false;
+    const cached = this.store.get(objectKey(obj));
+    return cached !== undefined && !this.feeds.source.owns(cached);
+  }
+
+  /** Whether a relist may delete the cached `obj` it did not find: a source's informer, only what it owns; the own one, nothing a source owns. */
+  private mayDropUnlisted(obj: T): boolean {
+    if (this.feeds) return this.feeds.source.owns(obj);
+    for (const informer of this.sources.values()) if (informer.feeds!.source.owns(obj)) return false;
+    return true;
+  }
+
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
+    for (const informer of this.sources.values()) informer.stop();
+    this.sources.clear();
     this.lifetime.abort();
     if (this.resyncTimer) clearInterval(this.resyncTimer);
     this.abortWatch?.();
@@ -325,6 +385,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
         if (!item.apiVersion && apiVersion) item.apiVersion = apiVersion;
         if (!item.kind && itemKind) item.kind = itemKind;
         const obj = this.transform(item);
+        if (this.yields(obj)) continue;
         listed.add(objectKey(obj));
         const old = this.store.set(obj);
         if (!old) this.emit('add', obj);
@@ -338,8 +399,13 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
 
   /** After a complete list: deletes (and emits) what it did not name, and resumes from its resourceVersion. */
   private replaceRest(listed: ReadonlySet<string>, resourceVersion: string | undefined): void {
+    const selective = this.feeds !== undefined || this.sources.size > 0;
     for (const key of this.store.keys()) {
       if (listed.has(key)) continue;
+      if (selective) {
+        const cached = this.store.get(key);
+        if (cached && !this.mayDropUnlisted(cached)) continue;
+      }
       const old = this.store.delete(key);
       if (old) this.emit('delete', old);
     }
@@ -408,6 +474,10 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
     }
     const obj = this.transform(raw as T);
     const resourceVersion = obj.metadata?.resourceVersion;
+    if (this.yields(obj)) {
+      if (resourceVersion) this.resourceVersion = resourceVersion;
+      return undefined;
+    }
     if (type === 'DELETED') {
       const old = this.store.delete(objectKey(obj));
       if (resourceVersion) this.resourceVersion = resourceVersion;
@@ -427,6 +497,10 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   }
 
   private emit(event: 'add' | 'update' | 'delete' | 'resync', obj: T, old?: T): void {
+    if (this.feeds) {
+      this.feeds.informer.emit(event, obj, old);
+      return;
+    }
     this.options.metrics?.event(event);
     for (const handler of this.handlers[event]) {
       try {
@@ -438,6 +512,10 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   }
 
   private reportError(error: unknown): void {
+    if (this.feeds) {
+      this.feeds.informer.reportError(error);
+      return;
+    }
     this.options.logger?.warn({ err: error, resource: this.path }, 'informer error; it keeps going');
     for (const handler of this.handlers.error) {
       try {

@@ -1,4 +1,5 @@
 import type { ManagedKindName } from '@k8or/api';
+import type { WatchSource } from '../informer/informer.js';
 import { adoptionHash } from './keys.js';
 import { shardLabel } from './labels.js';
 import { HashRing } from './ring.js';
@@ -20,14 +21,15 @@ export interface ShardAdoptionsOptions {
   kind: ManagedKindName;
   /** This shard's name. */
   self: string;
-  /** The watch must select this from now on. */
-  onSelectorChange: (selector: string) => void;
+  /** The dead shards' objects to watch beside this shard's own, from now on (one source per adopted shard). */
+  onSourcesChange: (sources: WatchSource<Labelled>[]) => void;
 }
 
 /**
  * One shard's adoptions of dead shards, for one kind: which objects it works (its own, and those of
- * each dead shard it adopts that fall to it on the adopters' ring), the label selector that watches
- * them all, and a signal per adoption that aborts when it pauses.
+ * each dead shard it adopts that fall to it on the adopters' ring), the label selectors that watch
+ * them (its own, and one beside it for each adopted shard, so listing an adopted shard's objects
+ * never holds up the watch of its own), and a signal per adoption that aborts when it pauses.
  *
  * An adoption is watched while reads of the Leases grant it, and worked only until its
  * `workableUntil`: past that, without a read that saw the leader write again, it pauses (its calls
@@ -50,16 +52,24 @@ export class ShardAdoptions {
     return this.#adoptions.size > 0;
   }
 
-  /** This shard's own objects, and every object of the dead shards it adopts. */
+  /** This shard's own objects. */
   get selector(): string {
+    return `${shardLabel(this.#options.kind)}=${this.#options.self}`;
+  }
+
+  /** Every object of each dead shard it adopts, one source per shard, watched beside its own. */
+  get sources(): WatchSource<Labelled>[] {
     const label = shardLabel(this.#options.kind);
-    if (this.#adoptions.size === 0) return `${label}=${this.#options.self}`;
-    return `${label} in (${[this.#options.self, ...this.#adoptions.keys()].sort().join(',')})`;
+    return [...this.#adoptions.keys()].sort().map((shard) => ({ labelSelector: `${label}=${shard}`, owns: (obj) => obj.metadata.labels?.[label] === shard }));
+  }
+
+  #watched(): string {
+    return [...this.#adoptions.keys()].sort().join(',');
   }
 
   /** The adoptions a read of the Leases found: those naming this shard are watched (and worked until their `workableUntil`), every other is dropped. */
   set(grants: readonly ShardAdoption[], now = performance.now()): void {
-    const before = this.selector;
+    const before = this.#watched();
     const granted = new Map(grants.filter((grant) => grant.adopters.includes(this.#options.self)).map((grant) => [grant.shard, grant]));
     for (const [shard, adoption] of this.#adoptions) {
       const grant = granted.get(shard);
@@ -79,7 +89,7 @@ export class ShardAdoptions {
       timer.unref();
       adoption.active = { lapsed: adoption.active?.lapsed ?? new AbortController(), timer };
     }
-    if (this.selector !== before) this.#options.onSelectorChange(this.selector);
+    if (this.#watched() !== before) this.#options.onSourcesChange(this.sources);
   }
 
   /** Whether this shard works `obj`: labelled for it, or for a dead shard it adopts now and falling to it there. */
