@@ -22,6 +22,7 @@ class HandFedInformer<T extends KubernetesObject & { metadata: NonNullable<Kuber
   }
   /** The planner never changes what an informer watches. */
   reselect(): void {}
+  watchAlso(): void {}
   on(event: 'add' | 'update' | 'delete' | 'resync' | 'error', handler: Handler<T> | ((err: unknown) => void)): void {
     this.#handlers.set(event, [...(this.#handlers.get(event) ?? []), handler as Handler<T>]);
   }
