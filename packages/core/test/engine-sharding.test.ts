@@ -190,6 +190,51 @@ describe('engine: shards work only their own objects, and hand them over', () =>
     await world.waitForBucket(ns, 'held', 'synced at its edit', (b) => isReadyAndSynced(b) && b.status?.observedGeneration === b.metadata.generation);
   });
 
+  it('an object that leaves a shard\'s watch queues no reconcile: back in it (from an adopted shard\'s watch into its own), it waits for its drift-check slot', async () => {
+    // One worker, and an hour's resync: a reconcile of `moving` can only come from its key being queued.
+    const shard = await startShard('shard-one', { workers: { Bucket: 1 }, resyncPeriodMs: 3_600_000 });
+    const ns = await world.newNamespace();
+    for (const name of ['held', 'moving']) {
+      await world.createBucket(ns, name, { name: `${ns}-${name}` });
+      await world.patchBucket(ns, name, { metadata: { labels: { [SHARD]: 'shard-one' } } });
+    }
+    for (const name of ['held', 'moving']) await world.waitForBucket(ns, name, 'Ready', isReadyAndSynced);
+    let release: () => void = () => {};
+    const holding = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    const removeHook = world.cloud.onCall(async (call) => {
+      if (call.name.includes('held')) {
+        held = true;
+        await holding;
+      }
+    });
+    const controller = shard.controllers.get('Bucket')!;
+    let calls = 0;
+    try {
+      await world.patchBucket(ns, 'held', { spec: { versioning: true } });
+      await waitFor('the one worker waiting in the cloud', () => held, 30_000, 50);
+      // `moving` leaves the shard's watch and comes back, as an adopted object does when its
+      // adopter's own watch brings it before the adopted shard's watch tells it left.
+      await world.patchBucket(ns, 'moving', { metadata: { labels: { [SHARD]: 'shard-elsewhere' } } });
+      await waitFor('moving out of the cache', () => controller.informer.cache.get(`${ns}/moving`) === undefined, 30_000, 50);
+      await world.patchBucket(ns, 'moving', { metadata: { labels: { [SHARD]: 'shard-one' } } });
+      await waitFor('moving back in the cache', () => controller.informer.cache.get(`${ns}/moving`) !== undefined, 30_000, 50);
+      calls = world.cloud.callCount({ name: `${ns}-moving` });
+    } finally {
+      release();
+      removeHook();
+    }
+    await world.waitForBucket(ns, 'held', 'synced at its edit', (b) => isReadyAndSynced(b) && b.status?.observedGeneration === b.metadata.generation);
+    // A bounded look for a reconcile that must not come, reading the object as a user would meanwhile.
+    const until = Date.now() + 3_000;
+    while (Date.now() < until) {
+      await world.bucket(ns, 'moving');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    assert.equal(world.cloud.callCount({ name: `${ns}-moving` }), calls, 'moving was reconciled: its leaving queued it');
+    assert.equal(controller.queue.inFlight(), 0);
+  });
+
   it('a dead shard\'s objects are worked by the shards that adopt it, each by one, before any is relabelled; and not once the adoption lapsed', async () => {
     const adopters = ['shard-y', 'shard-z'];
     const { ns, names, reader, adopterOf } = await killedWithObjects('shard-x', adopters, 'adopted', 8);

@@ -202,7 +202,12 @@ export class Controller {
       // Relabelled for this shard while it was cached as another adopter's: new to this shard.
       else if (old && !this.#mayWork(old) && this.#unscheduled === undefined) this.#firstLook(obj);
     });
-    this.informer.on('delete', (obj) => this.enqueue(obj));
+    // Sharded, an object leaves the cache when it leaves this shard (or the cluster): nothing to
+    // reconcile. One that moved from an adopted shard's watch into this shard's own may already be
+    // back (or come back before its key is worked): it waits for its first look, as a new one does.
+    this.informer.on('delete', (obj) => {
+      if (!this.#shard) this.enqueue(obj);
+    });
     this.informer.on('error', (err) => this.#logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'informer error'));
   }
 
