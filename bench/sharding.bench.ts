@@ -57,6 +57,7 @@ import {
   leaderShard,
   busiestWindow,
   ObjectStatesWatch,
+  objectState,
   overlappingCalls,
   replicaStats,
   startFleet,
@@ -342,15 +343,17 @@ try {
         await sleep(Math.max(0, 2_000 - (Date.now() - roundStart)));
       }
     })();
-    // Each edit is done when its object is first seen Ready and Synced at its generation or a later one.
-    // Looked up one by one: at 100,000 objects a copy of every state each 250 ms would take the CPU
-    // of this process, which serves the API server too.
+    // Each edit is done when its object is first seen Ready and Synced at its generation or a later
+    // one: read from the API server, each object with an edit pending once a round (a watch of
+    // 100,000 objects in this busy process may lag behind, and would then date every edit late).
     const watcher = (async () => {
       while (watching) {
         const seenAt = Date.now();
-        for (const edit of edits) {
-          if (edit.readyAt !== undefined) continue;
-          const state = watch.state(edit.kind, edit.name);
+        const pending = edits.filter((edit) => edit.readyAt === undefined);
+        const looked = new Map<string, Promise<ObjectState | undefined>>();
+        for (const edit of pending) if (!looked.has(edit.key)) looked.set(edit.key, objectState(fleet.admin, edit.kind, edit.name).catch(() => undefined));
+        for (const edit of pending) {
+          const state = await looked.get(edit.key);
           if (state?.readyAndSynced && state.observedGeneration >= edit.generation) edit.readyAt = seenAt;
         }
         if (timeline.killedAt !== undefined && timeline.relabelledAt === undefined && !watch.anyOn(victim)) timeline.relabelledAt = seenAt;

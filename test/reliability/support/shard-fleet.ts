@@ -370,6 +370,12 @@ export async function objectStates(admin: KubeRest): Promise<ObjectState[]> {
   return states;
 }
 
+/** One fleet object as the API server holds it now (undefined: gone). */
+export async function objectState(admin: KubeRest, kind: FleetKind, name: string): Promise<ObjectState | undefined> {
+  const item = await admin.get<Listed>(k8orPath(kind, OBJECT_NAMESPACE, name));
+  return item === undefined ? undefined : stateOf(kind, item);
+}
+
 /** What `ObjectStatesWatch` keeps of an object: its state, under the metadata its informer reads. */
 interface WatchedState {
   metadata: { name: string; namespace?: string; resourceVersion?: string };
