@@ -3,7 +3,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, FINALIZER, type ProviderConfig } from '@k8or/api';
-import { DriftCheckPlanner, ObjectCache, type Informer, type ManagedObject, type ProviderPlugins } from '@k8or/core';
+import { DriftCheckPlanner, ObjectCache, REPLAN_MS_PER_RESOURCE, type Informer, type ManagedObject, type ProviderPlugins } from '@k8or/core';
 import type { KubernetesObject } from '@kubernetes/client-node';
 
 type Handler<T> = (obj: T, old?: T) => void;
@@ -50,7 +50,7 @@ function providerConfig(budget?: { callsPerHour: number }): ProviderConfig {
   } as ProviderConfig;
 }
 
-function world(config: ProviderConfig): { planner: DriftCheckPlanner; buckets: HandFedInformer<ManagedObject>; clock: { now: number } } {
+function world(config: ProviderConfig, onPlans?: () => void): { planner: DriftCheckPlanner; buckets: HandFedInformer<ManagedObject>; clock: { now: number } } {
   const buckets = new HandFedInformer<ManagedObject>();
   const providerConfigs = new HandFedInformer<KubernetesObject & { metadata: NonNullable<KubernetesObject['metadata']> }>();
   providerConfigs.put(config as KubernetesObject & { metadata: NonNullable<KubernetesObject['metadata']> });
@@ -64,6 +64,7 @@ function world(config: ProviderConfig): { planner: DriftCheckPlanner; buckets: H
     floorMs: 1_000,
     replanMs: 1_000,
     now: () => clock.now,
+    ...(onPlans ? { onPlans } : {}),
   });
   return { planner, buckets, clock };
 }
@@ -79,6 +80,27 @@ describe('the drift-check planner', () => {
     const shortened = bucket('photos', '10s');
     buckets.put(shortened);
     assert.deepEqual(planner.intervalFor('Bucket', shortened), { intervalMs: 10_000, askedMs: 10_000 });
+  });
+
+  it('plans a large cache again no more often than its size allows: each plan reads every resource', () => {
+    let plans = 0;
+    const { planner, buckets, clock } = world(providerConfig({ callsPerHour: 3_600_000 }), () => plans++);
+    const count = 30_000;
+    for (let i = 0; i < count; i++) buckets.put(bucket(`b-${i}`, '1h'));
+    planner.intervalFor('Bucket', bucket('b-0', '1h'));
+    assert.equal(plans, 1);
+    const every = count * REPLAN_MS_PER_RESOURCE;
+    // Changing all the time: planned again only once `every` has passed, not every replanMs.
+    for (let at = 1_000; at < every; at += 1_000) {
+      clock.now = at;
+      buckets.put(bucket(`new-${at}`, '1h'));
+      planner.intervalFor('Bucket', bucket('b-0', '1h'));
+    }
+    assert.equal(plans, 1, `planned again within ${every} ms`);
+    clock.now = every;
+    buckets.put(bucket('last', '1h'));
+    planner.intervalFor('Bucket', bucket('b-0', '1h'));
+    assert.equal(plans, 2);
   });
 
   it("keeps the budget's floor for an ask shortened since the last plan", () => {

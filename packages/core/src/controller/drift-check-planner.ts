@@ -24,10 +24,18 @@ export interface DriftCheckPlannerOptions {
   budgetShare?: () => number;
   /** Where the projection goes each time it is worked out (CoreMetrics.setDriftCheckPlans). */
   onPlans?: (plans: readonly (DriftCheckPlan & { provider: string })[]) => void;
-  /** A changed cache is planned again at most this often. Default 1 s. */
+  /**
+   * A changed cache is planned again at most this often (default 1 s), and no more often than
+   * `REPLAN_MS_PER_RESOURCE` for each resource the last plan held: a plan reads every cached
+   * resource, so a cache of 55,000 changing all the time (a shard handing on an adopted shard's
+   * objects) would otherwise spend most of its CPU planning.
+   */
   replanMs?: number;
   now?: () => number;
 }
+
+/** The least time between two plans, for each resource the last one held: 1 s at 10,000, 10 s at 100,000. */
+export const REPLAN_MS_PER_RESOURCE = 0.1;
 
 /**
  * The engine's view of every ProviderConfig's drift-check plan (policy/drift-schedule.ts's
@@ -42,6 +50,8 @@ export class DriftCheckPlanner {
   #dirty = true;
   #plannedShare = 1;
   #plannedAt = Number.NEGATIVE_INFINITY;
+  /** How many resources the last plan held. */
+  #plannedResources = 0;
   /** What a plan reads of each cached resource, kept by each kind's cache in step with it. */
   readonly #inputs = new Map<ManagedKindName, ReadonlyMap<string, PlanInput>>();
 
@@ -104,7 +114,8 @@ export class DriftCheckPlanner {
   #replanIfDue(force = false): void {
     const share = this.#options.budgetShare?.() ?? 1;
     if (share !== this.#plannedShare) this.#dirty = true;
-    if (!this.#dirty || (!force && this.#now() - this.#plannedAt < (this.#options.replanMs ?? 1_000))) return;
+    const every = Math.max(this.#options.replanMs ?? 1_000, this.#plannedResources * REPLAN_MS_PER_RESOURCE);
+    if (!this.#dirty || (!force && this.#now() - this.#plannedAt < every)) return;
     this.#dirty = false;
     this.#plannedAt = this.#now();
     this.#plannedShare = share;
@@ -128,6 +139,7 @@ export class DriftCheckPlanner {
       plans.set(name, { ...planDriftChecks(providerConfig, o.providers.get(provider), resources, share), provider });
     }
     this.#plans = plans;
+    this.#plannedResources = [...byConfig.values()].reduce((sum, resources) => sum + resources.length, 0);
     o.onPlans?.([...plans.values()]);
   }
 }
