@@ -5,7 +5,7 @@
 //   npm run build && node bench/sharding.bench.ts [--objects 1000] [--replicas 3] [--scale-to 5]
 //     [--workers 10] [--s3-rate 50] [--s3-burst 100] [--dynamodb-rate 250] [--dynamodb-burst 250]
 //     [--steps restart,takeover,kill,scale] [--table-share 0.5] [--template N] [--hold] [--quiet-seconds 600]
-//     [--edit-share 0.01] [--takeover relabel|adopt] [--log-level error]
+//     [--edit-share 0.01] [--takeover relabel|adopt] [--drift-budget-percent P] [--log-level error]
 //
 // The world is test/reliability/support/shard-fleet.ts (the same as the sharding suite's, but with the
 // API server in a process of its own, as a real one is, not on this process's thread): each
@@ -93,6 +93,8 @@ const { values } = parseArgs({
     'edit-share': { type: 'string', default: '0.01' },
     // K8OR_SHARD_TAKEOVER of the replicas: how a dead shard's objects reach the live ones
     takeover: { type: 'string', default: 'relabel' },
+    // each ProviderConfig's spec.driftCheckBudget.rateLimitPercent: the drift checks' share of its rate limits (default: no budget)
+    'drift-budget-percent': { type: 'string' },
     // K8OR_LOG_LEVEL of the replicas, whose output a failed wait prints
     'log-level': { type: 'string', default: 'error' },
   },
@@ -121,6 +123,10 @@ if (values.takeover !== 'relabel' && values.takeover !== 'adopt') {
   process.exit(2);
 }
 const TAKEOVER: 'relabel' | 'adopt' = values.takeover;
+const DRIFT_BUDGET_PERCENT =
+  values['drift-budget-percent'] === undefined
+    ? undefined
+    : numberOption('drift-budget-percent', values['drift-budget-percent'], 'a whole number from 1 to 100', (n) => Number.isInteger(n) && n >= 1 && n <= 100);
 const SCALE_TO = Number(values['scale-to']);
 const LIMITS: Record<FleetService, RateLimit> = {
   s3: { requestsPerSecond: Number(values['s3-rate']), burst: Number(values['s3-burst']) },
@@ -195,7 +201,15 @@ async function quiet(live: readonly string[], timeoutMs = QUIET_SECONDS * 1000):
   return false;
 }
 
-const fleet = await startFleet({ workers: Number(values.workers), logLevel: values['log-level'], rateLimits: LIMITS, keepS3State: TEMPLATE < OBJECTS, apiServerProcess: true, shardTakeover: TAKEOVER });
+const fleet = await startFleet({
+  workers: Number(values.workers),
+  logLevel: values['log-level'],
+  rateLimits: LIMITS,
+  keepS3State: TEMPLATE < OBJECTS,
+  apiServerProcess: true,
+  shardTakeover: TAKEOVER,
+  ...(DRIFT_BUDGET_PERCENT === undefined ? {} : { driftCheckBudget: { rateLimitPercent: DRIFT_BUDGET_PERCENT } }),
+});
 const watch = new ObjectStatesWatch(fleet.kubeconfig);
 await watch.start();
 /** Every object's state as the watch last delivered it (a list of 100,000 objects every second would load the API server). */
@@ -263,7 +277,7 @@ try {
     }),
   );
   print(
-    `\nSteady state, ${OBJECTS.toLocaleString('en')} objects (${bucketCount.toLocaleString('en')} Buckets and ${(OBJECTS - bucketCount).toLocaleString('en')} Tables, on two ProviderConfigs) over ${REPLICAS} replicas, ${values.workers} workers each;${seeded} created and all Ready in ${createSeconds} s; ${steadyQuiet ? 'measured with every queue empty' : 'measured while drift checks still kept workers busy'} (load ${load()}):\n`,
+    `\nSteady state, ${OBJECTS.toLocaleString('en')} objects (${bucketCount.toLocaleString('en')} Buckets and ${(OBJECTS - bucketCount).toLocaleString('en')} Tables, on two ProviderConfigs) over ${REPLICAS} replicas, ${values.workers} workers each;${DRIFT_BUDGET_PERCENT === undefined ? '' : ` drift checks within ${DRIFT_BUDGET_PERCENT} % of each rate limit (driftCheckBudget.rateLimitPercent);`}${seeded} created and all Ready in ${createSeconds} s; ${steadyQuiet ? 'measured with every queue empty' : 'measured while drift checks still kept workers busy'} (load ${load()}):\n`,
     '| replica | Buckets | Tables | RSS MiB |',
     '|---|---:|---:|---:|',
     ...steadyRows,

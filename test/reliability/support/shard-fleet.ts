@@ -58,6 +58,8 @@ export interface FleetOptions {
   apiServerProcess?: boolean;
   /** K8OR_SHARD_TAKEOVER of every replica (the operator's default where unset). */
   shardTakeover?: 'relabel' | 'adopt';
+  /** Each ProviderConfig's spec.driftCheckBudget; none where unset. */
+  driftCheckBudget?: { callsPerHour: number } | { rateLimitPercent: number };
 }
 
 /** The API server the fleet runs against, in this process or a child one. */
@@ -184,6 +186,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
           endpoints: { bucket: proxies[providerConfig].s3.endpoint, table: proxies[providerConfig].dynamodb.endpoint },
           credentials: { source: 'Secret', secretRef: { namespace: OPERATOR_NAMESPACE, name: 'aws-credentials' } },
           ...(Object.keys(rateLimits).length > 0 ? { rateLimits } : {}),
+          ...(options.driftCheckBudget ? { driftCheckBudget: options.driftCheckBudget } : {}),
         },
       });
     }
