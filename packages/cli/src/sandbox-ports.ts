@@ -42,6 +42,8 @@ export class SandboxPorts {
   private readonly recorded: Partial<Record<SandboxBackend, number>>;
   private readonly current: Partial<Record<SandboxBackend, number>> = {};
   private readonly taken = new Set<SandboxBackend>();
+  /** The lasting ports given out in this run, so no two backends are given one port. */
+  private readonly given = new Set<number>();
 
   constructor(
     private readonly dataDir: string | undefined,
@@ -50,10 +52,13 @@ export class SandboxPorts {
     this.recorded = dataDir ? readPorts(join(dataDir, PORTS_FILE)) : {};
   }
 
-  /** The port to start `backend` on: its recorded port when free, else undefined (a free one). */
+  /**
+   * The port to start `backend` on: its recorded port when free; else, with a data dir, a free
+   * lasting port (below the kernel's ephemeral range); else undefined (the backend takes any free port).
+   */
   async portFor(backend: SandboxBackend): Promise<number | undefined> {
     const port = this.recorded[backend];
-    if (port === undefined) return undefined;
+    if (port === undefined) return this.dataDir ? this.lastingPort() : undefined;
     if (await isFree(port)) return port;
     this.taken.add(backend);
     this.onTaken({ backend, port, message: takenMessage(backend, port, this.file()) });
@@ -79,9 +84,43 @@ export class SandboxPorts {
     writeFileSync(this.file(), `${JSON.stringify(ports, null, 2)}\n`);
   }
 
+  /**
+   * A free port below the ephemeral range, where the kernel never puts another program's port-0
+   * listener or outgoing connection, so the port is still free when the sandbox starts again.
+   * Undefined when that range is empty or no free port was found in it.
+   */
+  private async lastingPort(): Promise<number | undefined> {
+    const below = ephemeralPortsFrom();
+    if (below <= LASTING_PORTS_FROM) return undefined;
+    for (let attempt = 0; attempt < 64; attempt += 1) {
+      const port = LASTING_PORTS_FROM + Math.floor(Math.random() * (below - LASTING_PORTS_FROM));
+      if (this.given.has(port) || !(await isFree(port))) continue;
+      this.given.add(port);
+      return port;
+    }
+    return undefined;
+  }
+
   private file(): string {
     return join(this.dataDir ?? '', PORTS_FILE);
   }
+}
+
+/** The lowest port a persisted sandbox gives a backend on its first start. */
+const LASTING_PORTS_FROM = 20_000;
+
+/**
+ * The first port of the kernel's ephemeral range (Linux: /proc/sys/net/ipv4/ip_local_port_range,
+ * 32768 by default); elsewhere 32768, below both Linux's default and the IANA range (49152) others use.
+ */
+function ephemeralPortsFrom(): number {
+  try {
+    const from = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(from) && from > 0) return Math.min(from, 32_768);
+  } catch {
+    // not Linux
+  }
+  return 32_768;
 }
 
 /** `{ port }` for a launcher's options, or nothing (the launcher picks a free port). */

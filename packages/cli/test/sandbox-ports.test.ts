@@ -1,7 +1,7 @@
 // k8or sandbox --data-dir keeps its backends on the ports it recorded, so the ProviderConfigs (and the
 // cloud targets pinned from them) stay the same; a recorded port another process holds is said clearly.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,9 @@ async function holdPort(port = 0): Promise<{ server: Server; port: number }> {
   const address = server.address();
   return { server, port: typeof address === 'object' && address ? address.port : 0 };
 }
+
+/** Where the kernel's ephemeral ports begin here (the ports it gives port-0 listeners and outgoing connections). */
+const ephemeralFrom = existsSync('/proc/sys/net/ipv4/ip_local_port_range') ? Math.min(32_768, Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])) : 32_768;
 
 const close = (server: Server): Promise<void> => new Promise((resolve) => server.close(() => resolve()));
 const readPorts = (dataDir: string): Record<string, number> => JSON.parse(readFileSync(join(dataDir, PORTS_FILE), 'utf8')) as Record<string, number>;
@@ -40,7 +43,8 @@ describe('SandboxPorts', () => {
   it('records the ports of a run and gives them back on the next start', async () => {
     const dataDir = join(dir, 'records');
     const first = new SandboxPorts(dataDir);
-    assert.equal(await first.portFor('s3'), undefined, 'nothing recorded yet: a free port');
+    const lasting = await first.portFor('s3');
+    assert.ok(lasting !== undefined && lasting >= 20_000 && lasting < ephemeralFrom, `nothing recorded yet: a free port below the ephemeral range (${ephemeralFrom}), got ${lasting}`);
     const { server, port } = await holdPort();
     await close(server);
     first.listening('s3', `http://127.0.0.1:${port}`);
@@ -50,6 +54,18 @@ describe('SandboxPorts', () => {
     assert.deepEqual(readPorts(dataDir), { s3: port, bigtable: port + 1, azuriteBlob: port + 2 });
     const second = new SandboxPorts(dataDir);
     assert.equal(await second.portFor('s3'), port);
+  });
+
+  it('gives each backend of a first start with a data dir a port of its own below the kernel ephemeral range', async () => {
+    const ports = new SandboxPorts(join(dir, 'lasting'));
+    const given: Array<number | undefined> = [];
+    for (const backend of ['s3', 'dynamodb', 'gcs', 'gcsHttps', 'bigtable', 'azuriteBlob', 'azuriteTable'] as const) given.push(await ports.portFor(backend));
+    assert.equal(new Set(given).size, given.length, `seven ports, all different: ${given.join(', ')}`);
+    for (const port of given) {
+      assert.ok(port !== undefined && port >= 20_000 && port < ephemeralFrom, `${port} lies below the ephemeral range`);
+      const held = await holdPort(port);
+      await close(held.server);
+    }
   });
 
   it('says which backend, which port and what to do when a recorded port is taken, and keeps the record', async () => {
