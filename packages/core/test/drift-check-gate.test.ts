@@ -1,7 +1,7 @@
 // The drift-check gate's sliding minute, on a clock the test moves.
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { DriftCheckGate, SlidingWindowBudget } from '@k8or/core';
+import { DriftCheckGate, EVERY_SERVICE, SlidingWindowBudget } from '@k8or/core';
 
 describe('SlidingWindowBudget', () => {
   it('grants calls up to the limit in a window, and says when the first grant expires', () => {
@@ -77,38 +77,56 @@ describe('DriftCheckGate', () => {
     let now = 0;
     const deferred: string[] = [];
     const gate = new DriftCheckGate({
-      budgetCallsPerHour: (config) => (config === 'budgeted' ? 120 : undefined),
+      budgets: (config) => (config === 'budgeted' ? new Map([[EVERY_SERVICE, 120]]) : undefined),
       onDeferred: (provider, config) => deferred.push(`${provider}/${config}`),
       now: () => now,
     });
-    const first = gate.admit('aws', 'budgeted', 1);
+    const first = gate.admit('aws', 'budgeted', { s3: 1 });
     assert.equal(first.admitted, true);
     if (first.admitted) first.done();
-    assert.equal(gate.admit('aws', 'budgeted', 1).admitted, true);
-    const third = gate.admit('aws', 'budgeted', 1);
+    assert.equal(gate.admit('aws', 'budgeted', { s3: 1 }).admitted, true);
+    const third = gate.admit('aws', 'budgeted', { s3: 1 });
     assert.deepEqual(third, { admitted: false, retryAfterMs: 60_000 });
     assert.deepEqual(deferred, ['aws/budgeted']);
-    for (let i = 0; i < 100; i++) assert.equal(gate.admit('aws', 'free', 3).admitted, true);
+    for (let i = 0; i < 100; i++) assert.equal(gate.admit('aws', 'free', { s3: 3 }).admitted, true);
     now = 60_000;
-    assert.equal(gate.admit('aws', 'budgeted', 1).admitted, true);
+    assert.equal(gate.admit('aws', 'budgeted', { s3: 1 }).admitted, true);
     assert.deepEqual(deferred, ['aws/budgeted']);
   });
 
   it('holds the budget\'s share of a shorter window when given one: 2,400 calls an hour is 4 in any 6 s', () => {
     let now = 0;
-    const gate = new DriftCheckGate({ budgetCallsPerHour: () => 2_400, now: () => now, windowMs: 6_000 });
+    const gate = new DriftCheckGate({ budgets: () => new Map([[EVERY_SERVICE, 2_400]]), now: () => now, windowMs: 6_000 });
     for (let i = 0; i < 4; i++) {
-      const admission = gate.admit('aws', 'tight', 1);
+      const admission = gate.admit('aws', 'tight', { s3: 1 });
       assert.equal(admission.admitted, true);
       if (admission.admitted) admission.done();
     }
-    assert.deepEqual(gate.admit('aws', 'tight', 1), { admitted: false, retryAfterMs: 6_000 });
+    assert.deepEqual(gate.admit('aws', 'tight', { s3: 1 }), { admitted: false, retryAfterMs: 6_000 });
     now = 6_000;
-    assert.equal(gate.admit('aws', 'tight', 1).admitted, true);
+    assert.equal(gate.admit('aws', 'tight', { s3: 1 }).admitted, true);
+  });
+
+  it('holds each service of a rateLimitPercent budget to its own share: checks on one service never spend what another is allowed', () => {
+    let now = 0;
+    // A minute holds 7 of S3's calls and 100 of DynamoDB's: a Bucket's check is 7 S3 calls, a Table's 2 DynamoDB calls.
+    const gate = new DriftCheckGate({ budgets: () => new Map([['s3-buckets', 420], ['dynamodb-control-plane', 6_000]]), now: () => now });
+    const bucket = { 's3-buckets': 7 };
+    const table = { 'dynamodb-control-plane': 2 };
+    const first = gate.admit('aws', 'both', bucket);
+    assert.equal(first.admitted, true);
+    if (first.admitted) first.done();
+    assert.deepEqual(gate.admit('aws', 'both', bucket), { admitted: false, retryAfterMs: 60_000 }, "S3's share is spent, though the two together would allow 107 calls more");
+    for (let i = 0; i < 50; i++) assert.equal(gate.admit('aws', 'both', table).admitted, true, `Table check ${i + 1} of 50 on DynamoDB's share`);
+    assert.equal(gate.admit('aws', 'both', table).admitted, false);
+    // A check calling both services waits for both, and takes from neither while it waits.
+    now = 60_000;
+    assert.equal(gate.admit('aws', 'both', { 's3-buckets': 7, 'dynamodb-control-plane': 101 }).admitted, false);
+    assert.equal(gate.admit('aws', 'both', bucket).admitted, true, 'the refused check took none of S3\'s share');
   });
 
   it('refuses a window of 0 ms or longer than an hour', () => {
-    assert.throws(() => new DriftCheckGate({ budgetCallsPerHour: () => 60, windowMs: 0 }), RangeError);
-    assert.throws(() => new DriftCheckGate({ budgetCallsPerHour: () => 60, windowMs: 3_600_001 }), RangeError);
+    assert.throws(() => new DriftCheckGate({ budgets: () => new Map([[EVERY_SERVICE, 60]]), windowMs: 0 }), RangeError);
+    assert.throws(() => new DriftCheckGate({ budgets: () => new Map([[EVERY_SERVICE, 60]]), windowMs: 3_600_001 }), RangeError);
   });
 });

@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, FINALIZER, type Bucket, type ProviderConfig } from '@k8or/api';
-import { DriftBudgetRules, awaitsItsSlot, delayAfterCheck, delayUntilNextCheck, driftCheckBudgetViolations, firstCheckDelay, nextCheckAt, phaseFraction, planDriftChecks, type CheckedResource, type ProviderPlugin } from '@k8or/core';
+import { DEFERRED_CHECK_SLOT_GRACE_MS, DriftBudgetRules, EVERY_SERVICE, awaitsItsSlot, delayAfterCheck, delayOfDeferredCheck, delayUntilNextCheck, driftCheckBudgetViolations, firstCheckDelay, nextCheckAt, phaseFraction, planDriftChecks, type CheckedResource, type ProviderPlugin } from '@k8or/core';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-11-27T12:00:00Z');
@@ -44,6 +44,17 @@ describe('the drift-check schedule', () => {
     assert.equal(delayAfterCheck(uid, HOUR, slot - 1), HOUR + 1, 'a timer that fired a millisecond early');
     assert.equal(delayAfterCheck(uid, HOUR, slot + 5), HOUR - 5, 'a check a little late');
     assert.equal(delayAfterCheck(uid, HOUR, slot - 60_000), 60_000, 'a check well before the slot (a watch event) leaves it be');
+  });
+
+  it('a deferred check near its slot tries again when the minute has room; one scheduled under a shorter interval waits for its new slot', () => {
+    const uid = 'b6f1c7e2-0000-4000-8000-000000000001';
+    const threeHours = 3 * HOUR;
+    const slot = nextCheckAt(uid, threeHours, NOW);
+    assert.equal(delayOfDeferredCheck(uid, threeHours, slot + 30_000, 20_000), 20_000, 'half a minute past its slot: retried once the minute has room');
+    assert.equal(delayOfDeferredCheck(uid, threeHours, slot + DEFERRED_CHECK_SLOT_GRACE_MS, 20_000), 20_000);
+    // Due at a slot of the hour it asked for before the budget lengthened it to three: an hour past its slot of three hours.
+    assert.equal(delayOfDeferredCheck(uid, threeHours, slot + HOUR, 20_000), 2 * HOUR, 'waits for its next slot of the three hours');
+    assert.equal(delayOfDeferredCheck(uid, threeHours, slot - 10_000, 60_000), 60_000, 'never sooner than the minute has room');
   });
 
   it('spreads the slots of many resources evenly over the interval: no minute holds much more than its share', () => {
@@ -98,6 +109,7 @@ describe('the drift-check budget', () => {
   it('without a budget, every resource is checked at the interval it asks for', () => {
     const plan = planDriftChecks(config(), plugin, buckets(1_000, 60_000));
     assert.equal(plan.budgetCallsPerHour, undefined);
+    assert.equal(plan.budgetByService.size, 0);
     assert.equal(plan.lengthened, 0);
     assert.equal(plan.intervals.get('b0'), 60_000);
     assert.equal(plan.projectedCallsPerHour, 1_000 * 7 * 60);
@@ -110,6 +122,7 @@ describe('the drift-check budget', () => {
     assert.equal(plan.intervals.get('b999'), 360_000);
     assert.equal(plan.lengthened, 1_000);
     assert.ok(Math.abs(plan.projectedCallsPerHour - 70_000) < 1e-6);
+    assert.deepEqual(plan.budgetByService, new Map([[EVERY_SERVICE, 70_000]]), 'every call counts against the one budget');
   });
 
   it('leaves a resource that asks for less than the budget interval as it is, and shares the rest among the others', () => {
@@ -143,6 +156,7 @@ describe('the drift-check budget', () => {
     assert.equal(plan.intervals.get('b0'), Math.ceil((70_000 * 3_600_000) / 7_200 / 1000) * 1000);
     assert.equal(plan.intervals.get('t0'), 60_000, 'the Tables draw on DynamoDB, whose share they fit');
     assert.equal(plan.budgetCallsPerHour, 7_200 + 90_000);
+    assert.deepEqual(plan.budgetByService, new Map([['s3-buckets', 7_200], ['dynamodb-control-plane', 90_000]]), 'held service by service');
   });
 
   it('a shard plans its own resources with its share of the budget: three shards together stay within it', () => {

@@ -92,10 +92,11 @@ export class DriftCheckPlanner {
     return { intervalMs: floor, askedMs, lengthenedBy: plan };
   }
 
-  /** The calls an hour `providerConfig`'s drift checks may make here (its budget, or this shard's share); undefined without one. */
-  budgetCallsPerHourOf(providerConfig: string): number | undefined {
+  /** The calls an hour `providerConfig`'s drift checks may make here (its budget, or this shard's share), by service (`DriftCheckPlan.budgetByService`); undefined without one. */
+  budgetOf(providerConfig: string): ReadonlyMap<string, number> | undefined {
     this.#replanIfDue();
-    return this.#plans.get(providerConfig)?.budgetCallsPerHour;
+    const budget = this.#plans.get(providerConfig)?.budgetByService;
+    return budget && budget.size > 0 ? budget : undefined;
   }
 
   /** Every ProviderConfig's plan, worked out now. */

@@ -359,7 +359,7 @@ export class Engine {
     const bound: { planner?: DriftCheckPlanner } = {};
     // Holds each ProviderConfig's drift checks to its budget (this shard's share) over every sliding minute.
     const driftCheckGate = new DriftCheckGate({
-      budgetCallsPerHour: (providerConfig) => bound.planner?.budgetCallsPerHourOf(providerConfig),
+      budgets: (providerConfig) => bound.planner?.budgetOf(providerConfig),
       ...(metrics ? { onDeferred: (provider: string, providerConfig: string) => metrics.driftCheckDeferred(provider, providerConfig) } : {}),
       ...(o.driftCheckWindowMs !== undefined ? { windowMs: o.driftCheckWindowMs } : {}),
     });

@@ -257,12 +257,7 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
       if (wanted.has(labelSelector)) continue;
       informer.stop();
       this.sources.delete(labelSelector);
-      for (const key of this.store.keys()) {
-        const cached = this.store.get(key);
-        if (!cached || !informer.feeds!.source.owns(cached)) continue;
-        this.store.delete(key);
-        this.emit('delete', cached);
-      }
+      this.dropCached(() => true, (cached) => informer.feeds!.source.owns(cached));
     }
     for (const [labelSelector, source] of wanted) {
       if (this.sources.has(labelSelector) || this.stopped) continue;
@@ -400,19 +395,24 @@ class ResourceInformer<T extends ObjectWithMetadata> implements Informer<T> {
   /** After a complete list: deletes (and emits) what it did not name, and resumes from its resourceVersion. */
   private replaceRest(listed: ReadonlySet<string>, resourceVersion: string | undefined): void {
     const selective = this.feeds !== undefined || this.sources.size > 0;
-    for (const key of this.store.keys()) {
-      if (listed.has(key)) continue;
-      if (selective) {
-        const cached = this.store.get(key);
-        if (cached && !this.mayDropUnlisted(cached)) continue;
-      }
-      const old = this.store.delete(key);
-      if (old) this.emit('delete', old);
-    }
+    this.dropCached((key) => !listed.has(key), selective ? (cached) => this.mayDropUnlisted(cached) : undefined);
     this.resourceVersion = resourceVersion;
     if (!this.synced) {
       this.synced = true;
       this.resolveStarted?.();
+    }
+  }
+
+  /** Deletes (and emits) each cached object whose key `candidate` picks and, where given, `drop` too (only those are read). */
+  private dropCached(candidate: (key: string) => boolean, drop?: (cached: T) => boolean): void {
+    for (const key of this.store.keys()) {
+      if (!candidate(key)) continue;
+      if (drop) {
+        const cached = this.store.get(key);
+        if (!cached || !drop(cached)) continue;
+      }
+      const old = this.store.delete(key);
+      if (old) this.emit('delete', old);
     }
   }
 

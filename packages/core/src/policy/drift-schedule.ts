@@ -40,6 +40,26 @@ export function delayAfterCheck(uid: string, intervalMs: number, nowMs: number):
 }
 
 /**
+ * How far from its slot a drift check the budget's minute deferred may be and still be retried
+ * as soon as the minute has room. One further off was scheduled at a slot of a shorter interval
+ * than the one now in force (the budget lengthened it since: a shard's share fell as others
+ * joined, resources were added): it waits for its next slot instead.
+ */
+export const DEFERRED_CHECK_SLOT_GRACE_MS = 5 * 60_000;
+
+/**
+ * Milliseconds until a drift check the budget's minute deferred (`retryAfterMs`) is tried again:
+ * that, when the check is at most DEFERRED_CHECK_SLOT_GRACE_MS past a slot of `intervalMs`, the
+ * interval now in force; else its next slot of `intervalMs`, so checks scheduled under a shorter
+ * interval take up their new slots instead of crowding the minute.
+ */
+export function delayOfDeferredCheck(uid: string, intervalMs: number, nowMs: number, retryAfterMs: number): number {
+  const untilNext = delayUntilNextCheck(uid, intervalMs, nowMs);
+  const sinceSlot = intervalMs - untilNext;
+  return sinceSlot <= DEFERRED_CHECK_SLOT_GRACE_MS ? retryAfterMs : Math.max(retryAfterMs, untilNext);
+}
+
+/**
  * Whether an object the operator finds when it starts can wait for its slot:
  * the cloud was last brought in line with its current generation (top-level
  * and conditions' observedGeneration equal its generation, Ready and Synced
@@ -143,6 +163,11 @@ export interface DriftCheckPlan {
    */
   budgetCallsPerHour: number | undefined;
   /**
+   * The same budget as it is held: the calls an hour of each service it covers (`rateLimitPercent`),
+   * or of all calls together under EVERY_SERVICE (`callsPerHour`); empty without a budget.
+   */
+  budgetByService: ReadonlyMap<string, number>;
+  /**
    * The part of the ProviderConfig's budget this plan spends: 1, or a shard's share (1/N of the
    * account's budget, N the shards that may be calling the cloud), its resources the shard's own.
    */
@@ -175,8 +200,13 @@ export interface DriftCheckInterval {
   lengthenedBy?: DriftCheckPlan;
 }
 
+/** The key of `DriftCheckPlan.budgetByService` for a budget of every call (`callsPerHour`). */
+export const EVERY_SERVICE = '*';
+
 /** One group of checks that shares a budget: all of a ProviderConfig's, or those drawing on one service. */
 interface BudgetGroup {
+  /** The service whose calls it counts (a rate-limited service's name), or EVERY_SERVICE. */
+  service: string;
   callsPerHour: number;
   members: { key: string; askedMs: number; calls: number }[];
 }
@@ -203,7 +233,7 @@ export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPl
   let budgetSource: DriftCheckPlan['budgetSource'];
   if (budget?.callsPerHour !== undefined) {
     budgetSource = 'callsPerHour';
-    groups.push({ callsPerHour: budget.callsPerHour * budgetShare, members: resources.map((r) => ({ key: r.key, askedMs: r.askedMs, calls: total(r.key) })) });
+    groups.push({ service: EVERY_SERVICE, callsPerHour: budget.callsPerHour * budgetShare, members: resources.map((r) => ({ key: r.key, askedMs: r.askedMs, calls: total(r.key) })) });
   } else if (budget?.rateLimitPercent !== undefined && plugin && rateLimitViolations(plugin, providerConfig).length === 0) {
     budgetSource = 'rateLimitPercent';
     for (const [service, limit] of effectiveRateLimits(plugin, providerConfig)) {
@@ -211,7 +241,7 @@ export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPl
         const calls = callsOf.get(r.key)?.[service] ?? 0;
         return calls > 0 ? [{ key: r.key, askedMs: r.askedMs, calls }] : [];
       });
-      if (members.length > 0) groups.push({ callsPerHour: (limit.requestsPerSecond * 3600 * budget.rateLimitPercent * budgetShare) / 100, members });
+      if (members.length > 0) groups.push({ service, callsPerHour: (limit.requestsPerSecond * 3600 * budget.rateLimitPercent * budgetShare) / 100, members });
     }
   }
   const intervals = new Map(resources.map((r) => [r.key, r.askedMs]));
@@ -236,6 +266,7 @@ export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPl
   return {
     providerConfig: configName,
     budgetCallsPerHour: groups.length > 0 || budgetSource === 'callsPerHour' ? groups.reduce((sum, g) => sum + g.callsPerHour, 0) : undefined,
+    budgetByService: new Map(groups.map((g) => [g.service, g.callsPerHour])),
     budgetSource,
     budgetShare,
     resources: resources.length,

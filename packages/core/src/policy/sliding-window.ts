@@ -28,19 +28,24 @@ export class SlidingWindowBudget {
    * only an empty window, so it waits but is never refused for ever.
    */
   take(nowMs: number, cost: number, limit: number): { done: (doneAtMs: number) => void } | { retryAfterMs: number } {
+    const retryAfterMs = this.waitMs(nowMs, cost, limit);
+    if (retryAfterMs > 0) return { retryAfterMs };
+    const grant: { cost: number; doneAt: number | undefined } = { cost, doneAt: undefined };
+    this.#grants.push(grant);
+    return { done: (doneAtMs) => (grant.doneAt ??= doneAtMs) };
+  }
+
+  /** How long `take(nowMs, cost, limit)` would have to wait: 0 when the calls fit now. Takes nothing. */
+  waitMs(nowMs: number, cost: number, limit: number): number {
     const used = this.used(nowMs);
-    if (used + cost <= limit || used === 0) {
-      const grant: { cost: number; doneAt: number | undefined } = { cost, doneAt: undefined };
-      this.#grants.push(grant);
-      return { done: (doneAtMs) => (grant.doneAt ??= doneAtMs) };
-    }
+    if (used + cost <= limit || used === 0) return 0;
     const expiries = this.#grants.map((g) => ({ cost: g.cost, at: (g.doneAt ?? nowMs) + this.windowMs })).sort((a, b) => a.at - b.at);
     let left = used;
     for (const expiry of expiries) {
       left -= expiry.cost;
-      if (left + cost <= limit || left === 0) return { retryAfterMs: Math.max(1, expiry.at - nowMs) };
+      if (left + cost <= limit || left === 0) return Math.max(1, expiry.at - nowMs);
     }
-    return { retryAfterMs: this.windowMs };
+    return this.windowMs;
   }
 
   #expire(nowMs: number): void {

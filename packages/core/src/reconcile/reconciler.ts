@@ -40,7 +40,7 @@ import { cloudResourceKey, cloudTargetFor, sameCloudTarget } from '../policy/clo
 import { externalNameConflict } from '../policy/immutability.js';
 import { driftDigest, heldDriftApproved, isResync, sortDrift, specDigest } from '../policy/drift.js';
 import { DEFAULT_RESYNC_FLOOR_MS, DEFAULT_RESYNC_PERIOD_MS, formatGoDuration, parseGoDuration, resyncPeriodFor } from '../policy/resync.js';
-import { awaitsItsSlot, checkCallsOf, delayAfterCheck, driftCheckBudgetViolations, type DriftCheckInterval } from '../policy/drift-schedule.js';
+import { awaitsItsSlot, checkCallsOf, delayAfterCheck, delayOfDeferredCheck, driftCheckBudgetViolations, type DriftCheckInterval } from '../policy/drift-schedule.js';
 import type { DriftCheckAdmission, DriftCheckGate } from '../policy/drift-check-gate.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerSettingsViolations } from '../policy/settings.js';
@@ -271,11 +271,11 @@ export class ManagedReconciler {
     // Observe reads only, so it may come before the finalizer.
     let observation: Observation;
     call.driftCheck = awaitsItsSlot(resource);
-    // A drift check that would overfill its ProviderConfig's budget minute waits for room: requeued, nothing recorded.
+    // A drift check that would overfill its ProviderConfig's budget minute waits for room (or, far off its slot, for its next slot): requeued, nothing recorded.
     const admission = call.driftCheck ? this.#admitDriftCheck(target) : undefined;
     if (admission && !admission.admitted) {
       call.driftCheck = false;
-      return { requeueAfterMs: admission.retryAfterMs };
+      return { requeueAfterMs: delayOfDeferredCheck(resource.metadata.uid ?? '', this.checkIntervalMs(resource), this.#now().getTime(), admission.retryAfterMs) };
     }
     try {
       observation = await client.observe(resource, call);
@@ -756,8 +756,7 @@ export class ManagedReconciler {
 
   #admitDriftCheck(target: Target): DriftCheckAdmission | undefined {
     if (!this.#driftCheckGate) return undefined;
-    const calls = Object.values(checkCallsOf(target.plugin, this.kind)).reduce((sum, n) => sum + n, 0);
-    return this.#driftCheckGate.admit(target.provider, target.providerConfig.metadata.name ?? '', calls);
+    return this.#driftCheckGate.admit(target.provider, target.providerConfig.metadata.name ?? '', checkCallsOf(target.plugin, this.kind));
   }
 
   /**
