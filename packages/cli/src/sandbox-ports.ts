@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort, isFree } from '@k8or/local-clouds';
 import { join } from 'node:path';
 
 /**
@@ -54,7 +54,7 @@ export class SandboxPorts {
 
   /**
    * The port to start `backend` on: its recorded port when free; else, with a data dir, a free
-   * lasting port (below the kernel's ephemeral range); else undefined (the backend takes any free port).
+   * lasting port (`freePort`: below the kernel's ephemeral range); else undefined (the backend takes any free port).
    */
   async portFor(backend: SandboxBackend): Promise<number | undefined> {
     const port = this.recorded[backend];
@@ -84,43 +84,16 @@ export class SandboxPorts {
     writeFileSync(this.file(), `${JSON.stringify(ports, null, 2)}\n`);
   }
 
-  /**
-   * A free port below the ephemeral range, where the kernel never puts another program's port-0
-   * listener or outgoing connection, so the port is still free when the sandbox starts again.
-   * Undefined when that range is empty or no free port was found in it.
-   */
-  private async lastingPort(): Promise<number | undefined> {
-    const below = ephemeralPortsFrom();
-    if (below <= LASTING_PORTS_FROM) return undefined;
-    for (let attempt = 0; attempt < 64; attempt += 1) {
-      const port = LASTING_PORTS_FROM + Math.floor(Math.random() * (below - LASTING_PORTS_FROM));
-      if (this.given.has(port) || !(await isFree(port))) continue;
-      this.given.add(port);
-      return port;
-    }
-    return undefined;
+  /** A free port below the ephemeral range (`freePort`), where it stays free until the sandbox starts again. */
+  private async lastingPort(): Promise<number> {
+    const port = await freePort('127.0.0.1', this.given);
+    this.given.add(port);
+    return port;
   }
 
   private file(): string {
     return join(this.dataDir ?? '', PORTS_FILE);
   }
-}
-
-/** The lowest port a persisted sandbox gives a backend on its first start. */
-const LASTING_PORTS_FROM = 20_000;
-
-/**
- * The first port of the kernel's ephemeral range (Linux: /proc/sys/net/ipv4/ip_local_port_range,
- * 32768 by default); elsewhere 32768, below both Linux's default and the IANA range (49152) others use.
- */
-function ephemeralPortsFrom(): number {
-  try {
-    const from = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    if (Number.isInteger(from) && from > 0) return Math.min(from, 32_768);
-  } catch {
-    // not Linux
-  }
-  return 32_768;
 }
 
 /** `{ port }` for a launcher's options, or nothing (the launcher picks a free port). */
@@ -163,16 +136,4 @@ function portOf(endpoint: string): number {
   const port = Number(url.port);
   if (!Number.isInteger(port) || port < 1) throw new Error(`no port in the backend endpoint ${endpoint}`);
   return port;
-}
-
-/** True when nothing listens on 127.0.0.1:`port` (the address every backend binds). */
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE' || error.code === 'EACCES') resolve(false);
-      else reject(error);
-    });
-    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve(true)));
-  });
 }

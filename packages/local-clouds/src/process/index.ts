@@ -1,2 +1,2 @@
 export { spawnOwnedChild, OwnedChildSpawnError, type OwnedChild, type OwnedChildExit, type OwnedChildOptions } from './owned-child.js';
-export { freePort } from './free-port.js';
+export { ephemeralPortsFrom, freePort, isFree } from './free-port.js';
