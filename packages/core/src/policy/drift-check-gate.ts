@@ -1,4 +1,4 @@
-import { EVERY_SERVICE } from './drift-schedule.js';
+import { EVERY_SERVICE, totalCalls } from './drift-schedule.js';
 import { SlidingWindowBudget } from './sliding-window.js';
 
 const MINUTE_MS = 60_000;
@@ -54,7 +54,7 @@ export class DriftCheckGate {
     const now = this.#now();
     const asks: { window: SlidingWindowBudget; cost: number; limit: number }[] = [];
     for (const [service, perHour] of budgets) {
-      const cost = service === EVERY_SERVICE ? Object.values(calls).reduce((sum, n) => sum + n, 0) : (calls[service] ?? 0);
+      const cost = service === EVERY_SERVICE ? totalCalls(calls) : (calls[service] ?? 0);
       if (cost > 0) asks.push({ window: this.#window(`${providerConfig}/${service}`), cost, limit: perHour / (HOUR_MS / this.#windowMs) });
     }
     // Taken from every window or from none: a check that waits holds no service's share meanwhile.

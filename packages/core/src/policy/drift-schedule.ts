@@ -145,6 +145,11 @@ export function checkCallsOf(plugin: BudgetPlugin | undefined, kind: ManagedKind
   return plugin?.observeCalls?.[kind] ?? { '': 1 };
 }
 
+/** All the cloud calls of one check (`checkCallsOf`), whatever their service. */
+export function totalCalls(calls: Readonly<Record<string, number>>): number {
+  return Object.values(calls).reduce((sum, n) => sum + n, 0);
+}
+
 /** One resource whose drift checks count against its ProviderConfig's budget. */
 export interface CheckedResource {
   /** Any key that tells it from the others (the engine uses kind/namespace/name). */
@@ -228,7 +233,7 @@ export function planDriftChecks(providerConfig: ProviderConfig, plugin: BudgetPl
   const configName = providerConfig.metadata.name ?? '';
   const budget = driftCheckBudgetViolations(plugin, providerConfig).length === 0 ? providerConfig.spec.driftCheckBudget : undefined;
   const callsOf = new Map(resources.map((r) => [r.key, checkCallsOf(plugin, r.kind)]));
-  const total = (key: string): number => Object.values(callsOf.get(key) ?? {}).reduce((sum, n) => sum + n, 0);
+  const total = (key: string): number => totalCalls(callsOf.get(key) ?? {});
   const groups: BudgetGroup[] = [];
   let budgetSource: DriftCheckPlan['budgetSource'];
   if (budget?.callsPerHour !== undefined) {
