@@ -182,6 +182,56 @@ describe('CloudRateLimits', () => {
     assert.ok(Math.abs((state?.waitedSeconds ?? 0) - 0.6) < 1e-9);
   });
 
+  it('lets a change call go before the drift checks calls waiting for the same bucket, and keeps each lane in order', async () => {
+    const time = fakeTime();
+    const limits = new CloudRateLimits(time.options);
+    limits.configure(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: 10, burst: 1 } }));
+    const order: string[] = [];
+    const call = (name: string, lane: 'change' | 'background') => void limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal(), name, undefined, lane).then(() => order.push(`${name} at ${time.clock.now}`));
+    // Five checks queue first (the first takes the burst); then two changes come.
+    for (let i = 1; i <= 5; i += 1) call(`check-${i}`, 'background');
+    await time.advance(50);
+    call('change-1', 'change');
+    call('change-2', 'change');
+    await time.advance(1000);
+    assert.deepEqual(order, ['check-1 at 0', 'change-1 at 100', 'change-2 at 200', 'check-2 at 300', 'check-3 at 400', 'check-4 at 500', 'check-5 at 600']);
+    // A change with a token there goes at once even while checks wait; a check waits behind them.
+    order.length = 0;
+    await time.advance(1000);
+    call('check-6', 'background');
+    call('check-7', 'background');
+    call('change-3', 'change');
+    await time.advance(1000);
+    assert.deepEqual(order.map((entry) => entry.split(' ')[0]), ['check-6', 'change-3', 'check-7'], 'the saved token went to the first check; the next one to the change');
+    assert.equal(limits.state('p', 'dynamodb-control-plane')?.calls, 10);
+    assert.equal(time.armed(), 0);
+  });
+
+  it('holds the limit over both lanes: never more than burst + rate × T calls in any window of T seconds', async () => {
+    const time = fakeTime();
+    const limits = new CloudRateLimits(time.options);
+    const rate = 4;
+    const burst = 2;
+    limits.configure(plugin, providerConfig('p', { 'dynamodb-control-plane': { requestsPerSecond: rate, burst } }));
+    const released: number[] = [];
+    let seed = 11;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    for (let i = 0; i < 200; i += 1) {
+      const stop = new AbortController();
+      void limits.acquire('aws', 'p', 'dynamodb-control-plane', stop.signal, 'x', undefined, random() < 0.5 ? 'change' : 'background').then(() => released.push(time.clock.now), () => undefined);
+      if (random() < 0.1) stop.abort(new Error('deadline'));
+      if (random() < 0.2) await time.advance(random() * 2000);
+    }
+    await time.advance(200_000);
+    for (let i = 0; i < released.length; i += 1) {
+      for (let j = i; j < released.length; j += 1) {
+        const seconds = (released[j]! - released[i]!) / 1000;
+        assert.ok(j - i + 1 <= burst + rate * seconds + 1e-9, `${j - i + 1} calls went within ${seconds} s`);
+      }
+    }
+    assert.equal(time.armed(), 0, 'no timer left once nobody waits');
+  });
+
   it('never lets more than burst + rate × T calls go in any window of T seconds, even when timers fire late', async () => {
     const time = fakeTime();
     const limits = new CloudRateLimits(time.options);

@@ -2,6 +2,7 @@ import { formatViolations, type ProviderConfig } from '@k8or/api';
 import { effectiveRateLimits, rateLimitViolations, type EffectiveRateLimit } from '../policy/rate-limits.js';
 import type { CloudCallOptions, CloudCallRecorder, ProviderPlugin } from '../provider/contract.js';
 import { RetryableError, TerminalError } from '../provider/errors.js';
+import type { QueueLane } from '../queue/work-queue.js';
 import { TokenBucket } from '../util/token-bucket.js';
 import { runWithAttemptTokens } from './attempt-tokens.js';
 
@@ -56,8 +57,8 @@ interface Bucket {
   limit: EffectiveRateLimit;
   tokens: TokenBucket;
   state: RateLimitState;
-  /** Calls waiting for a token, first come first served. */
-  waiters: Waiter[];
+  /** Calls waiting for a token, by lane, each first come first served; a change's go first. */
+  waiters: Record<QueueLane, Waiter[]>;
   /** Cancels the one timer armed for the first waiter, if any. */
   cancelTimer: (() => void) | undefined;
 }
@@ -74,7 +75,10 @@ const realTimer: SetTimer = (callback, ms) => {
  * declared service (ProviderPlugin.rateLimits, overridden by
  * `spec.rateLimits`), shared by every reconcile that uses the ProviderConfig.
  * A call waits for its token in order of arrival, for as long as its signal
- * allows. A token is taken at the moment its call is released, never booked
+ * allows, but a change's call goes before every drift check's call that waits
+ * (the lanes of `QueueLane`): a drift-check budget leaves the rest of a limit
+ * to changes over its minute, and this keeps a burst of checks within that
+ * minute from holding a change's calls behind theirs. A token is taken at the moment its call is released, never booked
  * ahead, so the calls released in any T seconds number at most
  * `burst + rate × T` even when the process stalls and timers fire late. A
  * wait that is aborted leaves the queue and rejects with a RetryableError, so
@@ -108,17 +112,20 @@ export class CloudRateLimits {
    * (see `configure`: an invalid `spec.rateLimits` throws).
    * `onWait`, when given, is called as a call starts waiting for its token,
    * and what it returns as the wait ends (the reconcile's deadline stops).
+   * `laneOf`, asked at each call, says whether it is a drift check's
+   * (`background`) or a change's (the default).
    *
    * Every path that calls a cloud for a ProviderConfig goes through here: the
    * engine's reconciles, and `k8or plan` and `k8or import` in their process.
    */
-  recorder(plugin: RateLimitPlugin, providerConfig: ProviderConfig, inner: CloudCallRecorder, onWait?: () => () => void): CloudCallRecorder {
+  recorder(plugin: RateLimitPlugin, providerConfig: ProviderConfig, inner: CloudCallRecorder, onWait?: () => () => void, laneOf?: () => QueueLane): CloudCallRecorder {
     if (!plugin.rateLimits) return inner;
     this.configure(plugin, providerConfig);
     const configName = providerConfig.metadata.name ?? '';
     return async <T>(operation: string, call: () => Promise<T>, options?: CloudCallOptions): Promise<T> => {
       if (!options) return await inner(operation, call, options);
-      const takeToken = (): Promise<void> => this.acquire(plugin.provider, configName, options.service, options.signal, operation, onWait);
+      const lane = laneOf?.() ?? 'change';
+      const takeToken = (): Promise<void> => this.acquire(plugin.provider, configName, options.service, options.signal, operation, onWait, lane);
       await takeToken();
       return await inner(operation, () => runWithAttemptTokens(takeToken, call), options);
     };
@@ -144,7 +151,7 @@ export class CloudRateLimits {
         const pace = sharePace(limit, this.#share);
         const tokens = new TokenBucket(pace.requestsPerSecond, pace.burst, this.#now, this.#startEmpty ? 0 : pace.burst);
         const state = { ...labels, ...limit, calls: 0, delayed: 0, waitedSeconds: 0, aborted: 0, share: this.#share };
-        this.#buckets.set(key, { labels, limit, tokens, state, waiters: [], cancelTimer: undefined });
+        this.#buckets.set(key, { labels, limit, tokens, state, waiters: { change: [], background: [] }, cancelTimer: undefined });
         this.#metrics?.configured(labels, limit);
       } else if (bucket.limit.requestsPerSecond !== limit.requestsPerSecond || bucket.limit.burst !== limit.burst || bucket.limit.source !== limit.source) {
         bucket.limit = limit;
@@ -192,23 +199,25 @@ export class CloudRateLimits {
 
   /**
    * Waits for one token of `service` in ProviderConfig `providerConfig`'s
-   * bucket, behind the calls already waiting. Rejects with a RetryableError
+   * bucket, behind the calls of its `lane` already waiting (and, in the
+   * background lane, behind every change's). Rejects with a RetryableError
    * once `signal` aborts (taking no token), and with a TerminalError for a
    * service the provider never declared. `onWait` is called when the call
    * has to queue, and what it returns when the wait ends either way.
    */
-  async acquire(provider: string, providerConfig: string, service: string, signal: AbortSignal, operation = 'a call', onWait?: () => () => void): Promise<void> {
+  async acquire(provider: string, providerConfig: string, service: string, signal: AbortSignal, operation = 'a call', onWait?: () => () => void, lane: QueueLane = 'change'): Promise<void> {
     const bucket = this.#buckets.get(bucketKey(providerConfig, service));
     if (!bucket) throw new TerminalError(`provider "${provider}" sent ${operation} under rate-limit service "${service}", which it does not declare`, { code: 'UndeclaredRateLimitService' });
     if (signal.aborted) throw aborted(bucket, signal.reason);
-    if (bucket.waiters.length === 0 && bucket.tokens.tryTake()) {
+    const ahead = lane === 'change' ? bucket.waiters.change.length : waiting(bucket);
+    if (ahead === 0 && bucket.tokens.tryTake()) {
       this.#admit(bucket, 0);
       return;
     }
     const started = this.#now();
     const waited = onWait?.();
     try {
-      await this.#wait(bucket, signal);
+      await this.#wait(bucket, signal, bucket.waiters[lane]);
     } finally {
       waited?.();
     }
@@ -218,13 +227,13 @@ export class CloudRateLimits {
     this.#admit(bucket, seconds);
   }
 
-  /** Queues behind the calls already waiting until a token is there, or `signal` aborts. */
-  async #wait(bucket: Bucket, signal: AbortSignal): Promise<void> {
+  /** Queues in `line` until a token is there for it, or `signal` aborts. */
+  async #wait(bucket: Bucket, signal: AbortSignal, line: Waiter[]): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
-        const index = bucket.waiters.indexOf(waiter);
-        if (index >= 0) bucket.waiters.splice(index, 1);
-        if (bucket.waiters.length === 0) this.#disarm(bucket);
+        const index = line.indexOf(waiter);
+        if (index >= 0) line.splice(index, 1);
+        if (waiting(bucket) === 0) this.#disarm(bucket);
         bucket.state.aborted += 1;
         this.#metrics?.aborted(bucket.labels);
         reject(aborted(bucket, signal.reason));
@@ -236,14 +245,14 @@ export class CloudRateLimits {
         },
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      bucket.waiters.push(waiter);
+      line.push(waiter);
       this.#arm(bucket);
     });
   }
 
   /** One timer per bucket, for when the first waiter's token will be there. */
   #arm(bucket: Bucket): void {
-    if (bucket.cancelTimer || bucket.waiters.length === 0) return;
+    if (bucket.cancelTimer || waiting(bucket) === 0) return;
     bucket.cancelTimer = this.#setTimer(() => {
       bucket.cancelTimer = undefined;
       this.#release(bucket);
@@ -255,9 +264,10 @@ export class CloudRateLimits {
     bucket.cancelTimer = undefined;
   }
 
-  /** Releases waiters in order while tokens are there now; the rest wait for the next timer. */
+  /** Releases waiters in order, changes first, while tokens are there now; the rest wait for the next timer. */
   #release(bucket: Bucket): void {
-    while (bucket.waiters.length > 0 && bucket.tokens.tryTake()) bucket.waiters.shift()?.release();
+    const { change, background } = bucket.waiters;
+    while (change.length + background.length > 0 && bucket.tokens.tryTake()) (change.length > 0 ? change : background).shift()?.release();
     this.#arm(bucket);
   }
 
@@ -281,6 +291,11 @@ export class CloudRateLimits {
 /** A limit's pace for a process that may spend `share` of it. */
 function sharePace(limit: EffectiveRateLimit, share: number): { requestsPerSecond: number; burst: number } {
   return { requestsPerSecond: limit.requestsPerSecond * share, burst: Math.max(1, limit.burst * share) };
+}
+
+/** Calls waiting for a token of `bucket`, both lanes. */
+function waiting(bucket: Bucket): number {
+  return bucket.waiters.change.length + bucket.waiters.background.length;
 }
 
 function bucketKey(providerConfig: string, service: string): string {

@@ -773,7 +773,7 @@ export class ManagedReconciler {
           return await metered(operation, run, options);
         }
       : metered;
-    return this.#cloudRateLimits ? this.#cloudRateLimits.recorder(target.plugin, target.providerConfig, record, call.pauseDeadline) : record;
+    return this.#cloudRateLimits ? this.#cloudRateLimits.recorder(target.plugin, target.providerConfig, record, call.pauseDeadline, () => (call.driftCheck ? 'background' : 'change')) : record;
   }
 
   /**
