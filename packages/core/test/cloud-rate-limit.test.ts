@@ -204,6 +204,7 @@ describe('CloudRateLimits', () => {
     await time.advance(1000);
     assert.deepEqual(order.map((entry) => entry.split(' ')[0]), ['check-6', 'change-3', 'check-7'], 'the saved token went to the first check; the next one to the change');
     assert.equal(limits.state('p', 'dynamodb-control-plane')?.calls, 10);
+    assert.equal(limits.state('p', 'dynamodb-control-plane')?.backgroundCalls, 7);
     assert.equal(time.armed(), 0);
   });
 
@@ -445,7 +446,7 @@ describe('CloudRateLimits', () => {
     assert.ok(text.includes(`k8or_cloud_rate_limit_burst{${labels}} 1`));
     assert.ok(text.includes(`k8or_cloud_rate_limit_calls_total{${labels}} 1`));
     assert.ok(text.includes(`k8or_cloud_rate_limit_aborted_total{${labels}} 1`));
-    assert.ok(text.includes(`k8or_cloud_rate_limit_wait_seconds_count{${labels}} 1`));
+    assert.ok(text.includes(`k8or_cloud_rate_limit_wait_seconds_count{${labels},lane="change"} 1`), 'the wait of each call, by its lane');
     assert.ok(text.includes('k8or_cloud_rate_limit_requests_per_second{provider="aws",provider_config="p",service="s3-buckets"} 50'), 'every declared service is listed with its limit');
   });
 });

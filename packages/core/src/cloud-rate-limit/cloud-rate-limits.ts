@@ -17,8 +17,8 @@ export interface RateLimitLabels {
 export interface CloudRateLimitMetrics {
   /** The limit now in force for a bucket. */
   configured(labels: RateLimitLabels, limit: EffectiveRateLimit): void;
-  /** A call took its token after waiting `seconds` (0: at once) and went ahead. */
-  admitted(labels: RateLimitLabels, seconds: number): void;
+  /** A call of `lane` took its token after waiting `seconds` (0: at once) and went ahead. */
+  admitted(labels: RateLimitLabels, seconds: number, lane: QueueLane): void;
   /** A wait for a token ended with the call's signal: the call never went. */
   aborted(labels: RateLimitLabels): void;
 }
@@ -27,6 +27,8 @@ export interface CloudRateLimitMetrics {
 export interface RateLimitState extends RateLimitLabels, EffectiveRateLimit {
   /** Attempts that took a token and went ahead: calls, and the SDKs' retries inside them. */
   calls: number;
+  /** Of those, the drift checks' (the background lane, behind every change's). */
+  backgroundCalls: number;
   /** Of those, the calls that had to wait for their token. */
   delayed: number;
   /** Total seconds those calls waited. */
@@ -150,7 +152,7 @@ export class CloudRateLimits {
         const labels = { provider: plugin.provider, providerConfig: configName, service };
         const pace = sharePace(limit, this.#share);
         const tokens = new TokenBucket(pace.requestsPerSecond, pace.burst, this.#now, this.#startEmpty ? 0 : pace.burst);
-        const state = { ...labels, ...limit, calls: 0, delayed: 0, waitedSeconds: 0, aborted: 0, share: this.#share };
+        const state = { ...labels, ...limit, calls: 0, backgroundCalls: 0, delayed: 0, waitedSeconds: 0, aborted: 0, share: this.#share };
         this.#buckets.set(key, { labels, limit, tokens, state, waiters: { change: [], background: [] }, cancelTimer: undefined });
         this.#metrics?.configured(labels, limit);
       } else if (bucket.limit.requestsPerSecond !== limit.requestsPerSecond || bucket.limit.burst !== limit.burst || bucket.limit.source !== limit.source) {
@@ -211,7 +213,7 @@ export class CloudRateLimits {
     if (signal.aborted) throw aborted(bucket, signal.reason);
     const ahead = lane === 'change' ? bucket.waiters.change.length : waiting(bucket);
     if (ahead === 0 && bucket.tokens.tryTake()) {
-      this.#admit(bucket, 0);
+      this.#admit(bucket, 0, lane);
       return;
     }
     const started = this.#now();
@@ -224,7 +226,7 @@ export class CloudRateLimits {
     const seconds = (this.#now() - started) / 1000;
     bucket.state.delayed += 1;
     bucket.state.waitedSeconds += seconds;
-    this.#admit(bucket, seconds);
+    this.#admit(bucket, seconds, lane);
   }
 
   /** Queues in `line` until a token is there for it, or `signal` aborts. */
@@ -271,9 +273,10 @@ export class CloudRateLimits {
     this.#arm(bucket);
   }
 
-  #admit(bucket: Bucket, seconds: number): void {
+  #admit(bucket: Bucket, seconds: number, lane: QueueLane): void {
     bucket.state.calls += 1;
-    this.#metrics?.admitted(bucket.labels, seconds);
+    if (lane === 'background') bucket.state.backgroundCalls += 1;
+    this.#metrics?.admitted(bucket.labels, seconds, lane);
   }
 
   /** Every bucket's limit and counts, a copy. */

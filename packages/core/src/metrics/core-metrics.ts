@@ -49,7 +49,7 @@ export class CoreMetrics {
   readonly cloudRateLimitBurst: Gauge<RateLimitLabel>;
   readonly cloudRateLimitCallsTotal: Counter<RateLimitLabel>;
   readonly cloudRateLimitDelayedTotal: Counter<RateLimitLabel>;
-  readonly cloudRateLimitWaitSeconds: Histogram<RateLimitLabel>;
+  readonly cloudRateLimitWaitSeconds: Histogram<RateLimitLabel | 'lane'>;
   readonly cloudRateLimitAbortedTotal: Counter<RateLimitLabel>;
 
   readonly informerListsTotal: Counter<'resource'>;
@@ -192,8 +192,8 @@ export class CoreMetrics {
     });
     this.cloudRateLimitWaitSeconds = new Histogram({
       name: 'k8or_cloud_rate_limit_wait_seconds',
-      help: 'Time each cloud call waited for its rate-limit token (0 when one was there)',
-      labelNames: rateLimitLabels,
+      help: 'Time each cloud call waited for its rate-limit token (0 when one was there), by lane: a change\'s call, or a drift check\'s (background), which waits behind every change\'s',
+      labelNames: [...rateLimitLabels, 'lane'],
       buckets: RATE_LIMIT_WAIT_BUCKETS,
       registers,
     });
@@ -364,11 +364,11 @@ export class CoreMetrics {
         this.cloudRateLimitDelayedTotal.inc(l, 0);
         this.cloudRateLimitAbortedTotal.inc(l, 0);
       },
-      admitted: (labels, seconds) => {
+      admitted: (labels, seconds, lane) => {
         const l = labelsOf(labels);
         this.cloudRateLimitCallsTotal.inc(l);
         if (seconds > 0) this.cloudRateLimitDelayedTotal.inc(l);
-        this.cloudRateLimitWaitSeconds.observe(l, seconds);
+        this.cloudRateLimitWaitSeconds.observe({ ...l, lane }, seconds);
       },
       aborted: (labels) => this.cloudRateLimitAbortedTotal.inc(labelsOf(labels)),
     };
