@@ -39,7 +39,7 @@ import { API_VERSION, type Bucket } from '@k8or/api';
 import { KubeRest, LAST_APPLIED_ANNOTATION, corePath, createInformer, installCrds, isAlreadyExists, k8orPath } from '@k8or/core';
 import { specDigest } from '@k8or/core/policy';
 import { startSandbox } from '@k8or/apiserver';
-import { startS3Fake } from '@k8or/local-clouds';
+import { s3BucketFile, startS3Fake } from '@k8or/local-clouds';
 
 const { values } = parseArgs({
   options: {
@@ -367,14 +367,9 @@ if (RESOURCES > TEMPLATE) {
     await retried(() => user.update(k8orPath('Bucket', NAMESPACE, bucketName(i), 'status'), { ...created, status }));
   });
   await s3.stop();
-  // The S3 fake's file: { $map: [[name, state], ...] }; copy b-0's bucket under each new name.
-  const file = join(s3Options.dataDir, 'buckets.json');
-  const stored = JSON.parse(await readFile(file, 'utf8')) as { $map: [string, unknown][] };
-  const entry = stored.$map.find(([name]) => name === `k8or-bench-${bucketName(0)}`);
-  if (!entry) throw new Error('template S3 bucket missing');
-  const entryText = JSON.stringify(entry);
-  for (let i = TEMPLATE; i < RESOURCES; i++) stored.$map.push(JSON.parse(rename(entryText, i)));
-  await writeFile(file, JSON.stringify(stored));
+  // The S3 fake's file of b-0's bucket, copied under each new name.
+  const entryText = await readFile(s3BucketFile(s3Options.dataDir, `k8or-bench-${bucketName(0)}`), 'utf8');
+  for (let i = TEMPLATE; i < RESOURCES; i++) await writeFile(s3BucketFile(s3Options.dataDir, `k8or-bench-${bucketName(i)}`), rename(entryText, i));
   s3 = await startS3Fake({ ...s3Options, port: s3Port });
   await until('every Bucket Ready in the watch', () => ready.size >= RESOURCES, 600_000, 500);
 }

@@ -6,7 +6,6 @@
 // tags (renamed), point-in-time recovery and TTL. A copy that differs from what the engine would
 // have made shows as cloud or API writes once the replicas check it.
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   CreateTableCommand,
   DescribeContinuousBackupsCommand,
@@ -19,6 +18,7 @@ import {
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { isAlreadyExists, k8orPath, type KubeRest } from '@k8or/core';
+import { s3BucketFile } from '@k8or/local-clouds';
 import { specDigest } from '@k8or/core/policy';
 import { SANDBOX_CREDENTIALS } from '../../test/support/backends.ts';
 import { DRAIN_LABEL, OBJECT_NAMESPACE, SHARD_LABEL, externalNameOf, inBatches, type Fleet, type FleetKind, type FleetProviderConfig } from '../../test/reliability/support/shard-fleet.ts';
@@ -68,23 +68,22 @@ export async function seedObjects(admin: KubeRest, templates: readonly FleetObje
   });
 }
 
-/** Copies each template's bucket to every Bucket of `seeds`, in the S3 fake's state file (the fake restarted around it). */
+/** Copies each template's bucket to every Bucket of `seeds`, as files of the S3 fake's state folder (the fake restarted around it). */
 export async function seedBuckets(fleet: Fleet, templates: readonly FleetObject[], seeds: readonly FleetObject[]): Promise<void> {
-  if (!fleet.s3DataDir) throw new Error('the fleet keeps no S3 state folder (keepS3State)');
+  const dataDir = fleet.s3DataDir;
+  if (!dataDir) throw new Error('the fleet keeps no S3 state folder (keepS3State)');
   const buckets = seeds.filter((s) => s.kind === 'Bucket');
   if (buckets.length === 0) return;
-  const file = join(fleet.s3DataDir, 'buckets.json');
-  // The fake writes the file after every change: stopped, the file is as it last was, and is read again at its start.
+  // The fake writes a bucket's file after each change to it: stopped, the files are as they last were, and are read again at its start.
   await fleet.restartS3(async () => {
-    const stored = JSON.parse(await readFile(file, 'utf8')) as { $map: [string, unknown][] };
-    const entries = new Map(stored.$map.map(([name, state]) => [name, JSON.stringify([name, state])]));
-    for (const seed of buckets) {
+    const texts = new Map<string, string>();
+    for (const template of templates.filter((t) => t.kind === 'Bucket')) texts.set(template.name, await readFile(s3BucketFile(dataDir, externalNameOf('Bucket', template.name)), 'utf8'));
+    await inBatches(buckets, async (seed) => {
       const template = templateFor(templates, seed);
-      const text = entries.get(externalNameOf('Bucket', template.name));
-      if (!text) throw new Error(`template bucket ${externalNameOf('Bucket', template.name)} missing`);
-      stored.$map.push(JSON.parse(renamed(text, template.name, seed.name)) as [string, unknown]);
-    }
-    await writeFile(file, JSON.stringify(stored));
+      const text = texts.get(template.name);
+      if (text === undefined) throw new Error(`template bucket ${externalNameOf('Bucket', template.name)} missing`);
+      await writeFile(s3BucketFile(dataDir, externalNameOf('Bucket', seed.name)), renamed(text, template.name, seed.name));
+    });
   });
 }
 

@@ -8,7 +8,7 @@ import { decodeAwsChunked, isAwsChunked } from './aws-chunked.js';
 import { diskBodies, memoryBodies } from './bodies.js';
 import { S3Error, S3Errors } from './errors.js';
 import { checkIntegrity } from './integrity.js';
-import { loadBuckets, saveBuckets } from './persistence.js';
+import { loadBuckets, saveBucket } from './persistence.js';
 import type { S3FakeState, S3Request, S3Response } from './request.js';
 import { isRegionless, route, subresourceOf } from './routes.js';
 import { errorDocument } from './xml.js';
@@ -33,7 +33,7 @@ export interface S3FakeOptions {
   credentials?: Record<string, string>;
   /**
    * Keep buckets, their configuration and object versions in this folder across restarts (default:
-   * memory): `buckets.json`, and each version's bytes in `objects/`.
+   * memory): each bucket's state in `buckets/<name>.json` (`s3BucketFile`), and each version's bytes in `objects/`.
    */
   dataDir?: string;
 }
@@ -147,7 +147,8 @@ export async function startS3Fake(options: S3FakeOptions = {}): Promise<S3Fake> 
       const body = method === 'HEAD' ? undefined : errorDocument(s3Error.code, s3Error.message, s3Error.details, requestId);
       result = { status: s3Error.status, body, headers: s3Error.headers };
     }
-    if (options.dataDir && method !== 'GET' && method !== 'HEAD' && result.status < 300) saveBuckets(options.dataDir, state.buckets);
+    // Every change S3 answers is to the one bucket its request names: only that bucket is written again.
+    if (options.dataDir && method !== 'GET' && method !== 'HEAD' && result.status < 300 && s3Request.bucket !== undefined) saveBucket(options.dataDir, s3Request.bucket, state.buckets.get(s3Request.bucket));
     requests.push({ method, bucket: s3Request.bucket, key: s3Request.key, subresource: subresourceOf(url.searchParams), accessKeyId, status: result.status, code, receivedAt });
     const xml = result.body === undefined ? undefined : Buffer.from(result.body, 'utf8');
     response.writeHead(result.status, {
