@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, Annotations, type ManagedResource } from '@k8or/api';
-import { ADOPTED_BY_ANNOTATION, HashRing, KubeRest, ShardAssigner, ShardLeaseReader, adoptionHash, assignShard, corePath, drainLabel, installCrds, k8orPath, shardLabel, shardLease, type LeaderElector, type ShardLabelChange } from '@k8or/core';
+import { ADOPTED_BY_ANNOTATION, CoreMetrics, HashRing, KubeRest, ShardAssigner, ShardLeaseReader, adoptionHash, assignShard, corePath, drainLabel, installCrds, k8orPath, shardLabel, shardLease, type LeaderElector, type ShardLabelChange } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin, waitFor } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 
@@ -26,6 +26,7 @@ describe('the shard assigner against the sandbox', () => {
   let kubeConfig: KubeConfig;
   let user: KubeRest;
   let assigner: ShardAssigner;
+  const metrics = new CoreMetrics();
   const shards = new Map<string, LeaderElector>();
 
   before(async () => {
@@ -40,7 +41,7 @@ describe('the shard assigner against the sandbox', () => {
     for (let i = 0; i < 30; i++) await createBucket('team-a', `bucket-${i}`, `data-${i}`);
     // Three objects naming one cloud resource, from three namespaces.
     for (const ns of ['team-a', 'team-b', 'team-c']) await createBucket(ns, 'shared', 'shared-data');
-    assigner = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', adoptDeadShards: true });
+    assigner = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', adoptDeadShards: true, metrics: metrics.shardAssignerMetrics() });
   });
 
   after(async () => {
@@ -95,6 +96,12 @@ describe('the shard assigner against the sandbox', () => {
     assert.equal(new Set(shared).size, 1, `the three objects naming shared-data are on ${shared.join(', ')}`);
     const again = await assigner.sync();
     assert.deepEqual(again.applied, [], 'a pass with nothing to do writes nothing');
+    const text = await metrics.metrics();
+    assert.match(text, /k8or_shard_label_changes_total\{result="applied"\} 33\n/);
+    assert.match(text, /k8or_shard_label_changes_total\{result="skipped"\} 0\n/);
+    assert.match(text, /k8or_shard_assignment_passes_total\{reach="all"\} 1\n/, 'one full pass');
+    assert.match(text, /k8or_shard_assignment_passes_total\{reach="unassigned"\} [1-9]/, 'then a pass over the objects without a shard only');
+    assert.match(text, /k8or_shard_assignment_pass_duration_seconds_count\{reach="all"\} 1\n/);
   });
 
   it('between full passes plans from its watches: with the shards unchanged, no pass lists the Buckets, Tables, Namespaces or ProviderConfigs again', async () => {

@@ -113,6 +113,7 @@ export async function startManager(config: OperatorConfig, options: StartManager
         providers,
         clusterId,
         adoptDeadShards: config.shardTakeover === 'adopt',
+        metrics: metrics.shardAssignerMetrics(),
         logger: logger.child({ component: 'shard-assigner' }),
       });
       const stopping = new AbortController();

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { CloudRateLimitMetrics, RateLimitLabels } from '../cloud-rate-limit/cloud-rate-limits.js';
 import type { InformerMetricsProvider, WatchEndReason } from '../informer/informer.js';
 import type { CloudCallRecorder } from '../provider/contract.js';
+import type { ShardAssignerMetrics } from '../sharding/assigner.js';
 import type { InFlightWork, WorkQueueMetricsProvider } from '../queue/metrics.js';
 
 /** controller-runtime's buckets for controller_runtime_reconcile_time_seconds. */
@@ -52,6 +53,9 @@ export class CoreMetrics {
   readonly cloudRateLimitWaitSeconds: Histogram<RateLimitLabel | 'lane'>;
   readonly cloudRateLimitAbortedTotal: Counter<RateLimitLabel>;
 
+  readonly shardAssignmentPassesTotal: Counter<'reach'>;
+  readonly shardAssignmentPassSeconds: Histogram<'reach'>;
+  readonly shardLabelChangesTotal: Counter<'result'>;
   readonly informerListsTotal: Counter<'resource'>;
   readonly informerWatchRestartsTotal: Counter<'resource' | 'reason'>;
   readonly informerEventsTotal: Counter<'resource' | 'event'>;
@@ -204,6 +208,25 @@ export class CoreMetrics {
       registers,
     });
 
+    this.shardAssignmentPassesTotal = new Counter({
+      name: 'k8or_shard_assignment_passes_total',
+      help: 'Passes of the shard assigner (the leader), by the objects each read: all, those of departed shards, or only those without a shard',
+      labelNames: ['reach'],
+      registers,
+    });
+    this.shardAssignmentPassSeconds = new Histogram({
+      name: 'k8or_shard_assignment_pass_duration_seconds',
+      help: 'How long each pass of the shard assigner took, by the objects it read',
+      labelNames: ['reach'],
+      buckets: RECONCILE_BUCKETS,
+      registers,
+    });
+    this.shardLabelChangesTotal = new Counter({
+      name: 'k8or_shard_label_changes_total',
+      help: 'Shard and drain label changes the assigner planned: applied, or refused because the object changed since it was read (planned again from a fresh read)',
+      labelNames: ['result'],
+      registers,
+    });
     this.informerListsTotal = new Counter({
       name: 'k8or_informer_lists_total',
       help: 'Full lists made by informers (the first one, and relists after 410 Gone)',
@@ -371,6 +394,19 @@ export class CoreMetrics {
         this.cloudRateLimitWaitSeconds.observe({ ...l, lane }, seconds);
       },
       aborted: (labels) => this.cloudRateLimitAbortedTotal.inc(labelsOf(labels)),
+    };
+  }
+
+  /** Hooks for the ShardAssigner: each pass, and the label changes it wrote or saw refused. */
+  shardAssignerMetrics(): ShardAssignerMetrics {
+    for (const result of ['applied', 'skipped']) this.shardLabelChangesTotal.inc({ result }, 0);
+    return {
+      passed: (reach, applied, skipped, seconds) => {
+        this.shardAssignmentPassesTotal.inc({ reach });
+        this.shardAssignmentPassSeconds.observe({ reach }, seconds);
+        if (applied > 0) this.shardLabelChangesTotal.inc({ result: 'applied' }, applied);
+        if (skipped > 0) this.shardLabelChangesTotal.inc({ result: 'skipped' }, skipped);
+      },
     };
   }
 

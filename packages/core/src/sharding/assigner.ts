@@ -40,7 +40,18 @@ export interface ShardAssignerOptions {
    * that adopted) is respected either way.
    */
   adoptDeadShards?: boolean;
+  /** Told of each pass that ended (CoreMetrics.shardAssignerMetrics()). */
+  metrics?: ShardAssignerMetrics;
   logger?: Logger;
+}
+
+/** Which objects a pass read: every one, those of departed shards, or only those without a shard. */
+export type AssignmentPassReach = 'all' | 'departed' | 'unassigned';
+
+/** Hooks for metrics of the assigner's passes. */
+export interface ShardAssignerMetrics {
+  /** A pass over `reach` ended after `seconds`, having written `applied` label changes and seen `skipped` refused. */
+  passed(reach: AssignmentPassReach, applied: number, skipped: number, seconds: number): void;
 }
 
 /** What one pass did. */
@@ -204,13 +215,21 @@ export class ShardAssigner {
     return new AssignmentCache({ kubeConfig: this.#options.kubeConfig, kinds: this.#options.kinds ?? MANAGED_KINDS, ...(this.#options.logger ? { logger: this.#options.logger } : {}) });
   }
 
+  /** One pass, told to the metrics when it ends. */
   async #pass(cache: AssignmentCache, signal: AbortSignal | undefined): Promise<ShardSyncResult> {
+    const started = performance.now();
+    const { result, reach } = await this.#passOver(cache, signal);
+    this.#options.metrics?.passed(reach, result.applied.length, result.skipped.length, (performance.now() - started) / 1000);
+    return result;
+  }
+
+  async #passOver(cache: AssignmentCache, signal: AbortSignal | undefined): Promise<{ result: ShardSyncResult; reach: AssignmentPassReach }> {
     signal?.throwIfAborted();
     const read = await this.#reader.read();
     // Without adoption, no dead shard is taken to be adopted by the live ones (`leased`), so its objects move at once.
     const membership: ShardMembership = this.#options.adoptDeadShards ? read : { ...read, leased: [] };
     const result: ShardSyncResult = { membership, applied: [], skipped: [] };
-    if (membership.live.length === 0) return result;
+    if (membership.live.length === 0) return { result, reach: 'unassigned' };
     const context: ShardKeyContext = {
       namespace: (name) => cache.namespace(name),
       providerConfig: (name) => cache.providerConfig(name),
@@ -225,7 +244,7 @@ export class ShardAssigner {
     if (reach === 'all') this.#awaitingLetGo.clear();
     if (reach === 'unassigned') {
       for (const kind of kinds) await this.#planAndApply(cache.records(kind), planning, signal);
-      return result;
+      return { result, reach };
     }
     const startedAt = Date.now();
     for (const kind of kinds) {
@@ -245,7 +264,7 @@ export class ShardAssigner {
     }
     // A pass over the departed shards' objects counts as a full one at this membership, but not for the sweep.
     this.#lastFullPass = { membership, contextVersion, startedAt: reach === 'all' ? startedAt : this.#lastFullPass!.startedAt, clean: result.skipped.length === 0 };
-    return result;
+    return { result, reach: reach === 'all' ? 'all' : 'departed' };
   }
 
   /**
