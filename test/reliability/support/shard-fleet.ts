@@ -471,6 +471,13 @@ export async function replicaStats(replica: FleetReplica): Promise<ReplicaStats>
   return { rss, reconciles: sum('controller_runtime_reconcile_total'), queueDepth: sum('workqueue_depth'), activeWorkers: sum('controller_runtime_active_workers') };
 }
 
+/** What the shard assigner on `replica` has done, from its metrics (zeros where it never led). */
+export async function assignerCounts(replica: FleetReplica): Promise<{ passes: number; labelChanges: number }> {
+  const text = await (await fetch(`${replica.process.metrics}/metrics`)).text();
+  const sum = (name: string) => text.split('\n').filter((line) => line.startsWith(`${name}{`)).reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  return { passes: sum('k8or_shard_assignment_passes_total'), labelChanges: sum('k8or_shard_label_changes_total') };
+}
+
 // --- the trace ------------------------------------------------------------------------------------
 
 const WRITE_METHODS = new Set(['PUT', 'POST', 'DELETE', 'PATCH']);
