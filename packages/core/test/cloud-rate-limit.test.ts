@@ -67,6 +67,16 @@ function releaseTimes(time: ReturnType<typeof fakeTime>, calls: Promise<void>[])
 
 const noSignal = () => new AbortController().signal;
 
+/** Release times (ms, in order) that never put more than `burst + rate × T` calls in any window of T seconds. */
+function assertWithinBucket(released: readonly number[], burst: number, rate: number): void {
+  for (let i = 0; i < released.length; i += 1) {
+    for (let j = i; j < released.length; j += 1) {
+      const seconds = (released[j]! - released[i]!) / 1000;
+      assert.ok(j - i + 1 <= burst + rate * seconds + 1e-9, `${j - i + 1} calls went within ${seconds} s`);
+    }
+  }
+}
+
 describe('TokenBucket', () => {
   it('lets the burst through at once, then one token per 1/rate, reservations queuing in order', () => {
     let now = 0;
@@ -224,12 +234,7 @@ describe('CloudRateLimits', () => {
       if (random() < 0.2) await time.advance(random() * 2000);
     }
     await time.advance(200_000);
-    for (let i = 0; i < released.length; i += 1) {
-      for (let j = i; j < released.length; j += 1) {
-        const seconds = (released[j]! - released[i]!) / 1000;
-        assert.ok(j - i + 1 <= burst + rate * seconds + 1e-9, `${j - i + 1} calls went within ${seconds} s`);
-      }
-    }
+    assertWithinBucket(released, burst, rate);
     assert.equal(time.armed(), 0, 'no timer left once nobody waits');
   });
 
@@ -254,12 +259,7 @@ describe('CloudRateLimits', () => {
     }
     await time.advance(100_000);
     assert.equal(released.length, 200);
-    for (let i = 0; i < released.length; i += 1) {
-      for (let j = i; j < released.length; j += 1) {
-        const seconds = (released[j]! - released[i]!) / 1000;
-        assert.ok(j - i + 1 <= burst + rate * seconds + 1e-9, `${j - i + 1} calls went within ${seconds} s`);
-      }
-    }
+    assertWithinBucket(released, burst, rate);
   });
 
   it('a shard spends its share: rate and burst times the share (the burst never below one), tokens saved above it dropped at once', async () => {
