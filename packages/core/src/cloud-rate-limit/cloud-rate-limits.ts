@@ -80,8 +80,9 @@ const realTimer: SetTimer = (callback, ms) => {
  * allows, but a change's call goes before every drift check's call that waits
  * (the lanes of `QueueLane`): a drift-check budget leaves the rest of a limit
  * to changes over its minute, and this keeps a burst of checks within that
- * minute from holding a change's calls behind theirs. A token is taken at the moment its call is released, never booked
- * ahead, so the calls released in any T seconds number at most
+ * minute from holding a change's calls behind theirs. A token is taken at
+ * the moment its call is released, never booked ahead, so the calls
+ * released in any T seconds number at most
  * `burst + rate × T` even when the process stalls and timers fire late. A
  * wait that is aborted leaves the queue and rejects with a RetryableError, so
  * a lost leadership never leaves a worker stuck behind the limit, and never
