@@ -247,11 +247,18 @@ export class ShardAssigner {
       return { result, reach };
     }
     const startedAt = Date.now();
-    for (const kind of kinds) {
-      // An adopted shard's objects too: one whose adopter left is handed on from that adopter.
-      const selectors = reach === 'all' ? [undefined] : departedSelectors(kind, [...new Set([...reach.departed, ...(membership.adoptions ?? []).map((adoption) => adoption.shard)])].sort());
-      for (const selector of selectors) await this.#planPages(kind, selector, planning, signal);
-    }
+    // An adopted shard's objects too: one whose adopter left is handed on from that adopter.
+    const selectorsOf = (kind: ManagedKindName) => (reach === 'all' ? [undefined] : departedSelectors(kind, [...new Set([...reach.departed, ...(membership.adoptions ?? []).map((adoption) => adoption.shard)])].sort()));
+    // Relabelling, a departed shard's objects with a user's change pending move first: a read of
+    // its objects that moves only those, then the pass that moves the rest (each still a
+    // compare-and-swap write, planned the same way). The rest waits for one more read of them.
+    // Each object moved first leaves the selectors the second read uses. Not with an adoption:
+    // a drain written in the first read would be planned again in the second from this pass's
+    // membership, which does not show the adoption the first write made (and adopters work a
+    // dead shard's pending changes first anyway).
+    const adopting = this.#options.adoptDeadShards === true || (membership.adoptions ?? []).length > 0;
+    if (reach !== 'all' && !adopting) for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, planning, signal, (record) => record.changePending);
+    for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, planning, signal);
     // A change refused because its object changed meanwhile (a user's edit during a long pass) is
     // planned again from a fresh read, rather than waiting for the next full pass.
     // Not one held back by a fence that failed: that shard keeps them until a later pass.
@@ -268,12 +275,13 @@ export class ShardAssigner {
   }
 
   /**
-   * Plans and writes the objects of `kind` that `labelSelector` selects, listed a page at a time;
-   * the next page is read while this one's changes are written. After each page it also assigns
+   * Plans and writes the objects of `kind` that `labelSelector` selects (of those, only the ones
+   * `only` picks, when given), listed a page at a time; the next page is read while this one's
+   * changes are written. After each page it also assigns
    * the objects its watch holds without a shard (let go by a drained shard during the pass, or new):
    * a long pass must not leave them unworked until it ends.
    */
-  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, planning: Planning, signal: AbortSignal | undefined): Promise<void> {
+  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, planning: Planning, signal: AbortSignal | undefined, only?: (record: ShardRecord) => boolean): Promise<void> {
     const pages = shardRecordPages(this.#rest, kind, this.#pool, { limit: this.#options.listPageSize ?? 500, ...(labelSelector !== undefined ? { labelSelector } : {}) }, signal);
     try {
       let next = pages.next();
@@ -282,7 +290,7 @@ export class ShardAssigner {
         if (page.done === true) break;
         next = pages.next();
         next.catch(() => undefined);
-        await this.#planAndApply(page.value, planning, signal);
+        await this.#planAndApply(only ? page.value.filter(only) : page.value, planning, signal);
         await this.#planAndApply(planning.cache.records(kind), planning, signal);
       }
     } finally {
