@@ -462,20 +462,27 @@ export interface ReplicaStats {
 
 export async function replicaStats(replica: FleetReplica): Promise<ReplicaStats> {
   const { rss } = await kernelFigures(replica.pid);
-  const text = await (await fetch(`${replica.process.metrics}/metrics`)).text();
-  const sum = (name: string) => {
-    let total = 0;
-    for (const line of text.split('\n')) if (line.startsWith(`${name}{`) && /(controller|name)="(bucket|table)"/.test(line)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-    return total;
-  };
+  const metrics = await replicaMetrics(replica);
+  const sum = (name: string) => metrics.sum(name, (line) => /(controller|name)="(bucket|table)"/.test(line));
   return { rss, reconciles: sum('controller_runtime_reconcile_total'), queueDepth: sum('workqueue_depth'), activeWorkers: sum('controller_runtime_active_workers') };
 }
 
 /** What the shard assigner on `replica` has done, from its metrics (zeros where it never led). */
 export async function assignerCounts(replica: FleetReplica): Promise<{ passes: number; labelChanges: number }> {
-  const text = await (await fetch(`${replica.process.metrics}/metrics`)).text();
-  const sum = (name: string) => text.split('\n').filter((line) => line.startsWith(`${name}{`)).reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-  return { passes: sum('k8or_shard_assignment_passes_total'), labelChanges: sum('k8or_shard_label_changes_total') };
+  const metrics = await replicaMetrics(replica);
+  return { passes: metrics.sum('k8or_shard_assignment_passes_total'), labelChanges: metrics.sum('k8or_shard_label_changes_total') };
+}
+
+/** The replica's metrics now: `sum(name, picks?)` adds the values of every series of `name` (those `picks` picks by their line). */
+async function replicaMetrics(replica: FleetReplica): Promise<{ sum(name: string, picks?: (line: string) => boolean): number }> {
+  const lines = (await (await fetch(`${replica.process.metrics}/metrics`)).text()).split('\n');
+  return {
+    sum: (name, picks = () => true) => {
+      let total = 0;
+      for (const line of lines) if (line.startsWith(`${name}{`) && picks(line)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+      return total;
+    },
+  };
 }
 
 // --- the trace ------------------------------------------------------------------------------------
