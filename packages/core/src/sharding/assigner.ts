@@ -12,6 +12,7 @@ import { shardKeyHash } from './keys.js';
 import { drainLabel, shardLabel } from './labels.js';
 import { planShardLabels, type ShardLabelChange } from './plan.js';
 import { shardKeySourceOf, type ShardKeyContext } from './resource-key.js';
+import { watchPendingEdits } from './pending-edits-watch.js';
 import { shardRecordPages } from './record-pages.js';
 import { StringPool, shardRecordOf, type ShardRecord } from './shard-record.js';
 import { ShardLeaseReader, isDeadShard, type ShardMembership } from './shard-leases.js';
@@ -248,7 +249,8 @@ export class ShardAssigner {
     }
     const startedAt = Date.now();
     // An adopted shard's objects too: one whose adopter left is handed on from that adopter.
-    const selectorsOf = (kind: ManagedKindName) => (reach === 'all' ? [undefined] : departedSelectors(kind, [...new Set([...reach.departed, ...(membership.adoptions ?? []).map((adoption) => adoption.shard)])].sort()));
+    const departed = reach === 'all' ? [] : [...new Set([...reach.departed, ...(membership.adoptions ?? []).map((adoption) => adoption.shard)])].sort();
+    const selectorsOf = (kind: ManagedKindName): (string | undefined)[] => (reach === 'all' ? [undefined] : departedSelectors(kind, departed));
     // Relabelling, a departed shard's objects with a user's change pending move first: a read of
     // its objects that moves only those, then the pass that moves the rest (each still a
     // compare-and-swap write, planned the same way). The rest waits for one more read of them.
@@ -256,18 +258,22 @@ export class ShardAssigner {
     // a drain written in the first read would be planned again in the second from this pass's
     // membership, which does not show the adoption the first write made (and adopters work a
     // dead shard's pending changes first anyway).
+    // An edit made after that first read is followed by a watch from it, and its object moved as it comes.
     const adopting = this.#options.adoptDeadShards === true || (membership.adoptions ?? []).length > 0;
-    if (reach !== 'all' && !adopting) for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, planning, signal, (record) => record.changePending);
-    for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, planning, signal);
-    // A change refused because its object changed meanwhile (a user's edit during a long pass) is
-    // planned again from a fresh read, rather than waiting for the next full pass.
-    // Not one held back by a fence that failed: that shard keeps them until a later pass.
-    const fencedOff = (change: ShardLabelChange<ShardRecord>): boolean => heldByFailedFence(change, planning.fenced);
-    for (let round = 0; round < REFUSED_ROUNDS && result.skipped.some((change) => !fencedOff(change)); round++) {
-      const refused = result.skipped.filter((change) => !fencedOff(change));
-      result.skipped = result.skipped.filter(fencedOff);
-      const fresh = await mapBounded(refused, this.#options.concurrency ?? 16, (change) => this.#read(change.object, signal), signal);
-      await this.#planAndApply(fresh.filter((record) => record !== undefined), planning, signal);
+    const following: { stop(): Promise<void> }[] = [];
+    try {
+      if (reach !== 'all' && !adopting) {
+        for (const kind of kinds) {
+          const [labelledDeparted, drainingElsewhere] = departedSelectors(kind, departed);
+          const listedAt = await this.#planPages(kind, labelledDeparted, planning, signal, (record) => record.changePending);
+          if (listedAt !== undefined) following.push(this.#moveEditsAsTheyCome(kind, labelledDeparted, listedAt, planning, signal));
+          await this.#planPages(kind, drainingElsewhere, planning, signal, (record) => record.changePending);
+        }
+      }
+      for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, planning, signal);
+      await this.#planRefusedAgain(planning, signal);
+    } finally {
+      await Promise.all(following.map((watch) => watch.stop()));
     }
     // A pass over the departed shards' objects counts as a full one at this membership, but not for the sweep.
     this.#lastFullPass = { membership, contextVersion, startedAt: reach === 'all' ? startedAt : this.#lastFullPass!.startedAt, clean: result.skipped.length === 0 };
@@ -275,27 +281,77 @@ export class ShardAssigner {
   }
 
   /**
+   * Plans again, from a fresh read, each change refused because its object changed meanwhile (a
+   * user's edit during a long pass), rather than waiting for the next full pass; not one held back
+   * by a fence that failed: that shard keeps them until a later pass.
+   */
+  async #planRefusedAgain(planning: Planning, signal: AbortSignal | undefined): Promise<void> {
+    const { result } = planning;
+    const fencedOff = (change: ShardLabelChange<ShardRecord>): boolean => heldByFailedFence(change, planning.fenced);
+    for (let round = 0; round < REFUSED_ROUNDS && result.skipped.some((change) => !fencedOff(change)); round++) {
+      const refused = result.skipped.filter((change) => !fencedOff(change));
+      result.skipped = result.skipped.filter(fencedOff);
+      const fresh = await mapBounded(refused, this.#options.concurrency ?? 16, (change) => this.#read(change.object, signal), signal);
+      await this.#planAndApply(fresh.filter((record) => record !== undefined), planning, signal);
+    }
+  }
+
+  /**
+   * While a departed pass relabels: each of a dead shard's objects (`labelSelector`) that a user
+   * edits after the read at `fromResourceVersion` is planned and moved as the edit comes, one at a
+   * time, rather than when the pass's next read reaches it. A watch that fails only ends this: the
+   * pass moves every object anyway.
+   */
+  #moveEditsAsTheyCome(kind: ManagedKindName, labelSelector: string, fromResourceVersion: string, planning: Planning, signal: AbortSignal | undefined): { stop(): Promise<void> } {
+    let moving = Promise.resolve();
+    const watch = watchPendingEdits({
+      kubeConfig: this.#options.kubeConfig,
+      kind,
+      labelSelector,
+      fromResourceVersion,
+      pool: this.#pool,
+      onPending: (record) => {
+        moving = moving
+          .then(() => this.#planAndApply([record], planning, signal))
+          .catch((error: unknown) => {
+            if (!signal?.aborted) this.#options.logger?.warn({ err: error instanceof Error ? error.message : String(error), kind, name: record.name, namespace: record.namespace }, 'moving an edited object of a dead shard failed; the pass moves it');
+          });
+      },
+    });
+    return {
+      stop: async () => {
+        watch.stop();
+        await watch.ended;
+        await moving;
+      },
+    };
+  }
+
+  /**
    * Plans and writes the objects of `kind` that `labelSelector` selects (of those, only the ones
    * `only` picks, when given), listed a page at a time; the next page is read while this one's
-   * changes are written. After each page it also assigns
+   * changes are written. Returns the resourceVersion the list was read at. After each page it also assigns
    * the objects its watch holds without a shard (let go by a drained shard during the pass, or new):
    * a long pass must not leave them unworked until it ends.
    */
-  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, planning: Planning, signal: AbortSignal | undefined, only?: (record: ShardRecord) => boolean): Promise<void> {
+  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, planning: Planning, signal: AbortSignal | undefined, only?: (record: ShardRecord) => boolean): Promise<string | undefined> {
     const pages = shardRecordPages(this.#rest, kind, this.#pool, { limit: this.#options.listPageSize ?? 500, ...(labelSelector !== undefined ? { labelSelector } : {}) }, signal);
+    let listedAt: string | undefined;
     try {
       let next = pages.next();
       for (;;) {
         const page = await next;
         if (page.done === true) break;
+        listedAt ??= page.value.resourceVersion;
         next = pages.next();
         next.catch(() => undefined);
-        await this.#planAndApply(only ? page.value.filter(only) : page.value, planning, signal);
+        await this.#planAndApply(only ? page.value.records.filter(only) : page.value.records, planning, signal);
         await this.#planAndApply(planning.cache.records(kind), planning, signal);
       }
     } finally {
       await pages.return(undefined);
     }
+    return listedAt;
   }
 
   /** The object of `record` as it is now; undefined when it is gone. */
@@ -420,7 +476,7 @@ function* keyed(records: Iterable<ShardRecord>, contextVersion: number, context:
 }
 
 /** The selectors of the objects a pass over departed shards (never none: `#reach`) reads: those labelled for them, and those being drained elsewhere. */
-function departedSelectors(kind: ManagedKindName, departed: readonly string[]): string[] {
+function departedSelectors(kind: ManagedKindName, departed: readonly string[]): [labelledDeparted: string, drainingElsewhere: string] {
   return [`${shardLabel(kind)} in (${departed.join(',')})`, `${drainLabel(kind)},${shardLabel(kind)} notin (${departed.join(',')})`];
 }
 

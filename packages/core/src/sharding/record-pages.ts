@@ -5,7 +5,13 @@ import { shardRecordOf, type ShardRecord, type StringPool } from './shard-record
 
 interface ListPage {
   items?: unknown[];
-  metadata?: { continue?: string };
+  metadata?: { continue?: string; resourceVersion?: string };
+}
+
+/** One page of records, and the resourceVersion of the list it belongs to (every page of one list has the first page's). */
+export interface ShardRecordPage {
+  records: ShardRecord[];
+  resourceVersion: string | undefined;
 }
 
 /**
@@ -13,7 +19,7 @@ interface ListPage {
  * assigner's full pass reads the whole cluster this way and keeps none of it afterwards. A
  * continue token that expired between pages (410) fails the listing; the pass is then retried.
  */
-export async function* shardRecordPages(rest: KubeRest, kind: ManagedKindName, pool: StringPool, options: { limit: number; labelSelector?: string }, signal?: AbortSignal): AsyncGenerator<ShardRecord[]> {
+export async function* shardRecordPages(rest: KubeRest, kind: ManagedKindName, pool: StringPool, options: { limit: number; labelSelector?: string }, signal?: AbortSignal): AsyncGenerator<ShardRecordPage> {
   let token: string | undefined;
   do {
     const query = new URLSearchParams({
@@ -23,7 +29,7 @@ export async function* shardRecordPages(rest: KubeRest, kind: ManagedKindName, p
     });
     const page = await rest.get<ListPage>(`${k8orPath(kind, undefined)}?${query.toString()}`, signal);
     if (page === undefined) throw new Error(`the API server does not serve ${kind} objects`);
-    yield (page.items ?? []).map((item) => shardRecordOf(kind, item, pool));
+    yield { records: (page.items ?? []).map((item) => shardRecordOf(kind, item, pool)), resourceVersion: page.metadata?.resourceVersion };
     token = page.metadata?.continue || undefined;
   } while (token !== undefined);
 }
