@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { ProviderConfig } from '@k8or/api';
 import {
   CloudRateLimits,
+  FLEET_TRANSIT_ALLOWANCE_S,
   beforeCloudAttempt,
   CoreMetrics,
   RetryableError,
@@ -68,10 +69,11 @@ function releaseTimes(time: ReturnType<typeof fakeTime>, calls: Promise<void>[])
 const noSignal = () => new AbortController().signal;
 
 /** Release times (ms, in order) that never put more than `burst + rate × T` calls in any window of T seconds. */
-function assertWithinBucket(released: readonly number[], burst: number, rate: number): void {
+function assertWithinBucket(released: readonly number[], burst: number, rate: number, arriveUpToSecondsLate = 0): void {
   for (let i = 0; i < released.length; i += 1) {
     for (let j = i; j < released.length; j += 1) {
-      const seconds = (released[j]! - released[i]!) / 1000;
+      // Calls let go over S seconds may all arrive within S less how late they may be.
+      const seconds = Math.max(0, (released[j]! - released[i]!) / 1000 - arriveUpToSecondsLate);
       assert.ok(j - i + 1 <= burst + rate * seconds + 1e-9, `${j - i + 1} calls went within ${seconds} s`);
     }
   }
@@ -302,7 +304,30 @@ describe('CloudRateLimits', () => {
     const start = time.clock.now;
     const later = releaseTimes(time, Array.from({ length: 3 }, () => limits.acquire('aws', 'p', 'dynamodb-control-plane', noSignal())));
     await time.advance(1000);
-    assert.deepEqual(later.map((at) => at - start), [0, 0, 200]);
+    assert.deepEqual(later.map((at) => at - start), [0, 200, 400], 'its burst: 2, less 5/s × 0.25 s kept back, raised to one');
+  });
+
+  it('a fleet\'s member keeps a quarter second of its rate back from its burst: its calls keep to its share where they arrive, up to that late', async () => {
+    const time = fakeTime();
+    const limits = new CloudRateLimits(time.options);
+    limits.shareFleetWide();
+    limits.setShare(0.5);
+    limits.configure(plugin, providerConfig('p', { 's3-buckets': { requestsPerSecond: 40, burst: 40 } }));
+    // A quiet spell earns its burst.
+    await time.advance(10_000);
+    const start = time.clock.now;
+    const released = releaseTimes(time, Array.from({ length: 60 }, () => limits.acquire('aws', 'p', 's3-buckets', noSignal())));
+    await time.advance(5000);
+    assert.equal(released.length, 60);
+    assert.equal(released.filter((at) => at === start).length, 15, 'a burst of 20, less 20/s × 0.25 s');
+    assertWithinBucket(released, 20, 20, FLEET_TRANSIT_ALLOWANCE_S);
+    // One process alone keeps its whole burst: nothing else's calls share the limit.
+    const alone = new CloudRateLimits(time.options);
+    alone.configure(plugin, providerConfig('p', { 's3-buckets': { requestsPerSecond: 40, burst: 40 } }));
+    const at = time.clock.now;
+    const aloneReleased = releaseTimes(time, Array.from({ length: 41 }, () => alone.acquire('aws', 'p', 's3-buckets', noSignal())));
+    await time.advance(1000);
+    assert.equal(aloneReleased.filter((t) => t === at).length, 40);
   });
 
   it('keeps one bucket per ProviderConfig: one that is out of tokens never slows another', async () => {

@@ -96,8 +96,8 @@ export class CloudRateLimits {
   readonly #now: () => number;
   readonly #setTimer: SetTimer;
   #share = 1;
-  /** A new bucket starts with no tokens (`shareFleetWide`), not a full burst. */
-  #startEmpty = false;
+  /** One of a fleet (`shareFleetWide`): a new bucket starts with no tokens, and each keeps back its transit allowance. */
+  #fleetWide = false;
 
   constructor(options: CloudRateLimitsOptions = {}) {
     this.#metrics = options.metrics;
@@ -151,8 +151,8 @@ export class CloudRateLimits {
       const bucket = this.#buckets.get(key);
       if (!bucket) {
         const labels = { provider: plugin.provider, providerConfig: configName, service };
-        const pace = sharePace(limit, this.#share);
-        const tokens = new TokenBucket(pace.requestsPerSecond, pace.burst, this.#now, this.#startEmpty ? 0 : pace.burst);
+        const pace = sharePace(limit, this.#share, this.#fleetWide);
+        const tokens = new TokenBucket(pace.requestsPerSecond, pace.burst, this.#now, this.#fleetWide ? 0 : pace.burst);
         const state = { ...labels, ...limit, calls: 0, backgroundCalls: 0, delayed: 0, waitedSeconds: 0, aborted: 0, share: this.#share };
         this.#buckets.set(key, { labels, limit, tokens, state, waiters: { change: [], background: [] }, cancelTimer: undefined });
         this.#metrics?.configured(labels, limit);
@@ -169,10 +169,13 @@ export class CloudRateLimits {
    * This process is one of a fleet that spends one limit: from now on a bucket starts with no
    * tokens, earning them at its rate, rather than with its burst. The other shards may have spent
    * the whole burst a moment ago; a shard that joined (or came back) with a fresh burst of its own
-   * would let the fleet's calls in a window exceed `burst + rate × T`.
+   * would let the fleet's calls in a window exceed `burst + rate × T`. And each bucket keeps back
+   * `FLEET_TRANSIT_ALLOWANCE_S` of its rate from its burst.
    */
   shareFleetWide(): void {
-    this.#startEmpty = true;
+    if (this.#fleetWide) return;
+    this.#fleetWide = true;
+    for (const bucket of this.#buckets.values()) this.#repace(bucket);
   }
 
   /**
@@ -193,7 +196,7 @@ export class CloudRateLimits {
 
   /** Sets a bucket's tokens to its limit and this process's share, and re-times its waiters. */
   #repace(bucket: Bucket): void {
-    const pace = sharePace(bucket.limit, this.#share);
+    const pace = sharePace(bucket.limit, this.#share, this.#fleetWide);
     bucket.tokens.reconfigure(pace.requestsPerSecond, pace.burst);
     // The armed timer was set for the old rate.
     this.#disarm(bucket);
@@ -292,9 +295,21 @@ export class CloudRateLimits {
   }
 }
 
-/** A limit's pace for a process that may spend `share` of it. */
-function sharePace(limit: EffectiveRateLimit, share: number): { requestsPerSecond: number; burst: number } {
-  return { requestsPerSecond: limit.requestsPerSecond * share, burst: Math.max(1, limit.burst * share) };
+/**
+ * Of a fleet member's burst, the seconds of its rate it keeps back for its calls' time on the way to
+ * the cloud. The limit holds where the calls arrive, and each replica's calls take a path of their
+ * own (the SDK's signing, a connection, a proxy), whose time varies: calls one replica let go over
+ * T + 0.2 s arrived within T at a load of 4 to 6 (docs/benchmarks.md, "What held the edits at
+ * 100,000"). Kept back, the fleet's calls arriving in any T stay within `burst + rate × T` while
+ * that variation is at most this.
+ */
+export const FLEET_TRANSIT_ALLOWANCE_S = 0.25;
+
+/** A limit's pace for a process that may spend `share` of it (one of a fleet: less its transit allowance, `FLEET_TRANSIT_ALLOWANCE_S`). */
+function sharePace(limit: EffectiveRateLimit, share: number, fleetWide: boolean): { requestsPerSecond: number; burst: number } {
+  const requestsPerSecond = limit.requestsPerSecond * share;
+  const keptBack = fleetWide ? requestsPerSecond * FLEET_TRANSIT_ALLOWANCE_S : 0;
+  return { requestsPerSecond, burst: Math.max(1, limit.burst * share - keptBack) };
 }
 
 /** Calls waiting for a token of `bucket`, both lanes. */
