@@ -203,6 +203,36 @@ async function assignerIdle(leader: string, timeoutMs = 600_000): Promise<boolea
   return false;
 }
 
+/** How long every replica's RSS must hold within `SETTLED_SPREAD_BYTES` to count as settled, and how often it is read. */
+const SETTLED_WINDOW_MS = 30_000;
+const SETTLED_SAMPLE_MS = 5_000;
+const SETTLED_SPREAD_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Reads every replica's RSS every 5 s until each has stayed within 2 MiB over the last 30 s (a
+ * process whose RSS still falls after a burst of work is not in its steady state yet), for at
+ * most `timeoutMs`. Returns each replica's last reading and the seconds waited; undefined when
+ * the RSS did not settle in time.
+ */
+async function settledRss(names: readonly string[], timeoutMs = 300_000): Promise<{ rss: Map<string, number>; seconds: number } | undefined> {
+  const started = Date.now();
+  const keep = SETTLED_WINDOW_MS / SETTLED_SAMPLE_MS + 1;
+  const samples = new Map<string, number[]>(names.map((name) => [name, []]));
+  while (Date.now() - started < timeoutMs) {
+    for (const name of names) {
+      const { rss } = await replicaStats(fleet.replicas.get(name)!);
+      const series = samples.get(name)!;
+      series.push(rss);
+      if (series.length > keep) series.shift();
+    }
+    const settled = [...samples.values()].every((series) => series.length === keep && Math.max(...series) - Math.min(...series) <= SETTLED_SPREAD_BYTES);
+    if (settled) return { rss: new Map([...samples].map(([name, series]) => [name, series.at(-1)!])), seconds: Math.round((Date.now() - started) / 1000) };
+    await sleep(SETTLED_SAMPLE_MS);
+  }
+  log(`no settled RSS within ${timeoutMs / 1000} s; going on`);
+  return undefined;
+}
+
 /**
  * Waits until no replica in `live` has anything queued or running, for at most `timeoutMs`: at
  * 100,000 objects the drift checks of the resync period (each object at its slot) may keep some
@@ -289,17 +319,18 @@ try {
   const leader = await leaderShard(fleet.admin, BASE);
   // What the assigner held for the labelling of 99,000 seeded objects is not its steady state.
   if (leader !== undefined) await assignerIdle(leader);
-  const steadyRows = await Promise.all(
-    BASE.map(async (name) => {
-      const stats = await replicaStats(fleet.replicas.get(name)!);
-      const held = created.filter((s) => s.shard === name);
-      return `| ${name}${name === leader ? ' (assigner)' : ''} | ${held.filter((s) => s.kind === 'Bucket').length} | ${held.filter((s) => s.kind === 'Table').length} | **${mib(stats.rss)}** |`;
-    }),
-  );
+  const atIdle = new Map(await Promise.all(BASE.map(async (name) => [name, (await replicaStats(fleet.replicas.get(name)!)).rss] as const)));
+  const settled = await settledRss(BASE);
+  const steadyRows = BASE.map((name) => {
+    const held = created.filter((s) => s.shard === name);
+    const settledCell = settled ? `**${mib(settled.rss.get(name)!)}**` : 'not settled';
+    return `| ${name}${name === leader ? ' (assigner)' : ''} | ${held.filter((s) => s.kind === 'Bucket').length} | ${held.filter((s) => s.kind === 'Table').length} | **${mib(atIdle.get(name)!)}** | ${settledCell} |`;
+  });
   print(
     `\nSteady state, ${OBJECTS.toLocaleString('en')} objects (${bucketCount.toLocaleString('en')} Buckets and ${(OBJECTS - bucketCount).toLocaleString('en')} Tables, on two ProviderConfigs) over ${REPLICAS} replicas, ${values.workers} workers each;${DRIFT_BUDGET_PERCENT === undefined ? '' : ` drift checks within ${DRIFT_BUDGET_PERCENT} % of each rate limit (driftCheckBudget.rateLimitPercent);`}${seeded} created and all Ready in ${createSeconds} s; ${steadyQuiet ? 'measured with every queue empty' : 'measured while drift checks still kept workers busy'} (load ${load()}):\n`,
-    '| replica | Buckets | Tables | RSS MiB |',
-    '|---|---:|---:|---:|',
+    `RSS MiB once the queues were empty and the assigner idle, then once every replica's RSS had held within 2 MiB for 30 s (settled${settled ? `, ${settled.seconds} s later` : ''}):\n`,
+    '| replica | Buckets | Tables | RSS MiB | settled RSS MiB |',
+    '|---|---:|---:|---:|---:|',
     ...steadyRows,
   );
 
