@@ -90,6 +90,8 @@ const { values } = parseArgs({
     hold: { type: 'boolean', default: false },
     // how long to wait for every queue to be empty before measuring (drift checks at their slots may keep them busy at 100,000)
     'quiet-seconds': { type: 'string', default: '600' },
+    // how long to read every replica's RSS (every 5 s) after the steady state's first reading; 0: not at all
+    'rss-watch-seconds': { type: 'string', default: '330' },
     // the share of the objects the user of the takeover and scaling steps edits every 2 s
     'edit-share': { type: 'string', default: '0.01' },
     // K8OR_SHARD_TAKEOVER of the replicas: how a dead shard's objects reach the live ones
@@ -113,6 +115,7 @@ const OBJECTS = numberOption('objects', values.objects, 'a whole number of at le
 const TABLE_SHARE = numberOption('table-share', values['table-share'], 'a number from 0 to 1', (n) => n >= 0 && n <= 1);
 const TEMPLATE = values.template === undefined ? OBJECTS : Math.min(OBJECTS, numberOption('template', values.template, 'a whole number of at least 4 (two of each kind)', (n) => Number.isInteger(n) && n >= 4));
 const QUIET_SECONDS = numberOption('quiet-seconds', values['quiet-seconds'], 'a number of seconds, at least 0', (n) => n >= 0);
+const RSS_WATCH_SECONDS = numberOption('rss-watch-seconds', values['rss-watch-seconds'], 'a number of seconds, at least 0', (n) => n >= 0);
 const EDIT_SHARE = numberOption('edit-share', values['edit-share'], 'a number from 0 to 1', (n) => n >= 0 && n <= 1);
 /** In the scaling step, how young a user's edit not yet reconciled may be for the step to count as settled. */
 const EDIT_PENDING_MS = 30_000;
@@ -203,34 +206,27 @@ async function assignerIdle(leader: string, timeoutMs = 600_000): Promise<boolea
   return false;
 }
 
-/** How long every replica's RSS must hold within `SETTLED_SPREAD_BYTES` to count as settled, and how often it is read. */
-const SETTLED_WINDOW_MS = 30_000;
-const SETTLED_SAMPLE_MS = 5_000;
-const SETTLED_SPREAD_BYTES = 2 * 1024 * 1024;
+/** How often the steady state's RSS is read after the first reading (for `--rss-watch-seconds`; the default, 330, spans one of the assigner's full passes, every 5 minutes). */
+const RSS_SAMPLE_MS = 5_000;
 
 /**
- * Reads every replica's RSS every 5 s until each has stayed within 2 MiB over the last 30 s (a
- * process whose RSS still falls after a burst of work is not in its steady state yet), for at
- * most `timeoutMs`. Returns each replica's last reading and the seconds waited; undefined when
- * the RSS did not settle in time.
+ * Reads every replica's RSS every 5 s for `watchMs`: a single reading catches a process at one
+ * moment of its garbage collection and the assigner between or during its passes. Returns each
+ * replica's lowest, median and highest reading.
  */
-async function settledRss(names: readonly string[], timeoutMs = 300_000): Promise<{ rss: Map<string, number>; seconds: number } | undefined> {
+async function rssOverTime(names: readonly string[], watchMs: number): Promise<Map<string, { min: number; median: number; max: number }>> {
   const started = Date.now();
-  const keep = SETTLED_WINDOW_MS / SETTLED_SAMPLE_MS + 1;
   const samples = new Map<string, number[]>(names.map((name) => [name, []]));
-  while (Date.now() - started < timeoutMs) {
-    for (const name of names) {
-      const { rss } = await replicaStats(fleet.replicas.get(name)!);
-      const series = samples.get(name)!;
-      series.push(rss);
-      if (series.length > keep) series.shift();
-    }
-    const settled = [...samples.values()].every((series) => series.length === keep && Math.max(...series) - Math.min(...series) <= SETTLED_SPREAD_BYTES);
-    if (settled) return { rss: new Map([...samples].map(([name, series]) => [name, series.at(-1)!])), seconds: Math.round((Date.now() - started) / 1000) };
-    await sleep(SETTLED_SAMPLE_MS);
+  while (Date.now() - started < watchMs) {
+    for (const name of names) samples.get(name)!.push((await replicaStats(fleet.replicas.get(name)!)).rss);
+    await sleep(RSS_SAMPLE_MS);
   }
-  log(`no settled RSS within ${timeoutMs / 1000} s; going on`);
-  return undefined;
+  return new Map(
+    [...samples].map(([name, series]) => {
+      const sorted = [...series].sort((a, b) => a - b);
+      return [name, { min: sorted[0]!, median: sorted[Math.floor(sorted.length / 2)]!, max: sorted.at(-1)! }];
+    }),
+  );
 }
 
 /**
@@ -320,16 +316,17 @@ try {
   // What the assigner held for the labelling of 99,000 seeded objects is not its steady state.
   if (leader !== undefined) await assignerIdle(leader);
   const atIdle = new Map(await Promise.all(BASE.map(async (name) => [name, (await replicaStats(fleet.replicas.get(name)!)).rss] as const)));
-  const settled = await settledRss(BASE);
+  const overTime = RSS_WATCH_SECONDS > 0 ? await rssOverTime(BASE, RSS_WATCH_SECONDS * 1000) : undefined;
   const steadyRows = BASE.map((name) => {
     const held = created.filter((s) => s.shard === name);
-    const settledCell = settled ? `**${mib(settled.rss.get(name)!)}**` : 'not settled';
-    return `| ${name}${name === leader ? ' (assigner)' : ''} | ${held.filter((s) => s.kind === 'Bucket').length} | ${held.filter((s) => s.kind === 'Table').length} | **${mib(atIdle.get(name)!)}** | ${settledCell} |`;
+    const spread = overTime?.get(name);
+    const overTimeCell = spread ? `${mib(spread.min)} / **${mib(spread.median)}** / ${mib(spread.max)}` : 'not read';
+    return `| ${name}${name === leader ? ' (assigner)' : ''} | ${held.filter((s) => s.kind === 'Bucket').length} | ${held.filter((s) => s.kind === 'Table').length} | **${mib(atIdle.get(name)!)}** | ${overTimeCell} |`;
   });
   print(
     `\nSteady state, ${OBJECTS.toLocaleString('en')} objects (${bucketCount.toLocaleString('en')} Buckets and ${(OBJECTS - bucketCount).toLocaleString('en')} Tables, on two ProviderConfigs) over ${REPLICAS} replicas, ${values.workers} workers each;${DRIFT_BUDGET_PERCENT === undefined ? '' : ` drift checks within ${DRIFT_BUDGET_PERCENT} % of each rate limit (driftCheckBudget.rateLimitPercent);`}${seeded} created and all Ready in ${createSeconds} s; ${steadyQuiet ? 'measured with every queue empty' : 'measured while drift checks still kept workers busy'} (load ${load()}):\n`,
-    `RSS MiB once the queues were empty and the assigner idle, then once every replica's RSS had held within 2 MiB for 30 s (settled${settled ? `, ${settled.seconds} s later` : ''}):\n`,
-    '| replica | Buckets | Tables | RSS MiB | settled RSS MiB |',
+    `RSS MiB once the queues were empty and the assigner idle, then its lowest, median and highest reading every ${RSS_SAMPLE_MS / 1000} s over the ${RSS_WATCH_SECONDS} s after (the assigner makes a full pass every 5 minutes):\n`,
+    '| replica | Buckets | Tables | RSS MiB | over time: min / median / max |',
     '|---|---:|---:|---:|---:|',
     ...steadyRows,
   );
