@@ -67,7 +67,7 @@ import {
   type ObjectState,
   type RateLimit,
 } from '../test/reliability/support/shard-fleet.ts';
-import { memoryBreakdown } from '../test/reliability/support/memory-probe.ts';
+import { kernelFigures, memoryBreakdown } from '../test/reliability/support/memory-probe.ts';
 import { seedBuckets, seedObjects, seedTables } from './support/fleet-seed.ts';
 
 const { values } = parseArgs({
@@ -218,7 +218,7 @@ async function rssOverTime(names: readonly string[], watchMs: number): Promise<M
   const started = Date.now();
   const samples = new Map<string, number[]>(names.map((name) => [name, []]));
   while (Date.now() - started < watchMs) {
-    for (const name of names) samples.get(name)!.push((await replicaStats(fleet.replicas.get(name)!)).rss);
+    for (const name of names) samples.get(name)!.push((await kernelFigures(fleet.replicas.get(name)!.pid)).rss);
     await sleep(RSS_SAMPLE_MS);
   }
   return new Map(
@@ -315,7 +315,7 @@ try {
   const leader = await leaderShard(fleet.admin, BASE);
   // What the assigner held for the labelling of 99,000 seeded objects is not its steady state.
   if (leader !== undefined) await assignerIdle(leader);
-  const atIdle = new Map(await Promise.all(BASE.map(async (name) => [name, (await replicaStats(fleet.replicas.get(name)!)).rss] as const)));
+  const atIdle = new Map(await Promise.all(BASE.map(async (name) => [name, (await kernelFigures(fleet.replicas.get(name)!.pid)).rss] as const)));
   const overTime = RSS_WATCH_SECONDS > 0 ? await rssOverTime(BASE, RSS_WATCH_SECONDS * 1000) : undefined;
   const steadyRows = BASE.map((name) => {
     const held = created.filter((s) => s.shard === name);
