@@ -1,5 +1,6 @@
 import type https from 'node:https';
 import type { KubeAccess } from '../kube/access.js';
+import { keptAgentFor, tlsOptionsOf } from '../kube/connections.js';
 import { sendRequest } from '../kube/rest.js';
 
 export { KubeApiError, ApiStatusError } from '../kube/rest.js';
@@ -24,7 +25,7 @@ export interface JsonRequestOptions {
 /**
  * One JSON request with the server, TLS settings and credentials of the
  * kubeconfig (re-applied per call so rotating tokens stay fresh), through the
- * same `sendRequest` as KubeRest. Resolves the decoded body of a 2xx answer;
+ * same `sendRequest` as KubeRest, on the kubeconfig's kept connections (`keptAgentFor`). Resolves the decoded body of a 2xx answer;
  * rejects with KubeApiError otherwise. The informer lists and the leader
  * elector's Lease calls use it.
  */
@@ -33,7 +34,9 @@ export async function requestJson(kubeConfig: KubeAccess, method: string, path: 
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const httpsOptions: https.RequestOptions = {};
   await kubeConfig.applyToHTTPSOptions(httpsOptions);
-  const response = await sendRequest(new URL(cluster.server), httpsOptions, method, path, {
+  const server = new URL(cluster.server);
+  const response = await sendRequest(server, httpsOptions, method, path, {
+    agent: keptAgentFor(kubeConfig, server, tlsOptionsOf(httpsOptions)),
     ...(options.body !== undefined ? { body: options.body } : {}),
     ...(options.query ? { query: options.query } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
+import type { KubeAccess } from './access.js';
 
 /**
  * Where KubeRest's requests go: its agent (with the kubeconfig's TLS
@@ -75,3 +76,23 @@ export function tlsOptionsOf(options: https.RequestOptions): https.AgentOptions 
   for (const key of TLS_OPTION_KEYS) if (options[key] !== undefined) tls[key] = options[key];
   return tls as https.AgentOptions;
 }
+
+/**
+ * The keep-alive agent of the requests made for `kubeConfig` outside a KubeRest (the informer's
+ * lists, the Lease reads and writes of leader election and the shard ring): one per kubeconfig,
+ * made again when its TLS options change. client-node's own agent opens a connection, and a TLS
+ * handshake, per request: a leader reads the shard Leases twice a second.
+ */
+export function keptAgentFor(kubeConfig: KubeAccess, server: URL, tls: https.AgentOptions): http.Agent | https.Agent {
+  const kept = keptAgents.get(kubeConfig);
+  if (kept && kept.origin === server.origin && sameTlsOptions(kept.tls, tls)) return kept.agent;
+  // Requests still on the old agent's connections may finish there first.
+  if (kept) setTimeout(() => kept.agent.destroy(), RETIRED_AGENT_KEPT_MS).unref();
+  const agent = newAgent(server, tls);
+  keptAgents.set(kubeConfig, { origin: server.origin, tls, agent });
+  return agent;
+}
+
+/** Longer than any request's deadline (30 s unless the caller sets one). */
+const RETIRED_AGENT_KEPT_MS = 120_000;
+const keptAgents = new WeakMap<KubeAccess, { origin: string; tls: https.AgentOptions; agent: http.Agent | https.Agent }>();
