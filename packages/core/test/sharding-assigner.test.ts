@@ -15,7 +15,7 @@ describe('the shard assigner\'s options', () => {
   it('refuses a page size, concurrency or timeout that is not a positive integer, or a negative or fractional full-pass period, naming the option', () => {
     const kubeConfig = new KubeConfig();
     const base = { kubeConfig, namespace, ring, providers: new Map(), clusterId: 'c' };
-    for (const [option, value] of [['listPageSize', 0], ['listPageSize', -5], ['fullPassEveryMs', 1.5], ['fullPassEveryMs', -1], ['concurrency', 0], ['timeoutMs', Number.NaN]] as const) {
+    for (const [option, value] of [['listPageSize', 0], ['listPageSize', -5], ['fullPassPageSize', 0], ['fullPassEveryMs', 1.5], ['fullPassEveryMs', -1], ['concurrency', 0], ['timeoutMs', Number.NaN]] as const) {
       assert.throws(() => new ShardAssigner({ ...base, [option]: value }), (error: unknown) => error instanceof RangeError && error.message.includes(option) && error.message.includes(String(value)), `${option}: ${value}`);
     }
   });
@@ -255,7 +255,7 @@ describe('the shard assigner against the sandbox', () => {
     }
     await user.patch(k8orPath('Bucket', 'team-a', moving.metadata.name), { metadata: { annotations: { [Annotations.externalName]: 'shared-data' } } });
     assert.deepEqual((await assigner.sync()).applied, [], 'between full passes, an assigned object is not read again');
-    const sweeping = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', fullPassEveryMs: 0, listPageSize: 5 });
+    const sweeping = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', fullPassEveryMs: 0, fullPassPageSize: 5 });
     try {
       sandbox.clearRequestLog();
       const applied = (await sweeping.sync()).applied;
@@ -268,7 +268,7 @@ describe('the shard assigner against the sandbox', () => {
   });
 
   it('in a long full pass, assigns an object without a shard that appears meanwhile, before the pass ends', async () => {
-    const sweeping = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', fullPassEveryMs: 0, listPageSize: 1 });
+    const sweeping = new ShardAssigner({ kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', fullPassEveryMs: 0, fullPassPageSize: 1 });
     try {
       await sweeping.sync();
       sandbox.clearRequestLog();

@@ -54,11 +54,21 @@ export function sameCloudTarget(a: Readonly<Record<string, string>>, b: Readonly
  * the second, and the engine lets only the older call the cloud.
  */
 export function cloudResourceKey(target: Readonly<Record<string, string>>, kind: ManagedKindName, externalName: string): string {
-  const parts = Object.entries(target)
+  return resourceKeyIn(cloudTargetKey(target), kind, externalName);
+}
+
+/** The target's part of `cloudResourceKey`: its non-empty parts, sorted by key. */
+export function cloudTargetKey(target: Readonly<Record<string, string>>): string {
+  return Object.entries(target)
     .filter(([, value]) => value !== '')
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`);
-  return `${parts.join(',')}/${kind}/${encodeURIComponent(externalName)}`;
+    .map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`)
+    .join(',');
+}
+
+/** `cloudResourceKey` from the target's part (`cloudTargetKey`), for a caller that keeps that part for many objects. */
+export function resourceKeyIn(targetKey: string, kind: ManagedKindName, externalName: string): string {
+  return `${targetKey}/${kind}/${encodeURIComponent(externalName)}`;
 }
 
 /** `https://Host:443/path/?x=y` -> `https://host:443/path`: what identifies an endpoint, nothing that may carry a secret. */

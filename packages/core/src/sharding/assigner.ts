@@ -31,8 +31,15 @@ export interface ShardAssignerOptions {
   timeoutMs?: number;
   /** Label patches in flight at once; default 16. */
   concurrency?: number;
-  /** Objects per list request of a full pass; default 500. */
+  /** Objects per list request of a pass over departed shards' objects, which moves most of what it reads; default 500. */
   listPageSize?: number;
+  /**
+   * Objects per list request of a full pass, which reads every object of the cluster to write
+   * few or none; default 100. Each page's objects are garbage once planned: small pages let them
+   * die young, where large ones outlive a young-generation collection (2 MiB in the image) and
+   * grow the old generation, and the replica's RSS with it.
+   */
+  fullPassPageSize?: number;
   /** The longest between two full passes, which alone see an edit of an assigned object's shard key; default 5 minutes; 0: every pass is a full one. */
   fullPassEveryMs?: number;
   /**
@@ -69,6 +76,8 @@ const SETTLE_MS = 100;
 /** Between passes, how often `run()` reads the shard Leases for a shard that died or joined. */
 const LEASE_POLL_MS = 500;
 const FULL_PASS_EVERY_MS = 5 * 60_000;
+const LIST_PAGE_SIZE = 500;
+const FULL_PASS_PAGE_SIZE = 100;
 /** How often a full pass reads and plans again the objects whose changes were refused, before leaving them to the next full pass. */
 const REFUSED_ROUNDS = 3;
 
@@ -116,6 +125,7 @@ export class ShardAssigner {
   constructor(options: ShardAssignerOptions) {
     countOrTime('concurrency', options.concurrency);
     countOrTime('listPageSize', options.listPageSize);
+    countOrTime('fullPassPageSize', options.fullPassPageSize);
     countOrTime('fullPassEveryMs', options.fullPassEveryMs, 0);
     countOrTime('timeoutMs', options.timeoutMs);
     this.#options = options;
@@ -265,12 +275,14 @@ export class ShardAssigner {
       if (reach !== 'all' && !adopting) {
         for (const kind of kinds) {
           const [labelledDeparted, drainingElsewhere] = departedSelectors(kind, departed);
-          const listedAt = await this.#planPages(kind, labelledDeparted, planning, signal, (record) => record.changePending);
+          const pageSize = this.#options.listPageSize ?? LIST_PAGE_SIZE;
+          const listedAt = await this.#planPages(kind, labelledDeparted, pageSize, planning, signal, (record) => record.changePending);
           if (listedAt !== undefined) following.push(this.#moveEditsAsTheyCome(kind, labelledDeparted, listedAt, planning, signal));
-          await this.#planPages(kind, drainingElsewhere, planning, signal, (record) => record.changePending);
+          await this.#planPages(kind, drainingElsewhere, pageSize, planning, signal, (record) => record.changePending);
         }
       }
-      for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, planning, signal);
+      const pageSize = reach === 'all' ? (this.#options.fullPassPageSize ?? FULL_PASS_PAGE_SIZE) : (this.#options.listPageSize ?? LIST_PAGE_SIZE);
+      for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, pageSize, planning, signal);
       await this.#planRefusedAgain(planning, signal);
     } finally {
       await Promise.all(following.map((watch) => watch.stop()));
@@ -334,8 +346,8 @@ export class ShardAssigner {
    * the objects its watch holds without a shard (let go by a drained shard during the pass, or new):
    * a long pass must not leave them unworked until it ends.
    */
-  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, planning: Planning, signal: AbortSignal | undefined, only?: (record: ShardRecord) => boolean): Promise<string | undefined> {
-    const pages = shardRecordPages(this.#rest, kind, this.#pool, { limit: this.#options.listPageSize ?? 500, ...(labelSelector !== undefined ? { labelSelector } : {}) }, signal);
+  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, pageSize: number, planning: Planning, signal: AbortSignal | undefined, only?: (record: ShardRecord) => boolean): Promise<string | undefined> {
+    const pages = shardRecordPages(this.#rest, kind, this.#pool, { limit: pageSize, ...(labelSelector !== undefined ? { labelSelector } : {}) }, signal);
     let listedAt: string | undefined;
     try {
       let next = pages.next();

@@ -1,6 +1,6 @@
 import type { ManagedKindName } from '@k8or/api';
 import { adoptionHash } from './keys.js';
-import { HashRing } from './ring.js';
+import { hashRingOf } from './ring.js';
 import { isDeadShard, type ShardMembership } from './shard-leases.js';
 
 /** A Bucket or Table as the assigner sees it: where its shard key falls on the ring, and its labels now. */
@@ -48,9 +48,9 @@ export type ShardLabelChange<T extends ShardedObject = ShardedObject> =
  * No live shard: no change. Pure; the assigner applies the changes.
  */
 export function planShardLabels<T extends ShardedObject>(objects: Iterable<T>, membership: ShardMembership): ShardLabelChange<T>[] {
-  const ring = new HashRing(membership.live);
+  const ring = hashRingOf(membership.live);
   if (ring.isEmpty) return [];
-  const adopted = new Map((membership.adoptions ?? []).map((adoption) => [adoption.shard, new HashRing(adoption.adopters)]));
+  const adopted = new Map((membership.adoptions ?? []).map((adoption) => [adoption.shard, hashRingOf(adoption.adopters)]));
   const changes: ShardLabelChange<T>[] = [];
   for (const object of objects) {
     const desired = ring.shardAt(object.keyHash)!;

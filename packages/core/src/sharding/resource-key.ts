@@ -1,5 +1,5 @@
 import type { ManagedKindName, ProviderConfig } from '@k8or/api';
-import { cloudResourceKey, cloudTargetFor } from '../policy/cloud-target.js';
+import { cloudTargetFor, cloudTargetKey, resourceKeyIn } from '../policy/cloud-target.js';
 import { externalNameFor, namingRulesFor } from '../policy/naming.js';
 import { providerConfigFor } from '../policy/provider-config-choice.js';
 import type { ProviderPlugin } from '../provider/contract.js';
@@ -39,10 +39,32 @@ export function shardKeySourceOf(kind: ManagedKindName, resource: ShardKeyObject
   if (!providerConfig || !plugin) return source;
   const externalName = externalNameFor(resource, namingRulesFor(plugin, kind), context.clusterId);
   if (!externalName) return source;
-  try {
-    return { ...source, cloudResourceKey: cloudResourceKey(cloudTargetFor(plugin, kind, providerConfig), kind, externalName) };
-  } catch {
-    // The provider's targetOf needs the credentials for this ProviderConfig.
-    return source;
+  const targetKey = targetKeyOf(plugin, kind, providerConfig);
+  return targetKey === null ? source : { ...source, cloudResourceKey: resourceKeyIn(targetKey, kind, externalName) };
+}
+
+/**
+ * The target part of the key of every `kind` object of one ProviderConfig, kept per
+ * ProviderConfig object: a full pass keys every object of the cluster, and they share a handful
+ * of targets. The caches replace a ProviderConfig that changed with a new object (never change
+ * one in place), so a kept part is never stale.
+ */
+const targetKeys = new WeakMap<ProviderConfig, WeakMap<ProviderPlugin, Map<ManagedKindName, string | null>>>();
+
+/** `cloudTargetKey` of the target, or null when the provider's `targetOf` needs the credentials for this ProviderConfig. */
+function targetKeyOf(plugin: ProviderPlugin, kind: ManagedKindName, providerConfig: ProviderConfig): string | null {
+  let byPlugin = targetKeys.get(providerConfig);
+  if (!byPlugin) targetKeys.set(providerConfig, (byPlugin = new WeakMap()));
+  let byKind = byPlugin.get(plugin);
+  if (!byKind) byPlugin.set(plugin, (byKind = new Map()));
+  let key = byKind.get(kind);
+  if (key === undefined) {
+    try {
+      key = cloudTargetKey(cloudTargetFor(plugin, kind, providerConfig));
+    } catch {
+      key = null;
+    }
+    byKind.set(kind, key);
   }
+  return key;
 }

@@ -60,3 +60,20 @@ export class HashRing {
     return tokens[low === tokens.length ? 0 : low]!.shard;
   }
 }
+
+/** The rings `hashRingOf` made last, by their shard names: memberships change seldom, and a ring is 100 hashes per shard. */
+const recentRings = new Map<string, HashRing>();
+const RECENT_RINGS = 8;
+
+/** The ring of `shards` with the default tokens: the one made last for the same names, when there is one (rings are immutable). */
+export function hashRingOf(shards: Iterable<string>): HashRing {
+  const names = [...new Set(shards)].sort();
+  const key = names.join('\n');
+  let ring = recentRings.get(key);
+  if (!ring) {
+    ring = new HashRing(names);
+    if (recentRings.size >= RECENT_RINGS) recentRings.delete(recentRings.keys().next().value!);
+    recentRings.set(key, ring);
+  }
+  return ring;
+}
