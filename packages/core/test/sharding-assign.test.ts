@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { Bucket, ProviderConfig } from '@k8or/api';
-import { HashRing, StringPool, assignShard, drainLabel, shardKeyOf, shardKeySourceOf, shardLabel, shardRecordOf, type ShardKeySource } from '@k8or/core';
+import { HashRing, StringPool, assignShard, hashRingOf, ringHash, drainLabel, shardKeyOf, shardKeySourceOf, shardLabel, shardRecordOf, type ShardKeySource } from '@k8or/core';
 import { cloudResourceKey } from '@k8or/core/policy';
 import { InMemoryCloud, inMemoryProviderPlugin } from '@k8or/core/testing';
 
@@ -85,6 +86,19 @@ describe('shard assignment by consistent hashing', () => {
     assert.deepEqual(assignAll(a, objects.slice(0, 500)), assignAll(b, objects.slice(0, 500)));
     assert.equal(new HashRing([]).shardFor('anything'), undefined);
     assert.throws(() => new HashRing(['']), RangeError);
+  });
+
+  it('places every key where it always has: the first 48 bits of the SHA-256 of its UTF-8 (a change would move every object of a fleet on upgrade)', () => {
+    const keys = [...objects.slice(0, 200).map((object) => `resource:${object.cloudResourceKey}`), 'object:Bucket/team-ü/ßucket-名前', '', 'k8or-7d9f8-ax0#99'];
+    for (const key of keys) assert.equal(ringHash(key), createHash('sha256').update(key, 'utf8').digest().readUIntBE(0, 6), key);
+    assert.equal(ringHash('object:Bucket/team-a/data'), 0x62748aef4f92);
+  });
+
+  it('hands out one ring per set of shard names, whatever their order', () => {
+    const names = shardNames(3);
+    assert.equal(hashRingOf(names), hashRingOf([...names].reverse()));
+    assert.notEqual(hashRingOf(names), hashRingOf(shardNames(4)));
+    assert.deepEqual(assignAll(hashRingOf(names), objects), assignAll(new HashRing(names), objects));
   });
 });
 
