@@ -30,6 +30,8 @@ describe('the drift-check schedule', () => {
     const slot = nextCheckAt(uid, HOUR, NOW);
     assert.ok(slot > NOW && slot <= NOW + HOUR);
     assert.equal((slot - Math.floor(phaseFraction(uid) * HOUR)) % HOUR, 0, 'the slot is the phase plus whole intervals');
+    // The phase of every earlier version (the first 48 bits of the uid's SHA-256): a restarted operator of a new version finds the same slots.
+    assert.equal(phaseFraction(uid), 88259925013668 / 2 ** 48);
     // Asked again a little later, or from another process, the answer is the same slot.
     assert.equal(nextCheckAt(uid, HOUR, NOW + 1234), slot);
     assert.equal(nextCheckAt(uid, HOUR, slot - 1), slot);

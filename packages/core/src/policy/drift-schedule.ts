@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { Annotations, ConditionTypes, FINALIZER, type ManagedKindName, type ManagedResource, type ProviderConfig, type Violation } from '@k8or/api';
 import type { ProviderPlugin } from '../provider/contract.js';
+import { sha256Prefix48 } from '../util/sha256-prefix.js';
 import { effectiveRateLimits, rateLimitViolations } from './rate-limits.js';
 import { annotationIsTrue, field, isPlainObject } from './read.js';
 
@@ -15,7 +15,7 @@ import { annotationIsTrue, field, isPlainObject } from './read.js';
 
 /** The phase of a uid, a fraction in [0, 1): the first 48 bits of its SHA-256. */
 export function phaseFraction(uid: string): number {
-  return createHash('sha256').update(uid).digest().readUIntBE(0, 6) / 2 ** 48;
+  return sha256Prefix48(uid) / 2 ** 48;
 }
 
 /** The first slot of `uid` strictly after `nowMs` (epoch milliseconds) for checks every `intervalMs`. */

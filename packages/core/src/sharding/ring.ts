@@ -1,15 +1,11 @@
-import { hash } from 'node:crypto';
+import { sha256Prefix48 } from '../util/sha256-prefix.js';
 
 /** Virtual nodes per shard: enough for an even spread with a handful of shards (as kubernetes-controller-sharding). */
 export const DEFAULT_TOKENS_PER_SHARD = 100;
 
-/**
- * A point on the ring: the first 48 bits of SHA-256, a safe integer, so comparisons stay plain
- * numbers. One-shot: a full pass hashes every object of the cluster, and a Hash object per key
- * holds native memory until a GC collects it.
- */
+/** A point on the ring: the first 48 bits of the key's SHA-256. */
 export function ringHash(value: string): number {
-  return Number.parseInt(hash('sha256', value, 'hex').slice(0, 12), 16);
+  return sha256Prefix48(value);
 }
 
 interface Token {
