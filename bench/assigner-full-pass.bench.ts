@@ -8,11 +8,11 @@
 // itself again as a child with them), against the embedded API server in a process of its own with
 // `--objects` fleet objects (test/reliability/support/shard-fleet.ts) labelled for three live
 // shards, and reports:
-//  - the bytes a full pass allocates per object, sampled by V8's heap profiler over `--passes`
-//    passes (objects collected since included), and the functions that allocate the most: a figure
-//    that holds on any machine;
 //  - this process's RSS every 100 ms: over 10 s of the assigner's `run()` between full passes, then
-//    over `--passes` full passes 2 s apart (without the profiler).
+//    over `--passes` full passes 2 s apart;
+//  - then the bytes a full pass allocates per object, sampled by V8's heap profiler over `--passes`
+//    more passes (objects collected since included), and the functions that allocate the most: a
+//    figure that holds on any machine.
 import { spawn } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
@@ -132,6 +132,12 @@ try {
   const sweeping = new ShardAssigner({ ...base, fullPassEveryMs: 0 });
   try {
     await sweeping.sync();
+    const passRss = await rssDuring(async () => {
+      for (let i = 0; i < PASSES; i++) {
+        await sweeping.sync();
+        await sleep(2_000);
+      }
+    });
     const session = new Session();
     session.connect();
     await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
@@ -140,12 +146,6 @@ try {
     session.disconnect();
     const bytes = selfBytes(profile.head);
     const total = [...bytes.values()].reduce((sum, value) => sum + value, 0);
-    const passRss = await rssDuring(async () => {
-      for (let i = 0; i < PASSES; i++) {
-        await sweeping.sync();
-        await sleep(2_000);
-      }
-    });
     const top = [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 8);
     console.log(
       [

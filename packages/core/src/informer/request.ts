@@ -25,9 +25,9 @@ export interface JsonRequestOptions {
 /**
  * One JSON request with the server, TLS settings and credentials of the
  * kubeconfig (re-applied per call so rotating tokens stay fresh), through the
- * same `sendRequest` as KubeRest, on the kubeconfig's kept connections (`keptAgentFor`). Resolves the decoded body of a 2xx answer;
- * rejects with KubeApiError otherwise. The informer lists and the leader
- * elector's Lease calls use it.
+ * same `sendRequest` as KubeRest, on the kubeconfig's kept connections
+ * (`keptAgentFor`). Resolves the decoded body of a 2xx answer; rejects with
+ * KubeApiError otherwise. The informer lists and the Lease calls use it.
  */
 export async function requestJson(kubeConfig: KubeAccess, method: string, path: string, options: JsonRequestOptions = {}): Promise<unknown> {
   const cluster = kubeConfig.getCurrentCluster();
