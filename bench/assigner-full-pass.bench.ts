@@ -9,7 +9,8 @@
 // `--objects` fleet objects (test/reliability/support/shard-fleet.ts) labelled for three live
 // shards, and reports:
 //  - this process's RSS every 100 ms: over 10 s of the assigner's `run()` between full passes, then
-//    over `--passes` full passes 2 s apart;
+//    over `--passes` full passes 2 s apart (this process loads client-node too: compare the
+//    readings with each other, not with an operator's);
 //  - then the bytes a full pass allocates per object, sampled by V8's heap profiler over `--passes`
 //    more passes (objects collected since included), and the functions that allocate the most: a
 //    figure that holds on any machine.
@@ -17,11 +18,9 @@ import { spawn } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION } from '@k8or/api';
-import { KubeRest, ShardAssigner, corePath, installCrds, k8orPath, shardLease, type LeaderElector } from '@k8or/core';
-import { waitFor } from '@k8or/core/testing';
+import { KubeRest, ShardAssigner, shardLease, type LeaderElector } from '@k8or/core';
 import { awsProvider } from '@k8or/provider-aws';
-import { IMAGE_ENV, IMAGE_NODE_FLAGS, OBJECT_NAMESPACE, PROVIDER_CONFIGS, createObjects, fleetObjects } from '../test/reliability/support/shard-fleet.ts';
+import { IMAGE_ENV, IMAGE_NODE_FLAGS, OPERATOR_NAMESPACE, createObjects, fleetObjects, prepareFleetApi } from '../test/reliability/support/shard-fleet.ts';
 import { startSandboxProcess } from '../test/support/sandbox-process.ts';
 
 const options = { objects: { type: 'string', default: '30000' }, 'page-size': { type: 'string', default: '100' }, passes: { type: 'string', default: '10' } } as const;
@@ -42,7 +41,7 @@ if (process.env.K8OR_BENCH_IMAGE_FLAGS !== '1') {
 }
 
 const RING = 'k8or';
-const LEASE_NAMESPACE = 'k8or-system';
+const LEASE_NAMESPACE = OPERATOR_NAMESPACE;
 const mib = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
 const log = (text: string): void => void process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${text}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -90,12 +89,7 @@ const admin = new KubeRest(kubeConfig);
 const leases: LeaderElector[] = [];
 const base = { kubeConfig, namespace: LEASE_NAMESPACE, ring: RING, providers: new Map([['aws', awsProvider]]), clusterId: 'bench-cluster', fullPassPageSize: PAGE_SIZE };
 try {
-  await installCrds(kubeConfig);
-  await waitFor('the CRDs served', async () => (await admin.get(k8orPath('ProviderConfig', undefined)).catch(() => undefined)) !== undefined, 60_000, 100);
-  for (const name of [LEASE_NAMESPACE, OBJECT_NAMESPACE]) await admin.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  for (const name of PROVIDER_CONFIGS) {
-    await admin.create(k8orPath('ProviderConfig', undefined), { apiVersion: API_VERSION, kind: 'ProviderConfig', metadata: { name }, spec: { provider: 'aws', region: 'us-east-1' } });
-  }
+  await prepareFleetApi(admin, kubeConfig);
   log(`creating ${OBJECTS} objects`);
   await createObjects(admin, fleetObjects(OBJECTS));
   for (const shard of ['shard-0', 'shard-1', 'shard-2']) {

@@ -28,13 +28,12 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION } from '@k8or/api';
-import { KubeRest, ShardAssigner, corePath, installCrds, k8orPath, shardLease, type LeaderElector } from '@k8or/core';
+import { KubeRest, ShardAssigner, shardLease, type LeaderElector } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
 import { awsProvider } from '@k8or/provider-aws';
 import { ClusterContext } from '@k8or/webhook';
 import { pino } from 'pino';
-import { IMAGE_ENV, IMAGE_NODE_FLAGS, OBJECT_NAMESPACE, PROVIDER_CONFIGS, createObjects, fleetObjects } from '../test/reliability/support/shard-fleet.ts';
+import { IMAGE_ENV, IMAGE_NODE_FLAGS, OPERATOR_NAMESPACE, createObjects, fleetObjects, prepareFleetApi } from '../test/reliability/support/shard-fleet.ts';
 import { kernelFigures } from '../test/reliability/support/memory-probe.ts';
 import { freePort, k8orBinary, probeReady, startOperatorProcess, type OperatorProcess } from '../test/support/operator-process.ts';
 import { startSandboxProcess } from '../test/support/sandbox-process.ts';
@@ -43,7 +42,7 @@ const { values } = parseArgs({ options: { objects: { type: 'string', default: '2
 const OBJECTS = Number(values.objects);
 const PASSES = Number(values.passes);
 const RING = 'k8or';
-const LEASE_NAMESPACE = 'k8or-system';
+const LEASE_NAMESPACE = OPERATOR_NAMESPACE;
 const SHARDS = ['shard-0', 'shard-1', 'shard-2'];
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -96,12 +95,7 @@ let context: ClusterContext | undefined;
 let webhookProcess: OperatorProcess | undefined;
 const home = await mkdtemp(join(tmpdir(), 'k8or-caches-'));
 try {
-  await installCrds(kubeConfig);
-  await waitFor('the CRDs served', async () => (await admin.get(k8orPath('ProviderConfig', undefined)).catch(() => undefined)) !== undefined, 60_000, 100);
-  for (const name of [LEASE_NAMESPACE, OBJECT_NAMESPACE]) await admin.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  for (const name of PROVIDER_CONFIGS) {
-    await admin.create(k8orPath('ProviderConfig', undefined), { apiVersion: API_VERSION, kind: 'ProviderConfig', metadata: { name }, spec: { provider: 'aws', region: 'us-east-1' } });
-  }
+  await prepareFleetApi(admin, kubeConfig);
   log(`load ${load()}: creating ${OBJECTS} objects`);
   const createStart = Date.now();
   await createObjects(admin, fleetObjects(OBJECTS));

@@ -288,6 +288,20 @@ export function fleetObjects(count: number, tableShare = 0.5): Array<{ kind: Fle
   });
 }
 
+/**
+ * The CRDs served, the fleet's Namespaces and its two ProviderConfigs (aws, no endpoints, no
+ * credentials): what a bench that runs core's assigner or the webhook's caches alone, with no
+ * cloud behind them, starts from.
+ */
+export async function prepareFleetApi(admin: KubeRest, kubeConfig: KubeConfig): Promise<void> {
+  await installCrds(kubeConfig);
+  await waitFor('the CRDs served', async () => (await admin.get(k8orPath('ProviderConfig', undefined)).catch(() => undefined)) !== undefined, 60_000, 100);
+  for (const name of [OPERATOR_NAMESPACE, OBJECT_NAMESPACE]) await admin.create(corePath('namespaces', undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  for (const name of PROVIDER_CONFIGS) {
+    await admin.create(k8orPath('ProviderConfig', undefined), { apiVersion: 'k8or.io/v1alpha1', kind: 'ProviderConfig', metadata: { name }, spec: { provider: 'aws', region: 'us-east-1' } });
+  }
+}
+
 /** The object as a user applies it; `revision` is a label that reaches the cloud's tags (an edit to reconcile). */
 export function fleetManifest(object: { kind: FleetKind; name: string; providerConfig: FleetProviderConfig }, revision = '0'): Record<string, unknown> {
   return {
