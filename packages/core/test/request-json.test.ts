@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
+import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createCertificateAuthority, createServingCertificate, type CertificateAuthority } from '@k8or/apiserver';
@@ -17,9 +18,9 @@ describe('requestJson: the connections it keeps', () => {
   let url: string;
   let handshakes = 0;
   /** A kubeconfig as client-node loads one: its applyToHTTPSOptions hands out an agent of its own, which keeps no connection. */
-  const kubeconfigTrusting = (caPem: string, kubeConfig = new KubeConfig()): KubeConfig => {
+  const kubeconfigTrusting = (caPem: string, kubeConfig = new KubeConfig(), proxyUrl?: string): KubeConfig => {
     kubeConfig.loadFromOptions({
-      clusters: [{ name: 'c', server: url, caData: Buffer.from(caPem).toString('base64'), skipTLSVerify: false }],
+      clusters: [{ name: 'c', server: url, caData: Buffer.from(caPem).toString('base64'), skipTLSVerify: false, ...(proxyUrl ? { proxyUrl } : {}) }],
       users: [{ name: 'u', token: 't' }],
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
@@ -69,5 +70,31 @@ describe('requestJson: the connections it keeps', () => {
     kubeconfigTrusting(ca.certPem, access);
     await requestJson(access, 'GET', '/api/v1/namespaces');
     assert.equal(handshakes - from, 1);
+  });
+
+  it("goes through the kubeconfig's proxy-url, as client-node's agent does", async () => {
+    const tunnels: string[] = [];
+    const proxy = http.createServer();
+    proxy.on('connect', (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+      tunnels.push(request.url ?? '');
+      const [host, port] = (request.url ?? '').split(':');
+      const upstream = net.connect(Number(port), host, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const access = kubeconfigTrusting(ca.certPem, new KubeConfig(), `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`);
+      assert.deepEqual(await requestJson(access, 'GET', '/api/v1/namespaces'), { path: '/api/v1/namespaces', authorization: 'Bearer t' });
+      assert.deepEqual(tunnels, [new URL(url).host]);
+    } finally {
+      proxy.closeAllConnections();
+      proxy.close();
+    }
   });
 });

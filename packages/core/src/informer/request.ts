@@ -36,7 +36,8 @@ export async function requestJson(kubeConfig: KubeAccess, method: string, path: 
   await kubeConfig.applyToHTTPSOptions(httpsOptions);
   const server = new URL(cluster.server);
   const response = await sendRequest(server, httpsOptions, method, path, {
-    agent: keptAgentFor(kubeConfig, server, tlsOptionsOf(httpsOptions)),
+    // Through a proxy, client-node's own agent (in httpsOptions) is the one that reaches it.
+    ...(cluster.proxyUrl ? {} : { agent: keptAgentFor(kubeConfig, server, tlsOptionsOf(httpsOptions)) }),
     ...(options.body !== undefined ? { body: options.body } : {}),
     ...(options.query ? { query: options.query } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

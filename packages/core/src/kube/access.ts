@@ -7,7 +7,8 @@ import type https from 'node:https';
  * loading client-node.
  */
 export interface KubeAccess {
-  getCurrentCluster(): { readonly server: string } | null;
+  /** `proxyUrl`: the kubeconfig's `proxy-url`, which client-node's agent (set by applyToHTTPSOptions) goes through. */
+  getCurrentCluster(): { readonly server: string; readonly proxyUrl?: string | undefined } | null;
   /** Sets `ca`, `cert`, `key`, `rejectUnauthorized` and the `authorization` header; called before every request, so rotated tokens are read again. */
   applyToHTTPSOptions(options: https.RequestOptions): Promise<void>;
 }
