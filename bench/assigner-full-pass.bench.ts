@@ -5,7 +5,8 @@
 // The assigner (`ShardAssigner` of @k8or/core, on the leader) lists every Bucket and Table of the
 // cluster in a full pass, at least every 5 minutes, a page of `fullPassPageSize` at a time, and keeps
 // none of it. This runs it alone, with the image's Node flags and malloc settings (the bench runs
-// itself again as a child with them), against the embedded API server in a process of its own with
+// itself again as a child with them; a malloc setting already in the environment is kept, to
+// compare), against the embedded API server in a process of its own with
 // `--objects` fleet objects (test/reliability/support/shard-fleet.ts) labelled for three live
 // shards, and reports:
 //  - this process's RSS every 100 ms: over 10 s of the assigner's `run()` between full passes, then
@@ -35,7 +36,7 @@ const PAGE_SIZE = positive('page-size');
 const PASSES = positive('passes');
 
 if (process.env.K8OR_BENCH_IMAGE_FLAGS !== '1') {
-  const child = spawn(process.execPath, [...IMAGE_NODE_FLAGS, import.meta.filename, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, ...IMAGE_ENV, K8OR_BENCH_IMAGE_FLAGS: '1' } });
+  const child = spawn(process.execPath, [...IMAGE_NODE_FLAGS, import.meta.filename, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...IMAGE_ENV, ...process.env, K8OR_BENCH_IMAGE_FLAGS: '1' } });
   const code = await new Promise<number>((resolve) => child.on('exit', (exitCode) => resolve(exitCode ?? 1)));
   process.exit(code);
 }
