@@ -78,21 +78,48 @@ export function tlsOptionsOf(options: https.RequestOptions): https.AgentOptions 
 }
 
 /**
+ * Keep-alive connections to one API server with a kubeconfig's TLS options: the same agent while
+ * the server and the TLS material stay the same, a new one when they change. The old agent is
+ * destroyed `retireAfterMs` later, once the requests still on its connections can have finished.
+ */
+export class AgentKeeper {
+  readonly #retireAfterMs: number;
+  #origin: string | undefined;
+  #tls: https.AgentOptions | undefined;
+  #agent: http.Agent | https.Agent | undefined;
+
+  constructor(retireAfterMs: number) {
+    this.#retireAfterMs = retireAfterMs;
+  }
+
+  agentFor(server: URL, tls: https.AgentOptions): http.Agent | https.Agent {
+    if (this.#agent && this.#origin === server.origin && this.#tls && sameTlsOptions(this.#tls, tls)) return this.#agent;
+    const previous = this.#agent;
+    if (previous) setTimeout(() => previous.destroy(), this.#retireAfterMs).unref();
+    this.#agent = newAgent(server, tls);
+    this.#origin = server.origin;
+    this.#tls = tls;
+    return this.#agent;
+  }
+
+  /** Ends every connection at once, requests in flight too. */
+  destroy(): void {
+    this.#agent?.destroy();
+  }
+}
+
+/**
  * The keep-alive agent of the requests made for `kubeConfig` outside a KubeRest (the informer's
- * lists, the Lease reads and writes of leader election and the shard ring): one per kubeconfig,
- * made again when its TLS options change. client-node's own agent opens a connection, and a TLS
- * handshake, per request: a leader reads the shard Leases twice a second.
+ * lists, the Lease reads and writes of leader election and the shard ring): one AgentKeeper per
+ * kubeconfig. client-node's own agent opens a connection, and a TLS handshake, per request: a
+ * leader reads the shard Leases twice a second.
  */
 export function keptAgentFor(kubeConfig: KubeAccess, server: URL, tls: https.AgentOptions): http.Agent | https.Agent {
-  const kept = keptAgents.get(kubeConfig);
-  if (kept && kept.origin === server.origin && sameTlsOptions(kept.tls, tls)) return kept.agent;
-  // Requests still on the old agent's connections may finish there first.
-  if (kept) setTimeout(() => kept.agent.destroy(), RETIRED_AGENT_KEPT_MS).unref();
-  const agent = newAgent(server, tls);
-  keptAgents.set(kubeConfig, { origin: server.origin, tls, agent });
-  return agent;
+  let keeper = keepers.get(kubeConfig);
+  if (!keeper) keepers.set(kubeConfig, (keeper = new AgentKeeper(RETIRED_AGENT_KEPT_MS)));
+  return keeper.agentFor(server, tls);
 }
 
 /** Longer than any request's deadline (30 s unless the caller sets one). */
 const RETIRED_AGENT_KEPT_MS = 120_000;
-const keptAgents = new WeakMap<KubeAccess, { origin: string; tls: https.AgentOptions; agent: http.Agent | https.Agent }>();
+const keepers = new WeakMap<KubeAccess, AgentKeeper>();

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type https from 'node:https';
 import type { KubeAccess } from './access.js';
-import { newAgent, requestHeaders, requestPath, sameTlsOptions, tlsOptionsOf } from './connections.js';
+import { AgentKeeper, requestHeaders, requestPath, tlsOptionsOf } from './connections.js';
 import { exchangeJson } from './json-exchange.js';
 
 /**
@@ -124,9 +124,10 @@ export class KubeRest {
   #headers: http.OutgoingHttpHeaders = {};
   /** Basic auth, when the kubeconfig has it. */
   #perRequest: https.RequestOptions = {};
-  #tls: https.AgentOptions | undefined;
   #optionsAt = 0;
+  /** The agent of the kubeconfig's TLS options as last read. */
   #agent: http.Agent | https.Agent | undefined;
+  readonly #connections: AgentKeeper;
   /** The kubeconfig being re-read, for every request that needs it meanwhile. */
   #refreshing: Promise<http.Agent | https.Agent> | undefined;
   #closed = false;
@@ -138,6 +139,7 @@ export class KubeRest {
     this.#server = new URL(cluster.server);
     this.#userAgent = options.userAgent ?? 'k8or-engine';
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.#connections = new AgentKeeper(this.#timeoutMs);
   }
 
   /**
@@ -155,13 +157,7 @@ export class KubeRest {
     const options: https.RequestOptions = {};
     await this.#kubeConfig.applyToHTTPSOptions(options);
     if (this.#closed) throw new Error(`KubeRest to ${this.#server.origin} is closed`);
-    const tls = tlsOptionsOf(options);
-    if (!this.#agent || !this.#tls || !sameTlsOptions(this.#tls, tls)) {
-      const previous = this.#agent;
-      this.#agent = newAgent(this.#server, tls);
-      if (previous) setTimeout(() => previous.destroy(), this.#timeoutMs).unref();
-      this.#tls = tls;
-    }
+    this.#agent = this.#connections.agentFor(this.#server, tlsOptionsOf(options));
     this.#headers = requestHeaders(options.headers as http.OutgoingHttpHeaders | undefined, this.#userAgent);
     this.#perRequest = options.auth ? { auth: options.auth } : {};
     this.#optionsAt = Date.now();
@@ -208,6 +204,6 @@ export class KubeRest {
   /** Ends every connection at once: requests in flight fail, and so does every later one. */
   close(): void {
     this.#closed = true;
-    this.#agent?.destroy();
+    this.#connections.destroy();
   }
 }
