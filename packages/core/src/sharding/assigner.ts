@@ -271,17 +271,16 @@ export class ShardAssigner {
     // An edit made after that first read is followed by a watch from it, and its object moved as it comes.
     const adopting = this.#options.adoptDeadShards === true || (membership.adoptions ?? []).length > 0;
     const following: { stop(): Promise<void> }[] = [];
+    const pageSize = reach === 'all' ? (this.#options.fullPassPageSize ?? FULL_PASS_PAGE_SIZE) : (this.#options.listPageSize ?? LIST_PAGE_SIZE);
     try {
       if (reach !== 'all' && !adopting) {
         for (const kind of kinds) {
           const [labelledDeparted, drainingElsewhere] = departedSelectors(kind, departed);
-          const pageSize = this.#options.listPageSize ?? LIST_PAGE_SIZE;
           const listedAt = await this.#planPages(kind, labelledDeparted, pageSize, planning, signal, (record) => record.changePending);
           if (listedAt !== undefined) following.push(this.#moveEditsAsTheyCome(kind, labelledDeparted, listedAt, planning, signal));
           await this.#planPages(kind, drainingElsewhere, pageSize, planning, signal, (record) => record.changePending);
         }
       }
-      const pageSize = reach === 'all' ? (this.#options.fullPassPageSize ?? FULL_PASS_PAGE_SIZE) : (this.#options.listPageSize ?? LIST_PAGE_SIZE);
       for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, pageSize, planning, signal);
       await this.#planRefusedAgain(planning, signal);
     } finally {
