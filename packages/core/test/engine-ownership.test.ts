@@ -612,6 +612,64 @@ describe('protection only goes up on its own', () => {
     assert.equal(w.object('photos')?.status?.observedGeneration, 2);
   });
 
+  /** A Bucket world whose creates land in the cloud while `lost.answer` is set, their answer lost (the operator died with the call on its way). */
+  function answerLostWorld() {
+    const lost = { answer: true };
+    const w: ReturnType<typeof world> = world('Bucket', (cloud) => {
+      const base = inMemoryProviderPlugin(cloud);
+      const connector = base.connectors.Bucket as NonNullable<ProviderPlugin['connectors']['Bucket']>;
+      return {
+        ...base,
+        connectors: {
+          ...base.connectors,
+          Bucket: {
+            connect: async (...args: Parameters<typeof connector.connect>) => {
+              const inner = (await connector.connect(...args)) as unknown as ExternalClient;
+              const client: ExternalClient = {
+                observe: (r, c) => inner.observe(r, c),
+                create: async (r, c) => {
+                  await inner.create(r, c);
+                  if (lost.answer) throw new Error('socket hang up');
+                },
+                update: (r, o, c) => inner.update(r, o, c),
+                delete: (r, c) => inner.delete(r, c),
+              };
+              return client as never;
+            },
+          },
+        },
+      };
+    });
+    return { w, lost };
+  }
+
+  it("a create whose answer was lost, then an edit that lowers the protection it turned on: the edit is the user's ask, applied", async () => {
+    const { w, lost } = answerLostWorld();
+    w.objects.put(bucket('photos', { name: 'photos-lost', versioning: true }));
+    await w.reconcile('photos');
+    assert.equal(w.cloud.buckets.get('photos-lost')?.versioning, true, 'the create landed');
+    assert.equal(w.object('photos')?.metadata.annotations?.[Annotations.createSucceeded], undefined, 'its outcome unknown to k8or');
+    lost.answer = false;
+    w.objects.editSpec('Bucket', NS, 'photos', (spec) => void (spec['versioning'] = false));
+    for (let i = 0; i < 3 && w.synced('photos')?.reason !== Reasons.ReconcileSuccess; i++) await w.reconcile('photos');
+    assert.equal(w.cloud.buckets.get('photos-lost')?.versioning, false, "the user's edit is applied: the create had turned it on from the spec before it");
+    assert.equal(w.synced('photos')?.reason, Reasons.ReconcileSuccess);
+    assert.equal(w.object('photos')?.status?.observedGeneration, w.object('photos')?.metadata.generation);
+  });
+
+  it('a create whose answer was lost, then versioning turned on in the cloud by someone else: held, not lowered', async () => {
+    const { w, lost } = answerLostWorld();
+    w.objects.put(bucket('photos', { name: 'photos-lost-drift', versioning: false }));
+    await w.reconcile('photos');
+    lost.answer = false;
+    const found = w.cloud.buckets.get('photos-lost-drift');
+    assert.ok(found, 'the create landed');
+    found.versioning = true;
+    for (let i = 0; i < 3 && w.synced('photos')?.reason !== Reasons.ProtectionHeld; i++) await w.reconcile('photos');
+    assert.equal(w.cloud.buckets.get('photos-lost-drift')?.versioning, true, 'the protection is not lowered: the spec never changed');
+    assert.equal(w.synced('photos')?.reason, Reasons.ProtectionHeld);
+  });
+
   it('a new generation that edits another field asks nothing of a protection set in the cloud: it is held', async () => {
     const w = world('Table');
     w.objects.put(table('orders', { name: 'orders-edited', labels: { team: 'a' } }));

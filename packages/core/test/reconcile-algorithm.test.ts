@@ -87,13 +87,15 @@ function arrange(bucket: Partial<Bucket['spec']> = {}, provider: { probe?: boole
 }
 
 describe('the reconcile algorithm, effect by effect', () => {
-  it('creates: markers and finalizer first, then the cloud, then one status write', async () => {
+  it('creates: markers and finalizer first, then the record of what the create applies, then the cloud, then the status', async () => {
     const { timeline, reconciler, request, objects } = arrange({ versioning: true });
     const outcome = await reconciler.reconcile(request);
     assert.deepEqual(timeline, [
       'cloud observe',
       // The create-pending marker only once the name is known to be free, with the finalizer and the name.
       `patch finalizers=${FINALIZER} spec.name external-name create-pending`,
+      // status.appliedProtection: a create whose answer is lost still leaves what it applied on record.
+      'status Ready=- Synced=-',
       'cloud create',
       'patch create-succeeded',
       'cloud observe',
@@ -116,6 +118,12 @@ describe('the reconcile algorithm, effect by effect', () => {
 
   it('retries a status write that meets a conflict, re-reading the object', async () => {
     const { timeline, reconciler, request, objects } = arrange();
+    await reconciler.reconcile(request);
+    // a new generation, applied; its status write meets two conflicts
+    const object = objects.object;
+    assert.ok(object);
+    object.spec = { ...object.spec, versioning: true } as typeof object.spec;
+    object.metadata.generation = (object.metadata.generation ?? 1) + 1;
     objects.conflicts = 2;
     await reconciler.reconcile(request);
     assert.deepEqual(timeline.slice(-3), ['status 409', 'status 409', `status Ready=True Synced=${Reasons.ReconcileSuccess}`]);

@@ -80,7 +80,10 @@ export async function convergenceProblems(cluster: ReliabilityCluster, ledger: L
   return problems;
 }
 
-/** Waits until every resource of the run has reached its fate; the error lists what had not, and the operators' last words. */
+/**
+ * Waits until every resource of the run has reached its fate; the error gives the operators' last
+ * words, then what had not converged, last, so a log cut to its tail still shows it.
+ */
 export async function waitConverged(cluster: ReliabilityCluster, ledger: Ledger, allLedgers: readonly Ledger[], timeoutMs = 180_000): Promise<void> {
   let last: string[] = [];
   try {
@@ -94,7 +97,7 @@ export async function waitConverged(cluster: ReliabilityCluster, ledger: Ledger,
       250,
     );
   } catch {
-    throw new Error(`not converged within ${timeoutMs / 1000} s:\n  ${last.join('\n  ')}\noperators:\n${cluster.operatorOutput(3000)}`);
+    throw new Error(`not converged within ${timeoutMs / 1000} s; the operators' last output:\n${cluster.operatorOutput(3000)}\nnot converged within ${timeoutMs / 1000} s (${ledger.namespace}):\n  ${last.join('\n  ')}`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import {
   API_VERSION,
   ConditionTypes,
@@ -305,6 +306,7 @@ export class ManagedReconciler {
     if (observeOnly) return await this.#report(resource, call, observation, target, externalName);
 
     if (!observation.exists) {
+      resource = await this.#recordProtectionToCreate(resource, call);
       let applied: ApplyResult | void;
       try {
         call.signal.throwIfAborted();
@@ -476,6 +478,22 @@ export class ManagedReconciler {
       ...(approved ? [] : policyDrift.hold).map((d): [string, LeftAlone] => [d.field, 'Hold']),
     ]);
     return await this.#succeed(resource, call, observation, target, externalName, { applyIssues, leftAlone: leftModes, record: true });
+  }
+
+  /**
+   * What the create is about to apply, on record in `status.appliedProtection` before it is sent:
+   * a create whose answer is lost (a crash, a timeout) still leaves on record the spec values it
+   * applied, so a later generation that lowers a protection the create turned on is the user's
+   * ask (`protectionChangeAsked`), not a guess. Every top-level spec field is recorded (which are
+   * protections, only an observe of the resource tells); the first observe after the create
+   * replaces the record with the protections it reports.
+   */
+  async #recordProtectionToCreate(resource: ManagedResource, call: Run): Promise<ManagedResource> {
+    const toCreate = appliedProtectionOf(resource, Object.keys(resource.spec ?? {}).map((key) => `spec.${key}`));
+    if (isDeepStrictEqual(resource.status?.appliedProtection, toCreate)) return resource;
+    call.stop.throwIfAborted();
+    // Guarded by the resourceVersion: a copy that is behind gets 409, and no create is sent from it.
+    return await this.#deps.kube.writeStatus(resource, { ...resource.status, appliedProtection: toCreate }, call.stop);
   }
 
   /**
