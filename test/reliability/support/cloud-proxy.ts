@@ -31,6 +31,8 @@ export interface CloudCall {
   answeredAt: number;
   /** The backend acted, but the operator got a 5xx in place of its answer (`failAfterEffect`). */
   failedAfterEffect?: boolean;
+  /** The backend had the call but its answer never came whole (a gRPC stream cut before its status): it may have acted. */
+  outcomeUnknown?: boolean;
 }
 
 /** Classifies a request as one operation on one resource. */
@@ -62,6 +64,8 @@ export interface CloudProxy {
   failAfterEffect: ((call: CloudCall) => boolean) | undefined;
   /** Successful calls of one operation, per resource. */
   succeeded(operation: string): Map<string, number>;
+  /** Calls of one operation whose outcome is unknown (`outcomeUnknown`), per resource. */
+  unknown(operation: string): Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -75,6 +79,7 @@ export async function startCloudProxy(backend: string, classify: CallClassifier,
     onAnswered: undefined,
     failAfterEffect: undefined,
     succeeded: (operation) => succeededOf(calls, operation),
+    unknown: (operation) => countedOf(calls, operation, (call) => call.outcomeUnknown === true),
     stop: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
@@ -134,12 +139,17 @@ export function appIdOf(userAgent: string | undefined): string | undefined {
 
 /** Successful calls of one operation, per resource. */
 function succeededOf(calls: readonly CloudCall[], operation: string): Map<string, number> {
-  const counts = new Map<string, number>();
+  return countedOf(calls, operation, (call) => call.ok);
+}
+
+/** Calls of one operation that `counts` picks, per resource. */
+function countedOf(calls: readonly CloudCall[], operation: string, counts: (call: CloudCall) => boolean): Map<string, number> {
+  const counted = new Map<string, number>();
   for (const call of calls) {
-    if (call.operation !== operation || call.resource === undefined || !call.ok) continue;
-    counts.set(call.resource, (counts.get(call.resource) ?? 0) + 1);
+    if (call.operation !== operation || call.resource === undefined || !counts(call)) continue;
+    counted.set(call.resource, (counted.get(call.resource) ?? 0) + 1);
   }
-  return counts;
+  return counted;
 }
 
 const cloudCallOf = (call: GrpcProxiedCall): CloudCall => ({
@@ -149,6 +159,7 @@ const cloudCallOf = (call: GrpcProxiedCall): CloudCall => ({
   ok: call.grpcStatus === 0,
   sentAt: call.at,
   answeredAt: call.grpcStatus === undefined ? 0 : call.at,
+  ...(call.reachedBackend === true && call.grpcStatus === undefined ? { outcomeUnknown: true } : {}),
 });
 
 /**
@@ -173,6 +184,7 @@ export async function startGrpcCloudProxy(backend: string): Promise<CloudProxy> 
     },
     failAfterEffect: undefined,
     succeeded: (operation) => succeededOf(grpc.calls.map(cloudCallOf), operation),
+    unknown: (operation) => countedOf(grpc.calls.map(cloudCallOf), operation, (call) => call.outcomeUnknown === true),
     stop: () => grpc.stop(),
   };
 }

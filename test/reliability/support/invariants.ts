@@ -128,16 +128,23 @@ export function forbiddenDeletes(cluster: ReliabilityCluster, ledger: Ledger): s
 
 /**
  * Cloud creates that succeeded more than once for one external name (the operator did something
- * twice), and resources in the cloud that were never created through the operator's endpoint.
+ * twice), and resources in the cloud that were never created through the operator's endpoint (a
+ * create the backend had whose answer was cut, `outcomeUnknown`, may have made it).
  */
 export function duplicateCreates(cluster: ReliabilityCluster, ledger: Ledger): string[] {
   const problems: string[] = [];
   for (const entry of ledger.list()) {
     const count = createsOf(cluster, entry);
     if (count > 1) problems.push(`${entry.cloud} ${entry.kind}/${entry.name}: ${count} successful creates of ${entry.externalName}`);
-    if (count === 0 && entry.fate !== 'deleted') problems.push(`${entry.cloud} ${entry.kind}/${entry.name}: ${entry.externalName} exists but no create of it succeeded`);
+    if (count === 0 && entry.fate !== 'deleted' && unknownCreatesOf(cluster, entry) === 0) problems.push(`${entry.cloud} ${entry.kind}/${entry.name}: ${entry.externalName} exists but no create of it reached the cloud`);
   }
   return problems;
+}
+
+/** Creates of a resource's external name that reached its backend and whose answer was cut. */
+function unknownCreatesOf(cluster: ReliabilityCluster, entry: Entry): number {
+  const store = cluster.stores.of(entry.cloud, entry.kind);
+  return proxyOf(cluster, store.dialect).unknown(store.writes.create).get(entry.externalName) ?? 0;
 }
 
 /** Data lost from any resource of the run that held some. */

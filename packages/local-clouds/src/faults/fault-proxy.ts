@@ -32,7 +32,11 @@ export interface ProxiedCall {
   outcome: ProxiedOutcome;
   /** Status sent to the client; undefined while a stall holds it, or when the client gave up first. */
   status?: number;
-  /** A stalled call the backend saw (before its stall, or after it while the client still waited). */
+  /**
+   * A stalled call the backend saw (before its stall, or after it while the client still waited);
+   * for gRPC also a call whose answer ended without a status: the backend had it, and whether it
+   * acted is unknown.
+   */
   reachedBackend?: boolean;
   /**
    * The SDK's id of the operation this call is an attempt of (AWS `amz-sdk-invocation-id`, Azure

@@ -140,6 +140,13 @@ export function tableOfRequest(method: string, body: Buffer): string {
 
 // --- the proxy ------------------------------------------------------------------------------------
 
+/** The backend's stream ended without a grpc-status: it had the call, and whether it acted is unknown. */
+class IncompleteAnswer extends Error {
+  constructor() {
+    super("the backend's stream ended without a grpc-status");
+  }
+}
+
 /** The backend's whole answer: headers, messages, trailers (none for a trailers-only answer). */
 interface Answer {
   headers: OutgoingHttpHeaders;
@@ -193,7 +200,14 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
       request.on('response', (received) => (answerHeaders = { ...forwardable(received), ':status': Number(received[':status'] ?? 200) }));
       request.on('trailers', (received) => (trailers = forwardable(received)));
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => resolve({ headers: answerHeaders, body: Buffer.concat(chunks), trailers }));
+      request.on('end', () => {
+        const answer: Answer = { headers: answerHeaders, body: Buffer.concat(chunks), trailers };
+        // A gRPC answer ends with its status (in trailers, or a trailers-only answer's headers). A
+        // stream that ended without one (closed under it) is no answer: the backend had the call,
+        // whether it acted is unknown, and the client sees its stream reset.
+        if (grpcStatusOf(answer) === undefined) reject(new IncompleteAnswer());
+        else resolve(answer);
+      });
       request.on('error', reject);
       request.on('close', () => {
         client.off('close', cancel);
@@ -266,9 +280,10 @@ export async function startGrpcFaultProxy(options: GrpcFaultProxyOptions): Promi
       // the hook's own failure changes nothing of the answer
       await Promise.resolve(options.onAnswered?.(record)).catch(() => undefined);
       send(stream, answer);
-    } catch {
-      // The backend is down, the client left, or the proxy stops: the client sees its stream reset, as with a dead endpoint.
-      if (record.outcome === 'forwarded') record.outcome = 'backend-unreachable';
+    } catch (error) {
+      // The backend is down, the client left, the proxy stops, or the answer was cut: the client sees its stream reset, as with a dead endpoint.
+      if (error instanceof IncompleteAnswer) record.reachedBackend = true;
+      else if (record.outcome === 'forwarded') record.outcome = 'backend-unreachable';
       if (!stream.destroyed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
     }
   };
