@@ -6,6 +6,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { createCertificateAuthority, createServingCertificate } from '@k8or/apiserver';
 import { KubeApiError, KubeRest, type KubeAccess } from '@k8or/core';
 import { waitFor } from '@k8or/core/testing';
@@ -263,6 +265,55 @@ describe('KubeRest: abort signals', () => {
     } finally {
       rest.close();
       stop(server);
+    }
+  });
+});
+
+describe('KubeRest: a kept-alive TLS connection keeps nothing of the answers it carried', () => {
+  // node's https Agent keeps, for a socket's lifetime, the request that opened it (its TLS session
+  // listener shares a closure scope with it), and the request holds its listeners.
+  const ca = createCertificateAuthority('kept-alive-test-ca');
+  const serving = createServingCertificate(ca);
+  let requests = 0;
+  const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (_request, response) => {
+    requests++;
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => ({ metadata: { name: `b-${i}` }, spec: { name: `bucket-${i}` } })) }));
+  });
+  let url: string;
+  before(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+
+  it('a list page, once decoded and dropped by its reader, is garbage while its socket stays open', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const rest = new KubeRest({
+      getCurrentCluster: () => ({ server: url }),
+      applyToHTTPSOptions: async (options: https.RequestOptions) => {
+        options.ca = Buffer.from(ca.certPem);
+        options.headers = { ...options.headers, Authorization: 'Bearer t' };
+      },
+    });
+    try {
+      let page = await rest.get<{ items: unknown[] }>('/apis/k8or.io/v1alpha1/buckets?limit=200');
+      assert.equal(page?.items.length, 200);
+      const decoded = new WeakRef(page!);
+      page = undefined;
+      // Weak references are cleared only after the turn that made them: GC across turns.
+      await waitFor('the decoded page collected', async () => {
+        gc();
+        await new Promise((resolve) => setImmediate(resolve));
+        return decoded.deref() === undefined;
+      }, 2_000, 20);
+      assert.equal(requests, 1, 'one request, its connection still open and idle');
+    } finally {
+      rest.close();
     }
   });
 });

@@ -61,14 +61,19 @@ export function exchangeJson(request: JsonExchange): Promise<JsonAnswer> {
   });
 }
 
-/** Collects one answer; settles its promise once, on the answer's end, an error, an abort or the deadline. */
+/**
+ * Collects one answer; settles its promise once, on the answer's end, an error, an abort or the
+ * deadline. Once settled it holds nothing of the request: a kept-alive socket holds its last
+ * response, and the response holds this collector through its listeners, so the answer (a list
+ * page, decoded) and its buffers would otherwise live until the socket's next request.
+ */
 class AnswerCollector {
-  readonly #resolve: (answer: JsonAnswer) => void;
-  readonly #reject: (error: unknown) => void;
+  #resolve: ((answer: JsonAnswer) => void) | undefined;
+  #reject: ((error: unknown) => void) | undefined;
   #outgoing: http.ClientRequest | undefined;
+  #chunks: Buffer[] = [];
   #timer: NodeJS.Timeout | undefined;
   #signal: AbortSignal | undefined;
-  #settled = false;
 
   constructor(resolve: (answer: JsonAnswer) => void, reject: (error: unknown) => void) {
     this.#resolve = resolve;
@@ -87,12 +92,12 @@ class AnswerCollector {
   }
 
   receive(response: http.IncomingMessage): void {
-    const chunks: Buffer[] = [];
-    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.on('data', (chunk: Buffer) => this.#chunks.push(chunk));
     response.on('error', (error) => this.#fail(error));
     response.on('end', () => {
-      if (this.#settled) return;
-      this.#settle();
+      const chunks = this.#chunks;
+      const resolve = this.#settle()?.resolve;
+      if (!resolve) return;
       const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
       let body: unknown = text;
       try {
@@ -100,28 +105,33 @@ class AnswerCollector {
       } catch {
         // keep the raw text for the error message
       }
-      this.#resolve({ status: response.statusCode ?? 0, body });
+      resolve({ status: response.statusCode ?? 0, body });
     });
   }
 
   /** Ends the request at once (the caller's abort, the deadline). */
   abort(reason: unknown): void {
-    if (this.#settled) return;
-    this.#settle();
-    this.#outgoing?.destroy(reason instanceof Error ? reason : new Error(String(reason)));
-    this.#reject(reason);
+    const outgoing = this.#outgoing;
+    const reject = this.#settle()?.reject;
+    if (!reject) return;
+    outgoing?.destroy(reason instanceof Error ? reason : new Error(String(reason)));
+    reject(reason);
   }
 
   #fail(error: Error): void {
-    if (this.#settled) return;
-    this.#settle();
-    this.#reject(error);
+    this.#settle()?.reject(error);
   }
 
-  #settle(): void {
-    this.#settled = true;
+  /** The promise's settlers the first time, undefined after: everything the request held is let go. */
+  #settle(): { resolve: (answer: JsonAnswer) => void; reject: (error: unknown) => void } | undefined {
+    const [resolve, reject] = [this.#resolve, this.#reject];
+    if (!resolve || !reject) return undefined;
+    this.#resolve = this.#reject = this.#outgoing = undefined;
+    this.#chunks = [];
     clearTimeout(this.#timer);
     if (this.#signal) inFlight.get(this.#signal)?.delete(this);
+    this.#signal = undefined;
+    return { resolve, reject };
   }
 }
 
