@@ -12,11 +12,14 @@
 //  - this process's RSS every 100 ms: over 10 s of the assigner's `run()` between full passes, then
 //    over `--passes` full passes 2 s apart (this process loads client-node too: compare the
 //    readings with each other, not with an operator's);
+//  - the garbage collections per full pass over those passes, young-generation and full;
 //  - then the bytes a full pass allocates per object, sampled by V8's heap profiler over `--passes`
-//    more passes (objects collected since included), and the functions that allocate the most: a
-//    figure that holds on any machine.
+//    more passes (objects collected since included), the share of it that outlives a
+//    young-generation collection (over `--passes` more), and the functions that allocate the most:
+//    figures that hold on any machine.
 import { spawn } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
+import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeRest, ShardAssigner, shardLease, type LeaderElector } from '@k8or/core';
@@ -127,27 +130,47 @@ try {
   const sweeping = new ShardAssigner({ ...base, fullPassEveryMs: 0 });
   try {
     await sweeping.sync();
+    const collections = { minor: 0, major: 0 };
+    const gcs = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+        if (kind === constants.NODE_PERFORMANCE_GC_MINOR) collections.minor++;
+        else if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) collections.major++;
+      }
+    });
+    gcs.observe({ entryTypes: ['gc'] });
     const passRss = await rssDuring(async () => {
       for (let i = 0; i < PASSES; i++) {
         await sweeping.sync();
         await sleep(2_000);
       }
     });
-    const session = new Session();
-    session.connect();
-    await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
-    for (let i = 0; i < PASSES; i++) await sweeping.sync();
-    const { profile } = (await session.post('HeapProfiler.stopSampling')) as { profile: { head: ProfileNode } };
-    session.disconnect();
-    const bytes = selfBytes(profile.head);
-    const total = [...bytes.values()].reduce((sum, value) => sum + value, 0);
+    gcs.disconnect();
+    // What a pass allocates, then what of it outlives a young-generation collection (promoted to
+    // the old generation, which only a full collection frees): each over PASSES passes.
+    const sampled = async (includeCollectedYoung: boolean): Promise<Map<string, number>> => {
+      const session = new Session();
+      session.connect();
+      await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: includeCollectedYoung });
+      for (let i = 0; i < PASSES; i++) await sweeping.sync();
+      const { profile } = (await session.post('HeapProfiler.stopSampling')) as { profile: { head: ProfileNode } };
+      session.disconnect();
+      return selfBytes(profile.head);
+    };
+    const bytes = await sampled(true);
+    const survived = await sampled(false);
+    const sum = (of: Map<string, number>): number => [...of.values()].reduce((total, value) => total + value, 0);
+    const total = sum(bytes);
     const top = [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 8);
+    const perObject = (value: number): string => Math.round(value / PASSES / OBJECTS).toLocaleString('en');
     console.log(
       [
         `\nThe assigner's full pass, ${OBJECTS.toLocaleString('en')} objects, ${PAGE_SIZE} a page, ${PASSES} passes (node ${IMAGE_NODE_FLAGS.join(' ')}):\n`,
         '| measure | result |',
         '|---|---:|',
-        `| allocated per full pass (V8's sampling heap profiler, collected objects included) | ${mib(total / PASSES)} MiB, **${Math.round(total / PASSES / OBJECTS).toLocaleString('en')} B per object** |`,
+        `| allocated per full pass (V8's sampling heap profiler, collected objects included) | ${mib(total / PASSES)} MiB, **${perObject(total)} B per object** |`,
+        `| of it, outlived a young-generation collection (the same profiler, objects the young generation's collections freed left out) | ${mib(sum(survived) / PASSES)} MiB, **${perObject(sum(survived))} B per object** |`,
+        `| garbage collections per full pass, young generation / full (over the ${PASSES} passes of the RSS readings) | ${(collections.minor / PASSES).toFixed(1)} / **${(collections.major / PASSES).toFixed(1)}** |`,
         `| RSS every 100 ms, min / median / max: between full passes (run(), 10 s) | ${spread(idleRss)} MiB |`,
         `| RSS every 100 ms, min / median / max: over ${PASSES} full passes 2 s apart | ${spread(passRss)} MiB |`,
         '',
@@ -155,7 +178,7 @@ try {
         '',
         '| function | B per object |',
         '|---|---:|',
-        ...top.map(([name, value]) => `| \`${name}\` | ${Math.round(value / PASSES / OBJECTS).toLocaleString('en')} |`),
+        ...top.map(([name, value]) => `| \`${name}\` | ${perObject(value)} |`),
       ].join('\n'),
     );
   } finally {
