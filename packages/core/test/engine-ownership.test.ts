@@ -71,6 +71,36 @@ function withUpdate(base: ProviderPlugin, update: (inner: ExternalClient, ...arg
   return { ...base, connectors: { ...base.connectors, Bucket: wrap(base.connectors.Bucket as NonNullable<ProviderPlugin['connectors']['Bucket']>) } };
 }
 
+
+/** A Bucket world whose client calls `afterCreate` once each create has landed in the cloud (a spec edit meanwhile; a throw: its answer lost). */
+function worldAfterCreate(afterCreate: (w: ReturnType<typeof world>) => void): ReturnType<typeof world> {
+  const w: ReturnType<typeof world> = world('Bucket', (cloud) => {
+    const base = inMemoryProviderPlugin(cloud);
+    const connector = base.connectors.Bucket as NonNullable<ProviderPlugin['connectors']['Bucket']>;
+    return {
+      ...base,
+      connectors: {
+        ...base.connectors,
+        Bucket: {
+          connect: async (...args: Parameters<typeof connector.connect>) => {
+            const inner = (await connector.connect(...args)) as unknown as ExternalClient;
+            const client: ExternalClient = {
+              observe: (r, c) => inner.observe(r, c),
+              create: async (r, c) => {
+                await inner.create(r, c);
+                afterCreate(w);
+              },
+              update: (r, o, c) => inner.update(r, o, c),
+              delete: (r, c) => inner.delete(r, c),
+            };
+            return client as never;
+          },
+        },
+      },
+    };
+  });
+  return w;
+}
 describe('ownership, decided from evidence', () => {
   it('a create refused before any effect (SlowDown) records create-failed; a bucket someone else then makes under the name is never taken, nor deleted', async () => {
     const w = world();
@@ -576,31 +606,7 @@ describe('protection only goes up on its own', () => {
 
   it('a spec edited while the create was on its way: the status speaks for the spec created from, and the edit lowers the protection', async () => {
     // The user turns versioning off between the create call and the record of its success.
-    const w: ReturnType<typeof world> = world('Bucket', (cloud) => {
-      const base = inMemoryProviderPlugin(cloud);
-      const connector = base.connectors.Bucket as NonNullable<ProviderPlugin['connectors']['Bucket']>;
-      return {
-        ...base,
-        connectors: {
-          ...base.connectors,
-          Bucket: {
-            connect: async (...args: Parameters<typeof connector.connect>) => {
-              const inner = (await connector.connect(...args)) as unknown as ExternalClient;
-              const client: ExternalClient = {
-                observe: (r, c) => inner.observe(r, c),
-                create: async (r, c) => {
-                  await inner.create(r, c);
-                  w.objects.editSpec('Bucket', NS, 'photos', (spec) => void (spec['versioning'] = false));
-                },
-                update: (r, o, c) => inner.update(r, o, c),
-                delete: (r, c) => inner.delete(r, c),
-              };
-              return client as never;
-            },
-          },
-        },
-      };
-    });
+    const w = worldAfterCreate((w) => w.objects.editSpec('Bucket', NS, 'photos', (spec) => void (spec['versioning'] = false)));
     w.objects.put(bucket('photos', { name: 'photos-edited', versioning: true }));
     await w.reconcile('photos');
     assert.equal(w.cloud.buckets.get('photos-edited')?.versioning, true, 'created from the spec as it was');
@@ -612,33 +618,11 @@ describe('protection only goes up on its own', () => {
     assert.equal(w.object('photos')?.status?.observedGeneration, 2);
   });
 
-  /** A Bucket world whose creates land in the cloud while `lost.answer` is set, their answer lost (the operator died with the call on its way). */
+  /** A Bucket world whose creates land in the cloud, their answer lost (the operator died with the call on its way) while `lost.answer` is set. */
   function answerLostWorld() {
     const lost = { answer: true };
-    const w: ReturnType<typeof world> = world('Bucket', (cloud) => {
-      const base = inMemoryProviderPlugin(cloud);
-      const connector = base.connectors.Bucket as NonNullable<ProviderPlugin['connectors']['Bucket']>;
-      return {
-        ...base,
-        connectors: {
-          ...base.connectors,
-          Bucket: {
-            connect: async (...args: Parameters<typeof connector.connect>) => {
-              const inner = (await connector.connect(...args)) as unknown as ExternalClient;
-              const client: ExternalClient = {
-                observe: (r, c) => inner.observe(r, c),
-                create: async (r, c) => {
-                  await inner.create(r, c);
-                  if (lost.answer) throw new Error('socket hang up');
-                },
-                update: (r, o, c) => inner.update(r, o, c),
-                delete: (r, c) => inner.delete(r, c),
-              };
-              return client as never;
-            },
-          },
-        },
-      };
+    const w = worldAfterCreate(() => {
+      if (lost.answer) throw new Error('socket hang up');
     });
     return { w, lost };
   }
