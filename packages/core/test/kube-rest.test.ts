@@ -270,7 +270,7 @@ describe('KubeRest: abort signals', () => {
 });
 
 describe('KubeRest: a kept-alive TLS connection keeps nothing of the answers it carried', () => {
-  // node's https Agent keeps, for a socket's lifetime, the request that opened it (its TLS session
+  // node's https Agent keeps, for a socket's lifetime, the request that opened it (its TLS ticket
   // listener shares a closure scope with it), and the request holds its listeners.
   const ca = createCertificateAuthority('kept-alive-test-ca');
   const serving = createServingCertificate(ca);

@@ -63,9 +63,10 @@ export function exchangeJson(request: JsonExchange): Promise<JsonAnswer> {
 
 /**
  * Collects one answer; settles its promise once, on the answer's end, an error, an abort or the
- * deadline. Once settled it holds nothing of the request: a kept-alive socket holds its last
- * response, and the response holds this collector through its listeners, so the answer (a list
- * page, decoded) and its buffers would otherwise live until the socket's next request.
+ * deadline. Once settled it holds nothing of the request: node's https Agent keeps the request
+ * that opened a socket reachable while the socket lives, and the request holds this collector
+ * through its listeners, so the answer (a list page, decoded) and its buffers would otherwise live
+ * as long as the kept-alive socket.
  */
 class AnswerCollector {
   #resolve: ((answer: JsonAnswer) => void) | undefined;
