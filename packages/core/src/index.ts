@@ -15,3 +15,4 @@ export * from './health/index.js';
 export * from './logging.js';
 export * from './redact.js';
 export * from './sharding/index.js';
+export * from './util/node-http.js';

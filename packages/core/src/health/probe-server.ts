@@ -1,6 +1,7 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CoreMetrics } from '../metrics/core-metrics.js';
+import { nodeHttp } from '../util/node-http.js';
 import type { HealthChecks, HealthReport } from './health-checks.js';
 
 export interface ProbeServerOptions {
@@ -25,7 +26,7 @@ export interface ProbeServer {
  * runs one check) and `/metrics` in Prometheus text format.
  */
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
-  const server = http.createServer((request, response) => {
+  const server = nodeHttp.createServer((request, response) => {
     void handle(options, request, response).catch((error: unknown) => {
       if (!response.headersSent) response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
       response.end(`internal error: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -1,7 +1,8 @@
-import http from 'node:http';
+import type http from 'node:http';
 import https from 'node:https';
 import type { KubeAccess } from '../kube/access.js';
 import { KubeApiError } from '../kube/rest.js';
+import { nodeHttp } from '../util/node-http.js';
 
 /** How one watch stream ended. */
 export type WatchStreamEnd =
@@ -74,7 +75,7 @@ export function openWatchStream(access: KubeAccess, path: string, options: Watch
       url.searchParams.set('watch', 'true');
       for (const [key, value] of Object.entries(options.query)) if (value !== undefined) url.searchParams.set(key, value);
       const headers = { ...(base.headers as http.OutgoingHttpHeaders | undefined), accept: 'application/json', 'user-agent': options.userAgent };
-      const transport = url.protocol === 'http:' ? http : https;
+      const transport = url.protocol === 'http:' ? nodeHttp : https;
       touch();
       request = transport.request(url, { ...base, method: 'GET', headers }, (response) => {
         response.setEncoding('utf8');

@@ -1,6 +1,7 @@
-import http from 'node:http';
+import type http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
+import { nodeHttp } from '../util/node-http.js';
 import type { KubeAccess } from './access.js';
 
 /**
@@ -20,7 +21,7 @@ export function requestHeaders(fromKubeconfig: http.OutgoingHttpHeaders | undefi
  * tls-server-name).
  */
 export function newAgent(server: URL, tls: https.AgentOptions): http.Agent | https.Agent {
-  if (server.protocol === 'http:') return new http.Agent({ keepAlive: true, maxSockets: 64 });
+  if (server.protocol === 'http:') return new nodeHttp.Agent({ keepAlive: true, maxSockets: 64 });
   const host = hostnameOf(server);
   return new OneServerAgent({ keepAlive: true, maxSockets: 64, servername: isIP(host) ? '' : host, ...tls });
 }

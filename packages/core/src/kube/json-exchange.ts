@@ -1,6 +1,7 @@
-import http from 'node:http';
+import type http from 'node:http';
 import https from 'node:https';
 import { hostnameOf } from './connections.js';
+import { nodeHttp } from '../util/node-http.js';
 
 /** One request as `exchangeJson` sends it. */
 export interface JsonExchange {
@@ -43,7 +44,7 @@ export function exchangeJson(request: JsonExchange): Promise<JsonAnswer> {
   const { server } = request;
   return new Promise<JsonAnswer>((resolve, reject) => {
     const answer = new AnswerCollector(resolve, reject);
-    const outgoing = (server.protocol === 'http:' ? http : https).request(
+    const outgoing = (server.protocol === 'http:' ? nodeHttp : https).request(
       {
         ...request.base,
         protocol: server.protocol,

@@ -1,6 +1,6 @@
-import { STATUS_CODES } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifySchemaValidationError } from 'fastify';
+import { nodeHttp } from '@k8or/core';
 import type { Logger } from 'pino';
 import secureJson from 'secure-json-parse';
 import type { AdmissionContext } from '../admission/types.js';
@@ -66,7 +66,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     else request.log.warn({ status, code: error.code, reason: error.message, url: request.url, contentType: request.headers['content-type'] }, 'bad request');
     options.metrics.rejected(webhook, status >= 500 ? 'error' : 'bad_request');
     const message = status >= 500 ? 'internal error' : error.message;
-    return reply.code(status).send({ statusCode: status, error: STATUS_CODES[status] ?? 'Error', code: error.code, message });
+    return reply.code(status).send({ statusCode: status, error: nodeHttp.STATUS_CODES[status] ?? 'Error', code: error.code, message });
   });
   app.setNotFoundHandler((request, reply) => {
     request.log.info({ method: request.method, url: request.url }, 'not found');
