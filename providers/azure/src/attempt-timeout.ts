@@ -1,4 +1,4 @@
-import { RestError } from '@azure/data-tables';
+import { dataTables } from './azure-sdk.js';
 import type { PipelinePolicy } from './retry-tokens.js';
 
 /**
@@ -35,7 +35,7 @@ export function attemptTimeoutPolicy(timeoutMs: number): PipelinePolicy {
         return await next(request);
       } catch (error) {
         if (!attempt.signal.aborted || callSignal?.aborted) throw error;
-        throw new RestError(`no answer within ${timeoutMs / 1000} s (the per-attempt timeout)`, { code: 'ETIMEDOUT', request });
+        throw new dataTables.RestError(`no answer within ${timeoutMs / 1000} s (the per-attempt timeout)`, { code: 'ETIMEDOUT', request });
       } finally {
         clearTimeout(timer);
         callSignal?.removeEventListener('abort', onCallAbort);

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
-import { AzureNamedKeyCredential, AzureSASCredential, TableClient, TableServiceClient } from '@azure/data-tables';
-import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
-import { AnonymousCredential, BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
+import type { TableClient, TableServiceClient } from '@azure/data-tables';
+import type { TokenCredential } from '@azure/identity';
+import type { BlobServiceClient } from '@azure/storage-blob';
 import type { AzureClientSettings } from './config.js';
 import { attemptCountPolicy } from './attempt-count.js';
 import { attemptTimeoutPolicy, ATTEMPT_TIMEOUT_MS } from './attempt-timeout.js';
 import { retryAfterPolicy } from './retry-after.js';
 import { retryTokenPolicy, type PolicyPipeline } from './retry-tokens.js';
+import { dataTables, identity, storageBlob } from './azure-sdk.js';
+
 
 /** The most SDK clients kept per service; credential rotations and many accounts evict the oldest. */
 const MAX_CLIENTS = 32;
@@ -21,7 +23,7 @@ const MAX_RETRY_DELAY_MS = 5_000;
 
 let defaultChain: TokenCredential | undefined;
 /** One DefaultAzureCredential for the process: it caches tokens. */
-const defaultCredential = (): TokenCredential => (defaultChain ??= new DefaultAzureCredential());
+const defaultCredential = (): TokenCredential => (defaultChain ??= new identity.DefaultAzureCredential());
 
 /** Plain http is for emulators (Azurite); the Tables SDK refuses to send credentials over it unless told. */
 const isHttp = (url: string): boolean => url.startsWith('http:');
@@ -40,10 +42,10 @@ function newBlobServiceClient(settings: AzureClientSettings, tuning: AzureClient
   const { credential, serviceUrl } = settings;
   const client =
     credential.kind === 'sharedKey'
-      ? new BlobServiceClient(serviceUrl, new StorageSharedKeyCredential(credential.accountName, credential.accountKey), options)
+      ? new storageBlob.BlobServiceClient(serviceUrl, new storageBlob.StorageSharedKeyCredential(credential.accountName, credential.accountKey), options)
       : credential.kind === 'sas'
-        ? new BlobServiceClient(`${serviceUrl}?${credential.token}`, new AnonymousCredential(), options)
-        : new BlobServiceClient(serviceUrl, defaultCredential(), options);
+        ? new storageBlob.BlobServiceClient(`${serviceUrl}?${credential.token}`, new storageBlob.AnonymousCredential(), options)
+        : new storageBlob.BlobServiceClient(serviceUrl, defaultCredential(), options);
   return withPerAttemptPolicies(client, tuning);
 }
 
@@ -69,18 +71,18 @@ const tableOptions = (settings: AzureClientSettings, tuning: AzureClientTuning) 
 function newTableServiceClient(settings: AzureClientSettings, tuning: AzureClientTuning): TableServiceClient {
   const options = tableOptions(settings, tuning);
   const { credential, serviceUrl } = settings;
-  if (credential.kind === 'sharedKey') return new TableServiceClient(serviceUrl, new AzureNamedKeyCredential(credential.accountName, credential.accountKey), options);
-  if (credential.kind === 'sas') return new TableServiceClient(serviceUrl, new AzureSASCredential(credential.token), options);
-  return new TableServiceClient(serviceUrl, defaultCredential(), options);
+  if (credential.kind === 'sharedKey') return new dataTables.TableServiceClient(serviceUrl, new dataTables.AzureNamedKeyCredential(credential.accountName, credential.accountKey), options);
+  if (credential.kind === 'sas') return new dataTables.TableServiceClient(serviceUrl, new dataTables.AzureSASCredential(credential.token), options);
+  return new dataTables.TableServiceClient(serviceUrl, defaultCredential(), options);
 }
 
 /** A client for one table (its access policies), with the service client's credentials and policies. */
 export function tableClient(settings: AzureClientSettings, tableName: string, tuning: AzureClientTuning = {}): TableClient {
   const options = tableOptions(settings, tuning);
   const { credential, serviceUrl } = settings;
-  if (credential.kind === 'sharedKey') return new TableClient(serviceUrl, tableName, new AzureNamedKeyCredential(credential.accountName, credential.accountKey), options);
-  if (credential.kind === 'sas') return new TableClient(serviceUrl, tableName, new AzureSASCredential(credential.token), options);
-  return new TableClient(serviceUrl, tableName, defaultCredential(), options);
+  if (credential.kind === 'sharedKey') return new dataTables.TableClient(serviceUrl, tableName, new dataTables.AzureNamedKeyCredential(credential.accountName, credential.accountKey), options);
+  if (credential.kind === 'sas') return new dataTables.TableClient(serviceUrl, tableName, new dataTables.AzureSASCredential(credential.token), options);
+  return new dataTables.TableClient(serviceUrl, tableName, defaultCredential(), options);
 }
 
 /** The cache key: every setting and the tuning, with a hash of the secret in place of the secret. */

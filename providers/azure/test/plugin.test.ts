@@ -35,6 +35,15 @@ describe('the package as the operator loads it', () => {
     assert.equal(run.status, 0, run.stderr);
     assert.deepEqual(JSON.parse(run.stdout.trim()), []);
   });
+
+  it("loads its SDKs without node's undici, which their ES module builds load through node:http (13 MiB resident)", () => {
+    const script = `
+      await import('@k8or/provider-azure');
+      console.log(JSON.stringify(process.moduleLoadList.filter((name) => name.includes('undici'))));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout.trim()), []);
+  });
 });
 
 describe('targetOf: where a ProviderConfig points, for the engine\'s pinned target', () => {
