@@ -1,18 +1,19 @@
 // What the assigner's full pass allocates, and what it does to the RSS of the process it runs in.
 //
-//   npm run build && node bench/assigner-full-pass.bench.ts [--objects 30000] [--page-size 100] [--passes 10]
+//   npm run build && node bench/assigner-full-pass.bench.ts [--objects 30000] [--page-size 100] [--passes 10] [--node-flags "--no-maglev"]
 //
 // The assigner (`ShardAssigner` of @k8or/core, on the leader) lists every Bucket and Table of the
 // cluster in a full pass, at least every 5 minutes, a page of `fullPassPageSize` at a time, and keeps
 // none of it. This runs it alone, with the image's Node flags and malloc settings (the bench runs
 // itself again as a child with them; a malloc setting already in the environment is kept, to
-// compare), against the embedded API server in a process of its own with
+// compare; `--node-flags` adds Node/V8 flags to the image's), against the embedded API server in a process of its own with
 // `--objects` fleet objects (test/reliability/support/shard-fleet.ts) labelled for three live
 // shards, and reports:
 //  - this process's RSS every 100 ms: over 10 s of the assigner's `run()` between full passes, then
 //    over `--passes` full passes 2 s apart (this process loads client-node too: compare the
 //    readings with each other, not with an operator's);
-//  - the garbage collections per full pass over those passes, young-generation and full;
+//  - the garbage collections per full pass over those passes, young-generation and full, and the
+//    process's CPU time per pass (every thread: the compilers' and the collector's too);
 //  - then the bytes a full pass allocates per object, sampled by V8's heap profiler over `--passes`
 //    more passes (objects collected since included), the share of it that outlives a
 //    young-generation collection (over `--passes` more), and the functions that allocate the most:
@@ -27,7 +28,7 @@ import { awsProvider } from '@k8or/provider-aws';
 import { IMAGE_ENV, IMAGE_NODE_FLAGS, OPERATOR_NAMESPACE, createObjects, fleetObjects, prepareFleetApi } from '../test/reliability/support/shard-fleet.ts';
 import { startSandboxProcess } from '../test/support/sandbox-process.ts';
 
-const options = { objects: { type: 'string', default: '30000' }, 'page-size': { type: 'string', default: '100' }, passes: { type: 'string', default: '10' } } as const;
+const options = { objects: { type: 'string', default: '30000' }, 'page-size': { type: 'string', default: '100' }, passes: { type: 'string', default: '10' }, 'node-flags': { type: 'string', default: '' } } as const;
 const { values } = parseArgs({ options });
 const positive = (option: keyof typeof options): number => {
   const value = Number(values[option]);
@@ -39,7 +40,7 @@ const PAGE_SIZE = positive('page-size');
 const PASSES = positive('passes');
 
 if (process.env.K8OR_BENCH_IMAGE_FLAGS !== '1') {
-  const child = spawn(process.execPath, [...IMAGE_NODE_FLAGS, import.meta.filename, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...IMAGE_ENV, ...process.env, K8OR_BENCH_IMAGE_FLAGS: '1' } });
+  const child = spawn(process.execPath, [...IMAGE_NODE_FLAGS, ...values['node-flags'].split(' ').filter(Boolean), import.meta.filename, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...IMAGE_ENV, ...process.env, K8OR_BENCH_IMAGE_FLAGS: '1' } });
   const code = await new Promise<number>((resolve) => child.on('exit', (exitCode) => resolve(exitCode ?? 1)));
   process.exit(code);
 }
@@ -139,9 +140,13 @@ try {
       }
     });
     gcs.observe({ entryTypes: ['gc'] });
+    let passCpuMicros = 0;
     const passRss = await rssDuring(async () => {
       for (let i = 0; i < PASSES; i++) {
+        const cpu = process.cpuUsage();
         await sweeping.sync();
+        const spent = process.cpuUsage(cpu);
+        passCpuMicros += spent.user + spent.system;
         await sleep(2_000);
       }
     });
@@ -165,12 +170,13 @@ try {
     const perObject = (value: number): string => Math.round(value / PASSES / OBJECTS).toLocaleString('en');
     console.log(
       [
-        `\nThe assigner's full pass, ${OBJECTS.toLocaleString('en')} objects, ${PAGE_SIZE} a page, ${PASSES} passes (node ${IMAGE_NODE_FLAGS.join(' ')}):\n`,
+        `\nThe assigner's full pass, ${OBJECTS.toLocaleString('en')} objects, ${PAGE_SIZE} a page, ${PASSES} passes (node ${process.execArgv.join(' ')}):\n`,
         '| measure | result |',
         '|---|---:|',
         `| allocated per full pass (V8's sampling heap profiler, collected objects included) | ${mib(total / PASSES)} MiB, **${perObject(total)} B per object** |`,
         `| of it, outlived a young-generation collection (the same profiler, objects the young generation's collections freed left out) | ${mib(sum(survived) / PASSES)} MiB, **${perObject(sum(survived))} B per object** |`,
         `| garbage collections per full pass, young generation / full (over the ${PASSES} passes of the RSS readings) | ${(collections.minor / PASSES).toFixed(1)} / **${(collections.major / PASSES).toFixed(1)}** |`,
+        `| CPU time per full pass, every thread of the process (over the ${PASSES} passes of the RSS readings) | ${(passCpuMicros / PASSES / 1000).toFixed(0)} ms, **${(passCpuMicros / PASSES / OBJECTS).toFixed(1)} µs per object** |`,
         `| RSS every 100 ms, min / median / max: between full passes (run(), 10 s) | ${spread(idleRss)} MiB |`,
         `| RSS every 100 ms, min / median / max: over ${PASSES} full passes 2 s apart | ${spread(passRss)} MiB |`,
         '',

@@ -26,7 +26,7 @@
 //     more: the operator's CPU time, API writes and S3 requests per resync. A resync runs the
 //     same reconcile as the restart's pass, so on a machine too slow for a short period the
 //     restart table's CPU per reconcile is the figure to use (and `--no-steady`).
-// `--imports` first measures what importing each module costs a fresh process (RSS after GC).
+// `--imports` first measures what importing each module costs a fresh process (RSS after GC, with `--node-options`), and whether it loads node's own copy of undici.
 // Prints Markdown for docs/benchmarks.md.
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -119,18 +119,18 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 
 // --- what importing a module costs --------------------------------------------------------------
 
-function importCost(specifier: string | undefined): { rss: number; heapUsed: number } {
-  const script = `${specifier ? `await import(${JSON.stringify(specifier)});` : ''} globalThis.gc(); await new Promise((r) => setTimeout(r, 50)); globalThis.gc(); const m = process.memoryUsage(); console.log(JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed }));`;
-  const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
+function importCost(specifier: string | undefined): { rss: number; heapUsed: number; undici: boolean } {
+  const script = `${specifier ? `await import(${JSON.stringify(specifier)});` : ''} globalThis.gc(); await new Promise((r) => setTimeout(r, 50)); globalThis.gc(); const m = process.memoryUsage(); console.log(JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, undici: process.moduleLoadList.some((name) => name.includes('undici')) }));`;
+  const run = spawnSync(process.execPath, ['--expose-gc', ...values['node-options'].split(' ').filter(Boolean), '--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`import ${specifier}: ${run.stderr}`);
-  return JSON.parse(run.stdout.trim()) as { rss: number; heapUsed: number };
+  return JSON.parse(run.stdout.trim()) as { rss: number; heapUsed: number; undici: boolean };
 }
 
 if (values.imports) {
-  const modules = [undefined, '@kubernetes/client-node', '@aws-sdk/client-s3', '@k8or/api', '@k8or/core', '@k8or/provider-aws', '@k8or/provider-aws/module', '@k8or/webhook', '@k8or/operator'];
+  const modules = [undefined, '@kubernetes/client-node', '@aws-sdk/client-s3', '@k8or/api', '@k8or/core', '@k8or/provider-aws', '@k8or/provider-aws/module', '@k8or/provider-gcp', '@k8or/provider-azure', '@k8or/webhook', '@k8or/operator'];
   console.log(`\nImport cost, a fresh \`node --expose-gc\` process per row, RSS and heap after GC (load ${load()}):\n`);
-  console.log('| import | RSS MiB | heap MiB | RSS over bare node |');
-  console.log('|---|---:|---:|---:|');
+  console.log("| import | RSS MiB | heap MiB | RSS over bare node | loads node's undici |");
+  console.log('|---|---:|---:|---:|---|');
   const runs = 3;
   const bare = importCost(undefined);
   for (const specifier of modules) {
@@ -138,7 +138,7 @@ if (values.imports) {
     const samples = Array.from({ length: runs }, () => importCost(specifier));
     const rss = Math.min(...samples.map((s) => s.rss));
     const heap = Math.min(...samples.map((s) => s.heapUsed));
-    console.log(`| ${specifier ?? '(nothing)'} | ${mib(rss)} | ${mib(heap)} | +${mib(rss - bare.rss)} |`);
+    console.log(`| ${specifier ?? '(nothing)'} | ${mib(rss)} | ${mib(heap)} | +${mib(rss - bare.rss)} | ${samples.some((s) => s.undici) ? 'yes' : 'no'} |`);
   }
 }
 
@@ -462,9 +462,3 @@ user.close();
 await s3.stop();
 await sandbox.stop();
 rmSync(workDir, { recursive: true, force: true });
-
-function parseDuration(text: string): number {
-  const match = /^(\d+)(ms|s|m|h)$/.exec(text);
-  if (!match) throw new Error(`--resync: a duration like 90s or 3m, got ${text}`);
-  return Number(match[1]) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match[2] as 'ms' | 's' | 'm' | 'h'];
-}
