@@ -33,6 +33,8 @@ EXPOSE 8080 8081 9443
 ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768 MALLOC_TRIM_THRESHOLD_=131072
 # V8 sizing: a burst of reconciles grows the young generation and V8 keeps what it committed; with
 # these flags the operator holds 10,000 Buckets in sync at about 158 MiB RSS instead of 297 MiB
-# (docs/benchmarks.md, "Operator process at scale"). --optimize-for-size is refused in NODE_OPTIONS.
-ENTRYPOINT ["node", "--max-semi-space-size=2", "--optimize-for-size", "/app/packages/cli/dist/bin.js"]
+# (docs/benchmarks.md, "Operator process at scale"). --max-opt=2 stops at Maglev: TurboFan's code
+# and compile memory cost a replica about 5 MiB, and the assigner's full pass took more CPU with it.
+# --optimize-for-size and --max-opt are refused in NODE_OPTIONS.
+ENTRYPOINT ["node", "--max-semi-space-size=2", "--optimize-for-size", "--max-opt=2", "/app/packages/cli/dist/bin.js"]
 CMD ["operator", "--webhook"]

@@ -1,6 +1,6 @@
 // What the assigner's full pass allocates, and what it does to the RSS of the process it runs in.
 //
-//   npm run build && node bench/assigner-full-pass.bench.ts [--objects 30000] [--page-size 100] [--passes 10] [--node-flags "--no-maglev"]
+//   npm run build && node bench/assigner-full-pass.bench.ts [--objects 30000] [--page-size 100] [--passes 10] [--node-flags="--no-maglev"]
 //
 // The assigner (`ShardAssigner` of @k8or/core, on the leader) lists every Bucket and Table of the
 // cluster in a full pass, at least every 5 minutes, a page of `fullPassPageSize` at a time, and keeps

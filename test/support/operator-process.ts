@@ -70,7 +70,7 @@ export interface OperatorProcessOptions {
   webhook?: boolean;
   /** The CLI's arguments, as a container's `args` (the image's entrypoint is the CLI); they replace `webhook`. */
   args?: readonly string[];
-  /** Flags for `node` itself, before the CLI (the image's `--max-semi-space-size=2 --optimize-for-size`). */
+  /** Flags for `node` itself, before the CLI (the image's `--max-semi-space-size=2 --optimize-for-size --max-opt=2`). */
   nodeFlags?: readonly string[];
   /** How long `stop()` waits after SIGTERM before SIGKILL (spawnOwnedChild's default: 5 s). */
   stopGraceMs?: number;

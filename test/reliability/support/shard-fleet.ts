@@ -76,7 +76,7 @@ function inline(sandbox: Sandbox): FleetApiServer {
 }
 
 /** The Dockerfile's `node` flags and malloc settings (docs/benchmarks.md, "Operator process at scale"). */
-export const IMAGE_NODE_FLAGS = ['--max-semi-space-size=2', '--optimize-for-size'];
+export const IMAGE_NODE_FLAGS = ['--max-semi-space-size=2', '--optimize-for-size', '--max-opt=2'];
 export const IMAGE_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '32768', MALLOC_TRIM_THRESHOLD_: '131072' };
 
 /** One cloud call as a proxy recorded it, with the ProviderConfig and service whose proxy it went through. */
