@@ -2,7 +2,7 @@
 // Ready, with the API server, the engine and this benchmark's client in three
 // processes, each result next to the bound the API server sets in the same run.
 //
-//   npm run build && node bench/throughput.bench.ts [--buckets 1000] [--tables 1000] [--workers 1,10,50] [--warm-up 400] [--bound-rounds 3] [--cpu-prof DIR]
+//   npm run build && node bench/throughput.bench.ts [--buckets 1000] [--tables 1000] [--workers 1,10,50] [--warm-up 400] [--bound-rounds 3] [--cpu-prof DIR] [--engine-node-flags="--max-opt=2"]
 //
 // For each worker count, on a fresh API server (`startSandbox`, its own
 // process, the request log on):
@@ -193,6 +193,8 @@ async function main(): Promise<void> {
       'warm-up': { type: 'string', default: '400' },
       // V8 CPU profiles of the API server and engine processes (`node bench/cpuprofile-top.ts FILE`).
       'cpu-prof': { type: 'string' },
+      // Node/V8 flags for the engine's process alone, space-separated (the image's: --engine-node-flags="--max-semi-space-size=2 --optimize-for-size --max-opt=2").
+      'engine-node-flags': { type: 'string', default: '' },
       // engine: readiness from the engine's own informer cache; watch: from a watch in this process.
       'ready-from': { type: 'string', default: 'engine' },
     },
@@ -208,7 +210,7 @@ async function main(): Promise<void> {
   const scenarios: Scenario[] = [];
   const loadBefore = loadAverage();
   for (const workers of workerCounts) {
-    scenarios.push(await runScenario(workers, counts, warmUp, boundWrites, boundRounds, readyFrom, values['cpu-prof']));
+    scenarios.push(await runScenario(workers, counts, warmUp, boundWrites, boundRounds, readyFrom, values['cpu-prof'], values['engine-node-flags'].split(' ').filter(Boolean)));
     console.error(`workers ${workers}: ${scenarios.at(-1)?.seconds.toFixed(2)} s`);
   }
   report(scenarios, counts, warmUp, loadBefore, loadAverage(), boundWrites, boundRounds, readyFrom);
@@ -218,8 +220,8 @@ function loadAverage(): string {
   return loadavg().map((l) => l.toFixed(2)).join(' ');
 }
 
-function child(args: string[], cpuProfileDir?: string): { process: ChildProcess; next: <T>() => Promise<T> } {
-  const execArgv = cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfileDir] : [];
+function child(args: string[], cpuProfileDir?: string, nodeFlags: string[] = []): { process: ChildProcess; next: <T>() => Promise<T> } {
+  const execArgv = [...nodeFlags, ...(cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfileDir] : [])];
   const proc = fork(new URL(import.meta.url).pathname, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
   const next = <T>(): Promise<T> =>
     new Promise((resolve, reject) => {
@@ -233,7 +235,7 @@ function child(args: string[], cpuProfileDir?: string): { process: ChildProcess;
   return { process: proc, next };
 }
 
-async function runScenario(workers: number, counts: Record<Kind, number>, warmUp: Record<Kind, number>, boundWrites: number, boundRounds: number, readyFrom: ReadyFrom, cpuProfileDir: string | undefined): Promise<Scenario> {
+async function runScenario(workers: number, counts: Record<Kind, number>, warmUp: Record<Kind, number>, boundWrites: number, boundRounds: number, readyFrom: ReadyFrom, cpuProfileDir: string | undefined, engineNodeFlags: string[]): Promise<Scenario> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { API_VERSION, genericDefaultName } = await import('@k8or/api');
   const { KubeRest, corePath, createInformer, installCrds, k8orPath } = await import('@k8or/core');
@@ -307,7 +309,7 @@ async function runScenario(workers: number, counts: Record<Kind, number>, warmUp
   const warmUpTotal = warmUp.Bucket + warmUp.Table;
   const totals: Record<Batch, number> = { 'warm-up': warmUpTotal, measured: total };
   const engineArgs = readyFrom === 'engine' ? [warmUpTotal, total] : [0, 0];
-  const engine = child(['--engine', ready.kubeconfig, String(workers), ...engineArgs.map(String)], cpuProfileDir);
+  const engine = child(['--engine', ready.kubeconfig, String(workers), ...engineArgs.map(String)], cpuProfileDir, engineNodeFlags);
   if ((await engine.next<FromEngine>()).type !== 'ready') throw new Error('unexpected message from the engine process');
 
   // Readiness: each object counts once, the first time it is seen Ready for its generation, either in
