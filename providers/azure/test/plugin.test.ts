@@ -36,7 +36,7 @@ describe('the package as the operator loads it', () => {
     assert.deepEqual(JSON.parse(run.stdout.trim()), []);
   });
 
-  it("loads its SDKs without node's undici, which their ES module builds load through node:http (13 MiB resident)", () => {
+  it("loads its SDKs without node's undici, which their ES module builds load through node:http (4 MiB resident)", () => {
     const script = `
       await import('@k8or/provider-azure');
       console.log(JSON.stringify(process.moduleLoadList.filter((name) => name.includes('undici'))));`;
