@@ -71,7 +71,6 @@ function withUpdate(base: ProviderPlugin, update: (inner: ExternalClient, ...arg
   return { ...base, connectors: { ...base.connectors, Bucket: wrap(base.connectors.Bucket as NonNullable<ProviderPlugin['connectors']['Bucket']>) } };
 }
 
-
 /** A Bucket world whose client calls `afterCreate` once each create has landed in the cloud (a spec edit meanwhile; a throw: its answer lost). */
 function worldAfterCreate(afterCreate: (w: ReturnType<typeof world>) => void): ReturnType<typeof world> {
   const w: ReturnType<typeof world> = world('Bucket', (cloud) => {
@@ -101,6 +100,7 @@ function worldAfterCreate(afterCreate: (w: ReturnType<typeof world>) => void): R
   });
   return w;
 }
+
 describe('ownership, decided from evidence', () => {
   it('a create refused before any effect (SlowDown) records create-failed; a bucket someone else then makes under the name is never taken, nor deleted', async () => {
     const w = world();

@@ -9,7 +9,6 @@ import { retryAfterPolicy } from './retry-after.js';
 import { retryTokenPolicy, type PolicyPipeline } from './retry-tokens.js';
 import { dataTables, identity, storageBlob } from './azure-sdk.js';
 
-
 /** The most SDK clients kept per service; credential rotations and many accounts evict the oldest. */
 const MAX_CLIENTS = 32;
 /**
