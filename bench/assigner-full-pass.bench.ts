@@ -9,14 +9,14 @@
 // compare; `--node-flags` adds Node/V8 flags to the image's), against the embedded API server in a process of its own with
 // `--objects` fleet objects (test/reliability/support/shard-fleet.ts) labelled for three live
 // shards, and reports:
-//  - this process's RSS every 100 ms: over 10 s of the assigner's `run()` between full passes, then
+//  - this process's RSS, and the memory of its ArrayBuffers and Buffers, every 100 ms: over 10 s of the assigner's `run()` between full passes, then
 //    over `--passes` full passes 2 s apart (this process loads client-node too: compare the
 //    readings with each other, not with an operator's);
 //  - the garbage collections per full pass over those passes, young-generation and full, and the
 //    process's CPU time per pass (every thread: the compilers' and the collector's too);
 //  - then the bytes a full pass allocates per object, sampled by V8's heap profiler over `--passes`
 //    more passes (objects collected since included), the share of it that outlives a
-//    young-generation collection (over `--passes` more), and the functions that allocate the most:
+//    young-generation collection (over `--passes` more), and the functions that allocate the most and whose allocations outlive one the most:
 //    figures that hold on any machine.
 import { spawn } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
@@ -70,10 +70,14 @@ function selfBytes(root: ProfileNode): Map<string, number> {
   return bytes;
 }
 
-/** RSS every 100 ms while `work` runs. */
-async function rssDuring(work: () => Promise<void>): Promise<number[]> {
-  const readings: number[] = [];
-  const sampling = setInterval(() => readings.push(process.memoryUsage.rss()), 100);
+/** RSS, and the memory of ArrayBuffers and Buffers (malloc's, outside V8's heap), every 100 ms while `work` runs. */
+async function rssDuring(work: () => Promise<void>): Promise<{ rss: number[]; arrayBuffers: number[] }> {
+  const readings = { rss: [] as number[], arrayBuffers: [] as number[] };
+  const sampling = setInterval(() => {
+    const usage = process.memoryUsage();
+    readings.rss.push(usage.rss);
+    readings.arrayBuffers.push(usage.arrayBuffers);
+  }, 100);
   try {
     await work();
   } finally {
@@ -167,6 +171,7 @@ try {
     const sum = (of: Map<string, number>): number => [...of.values()].reduce((total, value) => total + value, 0);
     const total = sum(bytes);
     const top = [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 8);
+    const topSurvived = [...survived].sort((a, b) => b[1] - a[1]).slice(0, 6);
     const perObject = (value: number): string => Math.round(value / PASSES / OBJECTS).toLocaleString('en');
     console.log(
       [
@@ -177,14 +182,22 @@ try {
         `| of it, outlived a young-generation collection (the same profiler, objects the young generation's collections freed left out) | ${mib(sum(survived) / PASSES)} MiB, **${perObject(sum(survived))} B per object** |`,
         `| garbage collections per full pass, young generation / full (over the ${PASSES} passes of the RSS readings) | ${(collections.minor / PASSES).toFixed(1)} / **${(collections.major / PASSES).toFixed(1)}** |`,
         `| CPU time per full pass, every thread of the process (over the ${PASSES} passes of the RSS readings) | ${(passCpuMicros / PASSES / 1000).toFixed(0)} ms, **${(passCpuMicros / PASSES / OBJECTS).toFixed(1)} µs per object** |`,
-        `| RSS every 100 ms, min / median / max: between full passes (run(), 10 s) | ${spread(idleRss)} MiB |`,
-        `| RSS every 100 ms, min / median / max: over ${PASSES} full passes 2 s apart | ${spread(passRss)} MiB |`,
+        `| RSS every 100 ms, min / median / max: between full passes (run(), 10 s) | ${spread(idleRss.rss)} MiB |`,
+        `| RSS every 100 ms, min / median / max: over ${PASSES} full passes 2 s apart | ${spread(passRss.rss)} MiB |`,
+        `| ArrayBuffers and Buffers (\`process.memoryUsage().arrayBuffers\`), min / median / max: between full passes | ${spread(idleRss.arrayBuffers)} MiB |`,
+        `| the same over ${PASSES} full passes 2 s apart | ${spread(passRss.arrayBuffers)} MiB |`,
         '',
         'Most allocated, per full pass and object:',
         '',
         '| function | B per object |',
         '|---|---:|',
         ...top.map(([name, value]) => `| \`${name}\` | ${perObject(value)} |`),
+        '',
+        'Most of what outlived a young-generation collection, per full pass and object:',
+        '',
+        '| function | B per object |',
+        '|---|---:|',
+        ...topSurvived.map(([name, value]) => `| \`${name}\` | ${perObject(value)} |`),
       ].join('\n'),
     );
   } finally {

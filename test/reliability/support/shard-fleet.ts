@@ -17,6 +17,7 @@ import { SANDBOX_CREDENTIALS } from '../../support/backends.ts';
 import { operatorObjectWrites, startSandboxProcess, type OperatorObjectWrites, type SandboxProcess } from '../../support/sandbox-process.ts';
 import { k8orBinary, probeReady, startOperatorProcess, type OperatorProcess } from '../../support/operator-process.ts';
 import { classifierOf, startCloudProxy, type CloudCall, type CloudProxy } from './cloud-proxy.ts';
+import { IMAGE_SETTINGS } from './image-settings.ts';
 import { kernelFigures } from './memory-probe.ts';
 
 export const OPERATOR_NAMESPACE = 'k8or-system';
@@ -76,8 +77,8 @@ function inline(sandbox: Sandbox): FleetApiServer {
 }
 
 /** The Dockerfile's `node` flags and malloc settings (docs/benchmarks.md, "Operator process at scale"). */
-export const IMAGE_NODE_FLAGS = ['--max-semi-space-size=2', '--optimize-for-size', '--max-opt=2'];
-export const IMAGE_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '32768', MALLOC_TRIM_THRESHOLD_: '131072' };
+export const IMAGE_NODE_FLAGS: readonly string[] = IMAGE_SETTINGS.nodeFlags;
+export const IMAGE_ENV: Readonly<Record<string, string>> = IMAGE_SETTINGS.env;
 
 /** One cloud call as a proxy recorded it, with the ProviderConfig and service whose proxy it went through. */
 export interface FleetCall extends CloudCall {

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Annotations, type Violation } from '@k8or/api';
-import { annotation, field, stringField } from './read.js';
+import { annotation, field, fieldAt, stringField } from './read.js';
 
 /** Rule identifiers of the immutability checks, stable for tooling. */
 export const ImmutableRules = {
@@ -22,8 +22,8 @@ const show = (value: unknown): string => (value === undefined ? 'unset' : JSON.s
 export function immutableFieldChanges(kind: string, oldObject: unknown, newObject: unknown): Violation[] {
   const violations: Violation[] = [];
   const changed = (path: string[], rule: string, why: string, allowSetting: boolean): void => {
-    const before = field(oldObject, ...path);
-    const after = field(newObject, ...path);
+    const before = fieldAt(oldObject, path);
+    const after = fieldAt(newObject, path);
     if (before === undefined && allowSetting) return;
     if (isDeepStrictEqual(before, after)) return;
     violations.push({ field: path.join('.'), rule, message: `immutable once set: was ${show(before)}, now ${show(after)}; ${why}` });

@@ -8,19 +8,41 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The value at `path`, or undefined when any step is missing or not an object. */
-export function field(object: unknown, ...path: string[]): unknown {
+/** The value under `key` of an object; undefined when `node` is not one or has no such own key. */
+function step(node: unknown, key: string): unknown {
+  return isPlainObject(node) && Object.hasOwn(node, key) ? node[key] : undefined;
+}
+
+/**
+ * The value at the path `a`, `b`, ... (up to five keys), or undefined when any step is missing or
+ * not an object. Fixed parameters rather than a rest array: the assigner reads a handful of fields
+ * of every object of the cluster in each full pass, and a rest array is garbage per call.
+ */
+export function field(object: unknown, a: string, b?: string, c?: string, d?: string, e?: string): unknown {
+  let node = step(object, a);
+  if (b === undefined || node === undefined) return node;
+  node = step(node, b);
+  if (c === undefined || node === undefined) return node;
+  node = step(node, c);
+  if (d === undefined || node === undefined) return node;
+  node = step(node, d);
+  if (e === undefined || node === undefined) return node;
+  return step(node, e);
+}
+
+/** The value at `path` (any length), or undefined when any step is missing or not an object. */
+export function fieldAt(object: unknown, path: readonly string[]): unknown {
   let node = object;
   for (const key of path) {
-    if (!isPlainObject(node) || !Object.hasOwn(node, key)) return undefined;
-    node = node[key];
+    node = step(node, key);
+    if (node === undefined) return undefined;
   }
   return node;
 }
 
-/** A non-empty string at `path`, else undefined. */
-export function stringField(object: unknown, ...path: string[]): string | undefined {
-  const value = field(object, ...path);
+/** A non-empty string at the path `a`, `b`, ..., else undefined. */
+export function stringField(object: unknown, a: string, b?: string, c?: string, d?: string, e?: string): string | undefined {
+  const value = field(object, a, b, c, d, e);
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 

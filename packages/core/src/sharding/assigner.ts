@@ -13,7 +13,7 @@ import { drainLabel, shardLabel } from './labels.js';
 import { planShardLabels, type ShardLabelChange } from './plan.js';
 import { shardKeySourceOf, type ShardKeyContext } from './resource-key.js';
 import { watchPendingEdits } from './pending-edits-watch.js';
-import { shardRecordPages } from './record-pages.js';
+import { ShardRecordPager } from './record-pages.js';
 import { StringPool, shardRecordOf, type ShardRecord } from './shard-record.js';
 import { ShardLeaseReader, isDeadShard, type ShardMembership } from './shard-leases.js';
 
@@ -346,21 +346,21 @@ export class ShardAssigner {
    * a long pass must not leave them unworked until it ends.
    */
   async #planPages(kind: ManagedKindName, labelSelector: string | undefined, pageSize: number, planning: Planning, signal: AbortSignal | undefined, only?: (record: ShardRecord) => boolean): Promise<string | undefined> {
-    const pages = shardRecordPages(this.#rest, kind, this.#pool, { limit: pageSize, ...(labelSelector !== undefined ? { labelSelector } : {}) }, signal);
+    const pager = new ShardRecordPager(this.#rest, kind, this.#pool, { limit: pageSize, ...(labelSelector !== undefined ? { labelSelector } : {}) }, signal);
     let listedAt: string | undefined;
-    try {
-      let next = pages.next();
-      for (;;) {
-        const page = await next;
-        if (page.done === true) break;
-        listedAt ??= page.value.resourceVersion;
-        next = pages.next();
-        next.catch(() => undefined);
-        await this.#planAndApply(only ? page.value.records.filter(only) : page.value.records, planning, signal);
-        await this.#planAndApply(planning.cache.records(kind), planning, signal);
-      }
-    } finally {
-      await pages.return(undefined);
+    let reading = pager.next();
+    // Planning may fail with the next page's read in flight: that read's failure is then nobody's.
+    reading.catch(() => undefined);
+    for (;;) {
+      let page = await reading;
+      if (page === undefined) break;
+      listedAt ??= page.resourceVersion;
+      reading = pager.next();
+      reading.catch(() => undefined);
+      await this.#planAndApply(only ? page.records.filter(only) : page.records, planning, signal);
+      // Let go of before waiting for the next page (see ShardRecordPager): this frame would keep it through that wait.
+      page = undefined;
+      await this.#planAndApply(planning.cache.records(kind), planning, signal);
     }
     return listedAt;
   }
