@@ -16,8 +16,8 @@
 //    process's CPU time per pass (every thread: the compilers' and the collector's too);
 //  - then the bytes a full pass allocates per object, sampled by V8's heap profiler over `--passes`
 //    more passes (objects collected since included), the share of it that outlives a
-//    young-generation collection (over `--passes` more), and the functions that allocate the most and whose allocations outlive one the most:
-//    figures that hold on any machine.
+//    young-generation collection (over `--passes` more), the functions that allocate the most, and
+//    those whose allocations outlive one the most: figures that hold on any machine.
 import { spawn } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
 import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
