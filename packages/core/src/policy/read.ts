@@ -16,9 +16,19 @@ function step(node: unknown, key: string): unknown {
 /**
  * The value at the path `a`, `b`, ... (up to five keys), or undefined when any step is missing or
  * not an object. Fixed parameters rather than a rest array: the assigner reads a handful of fields
- * of every object of the cluster in each full pass, and a rest array is garbage per call.
+ * of every object of the cluster in each full pass, and a rest array is garbage per call. The
+ * overloads take keys that are strings, never undefined: an undefined key would end the path early.
  */
+export function field(object: unknown, a: string): unknown;
+export function field(object: unknown, a: string, b: string): unknown;
+export function field(object: unknown, a: string, b: string, c: string): unknown;
+export function field(object: unknown, a: string, b: string, c: string, d: string): unknown;
+export function field(object: unknown, a: string, b: string, c: string, d: string, e: string): unknown;
 export function field(object: unknown, a: string, b?: string, c?: string, d?: string, e?: string): unknown {
+  return valueAt(object, a, b, c, d, e);
+}
+
+function valueAt(object: unknown, a: string, b: string | undefined, c: string | undefined, d: string | undefined, e: string | undefined): unknown {
   let node = step(object, a);
   if (b === undefined || node === undefined) return node;
   node = step(node, b);
@@ -40,9 +50,14 @@ export function fieldAt(object: unknown, path: readonly string[]): unknown {
   return node;
 }
 
-/** A non-empty string at the path `a`, `b`, ..., else undefined. */
+/** A non-empty string at the path `a`, `b`, ... (as `field` reads it), else undefined. */
+export function stringField(object: unknown, a: string): string | undefined;
+export function stringField(object: unknown, a: string, b: string): string | undefined;
+export function stringField(object: unknown, a: string, b: string, c: string): string | undefined;
+export function stringField(object: unknown, a: string, b: string, c: string, d: string): string | undefined;
+export function stringField(object: unknown, a: string, b: string, c: string, d: string, e: string): string | undefined;
 export function stringField(object: unknown, a: string, b?: string, c?: string, d?: string, e?: string): string | undefined {
-  const value = field(object, a, b, c, d, e);
+  const value = valueAt(object, a, b, c, d, e);
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 

@@ -358,7 +358,7 @@ export class ShardAssigner {
       reading = pager.next();
       reading.catch(() => undefined);
       await this.#planAndApply(only ? page.records.filter(only) : page.records, planning, signal);
-      // Let go of before waiting for the next page (see ShardRecordPager): this frame would keep it through that wait.
+      // Let go of it before waiting for the next page (see ShardRecordPager): this frame would keep it through that wait.
       page = undefined;
       await this.#planAndApply(planning.cache.records(kind), planning, signal);
     }
