@@ -26,8 +26,8 @@ export function imageSettingsOf(dockerfile: string): ImageSettings {
   const env: Record<string, string> = {};
   for (const line of dockerfile.matchAll(/^ENV\s+(.+)$/gm)) {
     for (const pair of line[1]!.trim().split(/\s+/)) {
-      const [key, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-      if (pair.includes('=') && key.startsWith('MALLOC_')) env[key] = value;
+      const equals = pair.indexOf('=');
+      if (equals > 0 && pair.startsWith('MALLOC_')) env[pair.slice(0, equals)] = pair.slice(equals + 1);
     }
   }
   return { nodeFlags, env };

@@ -349,13 +349,12 @@ export class ShardAssigner {
     const pager = new ShardRecordPager(this.#rest, kind, this.#pool, { limit: pageSize, ...(labelSelector !== undefined ? { labelSelector } : {}) }, signal);
     let listedAt: string | undefined;
     let reading = pager.next();
-    // Planning may fail with the next page's read in flight: that read's failure is then nobody's.
-    reading.catch(() => undefined);
     for (;;) {
       let page = await reading;
       if (page === undefined) break;
       listedAt ??= page.resourceVersion;
       reading = pager.next();
+      // Planning may fail with this read in flight: its failure is then nobody's.
       reading.catch(() => undefined);
       await this.#planAndApply(only ? page.records.filter(only) : page.records, planning, signal);
       // Let go of it before waiting for the next page (see ShardRecordPager): this frame would keep it through that wait.
