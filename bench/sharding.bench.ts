@@ -43,7 +43,7 @@
 //     calls per ProviderConfig and service against its limit (burst + rate x window) over windows
 //     of 1 s, 10 s and 60 s.
 // Prints Markdown for docs/benchmarks.md.
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import {
   FLEET_SERVICES,
@@ -68,6 +68,7 @@ import {
   type RateLimit,
 } from '../test/reliability/support/shard-fleet.ts';
 import { kernelFigures, memoryBreakdown } from '../test/reliability/support/memory-probe.ts';
+import { machineBusySeconds, processCpuSeconds } from '../test/reliability/support/process-cpu.ts';
 import { seedBuckets, seedObjects, seedTables } from './support/fleet-seed.ts';
 
 const { values } = parseArgs({
@@ -157,6 +158,29 @@ const seconds = (from: number, to = Date.now()) => ((to - from) / 1000).toFixed(
 const print = (...lines: string[]) => console.log(lines.join('\n'));
 
 /** Polls `check` (a failed poll, such as a reset connection under load, counts as not yet). */
+/** CPU time so far (s): the machine's, the API server's, each replica's of `replicas`, and this process's (the S3 fake, the proxies, the bench's watch). */
+async function cpuSnapshot(replicas: readonly string[]): Promise<{ machine: number; apiServer: number | undefined; replicas: Map<string, number>; bench: number }> {
+  const usage = process.cpuUsage();
+  return {
+    machine: await machineBusySeconds(),
+    apiServer: fleet.apiServerPid === undefined ? undefined : await processCpuSeconds(fleet.apiServerPid),
+    replicas: new Map(await Promise.all(replicas.map(async (name) => [name, await processCpuSeconds(fleet.replicas.get(name)!.pid)] as const))),
+    bench: (usage.user + usage.system) / 1e6,
+  };
+}
+
+/** What each part spent between two snapshots, and per object moved, as a table cell. */
+function cpuSpent(before: Awaited<ReturnType<typeof cpuSnapshot>>, after: Awaited<ReturnType<typeof cpuSnapshot>>, moved: number, assigner: string): string {
+  const part = (label: string, from: number | undefined, to: number | undefined): string =>
+    from === undefined || to === undefined ? `${label} –` : `${label} ${(to - from).toFixed(1)} (${((1000 * (to - from)) / moved).toFixed(2)})`;
+  return [
+    part(`the machine (${cpus().length} cores)`, before.machine, after.machine),
+    part('the API server', before.apiServer, after.apiServer),
+    ...[...after.replicas.keys()].map((name) => part(name === assigner ? `${name} (the assigner)` : name, before.replicas.get(name), after.replicas.get(name))),
+    part('the bench\'s process', before.bench, after.bench),
+  ].join('; ');
+}
+
 async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 3_600_000, everyMs = 1_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -390,8 +414,8 @@ try {
     const edits: Array<{ key: string; kind: FleetKind; name: string; at: number; generation: number; readyAt?: number }> = [];
     let editing = true;
     let watching = true;
-    // when the kill was, and when no object was labelled for the killed replica any more
-    const timeline: { killedAt?: number; relabelledAt?: number } = {};
+    // when the kill was, and from then how many objects were still labelled for the killed replica, read each round
+    const timeline: { killedAt?: number; onVictim: { at: number; count: number }[] } = { onVictim: [] };
     log(`takeover: a user edits ${perRound} objects every 2 s; ${victim} (${victimKeys.size} objects) to be SIGKILLed after ${TAKEOVER_WARMUP_SECONDS} s`);
     const editor = (async () => {
       for (let round = 0; editing; round++) {
@@ -418,15 +442,18 @@ try {
           const state = await looked.get(edit.key);
           if (state?.readyAndSynced && state.observedGeneration >= edit.generation) edit.readyAt = seenAt;
         }
-        if (timeline.killedAt !== undefined && timeline.relabelledAt === undefined && !watch.anyOn(victim)) timeline.relabelledAt = seenAt;
+        if (timeline.killedAt !== undefined) timeline.onVictim.push({ at: seenAt, count: watch.countOn(victim) });
         await sleep(250);
       }
     })();
     await sleep(TAKEOVER_WARMUP_SECONDS * 1000);
+    const survivors = BASE.filter((s) => s !== victim);
+    const cpuBefore = await cpuSnapshot(survivors);
     const killed = Date.now();
     timeline.killedAt = killed;
     await fleet.kill(victim);
-    log(`${victim} killed; the user keeps editing for ${TAKEOVER_EDIT_SECONDS} s`);
+    // On the clock of a `--cpu-prof` profile (bench/cpuprofile-top.ts --from), which every process of the machine shares.
+    log(`${victim} killed at ${process.hrtime.bigint() / 1000n} µs of the profile clock; the user keeps editing for ${TAKEOVER_EDIT_SECONDS} s`);
     await sleep(TAKEOVER_EDIT_SECONDS * 1000);
     editing = false;
     await editor;
@@ -435,9 +462,18 @@ try {
     // The edits decide; adopted, its objects are worked before they are relabelled, which goes on behind them.
     await until('every edit of the killed replica\'s objects Ready', async () => (victimEdits().every((e) => e.readyAt !== undefined) ? true : undefined), 1_800_000, 500);
     const editsDoneAt = Date.now();
-    const stillOnVictim = watch.states().filter((s) => s.shard === victim).length;
+    // The rest of its objects (relabelling moves the edited ones first, and adopted ones are worked before they move).
+    await until('every object of the killed replica relabelled', async () => (timeline.onVictim.at(-1)?.count === 0 ? true : undefined), 1_800_000, 500);
+    const cpuAfter = await cpuSnapshot(survivors);
     watching = false;
     await watcher;
+    log(`its objects relabelled; profile clock ${process.hrtime.bigint() / 1000n} µs`);
+    const cpuRow = cpuSpent(cpuBefore, cpuAfter, victimKeys.size, assigner);
+    /** From the kill, when the objects still labelled for the victim first were at most `share` of those it held. */
+    const movedBy = (share: number) => seconds(killed, timeline.onVictim.find((sample) => sample.count <= victimKeys.size * share)!.at);
+    const firstMove = timeline.onVictim.find((sample) => sample.count < victimKeys.size);
+    const relabelledAt = timeline.onVictim.find((sample) => sample.count === 0)!.at;
+    const pace = firstMove && relabelledAt > firstMove.at ? Math.round(firstMove.count / ((relabelledAt - firstMove.at) / 1000)) : undefined;
     const latency = (list: typeof edits) => list.map((e) => (e.readyAt! - Math.max(e.at, killed)) / 1000);
     const summary = (values: number[]) => (values.length === 0 ? 'none' : `${percentile(values, 0.95).toFixed(1)} s / ${Math.max(...values).toFixed(1)} s (${values.length})`);
     const mine = latency(victimEdits());
@@ -450,7 +486,10 @@ try {
       `\nA replica SIGKILLed in a steady fleet: a user edits ${perRound} random objects every 2 s from ${TAKEOVER_WARMUP_SECONDS} s before the kill to ${TAKEOVER_EDIT_SECONDS} s after it; ${victim} (not the assigner) held ${victimKeys.size} objects; Lease duration ${LEASE_SECONDS} s; takeover ${TAKEOVER === 'adopt' ? 'by adoption (--takeover adopt)' : 'by relabelling (--takeover relabel)'} (load ${load()}):\n`,
       '| measure | result |',
       '|---|---:|',
-      `| kill to every one of its objects relabelled for a survivor${TAKEOVER === 'adopt' ? ' (the adopters work them meanwhile)' : ''} | ${timeline.relabelledAt !== undefined ? `${seconds(killed, timeline.relabelledAt)} s` : `not yet when the edits were done, ${seconds(killed, editsDoneAt)} s after the kill: ${stillOnVictim} still labelled for it`} |`,
+      `| kill to its last edit Ready | ${seconds(killed, editsDoneAt)} s |`,
+      `| kill to its first / half / every one of its objects relabelled for a survivor${TAKEOVER === 'adopt' ? ' (the adopters work them meanwhile)' : ''} | ${firstMove ? seconds(killed, firstMove.at) : '–'} s / ${movedBy(0.5)} s / **${seconds(killed, relabelledAt)} s** |`,
+      `| objects relabelled per second, from the first read that showed one moved to the last | ${pace ?? '–'} |`,
+      `| CPU from the kill to the last object relabelled, s (and ms per object moved) | ${cpuRow} |`,
       `| edits of its objects pending at the kill / made after it | ${pendingAtKill} / ${victimEdits().length - pendingAtKill} |`,
       `| each of those edits: from the later of the edit and the kill to Ready at its generation, p95 / max (count); goal ≤ ${goal} s | **${summary(mine)}** |`,
       `| within the goal | **${mine.every((v) => v <= goal) ? 'yes' : `no (${mine.filter((v) => v > goal).length} over)`}** |`,
@@ -480,7 +519,7 @@ try {
     await fleet.kill(victim);
     const victimKeys = new Set(victimObjects.map((o) => `${o.kind}/${o.name}`));
     const victimDone = victimObjects.length - (await objectStates()).filter((s) => victimKeys.has(`${s.kind}/${s.name}`) && !s.ready).length;
-    const relabelledAt = await until('the victim\'s objects relabelled', async () => (watch.anyOn(victim) ? undefined : Date.now()), 3_600_000, 250);
+    const relabelledAt = await until('the victim\'s objects relabelled', async () => (watch.countOn(victim) > 0 ? undefined : Date.now()), 3_600_000, 250);
     const victimReadyAt = await until('the victim\'s objects Ready for the edit', async () => {
       const states = await objectStates();
       return states.filter((s) => victimKeys.has(`${s.kind}/${s.name}`)).every((s) => s.ready && s.shard !== undefined && survivors.includes(s.shard)) ? Date.now() : undefined;

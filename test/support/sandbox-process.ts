@@ -15,6 +15,8 @@ export interface SandboxProcessOptions {
 
 export interface SandboxProcess {
   kubeconfig: string;
+  /** The child's process id. */
+  pid: number;
   /** Starts a CPU measurement; under `--cpu-prof` the child prints `label` on the profile clock. */
   mark(label?: string): void;
   /** The server's CPU (user + system, µs) since the last mark. */
@@ -74,6 +76,7 @@ export async function startSandboxProcess(options: SandboxProcessOptions = {}): 
     });
   return {
     kubeconfig,
+    pid: child.pid!,
     mark: (label = '') => void ask({ ask: 'mark', label }),
     cpuMicros: () => ask<number>({ ask: 'cpu' }),
     requestCount: () => ask<number>({ ask: 'count' }),

@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { Annotations, FINALIZER, type Bucket, type ProviderConfig } from '@k8or/api';
-import { DEFERRED_CHECK_SLOT_GRACE_MS, DriftBudgetRules, EVERY_SERVICE, awaitsItsSlot, delayAfterCheck, delayOfDeferredCheck, delayUntilNextCheck, driftCheckBudgetViolations, firstCheckDelay, nextCheckAt, phaseFraction, planDriftChecks, type CheckedResource, type ProviderPlugin } from '@k8or/core';
+import { DEFERRED_CHECK_SLOT_GRACE_MS, DriftBudgetRules, EVERY_SERVICE, awaitsItsSlot, delayAfterCheck, delayOfDeferredCheck, delayUntilNextCheck, driftCheckBudgetViolations, firstCheckDelay, nextCheckAt, phaseFraction, planDriftChecks, readObjectAwaitsItsSlot, type CheckedResource, type ProviderPlugin } from '@k8or/core';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-11-27T12:00:00Z');
@@ -87,6 +87,20 @@ describe('the drift-check schedule', () => {
     }
     const handled = inSync({ metadata: { annotations: { [Annotations.reconcileRequestedAt]: '2026-11-27T11:58:00Z' } }, status: { lastHandledReconcileAt: '2026-11-27T11:58:00Z' } });
     assert.equal(awaitsItsSlot(handled), true, 'a reconcile request already handled asks for nothing');
+  });
+
+  it('reads an object of any shape from the API server: one not of the API\'s shape is worked at once, never thrown on', () => {
+    assert.equal(readObjectAwaitsItsSlot(inSync()), true);
+    assert.equal(readObjectAwaitsItsSlot(inSync({ metadata: { generation: 4 } })), false, 'a new generation');
+    const malformed: [string, unknown][] = [
+      ['not an object', 'bucket'],
+      ['null', null],
+      ['no metadata', { ...inSync(), metadata: undefined }],
+      ['a status that is not an object', { ...inSync(), status: 'Ready' }],
+      ['conditions that are not a list', { ...inSync(), status: { ...inSync().status, conditions: { type: 'Ready' } } }],
+      ['a condition that is not an object', { ...inSync(), status: { ...inSync().status, conditions: [null, ...(inSync().status?.conditions ?? [])] } }],
+    ];
+    for (const [why, object] of malformed) assert.equal(readObjectAwaitsItsSlot(object), false, why);
   });
 });
 

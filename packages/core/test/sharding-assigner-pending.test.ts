@@ -1,10 +1,13 @@
-// When a shard dies, the assigner moves first its objects with a user's change pending (generation
-// ahead of status.observedGeneration): they are the ones someone waits for. And one a user edits
-// while the assigner relabels moves as the edit comes, not when the relabel reaches it.
+// When a shard dies, the assigner moves first its objects that need work at once (a user's edit, a
+// failed reconcile to retry, a reconcile asked for: all but those in sync, which wait for their
+// drift-check slot): they are the ones someone waits for. It reads them while the shard is silent,
+// before its Lease expires. And one a user edits while the assigner relabels moves as the edit
+// comes, not when the relabel reaches it.
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
+import { pino, type Logger } from 'pino';
 import { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION, type ManagedResource } from '@k8or/api';
+import { API_VERSION, Annotations, FINALIZER, type ManagedResource } from '@k8or/api';
 import { KubeRest, ShardAssigner, ShardLeaseReader, corePath, installCrds, isDeadShard, k8orPath, shardLabel, shardLease, type LeaderElector } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin, waitFor } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
@@ -15,6 +18,12 @@ const ring = 'k8or';
 const namespace = 'k8or-system';
 const NS = 'team-a';
 
+/** The status a shard's engine leaves on an object in sync at `generation` (`ready`: its Ready condition's status). */
+function statusAt(generation: number | undefined, ready: 'True' | 'False' = 'True', message = ''): Record<string, unknown> {
+  const condition = (type: string, status: string) => ({ type, status, reason: status === 'True' ? 'ReconcileSuccess' : 'ReconcileError', message, lastTransitionTime: '2026-11-30T04:00:00Z', observedGeneration: generation });
+  return { observedGeneration: generation, conditions: [condition('Ready', ready), condition('Synced', 'True')] };
+}
+
 /** A sandbox with 60 Buckets, three shards' Leases, and an assigner that relabels, with pages small enough that a shard's objects take several. */
 class Fleet {
   readonly shards = new Map<string, LeaderElector>();
@@ -24,7 +33,7 @@ class Fleet {
   assigner!: ShardAssigner;
   proxy: HoldingProxy | undefined;
 
-  async start(options: { holdRequests?: (method: string, url: URL) => boolean } = {}): Promise<void> {
+  async start(options: { holdRequests?: (method: string, url: URL) => boolean; logger?: Logger } = {}): Promise<void> {
     this.sandbox = await startSandbox({ recordRequests: true });
     this.kubeConfig = new KubeConfig();
     this.kubeConfig.loadFromString(this.sandbox.kubeconfig);
@@ -37,16 +46,17 @@ class Fleet {
       await this.user.create(k8orPath('Bucket', NS), { apiVersion: API_VERSION, kind: 'Bucket', metadata: { name: `bucket-${i}`, namespace: NS }, spec: { name: `data-${i}` } });
     }
     if (options.holdRequests) this.proxy = await startHoldingProxy(this.sandbox, options.holdRequests);
-    this.assigner = new ShardAssigner({ kubeConfig: this.proxy?.kubeConfig ?? this.kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', listPageSize: 5 });
+    this.assigner = new ShardAssigner({ kubeConfig: this.proxy?.kubeConfig ?? this.kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', listPageSize: 5, ...(options.logger ? { logger: options.logger } : {}) });
     for (const name of ['shard-a', 'shard-b', 'shard-c']) {
       const lease = shardLease({ kubeConfig: this.kubeConfig, namespace, ring, shard: name, leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 300 });
       void lease.run({ onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
       this.shards.set(name, lease);
     }
     await this.syncWith(['shard-a', 'shard-b', 'shard-c']);
-    // Every object reconciled at its generation, as a shard's engine leaves it.
+    // Every object in sync at its generation, as a shard's engine leaves it: its finalizer, Ready and Synced.
     for (const bucket of await this.buckets()) {
-      await this.user.update(k8orPath('Bucket', NS, bucket.metadata.name, 'status'), { ...bucket, status: { observedGeneration: bucket.metadata.generation } });
+      const held = await this.user.patch<ManagedResource>(k8orPath('Bucket', NS, bucket.metadata.name), { metadata: { finalizers: [FINALIZER] } });
+      await this.user.update(k8orPath('Bucket', NS, bucket.metadata.name, 'status'), { ...held, status: statusAt(held.metadata.generation) });
     }
   }
 
@@ -79,7 +89,7 @@ class Fleet {
   }
 }
 
-describe('the shard assigner: a dead shard\'s objects with a change pending', () => {
+describe('the shard assigner: a dead shard\'s objects that need work at once', () => {
   const fleet = new Fleet();
   before(() => fleet.start());
   after(() => fleet.stop());
@@ -87,16 +97,21 @@ describe('the shard assigner: a dead shard\'s objects with a change pending', ()
   it('relabels them before the dead shard\'s other objects', async () => {
     const onC = (await fleet.buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').map((b) => b.metadata.name).sort();
     assert.ok(onC.length >= 8, `shard-c holds ${onC.length} objects`);
-    // A user edits two of shard-c's objects, the last ones its pages list.
-    const edited = onC.slice(-2);
+    // The last ones its pages list: a user edits two; one failed its last reconcile (Ready False at
+    // its generation, a retry due); on one a user asked for a reconcile (an annotation: no new generation).
+    const [failed, requested, ...edited] = onC.slice(-4) as [string, string, string, string];
     for (const name of edited) await fleet.user.patch(k8orPath('Bucket', NS, name), { spec: { versioning: true } });
+    const failing = (await fleet.user.get<ManagedResource>(k8orPath('Bucket', NS, failed)))!;
+    await fleet.user.patch(k8orPath('Bucket', NS, failed, 'status'), { status: statusAt(failing.metadata.generation, 'False', 'AccessDenied') });
+    await fleet.user.patch(k8orPath('Bucket', NS, requested), { metadata: { annotations: { [Annotations.reconcileRequestedAt]: '2026-11-30T04:10:00Z' } } });
+    const first = [failed, requested, ...edited].sort();
 
     await fleet.shards.get('shard-c')!.stop({ release: false });
     fleet.sandbox.clearRequestLog();
     await fleet.syncWith(['shard-a', 'shard-b']);
     const moved = fleet.moves();
     assert.deepEqual([...moved].sort(), onC, 'every object of the dead shard moved, once');
-    assert.deepEqual([...moved.slice(0, 2)].sort(), edited, `the edited ones first: ${moved.join(', ')}`);
+    assert.deepEqual([...moved.slice(0, first.length)].sort(), first, `the ones that need work first: ${moved.join(', ')}`);
     assert.ok((await fleet.buckets()).every((b) => b.metadata.labels?.[SHARD] === 'shard-a' || b.metadata.labels?.[SHARD] === 'shard-b'));
   });
 });
@@ -124,6 +139,7 @@ describe('the shard assigner: a dead shard\'s object edited while its objects ar
     const listed = await fleet.buckets(deadShard);
     const edited = listed.at(-1)!.metadata.name!;
     const statusOnly = listed.at(-2)!;
+    const requested = listed.at(-3)!.metadata.name!;
 
     await fleet.shards.get('shard-c')!.stop({ release: false });
     const reader = new ShardLeaseReader({ kubeConfig: fleet.kubeConfig, namespace, ring });
@@ -139,11 +155,15 @@ describe('the shard assigner: a dead shard\'s object edited while its objects ar
       await waitFor('the relabel\'s second read held', () => fleet.proxy!.held === 1);
       // Its first read found nothing pending, and moved nothing.
       assert.deepEqual(fleet.moves(), []);
-      // A write with no change pending (a status write) is not one to move ahead.
-      await fleet.user.patch(k8orPath('Bucket', NS, statusOnly.metadata.name, 'status'), { status: { observedGeneration: statusOnly.metadata.generation, conditions: [] } });
+      // A write that leaves its object in sync (a status write, a message changed) is not one to move ahead.
+      await fleet.user.patch(k8orPath('Bucket', NS, statusOnly.metadata.name, 'status'), { status: statusAt(statusOnly.metadata.generation, 'True', 'checked again') });
       await fleet.user.patch(k8orPath('Bucket', NS, edited), { spec: { versioning: true } });
       await waitFor(`${edited} relabelled for a live shard while the relabel waits`, () => fleet.onLiveShard(edited), 30_000);
       assert.deepEqual(fleet.moves(), [edited], 'only the edited object moved ahead');
+      // A reconcile asked for (an annotation: no new generation) needs work at once too.
+      await fleet.user.patch(k8orPath('Bucket', NS, requested), { metadata: { annotations: { [Annotations.reconcileRequestedAt]: '2026-11-30T04:20:00Z' } } });
+      await waitFor(`${requested} relabelled for a live shard while the relabel waits`, () => fleet.onLiveShard(requested), 30_000);
+      assert.deepEqual(fleet.moves(), [edited, requested], 'then the one asked to be reconciled');
     } finally {
       fleet.proxy!.release();
     }
@@ -151,5 +171,70 @@ describe('the shard assigner: a dead shard\'s object edited while its objects ar
     assert.deepEqual(result.membership.live, ['shard-a', 'shard-b']);
     assert.deepEqual([...fleet.moves()].sort(), onC, 'every object of the dead shard moved, once');
     assert.ok((await fleet.buckets()).every((b) => b.metadata.labels?.[SHARD] === 'shard-a' || b.metadata.labels?.[SHARD] === 'shard-b'));
+  });
+});
+
+describe('the shard assigner: a shard that went silent', () => {
+  const deadShard = `${SHARD} in (shard-c)`;
+  const said: { msg: string; shard?: string }[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void said.push(JSON.parse(line) as { msg: string; shard?: string }) });
+  const fleet = new Fleet();
+  before(() => fleet.start({ logger }));
+  after(() => fleet.stop());
+
+  /** What the assigner logged of reading a silent shard's objects, and of stopping when it renewed, in order. */
+  const events = (): string[] => said.filter((line) => line.shard !== undefined && /silent|not been renewed/.test(line.msg)).map((line) => `${line.shard}: ${line.msg.startsWith('a silent shard renewed') ? 'renewed' : 'silent'}`);
+
+  it('stops reading a silent shard\'s objects once it renews its Lease, and moves none of them', async () => {
+    const shardB = fleet.shards.get('shard-b')!;
+    await shardB.stop({ release: false });
+    const leading = new AbortController();
+    const running = fleet.assigner.run(leading.signal, 600_000);
+    try {
+      await waitFor('shard-b read as silent', () => events().includes('shard-b: silent'), 30_000);
+      fleet.sandbox.clearRequestLog();
+      // A replica of that name back before its Lease expired (a paused process, say): it holds its Lease again.
+      const back = shardLease({ kubeConfig: fleet.kubeConfig, namespace, ring, shard: 'shard-b', leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 300 });
+      void back.run({ onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
+      fleet.shards.set('shard-b', back);
+      await waitFor('shard-b read as renewed', () => events().includes('shard-b: renewed'), 30_000);
+      assert.deepEqual(events(), ['shard-b: silent', 'shard-b: renewed']);
+      assert.deepEqual(fleet.moves(), [], 'nothing of a shard that renewed moves');
+    } finally {
+      leading.abort();
+      await running;
+    }
+  });
+
+  it('reads its objects that need work before its Lease expires, and when it does moves them first, without reading them again', async () => {
+    said.length = 0;
+    const onC = (await fleet.buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').map((b) => b.metadata.name!).sort();
+    assert.ok(onC.length >= 8, `shard-c holds ${onC.length} objects`);
+    const edited = onC.slice(-2);
+    for (const name of edited) await fleet.user.patch(k8orPath('Bucket', NS, name), { spec: { versioning: true } });
+    const leading = new AbortController();
+    const running = fleet.assigner.run(leading.signal, 600_000);
+    try {
+      fleet.sandbox.clearRequestLog();
+      await fleet.shards.get('shard-c')!.stop({ release: false });
+      await waitFor('every object of shard-c on a live shard', async () => {
+        for (const name of onC) if (!(await fleet.onLiveShard(name))) return false;
+        return true;
+      }, 60_000, 200);
+    } finally {
+      leading.abort();
+      await running;
+    }
+    assert.deepEqual(events(), ['shard-c: silent']);
+    const log = fleet.sandbox.requestLog;
+    const fence = log.findIndex((r) => r.resource === 'leases' && r.verb === 'update' && r.name === 'shard-c' && r.userAgent?.startsWith('k8or-shard-leases'));
+    assert.ok(fence >= 0, 'the assigner took shard-c\'s Lease before moving its objects');
+    const readsOfC = (from: number, to: number) => log.slice(from, to).filter((r) => r.verb === 'list' && r.resource === 'buckets' && r.labelSelector === deadShard).length;
+    const before = readsOfC(0, fence);
+    assert.ok(before > 0, 'shard-c\'s objects were read while it was silent, before its Lease expired');
+    assert.equal(readsOfC(fence, log.length), before, 'after the Lease expired, one more read of them (the rest), not two');
+    const moved = fleet.moves();
+    assert.deepEqual([...moved].sort(), onC, 'every object of the dead shard moved, once');
+    assert.deepEqual([...moved.slice(0, edited.length)].sort(), edited, `the edited ones first: ${moved.join(', ')}`);
   });
 });

@@ -35,8 +35,8 @@ describe('shard Leases in the sandbox', () => {
   });
 
   /** Short durations keep expiry quick: a 2 s Lease (1.5 s rounds up), renewed every 200 ms. */
-  function startShard(ring: string, name: string): Shard {
-    const lease = shardLease({ kubeConfig, namespace, ring, shard: name, leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 });
+  function startShard(ring: string, name: string, leaseDurationMs = 1500): Shard {
+    const lease = shardLease({ kubeConfig, namespace, ring, shard: name, leaseDurationMs, renewDeadlineMs: 1000, retryPeriodMs: 200 });
     const shard: Shard = { name, lease, running: Promise.resolve(), signal: undefined };
     shard.running = lease.run({ onStartedLeading: (signal) => void (shard.signal = signal), onStoppedLeading: () => undefined });
     shards.push(shard);
@@ -99,6 +99,22 @@ describe('shard Leases in the sandbox', () => {
     assert.ok(waited >= 2000, `called dead ${waited.toFixed(0)} ms after its last record was seen, before its 2 s Lease expired`);
     assert.deepEqual(who(membership), { live: [`${ring}-b`], expiring: [] });
     assert.ok(isDeadShard(membership, a.name));
+  });
+
+  it('calls a crashed shard silent once a third of its Lease duration passed without a renewal, and live until the Lease expires', async () => {
+    const { ring, reader } = newRing();
+    // A 6 s Lease: silent from 2 s on, live until 6 s, a window no read of a loaded machine misses.
+    const a = startShard(ring, `${ring}-a`, 6000);
+    startShard(ring, `${ring}-b`);
+    await readUntil(reader, 'two live shards', (m) => m.live.length === 2);
+    assert.equal((await reader.read()).silent?.includes(a.name) ?? false, false, 'a shard that renews is not silent');
+    await a.lease.stop({ release: false });
+    const stoppedAt = performance.now();
+    const silent = await readUntil(reader, 'the crashed shard silent, or dead', (m) => m.silent?.includes(a.name) === true || !m.live.includes(a.name));
+    assert.deepEqual({ live: silent.live, silent: silent.silent }, { live: [`${ring}-a`, `${ring}-b`], silent: [`${ring}-a`] }, 'silent while still live');
+    assert.ok(performance.now() - stoppedAt >= 2000 - 300, 'not silent before a third of its Lease passed (less a renewal period)');
+    const dead = await readUntil(reader, 'the crashed shard to drop out', (m) => !m.live.includes(a.name));
+    assert.equal(dead.silent, undefined, 'a dead shard is not silent: it is not live');
   });
 
   it('gives a shard whose Lease was taken or deleted time to stop: expiring, then dead', async () => {

@@ -148,3 +148,38 @@ describe('openWatchStream: bytes', () => {
     assert.deepEqual(names, ['münchen']);
   });
 });
+
+describe('openWatchStream: the event types asked for', () => {
+  it('tells only the types asked for and ERROR, whatever order a line\'s keys come in, and never decodes a line its type already rules out', async () => {
+    const event = (type: string, name: string): string => `${JSON.stringify({ type, object: { metadata: { name, resourceVersion: '1' } } })}\n`;
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write(event('ADDED', 'added'));
+      // Not JSON: decoding it would end the stream as an error. Its type is in its first bytes.
+      response.write('{"type":"DELETED","object":{"metadata":{"name":"gone" \n');
+      response.write(event('MODIFIED', 'modified'));
+      // The type last: decoded, and dropped for its type.
+      response.write(`${JSON.stringify({ object: { metadata: { name: 'deleted-type-last' } }, type: 'DELETED' })}\n`);
+      response.write(event('BOOKMARK', 'bookmark'));
+      response.end(event('ERROR', 'error'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const access = { getCurrentCluster: () => ({ server: `http://127.0.0.1:${port}` }), applyToHTTPSOptions: async () => undefined } as KubeAccess;
+    const seen: string[] = [];
+    try {
+      const stream = openWatchStream(access, '/api/v1/configmaps', {
+        query: {},
+        inactivityMs: 30_000,
+        userAgent: 'watch-stream-test',
+        types: new Set(['ADDED', 'MODIFIED']),
+        onEvent: (type, object) => void seen.push(`${type} ${(object as { metadata: { name: string } }).metadata.name}`),
+      });
+      assert.deepEqual(await stream.ended, { reason: 'closed' });
+      assert.deepEqual(seen, ['ADDED added', 'MODIFIED modified', 'ERROR error']);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});

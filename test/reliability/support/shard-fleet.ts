@@ -64,7 +64,7 @@ export interface FleetOptions {
 }
 
 /** The API server the fleet runs against, in this process or a child one. */
-type FleetApiServer = Pick<SandboxProcess, 'kubeconfig' | 'requestCount' | 'operatorWritesSince' | 'stop'>;
+type FleetApiServer = Pick<SandboxProcess, 'kubeconfig' | 'requestCount' | 'operatorWritesSince' | 'stop'> & { pid?: number };
 
 /** The embedded API server on this process's thread, as a FleetApiServer. */
 function inline(sandbox: Sandbox): FleetApiServer {
@@ -113,6 +113,8 @@ export interface Fleet {
   home: string;
   /** The API server's admin kubeconfig. */
   kubeconfig: string;
+  /** The API server's process, with `apiServerProcess`; undefined when it runs in this one. */
+  apiServerPid: number | undefined;
   /** What the API server logged of the requests it served. */
   requests: {
     count(): Promise<number>;
@@ -195,6 +197,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     const fleet: Fleet = {
       home,
       kubeconfig: sandbox.kubeconfig,
+      apiServerPid: sandbox.pid,
       requests: { count: () => sandbox.requestCount(), operatorWritesSince: (from) => sandbox.operatorWritesSince(from) },
       admin,
       proxies,
@@ -440,9 +443,11 @@ export class ObjectStatesWatch {
   }
 
   /** Whether any object is labelled for `shard`, without copying the states. */
-  anyOn(shard: string): boolean {
-    for (const informer of this.#informers) for (const watched of informer.cache.list()) if (watched.state.shard === shard) return true;
-    return false;
+  /** How many objects are labelled for `shard`. */
+  countOn(shard: string): number {
+    let count = 0;
+    for (const informer of this.#informers) for (const watched of informer.cache.list()) if (watched.state.shard === shard) count++;
+    return count;
   }
 
   stop(): void {

@@ -41,6 +41,11 @@ export class LeaseObservation {
     return this.#record?.holderIdentity || undefined;
   }
 
+  /** How long, by this observer's clock, the record has stayed as it is; 0 before the first observation. */
+  unchangedFor(now = performance.now()): number {
+    return this.#record ? now - this.#changedAt : 0;
+  }
+
   /** The record seen has not expired yet by this observer's clock; `defaultDurationMs` when the record states none. */
   unexpired(defaultDurationMs: number, now = performance.now()): boolean {
     if (!this.#record) return false;

@@ -83,6 +83,17 @@ export function awaitsItsSlot(resource: ManagedResource): boolean {
 }
 
 /**
+ * `awaitsItsSlot` for an object as read from the API server (a list or watch), not yet known to be
+ * of the API's shape: false, so worked at once, for one that is not.
+ */
+export function readObjectAwaitsItsSlot(object: unknown): boolean {
+  const status = field(object, 'status');
+  const conditions = field(object, 'status', 'conditions');
+  const wellFormed = isPlainObject(field(object, 'metadata')) && (status === undefined || isPlainObject(status)) && (conditions === undefined || (Array.isArray(conditions) && conditions.every(isPlainObject)));
+  return wellFormed && awaitsItsSlot(object as ManagedResource);
+}
+
+/**
  * How long after the operator starts (or first sees it) the object is first
  * reconciled: 0 unless it `awaitsItsSlot`, else until its next slot.
  */

@@ -12,7 +12,7 @@ import { shardKeyHash } from './keys.js';
 import { drainLabel, shardLabel } from './labels.js';
 import { planShardLabels, type ShardLabelChange } from './plan.js';
 import { shardKeySourceOf, type ShardKeyContext } from './resource-key.js';
-import { watchPendingEdits } from './pending-edits-watch.js';
+import { NeedsWorkFollower, needsWorkNow } from './needs-work-follower.js';
 import { ShardRecordPager } from './record-pages.js';
 import { StringPool, shardRecordOf, type ShardRecord } from './shard-record.js';
 import { ShardLeaseReader, isDeadShard, type ShardMembership } from './shard-leases.js';
@@ -119,6 +119,11 @@ export class ShardAssigner {
    * to let go of them. Rebuilt by each full pass.
    */
   readonly #awaitingLetGo = new Map<string, Set<string>>();
+  /**
+   * Per shard that went silent (`ShardMembership.silent`) or died, per kind: its objects that need
+   * work at once, read before its Lease expired, for a departed pass to move first.
+   */
+  readonly #followers = new Map<string, Map<ManagedKindName, NeedsWorkFollower>>();
   /** What the last full pass planned with, and whether it wrote every change it planned. */
   #lastFullPass: { membership: ShardMembership; contextVersion: number; startedAt: number; clean: boolean } | undefined;
 
@@ -213,11 +218,13 @@ export class ShardAssigner {
       await sleepUnlessAborted(LEASE_POLL_MS, signal);
       if (signal.aborted || since === undefined) continue;
       const now = await this.#reader.read().catch(() => undefined);
+      if (now) this.#followSilent(now);
       if (now && !sameMembership(now, since)) return;
     }
   }
 
   close(): void {
+    this.#stopFollowing(() => true);
     this.#standing?.stop();
     this.#rest.close();
   }
@@ -237,6 +244,16 @@ export class ShardAssigner {
   async #passOver(cache: AssignmentCache, signal: AbortSignal | undefined): Promise<{ result: ShardSyncResult; reach: AssignmentPassReach }> {
     signal?.throwIfAborted();
     const read = await this.#reader.read();
+    this.#followSilent(read);
+    try {
+      return await this.#passFrom(read, cache, signal);
+    } finally {
+      // Any pass at a membership where a shard is not live has moved its objects (or failed, and the next one reads them all again).
+      this.#stopFollowing((shard) => !read.live.includes(shard));
+    }
+  }
+
+  async #passFrom(read: ShardMembership, cache: AssignmentCache, signal: AbortSignal | undefined): Promise<{ result: ShardSyncResult; reach: AssignmentPassReach }> {
     // Without adoption, no dead shard is taken to be adopted by the live ones (`leased`), so its objects move at once.
     const membership: ShardMembership = this.#options.adoptDeadShards ? read : { ...read, leased: [] };
     const result: ShardSyncResult = { membership, applied: [], skipped: [] };
@@ -261,24 +278,25 @@ export class ShardAssigner {
     // An adopted shard's objects too: one whose adopter left is handed on from that adopter.
     const departed = reach === 'all' ? [] : [...new Set([...reach.departed, ...(membership.adoptions ?? []).map((adoption) => adoption.shard)])].sort();
     const selectorsOf = (kind: ManagedKindName): (string | undefined)[] => (reach === 'all' ? [undefined] : departedSelectors(kind, departed));
-    // Relabelling, a departed shard's objects with a user's change pending move first: a read of
-    // its objects that moves only those, then the pass that moves the rest (each still a
+    // Relabelling, a departed shard's objects that need work at once move first (a user's edit, a
+    // delete, a failed reconcile to retry: all but those in sync, waiting for their drift-check
+    // slot): a read of its objects that moves only those (made while the shard was silent, before
+    // its Lease expired, where this leader saw that), then the pass that moves the rest (each still a
     // compare-and-swap write, planned the same way). The rest waits for one more read of them.
     // Each object moved first leaves the selectors the second read uses. Not with an adoption:
     // a drain written in the first read would be planned again in the second from this pass's
-    // membership, which does not show the adoption the first write made (and adopters work a
-    // dead shard's pending changes first anyway).
-    // An edit made after that first read is followed by a watch from it, and its object moved as it comes.
+    // membership, which does not show the adoption the first write made (and adopters work at once
+    // what needs it anyway).
+    // An object that comes to need work after that first read is followed by a watch from it, and moved as it comes.
     const adopting = this.#options.adoptDeadShards === true || (membership.adoptions ?? []).length > 0;
     const following: { stop(): Promise<void> }[] = [];
     const pageSize = reach === 'all' ? (this.#options.fullPassPageSize ?? FULL_PASS_PAGE_SIZE) : (this.#options.listPageSize ?? LIST_PAGE_SIZE);
     try {
       if (reach !== 'all' && !adopting) {
         for (const kind of kinds) {
-          const [labelledDeparted, drainingElsewhere] = departedSelectors(kind, departed);
-          const listedAt = await this.#planPages(kind, labelledDeparted, pageSize, planning, signal, (record) => record.changePending);
-          if (listedAt !== undefined) following.push(this.#moveEditsAsTheyCome(kind, labelledDeparted, listedAt, planning, signal));
-          await this.#planPages(kind, drainingElsewhere, pageSize, planning, signal, (record) => record.changePending);
+          const drainingElsewhere = departedSelectors(kind, departed)[1];
+          following.push(await this.#moveNeedingWork(kind, departed, pageSize, planning, signal));
+          await this.#planPages(kind, drainingElsewhere, pageSize, planning, signal, needsWorkNow);
         }
       }
       for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, pageSize, planning, signal);
@@ -308,60 +326,91 @@ export class ShardAssigner {
   }
 
   /**
-   * While a departed pass relabels: each of a dead shard's objects (`labelSelector`) that a user
-   * edits after the read at `fromResourceVersion` is planned and moved as the edit comes, one at a
-   * time, rather than when the pass's next read reaches it. A watch that fails only ends this: the
-   * pass moves every object anyway.
+   * Moves the departed shards' objects of `kind` that need work at once: those their followers read
+   * while the shards were silent (each still following since), else read now, and, until `stop()`,
+   * each that comes to need work later, as it comes, one page or object at a time. Resolves once
+   * those read first have moved (or failed to: the pass moves every object anyway).
    */
-  #moveEditsAsTheyCome(kind: ManagedKindName, labelSelector: string, fromResourceVersion: string, planning: Planning, signal: AbortSignal | undefined): { stop(): Promise<void> } {
+  async #moveNeedingWork(kind: ManagedKindName, departed: readonly string[], pageSize: number, planning: Planning, signal: AbortSignal | undefined): Promise<{ stop(): Promise<void> }> {
+    const early = departed.map((shard) => this.#followers.get(shard)?.get(kind));
+    for (const shard of departed) this.#followers.get(shard)?.delete(kind);
+    let followers = early.filter((follower) => follower !== undefined);
+    if (followers.length < departed.length || followers.some((follower) => !follower.following)) {
+      await Promise.all(followers.map((follower) => follower.stop()));
+      followers = [this.#follower(kind, departedSelectors(kind, departed)[0], pageSize)];
+    }
     let moving = Promise.resolve();
-    const watch = watchPendingEdits({
-      kubeConfig: this.#options.kubeConfig,
-      kind,
-      labelSelector,
-      fromResourceVersion,
-      pool: this.#pool,
-      onPending: (record) => {
-        moving = moving
-          .then(() => this.#planAndApply([record], planning, signal))
-          .catch((error: unknown) => {
-            if (!signal?.aborted) this.#options.logger?.warn({ err: error instanceof Error ? error.message : String(error), kind, name: record.name, namespace: record.namespace }, 'moving an edited object of a dead shard failed; the pass moves it');
-          });
-      },
-    });
+    const move = (records: ShardRecord[]): void => {
+      moving = moving
+        .then(() => this.#planAndApply(records, planning, signal))
+        .catch((error: unknown) => {
+          if (!signal?.aborted) this.#options.logger?.warn({ err: error instanceof Error ? error.message : String(error), kind, objects: records.length }, 'moving a dead shard\'s objects that need work failed; the pass moves them');
+        });
+    };
+    for (const follower of followers) follower.deliverTo(move);
+    await Promise.all(followers.map((follower) => follower.ready));
+    await moving;
     return {
       stop: async () => {
-        watch.stop();
-        await watch.ended;
+        await Promise.all(followers.map((follower) => follower.stop()));
         await moving;
       },
     };
   }
 
+  #follower(kind: ManagedKindName, labelSelector: string, pageSize: number): NeedsWorkFollower {
+    return new NeedsWorkFollower({ rest: this.#rest, kubeConfig: this.#options.kubeConfig, kind, labelSelector, pool: this.#pool, pageSize });
+  }
+
+  /**
+   * Relabelling, starts reading the objects that need work of each shard that went silent (they
+   * move first once it is dead), and stops reading a shard's that renewed its Lease since.
+   */
+  #followSilent(membership: ShardMembership): void {
+    const silent = new Set(membership.silent ?? []);
+    const renewed = (shard: string): boolean => membership.live.includes(shard) && !silent.has(shard);
+    for (const shard of this.#followers.keys()) if (renewed(shard)) this.#options.logger?.info({ shard }, 'a silent shard renewed its Lease; its objects are no longer read');
+    this.#stopFollowing(renewed);
+    if (this.#options.adoptDeadShards) return;
+    for (const shard of silent) {
+      if (this.#followers.has(shard)) continue;
+      const pageSize = this.#options.listPageSize ?? LIST_PAGE_SIZE;
+      const kinds = this.#options.kinds ?? MANAGED_KINDS;
+      this.#followers.set(shard, new Map(kinds.map((kind) => [kind, this.#follower(kind, departedSelectors(kind, [shard])[0], pageSize)])));
+      this.#options.logger?.info({ shard }, 'a shard\'s Lease has not been renewed for a third of its duration; reading its objects that need work, to move them first if it dies');
+    }
+  }
+
+  /** Stops and forgets the followers of each shard `which` picks. */
+  #stopFollowing(which: (shard: string) => boolean): void {
+    for (const [shard, followers] of [...this.#followers]) {
+      if (!which(shard)) continue;
+      this.#followers.delete(shard);
+      for (const follower of followers.values()) void follower.stop();
+    }
+  }
+
   /**
    * Plans and writes the objects of `kind` that `labelSelector` selects (of those, only the ones
-   * `only` picks, when given), listed a page at a time; the next page is read while this one's
-   * changes are written. Returns the resourceVersion the list was read at. After each page it also assigns
+   * `keep` keeps, when given, judged on each object as read), listed a page at a time; the next page is read while this one's
+   * changes are written. After each page it also assigns
    * the objects its watch holds without a shard (let go by a drained shard during the pass, or new):
    * a long pass must not leave them unworked until it ends.
    */
-  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, pageSize: number, planning: Planning, signal: AbortSignal | undefined, only?: (record: ShardRecord) => boolean): Promise<string | undefined> {
-    const pager = new ShardRecordPager(this.#rest, kind, this.#pool, { limit: pageSize, ...(labelSelector !== undefined ? { labelSelector } : {}) }, signal);
-    let listedAt: string | undefined;
+  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, pageSize: number, planning: Planning, signal: AbortSignal | undefined, keep?: (object: unknown) => boolean): Promise<void> {
+    const pager = new ShardRecordPager(this.#rest, kind, this.#pool, { limit: pageSize, ...(labelSelector !== undefined ? { labelSelector } : {}), ...(keep ? { keep } : {}) }, signal);
     let reading = pager.next();
     for (;;) {
       let page = await reading;
       if (page === undefined) break;
-      listedAt ??= page.resourceVersion;
       reading = pager.next();
       // Planning may fail with this read in flight: its failure is then nobody's.
       reading.catch(() => undefined);
-      await this.#planAndApply(only ? page.records.filter(only) : page.records, planning, signal);
+      await this.#planAndApply(page.records, planning, signal);
       // Let go of it before waiting for the next page (see ShardRecordPager): this frame would keep it through that wait.
       page = undefined;
       await this.#planAndApply(planning.cache.records(kind), planning, signal);
     }
-    return listedAt;
   }
 
   /** The object of `record` as it is now; undefined when it is gone. */

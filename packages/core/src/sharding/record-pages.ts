@@ -14,9 +14,15 @@ export interface ShardRecordPage {
   resourceVersion: string | undefined;
 }
 
+export interface ShardRecordPagerOptions {
+  limit: number;
+  labelSelector?: string;
+  keep?: (object: unknown) => boolean;
+}
+
 /**
- * Every Bucket or Table of one kind (that `labelSelector` selects) as `ShardRecord`s, listed a
- * page of `limit` at a time: the assigner's full pass reads the whole cluster this way and keeps
+ * Every Bucket or Table of one kind (that `labelSelector` selects; of those, the ones `keep` keeps,
+ * judged on the object as read) as `ShardRecord`s, listed a page of `limit` at a time: the assigner's full pass reads the whole cluster this way and keeps
  * none of it. A continue token that expired between pages (410) fails the listing; the pass is
  * then retried.
  *
@@ -30,12 +36,12 @@ export class ShardRecordPager {
   readonly #rest: KubeRest;
   readonly #kind: ManagedKindName;
   readonly #pool: StringPool;
-  readonly #options: { limit: number; labelSelector?: string };
+  readonly #options: ShardRecordPagerOptions;
   readonly #signal: AbortSignal | undefined;
   #token: string | undefined;
   #last = false;
 
-  constructor(rest: KubeRest, kind: ManagedKindName, pool: StringPool, options: { limit: number; labelSelector?: string }, signal?: AbortSignal) {
+  constructor(rest: KubeRest, kind: ManagedKindName, pool: StringPool, options: ShardRecordPagerOptions, signal?: AbortSignal) {
     this.#rest = rest;
     this.#kind = kind;
     this.#pool = pool;
@@ -55,6 +61,8 @@ export class ShardRecordPager {
     if (page === undefined) throw new Error(`the API server does not serve ${this.#kind} objects`);
     this.#token = page.metadata?.continue || undefined;
     this.#last = this.#token === undefined;
-    return { records: (page.items ?? []).map((item) => shardRecordOf(this.#kind, item, this.#pool)), resourceVersion: page.metadata?.resourceVersion };
+    const items = page.items ?? [];
+    const { keep } = this.#options;
+    return { records: (keep ? items.filter(keep) : items).map((item) => shardRecordOf(this.#kind, item, this.#pool)), resourceVersion: page.metadata?.resourceVersion };
   }
 }

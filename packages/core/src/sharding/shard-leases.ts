@@ -20,7 +20,16 @@ export interface ShardMembership {
   adoptions?: ShardAdoption[];
   /** Every shard whose Lease was listed, sorted: a dead one among them is adopted when its Lease is taken. Absent: not known. */
   leased?: string[];
+  /**
+   * Live shards whose Lease record has not changed for `SILENT_SHARE` of its duration (a shard
+   * renews every 2 s): likely dead, but live until their record expires, and nothing of theirs
+   * moves before. Sorted; absent: none.
+   */
+  silent?: string[];
 }
+
+/** The share of a Lease's duration without a renewal after which its live shard counts as silent. */
+export const SILENT_SHARE = 1 / 3;
 
 /** A dead shard whose objects live shards work without relabelling them (`ADOPTED_BY_ANNOTATION`). */
 export interface ShardAdoption {
@@ -114,6 +123,7 @@ export class ShardLeaseReader {
     const listed = new Set<string>();
     const live: string[] = [];
     const expiring: string[] = [];
+    const silent: string[] = [];
     const adoptions: ShardAdoption[] = [];
 
     for (const item of list.items ?? []) {
@@ -132,7 +142,11 @@ export class ShardLeaseReader {
       if (record.holderIdentity === name || !seen.own.record) seen.own.observe(record, now);
       if (!record.holderIdentity) continue; // released by the shard after it stopped
       if (record.holderIdentity === name) {
-        if (seen.lease.unexpired(durationMs, now)) live.push(name);
+        if (seen.lease.unexpired(durationMs, now)) {
+          live.push(name);
+          const recordMs = record.leaseDurationSeconds !== undefined ? record.leaseDurationSeconds * 1000 : durationMs;
+          if (seen.lease.unchangedFor(now) >= recordMs * SILENT_SHARE) silent.push(name);
+        }
       } else if (!seen.released && seen.own.unexpired(durationMs, now)) {
         expiring.push(name);
       }
@@ -150,7 +164,13 @@ export class ShardLeaseReader {
       else this.#seen.delete(name);
     }
     this.#lastReadSentAt = sentAt;
-    return { live: live.sort(), expiring: expiring.sort(), leased: [...listed].sort(), ...(adoptions.length > 0 ? { adoptions: adoptions.sort((a, b) => (a.shard < b.shard ? -1 : 1)) } : {}) };
+    return {
+      live: live.sort(),
+      expiring: expiring.sort(),
+      leased: [...listed].sort(),
+      ...(adoptions.length > 0 ? { adoptions: adoptions.sort((a, b) => (a.shard < b.shard ? -1 : 1)) } : {}),
+      ...(silent.length > 0 ? { silent: silent.sort() } : {}),
+    };
   }
 
   /**

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Annotations, type ManagedKindName, type ProviderConfig } from '@k8or/api';
 import { withoutUnreadMetadata } from '../informer/informer.js';
 import { objectKey, splitObjectKey, type KeptKey, type ObjectWithMetadata } from '../informer/object-key.js';
-import { annotation, field, stringField } from '../policy/read.js';
+import { annotation, stringField } from '../policy/read.js';
 import type { NamespaceInfo } from '../reconcile/ports.js';
 import { drainLabel, shardLabel } from './labels.js';
 import type { ShardedObject } from './plan.js';
@@ -42,8 +42,6 @@ export interface ShardRecordFields {
   givenName: string | undefined;
   uid: string | undefined;
   providerConfigName: string | undefined;
-  /** A change of its spec waits to be reconciled: its generation is not its status's observedGeneration. */
-  changePending?: boolean;
   /** The `objectKey` of the object when a record of it kept one already: this record keeps that same string. */
   cacheKey?: string;
 }
@@ -69,8 +67,6 @@ export class ShardRecord implements ShardedObject, KeptKey {
   readonly givenName: string | undefined;
   readonly uid: string | undefined;
   readonly providerConfigName: string | undefined;
-  /** A change of its spec waits to be reconciled (not a plan input: it orders a dead shard's moves). */
-  readonly changePending: boolean;
   readonly #resourceVersion: number | string | undefined;
   #keyHash = 0;
   #keyContext = -1;
@@ -85,7 +81,6 @@ export class ShardRecord implements ShardedObject, KeptKey {
     this.givenName = fields.givenName;
     this.uid = fields.uid;
     this.providerConfigName = fields.providerConfigName;
-    this.changePending = fields.changePending ?? false;
   }
 
   get name(): string {
@@ -164,7 +159,6 @@ export function shardRecordOf(kind: ManagedKindName, object: unknown, pool: Stri
     givenName,
     uid: givenName ? undefined : stringField(object, 'metadata', 'uid'),
     providerConfigName: pool.share(stringField(object, 'spec', 'providerConfigRef', 'name')),
-    changePending: field(object, 'metadata', 'generation') !== field(object, 'status', 'observedGeneration'),
   });
 }
 
