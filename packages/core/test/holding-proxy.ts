@@ -16,12 +16,31 @@ export interface HoldingProxy {
   close(): Promise<void>;
 }
 
-/** Holds each request for which `hold(method, url)` is true (an URL with path and query), until `release()`. */
-export async function startHoldingProxy(sandbox: Sandbox, hold: (method: string, url: URL) => boolean): Promise<HoldingProxy> {
+/** The counting of `startHoldingProxy`'s `counting`. */
+export interface CountingProxy {
+  /** The most requests it counted in flight at once, since it started or `countAfresh()`. */
+  readonly mostInFlight: number;
+  countAfresh(): void;
+}
+
+/**
+ * Holds each request for which `hold(method, url)` is true (an URL with path and query), until
+ * `release()`. With `counting`, each request it picks is also sent on 50 ms late, so that requests
+ * a client sends together are in flight together, and counted while in flight (from its arrival to
+ * the end of its answer), the most at once kept (`mostInFlight`).
+ */
+export async function startHoldingProxy(sandbox: Sandbox, hold: (method: string, url: URL) => boolean, counting?: (method: string, url: URL) => boolean): Promise<HoldingProxy & CountingProxy> {
   const upstream = new URL(sandbox.url);
   let holding = true;
   let waiting: (() => void)[] = [];
+  let inFlight = 0;
+  let mostInFlight = 0;
   const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://proxy');
+    if (counting?.(req.method ?? 'GET', url)) {
+      mostInFlight = Math.max(mostInFlight, ++inFlight);
+      res.on('close', () => inFlight--);
+    }
     const forward = (): void => {
       const onward = https.request(
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host }, ca: sandbox.caPem },
@@ -34,7 +53,8 @@ export async function startHoldingProxy(sandbox: Sandbox, hold: (method: string,
       res.on('close', () => onward.destroy());
       req.pipe(onward);
     };
-    if (holding && hold(req.method ?? 'GET', new URL(req.url ?? '/', 'http://proxy'))) waiting.push(forward);
+    if (holding && hold(req.method ?? 'GET', url)) waiting.push(forward);
+    else if (counting?.(req.method ?? 'GET', url)) setTimeout(forward, 50);
     else forward();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -50,6 +70,12 @@ export async function startHoldingProxy(sandbox: Sandbox, hold: (method: string,
     kubeConfig,
     get held() {
       return waiting.length;
+    },
+    get mostInFlight() {
+      return mostInFlight;
+    },
+    countAfresh() {
+      mostInFlight = inFlight;
     },
     release() {
       holding = false;

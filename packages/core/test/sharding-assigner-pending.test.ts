@@ -11,7 +11,7 @@ import { API_VERSION, Annotations, FINALIZER, type ManagedResource } from '@k8or
 import { KubeRest, ShardAssigner, ShardLeaseReader, corePath, installCrds, isDeadShard, k8orPath, shardLabel, shardLease, type LeaderElector } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin, waitFor } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
-import { startHoldingProxy, type HoldingProxy } from './holding-proxy.ts';
+import { startHoldingProxy, type CountingProxy, type HoldingProxy } from './holding-proxy.ts';
 
 const SHARD = shardLabel('Bucket');
 const ring = 'k8or';
@@ -31,9 +31,9 @@ class Fleet {
   kubeConfig!: KubeConfig;
   user!: KubeRest;
   assigner!: ShardAssigner;
-  proxy: HoldingProxy | undefined;
+  proxy: (HoldingProxy & CountingProxy) | undefined;
 
-  async start(options: { holdRequests?: (method: string, url: URL) => boolean; logger?: Logger } = {}): Promise<void> {
+  async start(options: { holdRequests?: (method: string, url: URL) => boolean; countRequests?: (method: string, url: URL) => boolean; logger?: Logger; departedConcurrency?: number } = {}): Promise<void> {
     this.sandbox = await startSandbox({ recordRequests: true });
     this.kubeConfig = new KubeConfig();
     this.kubeConfig.loadFromString(this.sandbox.kubeconfig);
@@ -45,8 +45,8 @@ class Fleet {
     for (let i = 0; i < 60; i++) {
       await this.user.create(k8orPath('Bucket', NS), { apiVersion: API_VERSION, kind: 'Bucket', metadata: { name: `bucket-${i}`, namespace: NS }, spec: { name: `data-${i}` } });
     }
-    if (options.holdRequests) this.proxy = await startHoldingProxy(this.sandbox, options.holdRequests);
-    this.assigner = new ShardAssigner({ kubeConfig: this.proxy?.kubeConfig ?? this.kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', listPageSize: 5, ...(options.logger ? { logger: options.logger } : {}) });
+    if (options.holdRequests || options.countRequests) this.proxy = await startHoldingProxy(this.sandbox, options.holdRequests ?? (() => false), options.countRequests);
+    this.assigner = new ShardAssigner({ kubeConfig: this.proxy?.kubeConfig ?? this.kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', listPageSize: 5, ...(options.logger ? { logger: options.logger } : {}), ...(options.departedConcurrency ? { departedConcurrency: options.departedConcurrency } : {}) });
     for (const name of ['shard-a', 'shard-b', 'shard-c']) {
       const lease = shardLease({ kubeConfig: this.kubeConfig, namespace, ring, shard: name, leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 300 });
       void lease.run({ onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
@@ -113,6 +113,29 @@ describe('the shard assigner: a dead shard\'s objects that need work at once', (
     assert.deepEqual([...moved].sort(), onC, 'every object of the dead shard moved, once');
     assert.deepEqual([...moved.slice(0, first.length)].sort(), first, `the ones that need work first: ${moved.join(', ')}`);
     assert.ok((await fleet.buckets()).every((b) => b.metadata.labels?.[SHARD] === 'shard-a' || b.metadata.labels?.[SHARD] === 'shard-b'));
+  });
+});
+
+describe('the shard assigner: a dead shard\'s objects in sync', () => {
+  // Every label patch of a Bucket counted while in flight (each sent on 50 ms late, so those sent together overlap).
+  const fleet = new Fleet();
+  before(() => fleet.start({ countRequests: (method, url) => method === 'PATCH' && url.pathname.includes('/buckets/'), departedConcurrency: 2 }));
+  after(() => fleet.stop());
+
+  it('moves them `departedConcurrency` at a time, after those that need work', async () => {
+    const onC = (await fleet.buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').map((b) => b.metadata.name!).sort();
+    assert.ok(onC.length >= 8, `shard-c holds ${onC.length} objects`);
+    const edited = onC.slice(-1);
+    for (const name of edited) await fleet.user.patch(k8orPath('Bucket', NS, name), { spec: { versioning: true } });
+    await fleet.shards.get('shard-c')!.stop({ release: false });
+    fleet.sandbox.clearRequestLog();
+    fleet.proxy!.countAfresh();
+    await fleet.syncWith(['shard-a', 'shard-b']);
+    const moved = fleet.moves();
+    assert.deepEqual([...moved].sort(), onC, 'every object of the dead shard moved, once');
+    assert.deepEqual([...moved.slice(0, edited.length)].sort(), edited, 'those that need work first');
+    // Pages of 5: at the default of 16, five at once.
+    assert.equal(fleet.proxy!.mostInFlight, 2, 'two at a time');
   });
 });
 

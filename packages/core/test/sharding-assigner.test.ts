@@ -15,7 +15,7 @@ describe('the shard assigner\'s options', () => {
   it('refuses a page size, concurrency or timeout that is not a positive integer, or a negative or fractional full-pass period, naming the option', () => {
     const kubeConfig = new KubeConfig();
     const base = { kubeConfig, namespace, ring, providers: new Map(), clusterId: 'c' };
-    for (const [option, value] of [['listPageSize', 0], ['listPageSize', -5], ['fullPassPageSize', 0], ['fullPassEveryMs', 1.5], ['fullPassEveryMs', -1], ['concurrency', 0], ['timeoutMs', Number.NaN]] as const) {
+    for (const [option, value] of [['listPageSize', 0], ['listPageSize', -5], ['fullPassPageSize', 0], ['fullPassEveryMs', 1.5], ['fullPassEveryMs', -1], ['concurrency', 0], ['departedConcurrency', 0], ['departedConcurrency', 2.5], ['timeoutMs', Number.NaN]] as const) {
       assert.throws(() => new ShardAssigner({ ...base, [option]: value }), (error: unknown) => error instanceof RangeError && error.message.includes(option) && error.message.includes(String(value)), `${option}: ${value}`);
     }
   });

@@ -31,6 +31,13 @@ export interface ShardAssignerOptions {
   timeoutMs?: number;
   /** Label patches in flight at once; default 16. */
   concurrency?: number;
+  /**
+   * Relabelling a dead shard's objects, label patches in flight at once for those in sync (moved
+   * after those that need work; they wait for their drift-check slot anyway); default 4. Each one
+   * moved is an object its new shard takes in, and taking them in as fast as the leader can write
+   * them slowed the live shards' work on their users' edits meanwhile (docs/benchmarks.md).
+   */
+  departedConcurrency?: number;
   /** Objects per list request of a pass over departed shards' objects, which moves most of what it reads; default 500. */
   listPageSize?: number;
   /**
@@ -77,6 +84,7 @@ const SETTLE_MS = 100;
 const LEASE_POLL_MS = 500;
 const FULL_PASS_EVERY_MS = 5 * 60_000;
 const LIST_PAGE_SIZE = 500;
+const DEPARTED_CONCURRENCY = 4;
 const FULL_PASS_PAGE_SIZE = 100;
 /** How often a full pass reads and plans again the objects whose changes were refused, before leaving them to the next full pass. */
 const REFUSED_ROUNDS = 3;
@@ -129,6 +137,7 @@ export class ShardAssigner {
 
   constructor(options: ShardAssignerOptions) {
     countOrTime('concurrency', options.concurrency);
+    countOrTime('departedConcurrency', options.departedConcurrency);
     countOrTime('listPageSize', options.listPageSize);
     countOrTime('fullPassPageSize', options.fullPassPageSize);
     countOrTime('fullPassEveryMs', options.fullPassEveryMs, 0);
@@ -299,7 +308,9 @@ export class ShardAssigner {
           await this.#planPages(kind, drainingElsewhere, pageSize, planning, signal, needsWorkNow);
         }
       }
-      for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, pageSize, planning, signal);
+      // Relabelling, those in sync go at a pace of their own (`departedConcurrency`).
+      const concurrency = reach !== 'all' && !adopting ? (this.#options.departedConcurrency ?? DEPARTED_CONCURRENCY) : undefined;
+      for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, pageSize, planning, signal, undefined, concurrency);
       await this.#planRefusedAgain(planning, signal);
     } finally {
       await Promise.all(following.map((watch) => watch.stop()));
@@ -392,12 +403,12 @@ export class ShardAssigner {
 
   /**
    * Plans and writes the objects of `kind` that `labelSelector` selects (of those, only the ones
-   * `keep` keeps, when given, judged on each object as read), listed a page at a time; the next page is read while this one's
+   * `keep` keeps, when given, judged on each object as read; each page's changes `concurrency` at a time, when given), listed a page at a time; the next page is read while this one's
    * changes are written. After each page it also assigns
    * the objects its watch holds without a shard (let go by a drained shard during the pass, or new):
    * a long pass must not leave them unworked until it ends.
    */
-  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, pageSize: number, planning: Planning, signal: AbortSignal | undefined, keep?: (object: unknown) => boolean): Promise<void> {
+  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, pageSize: number, planning: Planning, signal: AbortSignal | undefined, keep?: (object: unknown) => boolean, concurrency?: number): Promise<void> {
     const pager = new ShardRecordPager(this.#rest, kind, this.#pool, { limit: pageSize, ...(labelSelector !== undefined ? { labelSelector } : {}), ...(keep ? { keep } : {}) }, signal);
     let reading = pager.next();
     for (;;) {
@@ -406,7 +417,7 @@ export class ShardAssigner {
       reading = pager.next();
       // Planning may fail with this read in flight: its failure is then nobody's.
       reading.catch(() => undefined);
-      await this.#planAndApply(page.records, planning, signal);
+      await this.#planAndApply(page.records, planning, signal, concurrency);
       // Let go of it before waiting for the next page (see ShardRecordPager): this frame would keep it through that wait.
       page = undefined;
       await this.#planAndApply(planning.cache.records(kind), planning, signal);
@@ -451,7 +462,7 @@ export class ShardAssigner {
     }
   }
 
-  async #planAndApply(records: Iterable<ShardRecord>, planning: Planning, signal: AbortSignal | undefined): Promise<void> {
+  async #planAndApply(records: Iterable<ShardRecord>, planning: Planning, signal: AbortSignal | undefined, concurrency = this.#options.concurrency ?? 16): Promise<void> {
     const { fenced, cache, result } = planning;
     const adopted = new Set((planning.membership.adoptions ?? []).map((adoption) => adoption.shard));
     const noted = noting(keyed(records, planning.contextVersion, planning.context), (record) => {
@@ -459,7 +470,7 @@ export class ShardAssigner {
       if (record.draining && record.shard && adopted.has(record.shard)) this.#awaitLetGo(record.shard, record);
     });
     const changes = planShardLabels(noted, planning.membership);
-    const written = await mapBounded(changes, this.#options.concurrency ?? 16, async (change) => {
+    const written = await mapBounded(changes, concurrency, async (change) => {
       // The fence: hold a dead shard's Lease before each of its objects moves, so no replica of
       // that name can hold it, and work them, while they do, however long that takes; the first
       // write names the live shards as its adopters, who work its objects until they are moved.
