@@ -261,3 +261,54 @@ describe('the shard assigner: a shard that went silent', () => {
     assert.deepEqual([...moved.slice(0, edited.length)].sort(), edited, `the edited ones first: ${moved.join(', ')}`);
   });
 });
+
+describe('the shard assigner: the shards change while a dead shard\'s objects are relabelled', () => {
+  const deadC = `${SHARD} in (shard-c)`;
+  const said: { msg: string }[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void said.push(JSON.parse(line) as { msg: string }) });
+  // Once armed: the relabel's first page of shard-c's objects (the second read of them from their start) waits until released.
+  let armed = false;
+  let firstPages = 0;
+  const fleet = new Fleet();
+  before(() =>
+    fleet.start({
+      logger,
+      holdRequests: (method, url) => {
+        if (!armed || method !== 'GET' || url.searchParams.has('watch') || url.searchParams.has('continue') || url.searchParams.get('labelSelector') !== deadC) return false;
+        return ++firstPages === 2;
+      },
+    }),
+  );
+  after(() => fleet.stop());
+
+  // A shard that joins is live at the first read that lists it, where a dead one is called dead only
+  // by the reader's own clock: the join makes the change this test can time.
+  it('ends that pass at its next page, and the next pass plans from the shards as they are', async () => {
+    const onC = (await fleet.buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').map((b) => b.metadata.name!);
+    assert.ok(onC.length >= 8, `shard-c holds ${onC.length} objects`);
+    await fleet.shards.get('shard-c')!.stop({ release: false });
+    const reader = new ShardLeaseReader({ kubeConfig: fleet.kubeConfig, namespace, ring });
+    await waitFor('shard-c dead', async () => isDeadShard(await reader.read(), 'shard-c'), 60_000, 200);
+    fleet.sandbox.clearRequestLog();
+    armed = true;
+    const passing = waitFor('a pass that finds shard-c gone', async () => {
+      const result = await fleet.assigner.sync();
+      return result.membership.live.includes('shard-c') ? undefined : result;
+    }, 60_000, 200);
+    try {
+      await waitFor('the relabel\'s first page held', () => fleet.proxy!.held === 1, 30_000);
+      const joining = shardLease({ kubeConfig: fleet.kubeConfig, namespace, ring, shard: 'shard-d', leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 300 });
+      void joining.run({ onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
+      fleet.shards.set('shard-d', joining);
+      await waitFor('shard-d live', async () => (await reader.read()).live.includes('shard-d'), 30_000, 200);
+    } finally {
+      fleet.proxy!.release();
+    }
+    const ended = await passing;
+    assert.deepEqual(ended.membership.live, ['shard-a', 'shard-b'], 'the pass began without shard-d');
+    assert.ok(said.some((line) => line.msg.startsWith('the shards changed while')), 'it ended early');
+    assert.ok((await fleet.buckets(deadC)).length > 0, 'shard-c\'s objects after the first page were left for the next pass');
+    await fleet.syncWith(['shard-a', 'shard-b', 'shard-d']);
+    assert.deepEqual(await fleet.buckets(deadC), [], 'the next pass moved the rest');
+  });
+});

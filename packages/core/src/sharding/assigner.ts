@@ -100,6 +100,9 @@ interface Planning {
   result: ShardSyncResult;
 }
 
+/** A pass over departed shards' objects found the shards changed under it, and ended. */
+class ShardsChanged extends Error {}
+
 function sameMembership(a: ShardMembership, b: ShardMembership): boolean {
   return isDeepStrictEqual([a.live, a.expiring], [b.live, b.expiring]);
 }
@@ -310,8 +313,15 @@ export class ShardAssigner {
       }
       // Relabelling, those in sync go at a pace of their own (`departedConcurrency`).
       const concurrency = reach !== 'all' && !adopting ? (this.#options.departedConcurrency ?? DEPARTED_CONCURRENCY) : undefined;
-      for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, pageSize, planning, signal, undefined, concurrency);
+      // A departed pass ends early when the shards change under it (another one dies, or joins): the next pass
+      // moves that one's objects too, rather than after this one's last page.
+      const between = reach === 'all' ? undefined : () => this.#sameShardsStill(membership);
+      for (const kind of kinds) for (const selector of selectorsOf(kind)) await this.#planPages(kind, selector, pageSize, planning, signal, undefined, concurrency, between);
       await this.#planRefusedAgain(planning, signal);
+    } catch (error) {
+      if (!(error instanceof ShardsChanged)) throw error;
+      this.#options.logger?.info({ departed, moved: result.applied.length }, 'the shards changed while a dead shard\'s objects were relabelled; planning again');
+      return { result, reach: 'departed' };
     } finally {
       await Promise.all(following.map((watch) => watch.stop()));
     }
@@ -406,9 +416,10 @@ export class ShardAssigner {
    * `keep` keeps, when given, judged on each object as read; each page's changes `concurrency` at a time, when given), listed a page at a time; the next page is read while this one's
    * changes are written. After each page it also assigns
    * the objects its watch holds without a shard (let go by a drained shard during the pass, or new):
-   * a long pass must not leave them unworked until it ends.
+   * a long pass must not leave them unworked until it ends; then it calls `between`, when given,
+   * which may end the pass.
    */
-  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, pageSize: number, planning: Planning, signal: AbortSignal | undefined, keep?: (object: unknown) => boolean, concurrency?: number): Promise<void> {
+  async #planPages(kind: ManagedKindName, labelSelector: string | undefined, pageSize: number, planning: Planning, signal: AbortSignal | undefined, keep?: (object: unknown) => boolean, concurrency?: number, between?: () => Promise<void>): Promise<void> {
     const pager = new ShardRecordPager(this.#rest, kind, this.#pool, { limit: pageSize, ...(labelSelector !== undefined ? { labelSelector } : {}), ...(keep ? { keep } : {}) }, signal);
     let reading = pager.next();
     for (;;) {
@@ -421,7 +432,15 @@ export class ShardAssigner {
       // Let go of it before waiting for the next page (see ShardRecordPager): this frame would keep it through that wait.
       page = undefined;
       await this.#planAndApply(planning.cache.records(kind), planning, signal);
+      await between?.();
     }
+  }
+
+  /** Reads the shard Leases (following each shard that went silent); throws `ShardsChanged` when the live or expiring ones are not those of `since`. */
+  async #sameShardsStill(since: ShardMembership): Promise<void> {
+    const now = await this.#reader.read();
+    this.#followSilent(now);
+    if (!sameMembership(now, since)) throw new ShardsChanged();
   }
 
   /** The object of `record` as it is now; undefined when it is gone. */
