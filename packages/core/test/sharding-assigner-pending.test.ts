@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino, type Logger } from 'pino';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, Annotations, FINALIZER, type ManagedResource } from '@k8or/api';
-import { KubeRest, ShardAssigner, ShardLeaseReader, corePath, installCrds, isDeadShard, k8orPath, shardLabel, shardLease, type LeaderElector } from '@k8or/core';
+import { KubeRest, ShardAssigner, ShardLeaseReader, corePath, installCrds, isDeadShard, k8orPath, shardLabel, shardLease, type LeaderElector, type ShardSyncResult } from '@k8or/core';
 import { InMemoryCloud, inMemoryProviderPlugin, waitFor } from '@k8or/core/testing';
 import { startSandbox, type Sandbox } from '@k8or/apiserver';
 import { startHoldingProxy, type CountingProxy, type HoldingProxy } from './holding-proxy.ts';
@@ -47,11 +47,7 @@ class Fleet {
     }
     if (options.holdRequests || options.countRequests) this.proxy = await startHoldingProxy(this.sandbox, options.holdRequests ?? (() => false), options.countRequests);
     this.assigner = new ShardAssigner({ kubeConfig: this.proxy?.kubeConfig ?? this.kubeConfig, namespace, ring, providers: new Map([['aws', inMemoryProviderPlugin(new InMemoryCloud())]]), clusterId: 'test-cluster', listPageSize: 5, ...(options.logger ? { logger: options.logger } : {}), ...(options.departedConcurrency ? { departedConcurrency: options.departedConcurrency } : {}) });
-    for (const name of ['shard-a', 'shard-b', 'shard-c']) {
-      const lease = shardLease({ kubeConfig: this.kubeConfig, namespace, ring, shard: name, leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 300 });
-      void lease.run({ onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
-      this.shards.set(name, lease);
-    }
+    for (const name of ['shard-a', 'shard-b', 'shard-c']) this.startShard(name);
     await this.syncWith(['shard-a', 'shard-b', 'shard-c']);
     // Every object in sync at its generation, as a shard's engine leaves it: its finalizer, Ready and Synced.
     for (const bucket of await this.buckets()) {
@@ -83,6 +79,34 @@ class Fleet {
     return this.sandbox.requestLog.filter((r) => r.verb === 'patch' && r.resource === 'buckets' && r.userAgent?.startsWith('k8or-shard-assigner')).map((r) => r.name ?? '');
   }
 
+  /** Runs a shard Lease of `name` (a replica of that name, holding its Lease). */
+  startShard(name: string): void {
+    const lease = shardLease({ kubeConfig: this.kubeConfig, namespace, ring, shard: name, leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 300 });
+    void lease.run({ onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
+    this.shards.set(name, lease);
+  }
+
+  /** The names of the Buckets labelled for `shard`. */
+  async on(shard: string): Promise<string[]> {
+    return (await this.buckets()).filter((b) => b.metadata.labels?.[SHARD] === shard).map((b) => b.metadata.name!);
+  }
+
+  /** Stops `shard` as a crash does (its Lease left to expire) and waits until a reader of the Leases calls it dead; returns that reader. */
+  async crash(shard: string): Promise<ShardLeaseReader> {
+    await this.shards.get(shard)!.stop({ release: false });
+    const reader = new ShardLeaseReader({ kubeConfig: this.kubeConfig, namespace, ring });
+    await waitFor(`${shard} dead`, async () => isDeadShard(await reader.read(), shard), 60_000, 200);
+    return reader;
+  }
+
+  /** Passes until one finds `shard` gone (the assigner judges expiry by its own reads: a first pass may still see it live). */
+  passUntilGone(shard: string): Promise<ShardSyncResult> {
+    return waitFor(`a pass that finds ${shard} gone`, async () => {
+      const result = await this.assigner.sync();
+      return result.membership.live.includes(shard) ? undefined : result;
+    }, 60_000, 200);
+  }
+
   async onLiveShard(name: string): Promise<boolean> {
     const label = (await this.user.get<ManagedResource>(k8orPath('Bucket', NS, name)))?.metadata.labels?.[SHARD];
     return label === 'shard-a' || label === 'shard-b';
@@ -95,7 +119,7 @@ describe('the shard assigner: a dead shard\'s objects that need work at once', (
   after(() => fleet.stop());
 
   it('relabels them before the dead shard\'s other objects', async () => {
-    const onC = (await fleet.buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').map((b) => b.metadata.name).sort();
+    const onC = (await fleet.on('shard-c')).sort();
     assert.ok(onC.length >= 8, `shard-c holds ${onC.length} objects`);
     // The last ones its pages list: a user edits two; one failed its last reconcile (Ready False at
     // its generation, a retry due); on one a user asked for a reconcile (an annotation: no new generation).
@@ -123,7 +147,7 @@ describe('the shard assigner: a dead shard\'s objects in sync', () => {
   after(() => fleet.stop());
 
   it('moves them `departedConcurrency` at a time, after those that need work', async () => {
-    const onC = (await fleet.buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').map((b) => b.metadata.name!).sort();
+    const onC = (await fleet.on('shard-c')).sort();
     assert.ok(onC.length >= 8, `shard-c holds ${onC.length} objects`);
     const edited = onC.slice(-1);
     for (const name of edited) await fleet.user.patch(k8orPath('Bucket', NS, name), { spec: { versioning: true } });
@@ -156,7 +180,7 @@ describe('the shard assigner: a dead shard\'s object edited while its objects ar
   after(() => fleet.stop());
 
   it('moves it as the edit comes, before the relabel reaches it', async () => {
-    const onC = (await fleet.buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').map((b) => b.metadata.name).sort();
+    const onC = (await fleet.on('shard-c')).sort();
     assert.ok(onC.length >= 8, `shard-c holds ${onC.length} objects`);
     // The one the relabel's reads list last.
     const listed = await fleet.buckets(deadShard);
@@ -164,16 +188,10 @@ describe('the shard assigner: a dead shard\'s object edited while its objects ar
     const statusOnly = listed.at(-2)!;
     const requested = listed.at(-3)!.metadata.name!;
 
-    await fleet.shards.get('shard-c')!.stop({ release: false });
-    const reader = new ShardLeaseReader({ kubeConfig: fleet.kubeConfig, namespace, ring });
-    await waitFor('shard-c dead', async () => isDeadShard(await reader.read(), 'shard-c'), 60_000, 200);
+    await fleet.crash('shard-c');
     fleet.sandbox.clearRequestLog();
     armed = true;
-    // The assigner judges expiry by its own reads: its first pass may still see shard-c live.
-    const passing = waitFor('a pass that finds shard-c gone', async () => {
-      const result = await fleet.assigner.sync();
-      return result.membership.live.includes('shard-c') ? undefined : result;
-    }, 60_000, 200);
+    const passing = fleet.passUntilGone('shard-c');
     try {
       await waitFor('the relabel\'s second read held', () => fleet.proxy!.held === 1);
       // Its first read found nothing pending, and moved nothing.
@@ -217,9 +235,7 @@ describe('the shard assigner: a shard that went silent', () => {
       await waitFor('shard-b read as silent', () => events().includes('shard-b: silent'), 30_000);
       fleet.sandbox.clearRequestLog();
       // A replica of that name back before its Lease expired (a paused process, say): it holds its Lease again.
-      const back = shardLease({ kubeConfig: fleet.kubeConfig, namespace, ring, shard: 'shard-b', leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 300 });
-      void back.run({ onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
-      fleet.shards.set('shard-b', back);
+      fleet.startShard('shard-b');
       await waitFor('shard-b read as renewed', () => events().includes('shard-b: renewed'), 30_000);
       assert.deepEqual(events(), ['shard-b: silent', 'shard-b: renewed']);
       assert.deepEqual(fleet.moves(), [], 'nothing of a shard that renewed moves');
@@ -231,7 +247,7 @@ describe('the shard assigner: a shard that went silent', () => {
 
   it('reads its objects that need work before its Lease expires, and when it does moves them first, without reading them again', async () => {
     said.length = 0;
-    const onC = (await fleet.buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').map((b) => b.metadata.name!).sort();
+    const onC = (await fleet.on('shard-c')).sort();
     assert.ok(onC.length >= 8, `shard-c holds ${onC.length} objects`);
     const edited = onC.slice(-2);
     for (const name of edited) await fleet.user.patch(k8orPath('Bucket', NS, name), { spec: { versioning: true } });
@@ -284,22 +300,15 @@ describe('the shard assigner: the shards change while a dead shard\'s objects ar
   // A shard that joins is live at the first read that lists it, where a dead one is called dead only
   // by the reader's own clock: the join makes the change this test can time.
   it('ends that pass at its next page, and the next pass plans from the shards as they are', async () => {
-    const onC = (await fleet.buckets()).filter((b) => b.metadata.labels?.[SHARD] === 'shard-c').map((b) => b.metadata.name!);
+    const onC = await fleet.on('shard-c');
     assert.ok(onC.length >= 8, `shard-c holds ${onC.length} objects`);
-    await fleet.shards.get('shard-c')!.stop({ release: false });
-    const reader = new ShardLeaseReader({ kubeConfig: fleet.kubeConfig, namespace, ring });
-    await waitFor('shard-c dead', async () => isDeadShard(await reader.read(), 'shard-c'), 60_000, 200);
+    const reader = await fleet.crash('shard-c');
     fleet.sandbox.clearRequestLog();
     armed = true;
-    const passing = waitFor('a pass that finds shard-c gone', async () => {
-      const result = await fleet.assigner.sync();
-      return result.membership.live.includes('shard-c') ? undefined : result;
-    }, 60_000, 200);
+    const passing = fleet.passUntilGone('shard-c');
     try {
       await waitFor('the relabel\'s first page held', () => fleet.proxy!.held === 1, 30_000);
-      const joining = shardLease({ kubeConfig: fleet.kubeConfig, namespace, ring, shard: 'shard-d', leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 300 });
-      void joining.run({ onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
-      fleet.shards.set('shard-d', joining);
+      fleet.startShard('shard-d');
       await waitFor('shard-d live', async () => (await reader.read()).live.includes('shard-d'), 30_000, 200);
     } finally {
       fleet.proxy!.release();
