@@ -353,13 +353,6 @@ export class ShardAssigner {
    * those read first have moved (or failed to: the pass moves every object anyway).
    */
   async #moveNeedingWork(kind: ManagedKindName, departed: readonly string[], pageSize: number, planning: Planning, signal: AbortSignal | undefined): Promise<{ stop(): Promise<void> }> {
-    const early = departed.map((shard) => this.#followers.get(shard)?.get(kind));
-    for (const shard of departed) this.#followers.get(shard)?.delete(kind);
-    let followers = early.filter((follower) => follower !== undefined);
-    if (followers.length < departed.length || followers.some((follower) => !follower.following)) {
-      await Promise.all(followers.map((follower) => follower.stop()));
-      followers = [this.#follower(kind, departedSelectors(kind, departed)[0], pageSize)];
-    }
     let moving = Promise.resolve();
     const move = (records: ShardRecord[]): void => {
       moving = moving
@@ -368,8 +361,19 @@ export class ShardAssigner {
           if (!signal?.aborted) this.#options.logger?.warn({ err: error instanceof Error ? error.message : String(error), kind, objects: records.length }, 'moving a dead shard\'s objects that need work failed; the pass moves them');
         });
     };
+    const early = departed.map((shard) => this.#followers.get(shard)?.get(kind));
+    for (const shard of departed) this.#followers.get(shard)?.delete(kind);
+    let followers = early.filter((follower) => follower !== undefined);
+    // Each departed shard's early read, if every one had one that read all and follows still (one may still be reading).
     for (const follower of followers) follower.deliverTo(move);
-    await Promise.all(followers.map((follower) => follower.ready));
+    const readEarly = followers.length === departed.length && (await Promise.all(followers.map((follower) => follower.ready))).every(Boolean) && followers.every((follower) => follower.following);
+    if (!readEarly) {
+      await Promise.all(followers.map((follower) => follower.stop()));
+      const now = this.#follower(kind, departedSelectors(kind, departed)[0], pageSize);
+      followers = [now];
+      now.deliverTo(move);
+      await now.ready;
+    }
     await moving;
     return {
       stop: async () => {
