@@ -157,7 +157,6 @@ const seconds = (from: number, to = Date.now()) => ((to - from) / 1000).toFixed(
 /** Prints as each step ends, so a step that fails later leaves the figures of those before it. */
 const print = (...lines: string[]) => console.log(lines.join('\n'));
 
-/** Polls `check` (a failed poll, such as a reset connection under load, counts as not yet). */
 /** CPU time so far (s): the machine's, the API server's, each replica's of `replicas`, and this process's (the S3 fake, the proxies, the bench's watch). */
 async function cpuSnapshot(replicas: readonly string[]): Promise<{ machine: number; apiServer: number | undefined; replicas: Map<string, number>; bench: number }> {
   const usage = process.cpuUsage();
@@ -181,6 +180,7 @@ function cpuSpent(before: Awaited<ReturnType<typeof cpuSnapshot>>, after: Awaite
   ].join('; ');
 }
 
+/** Polls `check` (a failed poll, such as a reset connection under load, counts as not yet). */
 async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 3_600_000, everyMs = 1_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
